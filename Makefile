@@ -1,0 +1,44 @@
+# Orrery top-level Makefile: the two commands of the README, and a few conveniences.
+#   make run    set up, build, predict the built-in example
+#   make test   set up, build (plain and ASan+UBSan), run every test
+BUILD      ?= build
+BUILD_SAN  ?= build-san
+EXAMPLE    ?= examples/gpt3_175b_1024_a100.yaml
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all setup build build-san run test test-plain test-san bench clean
+
+all: build
+
+setup:
+	@sh scripts/setup.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+$(BUILD_SAN)/build.ninja:
+	cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DORRERY_SANITIZE=ON
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-san: setup $(BUILD_SAN)/build.ninja
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+
+run: build
+	./$(BUILD)/orrery predict $(EXAMPLE)
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-san: build-san
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    ctest --output-on-failure -j $(JOBS) -LE slow
+
+test: test-plain test-san
+
+bench: build
+	./$(BUILD)/orrery-bench
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

@@ -1,0 +1,81 @@
+/*
+ * core.h - the small things every module uses: errors, growable arrays, arenas, a u64->u32 hash
+ * map, time units. Plain C11, no global state.
+ *
+ * Conventions (shared/DESIGN.md): time is int64_t picoseconds (_ps), sizes uint64_t bytes (_bytes),
+ * rates double bytes per second (_Bps). Functions that can fail because of user input return 0 on
+ * success and -1 on failure, with a one-line message in an orr_err naming the file, field or flag.
+ */
+#ifndef ORRERY_CORE_H
+#define ORRERY_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ORR_PS_PER_NS 1000LL
+#define ORR_PS_PER_US 1000000LL
+#define ORR_PS_PER_MS 1000000000LL
+#define ORR_PS_PER_S 1000000000000LL
+
+/* Exit code for user errors (bad spec, bad flag, indivisible degrees, deadlock in a workload). */
+#define ORR_EXIT_USAGE 2
+
+/* A user-facing error: one line, naming what was wrong and what was expected. */
+typedef struct orr_err {
+    char msg[512];
+} orr_err;
+
+/* Formats msg into err (printf-style) and returns -1, so callers can `return orr_fail(err, ...)`. */
+int orr_fail(orr_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Allocation that never returns NULL: out of memory is not a user error, it aborts with a message. */
+void *orr_xmalloc(size_t n);
+void *orr_xcalloc(size_t n, size_t size);
+void *orr_xrealloc(void *p, size_t n);
+char *orr_xstrdup(const char *s);
+
+/* Grows *arr (of elem_size-byte elements, capacity *cap) to hold at least need elements. */
+void orr_grow(void **arr, size_t *cap, size_t need, size_t elem_size);
+#define ORR_PUSH(arr, n, cap, value)                                                     \
+    do {                                                                                 \
+        if ((n) >= (cap)) orr_grow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr)));   \
+        (arr)[(n)++] = (value);                                                          \
+    } while (0)
+
+/* Arena: bump allocation of many small objects freed together. */
+typedef struct orr_arena_block orr_arena_block;
+typedef struct orr_arena {
+    orr_arena_block *head;
+    size_t used, cap;
+} orr_arena;
+void *orr_arena_alloc(orr_arena *a, size_t n);   /* zeroed, 16-byte aligned */
+char *orr_arena_strdup(orr_arena *a, const char *s);
+void orr_arena_free(orr_arena *a);
+
+/* Open-addressing map from uint64_t keys to uint32_t values. Keys must not be UINT64_MAX. */
+typedef struct orr_map {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t n, cap; /* cap is a power of two (or 0) */
+} orr_map;
+uint32_t *orr_map_get(const orr_map *m, uint64_t key); /* NULL if absent */
+void orr_map_put(orr_map *m, uint64_t key, uint32_t val);
+int orr_map_del(orr_map *m, uint64_t key);            /* 1 if it was there */
+void orr_map_free(orr_map *m);
+
+/* 64-bit mixing hash (splitmix64 finaliser); deterministic across runs and machines. */
+uint64_t orr_hash64(uint64_t x);
+
+/* Growable string buffer for building output text. */
+typedef struct orr_buf {
+    char *s;
+    size_t n, cap;
+} orr_buf;
+void orr_buf_printf(orr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void orr_buf_puts(orr_buf *b, const char *s);
+void orr_buf_free(orr_buf *b);
+
+/* Thin wrappers used by front ends: read a whole file (NUL-terminated) or fail naming it. */
+char *orr_read_file(const char *path, size_t *len, orr_err *err);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * exec.h - the cluster executor: runs a workload on the discrete-event engine.
+ *
+ * Per rank: a host thread walks the ops in program order (launches cost launch_ps of host time;
+ * HOST ops cost their duration; EVENT_SYNC/STREAM_SYNC/DEVICE_SYNC block it), device streams run
+ * their ops in issue order, compute kernels of one GPU share its compute engine (one at a time),
+ * STREAM_WAIT waits for the latest record of an event at issue time (CUDA semantics), collectives
+ * start when every simulated member has reached them (so stragglers and bubbles emerge) and p2p
+ * sends and recvs match in order per (src, dst, tag). Ops flagged ORR_OPF_BATCH_NEXT are posted
+ * together with the next op (an NCCL group) and the stream moves on when all of them are done.
+ * Nothing that a workload can contain makes it crash or hang: a run that cannot finish is reported
+ * as a deadlock naming the blocked ranks and ops.
+ */
+#ifndef ORRERY_EXEC_H
+#define ORRERY_EXEC_H
+
+#include <stdint.h>
+#include "orrery/hw.h"
+#include "orrery/net.h"
+#include "orrery/workload.h"
+
+/* What determined when an op started (for the critical path). */
+typedef enum orr_dep_kind {
+    ORR_DEP_NONE,    /* started at time 0 */
+    ORR_DEP_ISSUE,   /* the host launched it late: dep is the previous op of the host */
+    ORR_DEP_STREAM,  /* the previous op on its stream: dep */
+    ORR_DEP_ENGINE,  /* the compute engine was busy with dep (another stream's kernel) */
+    ORR_DEP_EVENT,   /* a stream wait on an event recorded by dep */
+    ORR_DEP_PEER,    /* a collective or p2p partner that arrived last: dep (on dep_rank) */
+    ORR_DEP_KIND_COUNT
+} orr_dep_kind;
+
+typedef struct orr_op_time {
+    int64_t issue_ps;  /* host issued the op */
+    int64_t ready_ps;  /* its stream reached it (for comm: joined the rendezvous) */
+    int64_t start_ps;  /* it began running (for comm: every member had joined) */
+    int64_t end_ps;    /* it finished */
+    uint32_t dep_rank; /* index into workload ranks of the op that determined start_ps */
+    uint32_t dep_op;
+    uint8_t dep_kind;  /* orr_dep_kind */
+} orr_op_time;
+
+typedef struct orr_exec_opts {
+    orr_net_kind net;
+    int64_t launch_ps; /* host cost of launching one device op */
+} orr_exec_opts;
+
+typedef struct orr_exec_rank {
+    orr_op_time *t;    /* one per op */
+    int64_t end_ps;    /* when the rank's host and all its streams were done */
+} orr_exec_rank;
+
+typedef struct orr_exec_result {
+    int64_t makespan_ps;  /* max over ranks of end_ps */
+    uint32_t last_rank;   /* the rank that finished last */
+    uint32_t last_op;     /* and its last-finishing op */
+    uint64_t events;      /* engine events run */
+    orr_exec_rank *ranks;
+    size_t nranks;
+} orr_exec_result;
+
+int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
+                const orr_exec_opts *opts, orr_exec_result *out, orr_err *err);
+void orr_exec_result_free(orr_exec_result *r);
+const char *orr_dep_kind_name(orr_dep_kind k);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * hw.h - hardware descriptions: GPUs, nodes and clusters, and their catalogs (data/gpus.yaml,
+ * data/clusters.yaml, compiled into the binary). Every calibration constant is documented with its
+ * source in the data file that sets it.
+ */
+#ifndef ORRERY_HW_H
+#define ORRERY_HW_H
+
+#include <stdint.h>
+#include "orrery/core.h"
+#include "orrery/workload.h"
+
+typedef struct orr_gpu {
+    char name[48];
+    uint32_t sms;
+    uint64_t hbm_bytes;
+    double hbm_Bps;                       /* HBM bandwidth, bytes/s */
+    uint64_t l2_bytes;
+    double nvlink_Bps;                    /* NVLink bandwidth per GPU per direction, bytes/s */
+    double peak_flops[ORR_DTYPE_COUNT];   /* dense tensor-core peak, FLOP/s (0: unsupported) */
+    double tdp_w;
+    /* Calibration of the roofline (fractions of peak, per op class). */
+    double gemm_eff;                      /* large, well-shaped GEMMs: achieved / peak */
+    double attn_fwd_eff;                  /* flash-attention forward: achieved / peak */
+    double attn_bwd_eff;                  /* flash-attention backward */
+    double mem_eff;                       /* streaming memory-bound kernels: achieved / HBM bw */
+    uint32_t gemm_tile_m, gemm_tile_n;    /* CTA tile of the typical cuBLAS kernel (wave quantisation) */
+    int64_t kernel_min_ps;                /* floor of any kernel's duration */
+    double overlap_slowdown;              /* compute slowdown factor - 1 while a collective runs */
+} orr_gpu;
+
+typedef struct orr_cluster {
+    char name[48];
+    uint32_t gpus_per_node;
+    double nic_Bps;            /* NIC bandwidth per GPU per direction, bytes/s */
+    char topology[32];         /* e.g. "rail-fat-tree" */
+    /* Calibration of the communication model (NCCL), documented in data/clusters.yaml. */
+    double nvlink_eff;         /* achieved bus bandwidth / NVLink bandwidth for large messages */
+    double net_eff;            /* achieved bus bandwidth / NIC bandwidth for large messages */
+    int64_t nvlink_lat_ps;     /* per-step latency of an intra-node ring/tree step */
+    int64_t net_lat_ps;        /* per-step latency of an inter-node step */
+    int64_t coll_base_ps;      /* fixed launch+setup cost of one collective */
+    int64_t p2p_base_ps;       /* fixed cost of one p2p transfer */
+} orr_cluster;
+
+/* Catalog lookups (case-insensitive, also accept aliases listed in the data files). Return -1
+ * with an error naming the known entries if absent. */
+int orr_catalog_gpu(const char *name, orr_gpu *out, orr_err *err);
+int orr_catalog_cluster(const char *name, orr_cluster *out, orr_err *err);
+/* Number of entries and their names, for `orrery list`. */
+size_t orr_catalog_gpu_count(void);
+const orr_gpu *orr_catalog_gpu_at(size_t i);
+size_t orr_catalog_cluster_count(void);
+const orr_cluster *orr_catalog_cluster_at(size_t i);
+
+/* Node index of a global rank. */
+static inline uint32_t orr_node_of(const orr_cluster *c, uint32_t gpu) { return gpu / c->gpus_per_node; }
+
+#endif

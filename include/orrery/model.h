@@ -1,0 +1,36 @@
+/*
+ * model.h - transformer architectures (catalog in data/models.yaml, or a custom one in a spec or a
+ * model file) and the closed-form counts used by the generator and its tests.
+ */
+#ifndef ORRERY_MODEL_H
+#define ORRERY_MODEL_H
+
+#include <stdint.h>
+#include "orrery/core.h"
+
+typedef struct orr_model {
+    char name[48];
+    uint32_t layers;
+    uint32_t hidden;
+    uint32_t heads;
+    uint32_t kv_heads;     /* == heads for MHA; fewer for GQA */
+    uint32_t head_dim;     /* hidden / heads unless given */
+    uint32_t ffn;          /* FFN hidden size */
+    uint32_t vocab;
+    uint32_t seq;          /* default sequence length */
+    int gated_mlp;         /* 1: SwiGLU (three FFN matrices), 0: GeLU MLP (two) */
+    int tied_embeddings;   /* 1: LM head shares the input embedding */
+    int rmsnorm;           /* 1: RMSNorm, 0: LayerNorm */
+    int bias;              /* 1: linear layers have biases (GPT), 0: none (Llama) */
+} orr_model;
+
+int orr_catalog_model(const char *name, orr_model *out, orr_err *err);
+size_t orr_catalog_model_count(void);
+const orr_model *orr_catalog_model_at(size_t i);
+
+/* Parameters of the whole model (embeddings counted once when tied). */
+double orr_model_params(const orr_model *m);
+/* Parameters of one transformer layer. */
+double orr_model_layer_params(const orr_model *m);
+
+#endif

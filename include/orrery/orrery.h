@@ -1,0 +1,30 @@
+/*
+ * orrery.h - the library's front door: spec -> workload -> estimate -> execute -> result, as
+ * `orrery predict` runs it (and, later, the Python package).
+ */
+#ifndef ORRERY_ORRERY_H
+#define ORRERY_ORRERY_H
+
+#include "orrery/core.h"
+#include "orrery/spec.h"
+#include "orrery/workload.h"
+#include "orrery/exec.h"
+#include "orrery/report.h"
+
+/* Workload generator for dense decoder-only transformers as Megatron-LM issues them. */
+orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err);
+
+typedef struct orr_prediction {
+    orr_workload *w;
+    orr_exec_result x;
+    orr_result r;
+    orr_report_info info;
+    char title[160];
+    orr_buf config_json;
+} orr_prediction;
+
+/* Runs the whole pipeline for a resolved spec. */
+int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err);
+void orr_prediction_free(orr_prediction *p);
+
+#endif

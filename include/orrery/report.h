@@ -1,0 +1,82 @@
+/*
+ * report.h - results for people and programs: the per-rank breakdown, the critical path, a text
+ * summary, JSON (schema in docs/json.md, versioned) and a Perfetto/Chrome trace.
+ *
+ * Breakdown of one rank's timeline [0, iteration end]: at each instant the GPU is in exactly one
+ * state, taken in this priority: compute (a kernel runs) > communication by role (a collective or
+ * p2p transfer runs; exposed = not under compute) > bubble (a p2p op waits for its pipeline peer)
+ * > wait (a collective waits for other members: stragglers) > idle (nothing runs, nothing waits:
+ * host-bound or drained). The parts sum to the iteration time.
+ */
+#ifndef ORRERY_REPORT_H
+#define ORRERY_REPORT_H
+
+#include <stdint.h>
+#include "orrery/core.h"
+#include "orrery/exec.h"
+#include "orrery/workload.h"
+
+#define ORR_JSON_SCHEMA_VERSION 1
+
+typedef struct orr_breakdown {
+    int64_t compute_ps;
+    int64_t comm_ps[ORR_ROLE_COUNT]; /* exposed communication by role */
+    int64_t overlapped_comm_ps;      /* communication hidden under compute */
+    int64_t bubble_ps;
+    int64_t wait_ps;
+    int64_t idle_ps;
+    int64_t total_ps;
+} orr_breakdown;
+
+/* Time on the critical path by what it was spent on. */
+typedef enum orr_cp_kind {
+    ORR_CP_COMPUTE, ORR_CP_COMM_TP, ORR_CP_COMM_PP, ORR_CP_COMM_DP, ORR_CP_COMM_OTHER,
+    ORR_CP_HOST, ORR_CP_MEMCPY, ORR_CP_KIND_COUNT
+} orr_cp_kind;
+
+typedef struct orr_critical_path {
+    int64_t ps[ORR_CP_KIND_COUNT];
+    uint32_t nops;        /* ops on the path */
+    uint32_t rank_hops;   /* times the path moves to another rank */
+} orr_critical_path;
+
+typedef struct orr_report_info {
+    const char *title;          /* e.g. "GPT-3 175B on 1024 x A100-SXM4-80GB" */
+    const char *gpu_name;
+    double peak_flops_per_gpu;  /* dense peak of the training precision, FLOP/s */
+    const char *config_json;    /* a JSON object echoing the configuration (may be NULL) */
+} orr_report_info;
+
+typedef struct orr_result {
+    int64_t iteration_ps;
+    double iteration_s;
+    double tokens_per_s;
+    double tflops_per_gpu;       /* model FLOPs / time / GPUs, TFLOP/s */
+    double hw_tflops_per_gpu;    /* executed FLOPs (incl. recompute) / time / GPUs */
+    double mfu;                  /* tflops_per_gpu / peak */
+    double hfu;
+    uint32_t world_size;
+    uint32_t unique_ranks;
+    orr_breakdown *ranks;        /* one per simulated rank */
+    size_t nranks;
+    orr_breakdown mean;          /* weighted by rank weight */
+    orr_critical_path cp;
+    uint64_t events;
+    char flops_convention[160];
+} orr_result;
+
+int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
+                     const orr_report_info *info, orr_err *err);
+void orr_result_free(orr_result *r);
+void orr_report_text(const orr_result *r, const orr_workload *w, const orr_report_info *info,
+                     orr_buf *out);
+void orr_report_json(const orr_result *r, const orr_workload *w, const orr_report_info *info,
+                     orr_buf *out);
+/* Writes a Chrome/Perfetto JSON trace: one process per simulated rank, one thread per stream
+ * plus one for the host. */
+int orr_report_trace(const char *path, const orr_workload *w, const orr_exec_result *x,
+                     orr_err *err);
+/* JSON string escaping into a buffer (used by every JSON writer). */
+void orr_json_str(orr_buf *b, const char *s);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * spec.h - a prediction request: model x parallelism x hardware, from a YAML spec (docs/spec.md)
+ * and command-line flags that override it.
+ */
+#ifndef ORRERY_SPEC_H
+#define ORRERY_SPEC_H
+
+#include <stdint.h>
+#include "orrery/core.h"
+#include "orrery/hw.h"
+#include "orrery/model.h"
+
+typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
+
+typedef struct orr_spec {
+    orr_model model;
+    orr_gpu gpu;
+    orr_cluster cluster;
+    uint32_t gpus;        /* total GPUs */
+    uint32_t tp, pp, dp;  /* dp 0 until resolved: derived from gpus / (tp*pp) */
+    uint32_t vpp;         /* virtual pipeline stages (model chunks) per rank; 1 = plain 1F1B */
+    uint32_t mbs, gbs, seq;
+    int sp;               /* sequence parallelism (with TP > 1) */
+    int dist_opt;         /* distributed optimizer (ZeRO-1-like sharding over DP) */
+    orr_recompute recompute;
+    orr_dtype precision;  /* bf16 / fp16 / fp8 */
+    int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
+    int overlap_param_gather;  /* dist-opt parameter all-gather overlapped with forward (default 1) */
+    int tp_comm_overlap;       /* TP collectives overlapped with the GEMMs (default 0) */
+    double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
+    int64_t launch_ps;         /* host time to launch one kernel or collective */
+    int symmetry;              /* simulate identical ranks once (default 1) */
+    char spec_path[256];       /* where the spec came from, for messages */
+    /* Output options (front door). */
+    int json;
+    char trace_path[256];
+} orr_spec;
+
+/* Defaults: everything unset except the tunables with documented defaults. */
+void orr_spec_init(orr_spec *s);
+/* Reads a YAML spec (docs/spec.md). Unknown keys, wrong types and bad values are errors naming
+ * the file and the field. */
+int orr_spec_load_file(orr_spec *s, const char *path, orr_err *err);
+/* Reads a YAML model file (the `model:` mapping of a spec, on its own). */
+int orr_model_load_file(orr_model *m, const char *path, orr_err *err);
+/* Applies command-line flags (docs/spec.md lists them). argv[0..argc-1] are flags only; a spec
+ * path is handled by the caller. Errors name the flag. */
+int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err);
+/* Derives what was left out (dp, seq, ...) and checks every divisibility and range rule. */
+int orr_spec_resolve(orr_spec *s, orr_err *err);
+
+const char *orr_recompute_name(orr_recompute r);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * workload.h - the IR: what every front end lowers into and the executor runs (shared/DESIGN.md).
+ *
+ * A workload is a set of ranks. Each rank is one GPU with one host thread that issues operations in
+ * program order, and device streams that run the device operations in issue order. The operations
+ * are the CUDA ones: kernels, copies, allocations, events and waits, synchronisations, NCCL
+ * collectives (group + sequence number) and point-to-point send/recv, and host work.
+ *
+ * Symmetry: a simulated rank may stand for several real GPUs that do identical work (e.g. all the DP
+ * replicas and TP peers of one pipeline stage). `weight` says how many; collectives of a group rendez-
+ * vous only among the simulated ranks that are members of it (the others are, by construction, at
+ * the same point at the same time). Costs always use the group's real size and placement.
+ */
+#ifndef ORRERY_WORKLOAD_H
+#define ORRERY_WORKLOAD_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "orrery/core.h"
+
+typedef enum orr_op_kind {
+    ORR_OP_KERNEL,       /* compute kernel on a stream: cls, flops, bytes, shape */
+    ORR_OP_MEMCPY,       /* copy on a stream: bytes */
+    ORR_OP_MEMSET,       /* memset on a stream: bytes */
+    ORR_OP_ALLOC,        /* host-side allocation: bytes, mem_cat, buf id (a) */
+    ORR_OP_FREE,         /* host-side free of buf id (a) */
+    ORR_OP_EVENT_RECORD, /* record event a on stream */
+    ORR_OP_STREAM_WAIT,  /* stream waits for the latest record (at issue time) of event a */
+    ORR_OP_EVENT_SYNC,   /* host blocks until the latest record of event a has completed */
+    ORR_OP_STREAM_SYNC,  /* host blocks until stream has run everything issued to it */
+    ORR_OP_DEVICE_SYNC,  /* host blocks until every stream of the rank is drained */
+    ORR_OP_COLL,         /* collective on a stream: coll kind, group a, seq, bytes */
+    ORR_OP_SEND,         /* p2p send to global rank a, tag seq, bytes */
+    ORR_OP_RECV,         /* p2p recv from global rank a, tag seq, bytes */
+    ORR_OP_HOST,         /* host CPU work of dur_ps */
+    ORR_OP_KIND_COUNT
+} orr_op_kind;
+
+/* Compute op classes: the cost model is chosen per class. */
+typedef enum orr_op_class {
+    ORR_CLS_GEMM,
+    ORR_CLS_ATTENTION_FWD,
+    ORR_CLS_ATTENTION_BWD,
+    ORR_CLS_ELEMENTWISE,
+    ORR_CLS_REDUCTION,
+    ORR_CLS_NORM,
+    ORR_CLS_OPTIMIZER,
+    ORR_CLS_OTHER,
+    ORR_CLS_COUNT
+} orr_op_class;
+
+typedef enum orr_coll_kind {
+    ORR_COLL_ALLREDUCE,
+    ORR_COLL_ALLGATHER,
+    ORR_COLL_REDUCESCATTER,
+    ORR_COLL_BROADCAST,
+    ORR_COLL_REDUCE,
+    ORR_COLL_ALLTOALL,
+    ORR_COLL_COUNT
+} orr_coll_kind;
+
+typedef enum orr_dtype { ORR_FP32, ORR_TF32, ORR_BF16, ORR_FP16, ORR_FP8, ORR_DTYPE_COUNT } orr_dtype;
+
+/* What a communication op is for, so exposed communication can be reported per parallelism. */
+typedef enum orr_comm_role {
+    ORR_ROLE_NONE,
+    ORR_ROLE_TP,
+    ORR_ROLE_PP,
+    ORR_ROLE_DP,
+    ORR_ROLE_EMB, /* embedding-gradient all-reduce between first and last pipeline stage */
+    ORR_ROLE_CP,
+    ORR_ROLE_EP,
+    ORR_ROLE_OTHER,
+    ORR_ROLE_COUNT
+} orr_comm_role;
+
+/* Training phase of an op (for the breakdown and the trace). */
+typedef enum orr_phase {
+    ORR_PHASE_FWD,
+    ORR_PHASE_BWD,
+    ORR_PHASE_RECOMPUTE,
+    ORR_PHASE_OPTIM,
+    ORR_PHASE_OTHER,
+    ORR_PHASE_COUNT
+} orr_phase;
+
+/* Memory categories of allocations (the memory model of issue 3 extends their use). */
+typedef enum orr_mem_cat {
+    ORR_MEM_PARAM,
+    ORR_MEM_GRAD,
+    ORR_MEM_OPTIM,
+    ORR_MEM_ACT,
+    ORR_MEM_TEMP,
+    ORR_MEM_COMM,
+    ORR_MEM_OTHER,
+    ORR_MEM_CAT_COUNT
+} orr_mem_cat;
+
+/* op flags */
+#define ORR_OPF_BATCH_NEXT 0x01u /* p2p: the next op is in the same NCCL group (posted together) */
+
+/*
+ * One operation. 64 bytes; a rank's ops live in one array in host program order.
+ * Field use by kind:
+ *   KERNEL: cls, dtype, flops, bytes (read+written), dims (GEMM: m,n,k,batch; attention:
+ *           batch*heads, q len, kv len, head dim), dur_ps filled by the estimator.
+ *   MEMCPY/MEMSET: bytes; dur_ps filled by the estimator.
+ *   COLL: coll, dtype, a = group id, seq = sequence number within the group, bytes = the
+ *         per-rank buffer in NCCL's convention (all-reduce: the buffer; all-gather: the output;
+ *         reduce-scatter: the input).
+ *   SEND/RECV: a = peer global rank, seq = tag, bytes.
+ *   EVENT_RECORD/STREAM_WAIT/EVENT_SYNC: a = event id (per rank).
+ *   ALLOC/FREE: a = buffer id (per rank), bytes, mem_cat (in cls).
+ *   HOST: dur_ps.
+ */
+typedef struct orr_op {
+    uint8_t kind;   /* orr_op_kind */
+    uint8_t stream; /* device stream index within the rank */
+    uint8_t cls;    /* orr_op_class (kernels), orr_coll_kind (collectives), orr_mem_cat (alloc) */
+    uint8_t dtype;  /* orr_dtype */
+    uint8_t role;   /* orr_comm_role */
+    uint8_t phase;  /* orr_phase */
+    uint8_t flags;  /* ORR_OPF_* */
+    uint8_t layer_chunk; /* model chunk (virtual stage) the op belongs to, for the trace */
+    uint16_t name;  /* index into the workload's name table */
+    uint16_t layer; /* layer index within the model (0xffff: none) */
+    uint32_t a;
+    uint32_t seq;
+    uint32_t mb;    /* micro-batch index (0xffffffff: none) */
+    uint64_t bytes;
+    double flops;
+    int64_t dur_ps;
+    uint32_t dims[4];
+} orr_op;
+
+#define ORR_NO_LAYER 0xffffu
+#define ORR_NO_MB 0xffffffffu
+
+typedef struct orr_rank {
+    uint32_t gpu;      /* global rank (GPU index in the cluster) */
+    uint32_t weight;   /* real ranks this simulated rank stands for */
+    uint32_t nstreams; /* streams used: 0..nstreams-1 */
+    uint32_t nevents;  /* event ids used: 0..nevents-1 */
+    uint32_t nbufs;    /* buffer ids used by ALLOC/FREE */
+    orr_op *ops;
+    size_t nops, cap;
+    char label[48];    /* e.g. "pp3" or "tp0 pp3 dp0" */
+} orr_rank;
+
+typedef struct orr_group {
+    uint32_t size;         /* real members */
+    uint32_t nodes;        /* distinct nodes spanned by the members */
+    uint32_t per_node;     /* members per node (max) */
+    uint8_t role;          /* orr_comm_role */
+    uint32_t *members;     /* global ranks, size entries, ascending */
+    uint32_t nsim;         /* simulated ranks that are members (computed by orr_workload_finalize) */
+    char label[32];
+} orr_group;
+
+typedef struct orr_workload {
+    orr_rank *ranks;
+    size_t nranks, cap_ranks;
+    orr_group *groups;
+    size_t ngroups, cap_groups;
+    char **names;            /* op name table */
+    size_t nnames, cap_names;
+    orr_map name_index;      /* hash of name -> index */
+    uint32_t world_size;     /* real GPUs in the job */
+    uint32_t gpus_per_node;
+    orr_map gpu_to_rank;     /* global rank -> index into ranks (simulated ranks only) */
+    /* Accounting for the reports, filled by the front end. */
+    double model_flops;      /* model FLOPs per iteration, whole job (MFU convention of the front end) */
+    double hw_flops;         /* FLOPs actually executed per iteration, whole job (incl. recompute) */
+    double tokens;           /* tokens per iteration, whole job */
+    char flops_convention[160];
+} orr_workload;
+
+orr_workload *orr_workload_new(uint32_t world_size, uint32_t gpus_per_node);
+void orr_workload_free(orr_workload *w);
+/* Adds a simulated rank for global rank gpu standing for weight real ranks; returns its index. */
+uint32_t orr_workload_add_rank(orr_workload *w, uint32_t gpu, uint32_t weight, const char *label);
+/* Adds a communicator with the given members (global ranks); returns its id. */
+uint32_t orr_workload_add_group(orr_workload *w, orr_comm_role role, const uint32_t *members,
+                                uint32_t n, const char *label);
+/* Interns an op name; returns its index. */
+uint16_t orr_workload_name(orr_workload *w, const char *name);
+/* Appends an op to rank r (copied); returns a pointer to the stored op (valid until the next add). */
+orr_op *orr_rank_push(orr_rank *r, const orr_op *op);
+/* Checks references (streams, events, groups, peers), fills nsim/nstreams/nevents.
+ * Returns -1 with a message for an inconsistent workload. */
+int orr_workload_finalize(orr_workload *w, orr_err *err);
+/* Index of the simulated rank for global rank gpu, or -1. */
+int64_t orr_workload_rank_of(const orr_workload *w, uint32_t gpu);
+
+const char *orr_op_kind_name(orr_op_kind k);
+const char *orr_op_class_name(orr_op_class c);
+const char *orr_coll_kind_name(orr_coll_kind c);
+const char *orr_dtype_name(orr_dtype d);
+int orr_dtype_bytes(orr_dtype d);
+const char *orr_role_name(orr_comm_role r);
+const char *orr_phase_name(orr_phase p);
+const char *orr_mem_cat_name(orr_mem_cat c);
+
+#endif

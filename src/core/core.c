@@ -1,0 +1,256 @@
+/*
+ * core.c - errors, allocation helpers, growable arrays, arenas, the u64 hash map and string buffers.
+ */
+#include "orrery/core.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int orr_fail(orr_err *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "orrery: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *orr_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *orr_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) oom(n * size);
+    return p;
+}
+
+void *orr_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *orr_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = orr_xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+void orr_grow(void **arr, size_t *cap, size_t need, size_t elem_size)
+{
+    if (need <= *cap) return;
+    size_t c = *cap ? *cap : 8;
+    while (c < need) c *= 2;
+    *arr = orr_xrealloc(*arr, c * elem_size);
+    *cap = c;
+}
+
+/* ---- arena ---- */
+
+struct orr_arena_block {
+    orr_arena_block *next;
+    size_t size;
+    _Alignas(16) unsigned char data[];
+};
+
+void *orr_arena_alloc(orr_arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (!a->head || a->used + n > a->cap) {
+        size_t sz = n > 65536 ? n : 65536;
+        orr_arena_block *b = orr_xmalloc(sizeof *b + sz);
+        b->next = a->head;
+        b->size = sz;
+        a->head = b;
+        a->used = 0;
+        a->cap = sz;
+    }
+    void *p = a->head->data + a->used;
+    a->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *orr_arena_strdup(orr_arena *a, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = orr_arena_alloc(a, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+void orr_arena_free(orr_arena *a)
+{
+    orr_arena_block *b = a->head;
+    while (b) {
+        orr_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+    a->used = a->cap = 0;
+}
+
+/* ---- hash map: linear probing, backward-shift deletion, empty slot = UINT64_MAX ---- */
+
+uint64_t orr_hash64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+#define MAP_EMPTY UINT64_MAX
+
+uint32_t *orr_map_get(const orr_map *m, uint64_t key)
+{
+    if (!m->cap) return NULL;
+    size_t mask = m->cap - 1;
+    for (size_t i = orr_hash64(key) & mask;; i = (i + 1) & mask) {
+        if (m->keys[i] == key) return &m->vals[i];
+        if (m->keys[i] == MAP_EMPTY) return NULL;
+    }
+}
+
+static void map_rehash(orr_map *m, size_t ncap)
+{
+    uint64_t *ok = m->keys;
+    uint32_t *ov = m->vals;
+    size_t ocap = m->cap;
+    m->keys = orr_xmalloc(ncap * sizeof *m->keys);
+    m->vals = orr_xmalloc(ncap * sizeof *m->vals);
+    for (size_t i = 0; i < ncap; i++) m->keys[i] = MAP_EMPTY;
+    m->cap = ncap;
+    m->n = 0;
+    for (size_t i = 0; i < ocap; i++)
+        if (ok[i] != MAP_EMPTY) orr_map_put(m, ok[i], ov[i]);
+    free(ok);
+    free(ov);
+}
+
+void orr_map_put(orr_map *m, uint64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 4 >= m->cap * 3) map_rehash(m, m->cap ? m->cap * 2 : 16);
+    size_t mask = m->cap - 1;
+    for (size_t i = orr_hash64(key) & mask;; i = (i + 1) & mask) {
+        if (m->keys[i] == key) {
+            m->vals[i] = val;
+            return;
+        }
+        if (m->keys[i] == MAP_EMPTY) {
+            m->keys[i] = key;
+            m->vals[i] = val;
+            m->n++;
+            return;
+        }
+    }
+}
+
+int orr_map_del(orr_map *m, uint64_t key)
+{
+    if (!m->cap) return 0;
+    size_t mask = m->cap - 1, i = orr_hash64(key) & mask;
+    while (m->keys[i] != key) {
+        if (m->keys[i] == MAP_EMPTY) return 0;
+        i = (i + 1) & mask;
+    }
+    /* Backward-shift: move later entries of the cluster into the hole when their home allows. */
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask; m->keys[j] != MAP_EMPTY; j = (j + 1) & mask) {
+        size_t home = orr_hash64(m->keys[j]) & mask;
+        int movable = (hole <= j) ? (home <= hole || home > j) : (home <= hole && home > j);
+        if (movable) {
+            m->keys[hole] = m->keys[j];
+            m->vals[hole] = m->vals[j];
+            hole = j;
+        }
+    }
+    m->keys[hole] = MAP_EMPTY;
+    m->n--;
+    return 1;
+}
+
+void orr_map_free(orr_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- string buffer ---- */
+
+void orr_buf_printf(orr_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    orr_grow((void **)&b->s, &b->cap, b->n + (size_t)n + 1, 1);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+void orr_buf_puts(orr_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    orr_grow((void **)&b->s, &b->cap, b->n + n + 1, 1);
+    memcpy(b->s + b->n, s, n + 1);
+    b->n += n;
+}
+
+void orr_buf_free(orr_buf *b)
+{
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+char *orr_read_file(const char *path, size_t *len, orr_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        orr_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    orr_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        orr_grow((void **)&b.s, &b.cap, b.n + n + 1, 1);
+        memcpy(b.s + b.n, chunk, n);
+        b.n += n;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b.s);
+        orr_fail(err, "%s: read error", path);
+        return NULL;
+    }
+    if (!b.s) b.s = orr_xcalloc(1, 1);
+    b.s[b.n] = 0;
+    if (len) *len = b.n;
+    return b.s;
+}

@@ -1,0 +1,186 @@
+/*
+ * workload.c - building and checking the IR (include/orrery/workload.h).
+ */
+#include "orrery/workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+orr_workload *orr_workload_new(uint32_t world_size, uint32_t gpus_per_node)
+{
+    orr_workload *w = orr_xcalloc(1, sizeof *w);
+    w->world_size = world_size;
+    w->gpus_per_node = gpus_per_node ? gpus_per_node : 1;
+    return w;
+}
+
+void orr_workload_free(orr_workload *w)
+{
+    if (!w) return;
+    for (size_t i = 0; i < w->nranks; i++) free(w->ranks[i].ops);
+    for (size_t i = 0; i < w->ngroups; i++) free(w->groups[i].members);
+    for (size_t i = 0; i < w->nnames; i++) free(w->names[i]);
+    free(w->ranks);
+    free(w->groups);
+    free(w->names);
+    orr_map_free(&w->name_index);
+    orr_map_free(&w->gpu_to_rank);
+    free(w);
+}
+
+uint32_t orr_workload_add_rank(orr_workload *w, uint32_t gpu, uint32_t weight, const char *label)
+{
+    orr_rank r;
+    memset(&r, 0, sizeof r);
+    r.gpu = gpu;
+    r.weight = weight ? weight : 1;
+    snprintf(r.label, sizeof r.label, "%s", label ? label : "");
+    ORR_PUSH(w->ranks, w->nranks, w->cap_ranks, r);
+    orr_map_put(&w->gpu_to_rank, gpu, (uint32_t)(w->nranks - 1));
+    return (uint32_t)(w->nranks - 1);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint32_t orr_workload_add_group(orr_workload *w, orr_comm_role role, const uint32_t *members,
+                                uint32_t n, const char *label)
+{
+    orr_group g;
+    memset(&g, 0, sizeof g);
+    g.size = n;
+    g.role = (uint8_t)role;
+    g.members = orr_xmalloc((n ? n : 1) * sizeof *g.members);
+    memcpy(g.members, members, n * sizeof *members);
+    qsort(g.members, n, sizeof *g.members, cmp_u32);
+    /* nodes spanned and the most members on one node (members sorted, so nodes are runs) */
+    uint32_t nodes = 0, run = 0, best = 0, prev_node = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t node = g.members[i] / w->gpus_per_node;
+        if (node != prev_node) {
+            nodes++;
+            run = 0;
+            prev_node = node;
+        }
+        if (++run > best) best = run;
+    }
+    g.nodes = nodes;
+    g.per_node = best;
+    snprintf(g.label, sizeof g.label, "%s", label ? label : "");
+    ORR_PUSH(w->groups, w->ngroups, w->cap_groups, g);
+    return (uint32_t)(w->ngroups - 1);
+}
+
+uint16_t orr_workload_name(orr_workload *w, const char *name)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    if (h == UINT64_MAX) h--;
+    /* Collisions of 64-bit FNV among a few hundred names are not a practical concern, but check. */
+    uint32_t *idx = orr_map_get(&w->name_index, h);
+    if (idx && strcmp(w->names[*idx], name) == 0) return (uint16_t)*idx;
+    char *copy = orr_xstrdup(name);
+    ORR_PUSH(w->names, w->nnames, w->cap_names, copy);
+    if (!idx) orr_map_put(&w->name_index, h, (uint32_t)(w->nnames - 1));
+    return (uint16_t)(w->nnames - 1);
+}
+
+orr_op *orr_rank_push(orr_rank *r, const orr_op *op)
+{
+    ORR_PUSH(r->ops, r->nops, r->cap, *op);
+    return &r->ops[r->nops - 1];
+}
+
+int64_t orr_workload_rank_of(const orr_workload *w, uint32_t gpu)
+{
+    uint32_t *i = orr_map_get(&w->gpu_to_rank, gpu);
+    return i ? (int64_t)*i : -1;
+}
+
+int orr_workload_finalize(orr_workload *w, orr_err *err)
+{
+    for (size_t g = 0; g < w->ngroups; g++) {
+        orr_group *grp = &w->groups[g];
+        grp->nsim = 0;
+        for (uint32_t i = 0; i < grp->size; i++) {
+            if (grp->members[i] >= w->world_size)
+                return orr_fail(err, "workload: group %zu (%s) has member %u outside the %u ranks",
+                                g, grp->label, grp->members[i], w->world_size);
+            if (orr_workload_rank_of(w, grp->members[i]) >= 0) grp->nsim++;
+        }
+    }
+    for (size_t ri = 0; ri < w->nranks; ri++) {
+        orr_rank *r = &w->ranks[ri];
+        uint32_t nstreams = 0, nevents = 0, nbufs = 0;
+        for (size_t i = 0; i < r->nops; i++) {
+            const orr_op *op = &r->ops[i];
+            if (op->kind >= ORR_OP_KIND_COUNT)
+                return orr_fail(err, "workload: rank %u op %zu has unknown kind %u", r->gpu, i, op->kind);
+            if ((uint32_t)op->stream + 1 > nstreams) nstreams = op->stream + 1u;
+            switch (op->kind) {
+            case ORR_OP_EVENT_RECORD:
+            case ORR_OP_STREAM_WAIT:
+            case ORR_OP_EVENT_SYNC:
+                if (op->a + 1 > nevents) nevents = op->a + 1;
+                break;
+            case ORR_OP_ALLOC:
+            case ORR_OP_FREE:
+                if (op->a + 1 > nbufs) nbufs = op->a + 1;
+                break;
+            case ORR_OP_COLL: {
+                if (op->a >= w->ngroups)
+                    return orr_fail(err, "workload: rank %u op %zu uses unknown group %u", r->gpu, i, op->a);
+                const orr_group *grp = &w->groups[op->a];
+                if (!bsearch(&r->gpu, grp->members, grp->size, sizeof(uint32_t), cmp_u32))
+                    return orr_fail(err, "workload: rank %u op %zu is a collective of group %u (%s) it is not a member of",
+                                    r->gpu, i, op->a, grp->label);
+                if (op->cls >= ORR_COLL_COUNT)
+                    return orr_fail(err, "workload: rank %u op %zu has unknown collective %u", r->gpu, i, op->cls);
+                break;
+            }
+            case ORR_OP_SEND:
+            case ORR_OP_RECV:
+                if (orr_workload_rank_of(w, op->a) < 0)
+                    return orr_fail(err, "workload: rank %u op %zu talks to rank %u which is not simulated",
+                                    r->gpu, i, op->a);
+                if (op->a == r->gpu)
+                    return orr_fail(err, "workload: rank %u op %zu sends to or receives from itself", r->gpu, i);
+                break;
+            default:
+                break;
+            }
+        }
+        r->nstreams = nstreams ? nstreams : 1;
+        r->nevents = nevents;
+        r->nbufs = nbufs;
+    }
+    return 0;
+}
+
+static const char *const kind_names[] = {
+    "kernel", "memcpy", "memset", "alloc", "free", "event_record", "stream_wait", "event_sync",
+    "stream_sync", "device_sync", "collective", "send", "recv", "host"};
+static const char *const class_names[] = {
+    "gemm", "attention_fwd", "attention_bwd", "elementwise", "reduction", "norm", "optimizer", "other"};
+static const char *const coll_names[] = {
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all"};
+static const char *const dtype_names[] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+static const int dtype_sizes[] = {4, 4, 2, 2, 1};
+static const char *const role_names[] = {"none", "tp", "pp", "dp", "emb", "cp", "ep", "other"};
+static const char *const phase_names[] = {"fwd", "bwd", "recompute", "optim", "other"};
+static const char *const mem_names[] = {
+    "parameter", "gradient", "optimizer_state", "activation", "temporary", "communication_buffer", "other"};
+
+#define NAME_OF(table, i) ((size_t)(i) < sizeof(table) / sizeof(table[0]) ? table[i] : "?")
+const char *orr_op_kind_name(orr_op_kind k) { return NAME_OF(kind_names, k); }
+const char *orr_op_class_name(orr_op_class c) { return NAME_OF(class_names, c); }
+const char *orr_coll_kind_name(orr_coll_kind c) { return NAME_OF(coll_names, c); }
+const char *orr_dtype_name(orr_dtype d) { return NAME_OF(dtype_names, d); }
+int orr_dtype_bytes(orr_dtype d) { return (size_t)d < 5 ? dtype_sizes[d] : 2; }
+const char *orr_role_name(orr_comm_role r) { return NAME_OF(role_names, r); }
+const char *orr_phase_name(orr_phase p) { return NAME_OF(phase_names, p); }
+const char *orr_mem_cat_name(orr_mem_cat c) { return NAME_OF(mem_names, c); }
