@@ -22,7 +22,8 @@
 /* What determined when an op started (for the critical path). */
 typedef enum orr_dep_kind {
     ORR_DEP_NONE,    /* started at time 0 */
-    ORR_DEP_ISSUE,   /* the host launched it late: dep is the previous op of the host */
+    ORR_DEP_ISSUE,   /* the host launched it late: dep is the op itself (a device op) or the
+                      * previous op in host order (a host op); the path goes on along the host */
     ORR_DEP_STREAM,  /* the previous op on its stream: dep */
     ORR_DEP_ENGINE,  /* the compute engine was busy with dep (another stream's kernel) */
     ORR_DEP_EVENT,   /* a stream wait on an event recorded by dep */

@@ -52,6 +52,14 @@ size_t orr_catalog_gpu_count(void);
 const orr_gpu *orr_catalog_gpu_at(size_t i);
 size_t orr_catalog_cluster_count(void);
 const orr_cluster *orr_catalog_cluster_at(size_t i);
+/* For `orrery list` and the spec's defaults: the aliases of entry i joined by ", " ("" if none;
+ * NULL if i is out of range), the default node type of a catalog GPU (data/gpus.yaml `cluster:`)
+ * and the GPU a node type ships with (data/clusters.yaml `gpu:`); NULL for names not in the
+ * catalog. Names are matched as in the lookups above. */
+const char *orr_catalog_gpu_aliases(size_t i);
+const char *orr_catalog_cluster_aliases(size_t i);
+const char *orr_catalog_gpu_default_cluster(const char *gpu);
+const char *orr_catalog_cluster_default_gpu(const char *cluster);
 
 /* Node index of a global rank. */
 static inline uint32_t orr_node_of(const orr_cluster *c, uint32_t gpu) { return gpu / c->gpus_per_node; }

@@ -27,6 +27,8 @@ typedef struct orr_model {
 int orr_catalog_model(const char *name, orr_model *out, orr_err *err);
 size_t orr_catalog_model_count(void);
 const orr_model *orr_catalog_model_at(size_t i);
+/* Aliases of entry i joined by ", " ("" if none; NULL if i is out of range), for `orrery list`. */
+const char *orr_catalog_model_aliases(size_t i);
 
 /* Parameters of the whole model (embeddings counted once when tied). */
 double orr_model_params(const orr_model *m);

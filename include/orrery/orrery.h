@@ -19,7 +19,7 @@ typedef struct orr_prediction {
     orr_exec_result x;
     orr_result r;
     orr_report_info info;
-    char title[160];
+    char title[256];
     orr_buf config_json;
 } orr_prediction;
 

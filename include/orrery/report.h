@@ -78,5 +78,12 @@ int orr_report_trace(const char *path, const orr_workload *w, const orr_exec_res
                      orr_err *err);
 /* JSON string escaping into a buffer (used by every JSON writer). */
 void orr_json_str(orr_buf *b, const char *s);
+/* A JSON number: the shortest of %.15g/%.16g/%.17g that reads back as exactly v; null for NaN or
+ * infinity (JSON has neither). */
+void orr_json_num(orr_buf *b, double v);
+/* Exposed communication of all roles together, ps. */
+int64_t orr_breakdown_comm_ps(const orr_breakdown *b);
+/* "compute", "comm_tp", ... (the JSON key stem of each critical-path kind). */
+const char *orr_cp_kind_name(orr_cp_kind k);
 
 #endif

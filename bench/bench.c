@@ -1,0 +1,88 @@
+/*
+ * bench.c - speed and memory of `orrery predict` on the reference configurations (issue 2):
+ *   GPT-3 175B on 1,024 H100 (TP8 PP16 interleaved)   target < 0.5 s on one core
+ *   Llama-3-405B-shaped on 16,384 H100 (TP8 PP16 DP128) target < 5 s on one core
+ * Prints, per configuration, the wall time of each stage (generate, estimate, execute, report),
+ * ops and events simulated, events/s, and the process's peak RSS. Run: `make bench` (or
+ * ./build/orrery-bench [SPEC ...] to time other specs).
+ */
+#include "orrery/estimate.h"
+#include "orrery/orrery.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double peak_rss_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+static int bench_one(const char *path)
+{
+    orr_spec s;
+    orr_err err = {{0}};
+    orr_spec_init(&s);
+    if (orr_spec_load_file(&s, path, &err) < 0 || orr_spec_resolve(&s, &err) < 0) {
+        fprintf(stderr, "orrery-bench: %s\n", err.msg);
+        return 1;
+    }
+    double t0 = now_s();
+    orr_workload *w = orr_gen_megatron(&s, &err);
+    if (!w) {
+        fprintf(stderr, "orrery-bench: %s\n", err.msg);
+        return 1;
+    }
+    double t1 = now_s();
+    orr_estimate_workload(w, &s.gpu);
+    double t2 = now_s();
+    orr_exec_opts o = {ORR_NET_ANALYTIC, s.launch_ps};
+    orr_exec_result x;
+    if (orr_execute(w, &s.gpu, &s.cluster, &o, &x, &err) < 0) {
+        fprintf(stderr, "orrery-bench: %s\n", err.msg);
+        orr_workload_free(w);
+        return 1;
+    }
+    double t3 = now_s();
+    orr_report_info info = {"bench", s.gpu.name, s.gpu.peak_flops[s.precision], NULL};
+    orr_result r;
+    if (orr_result_build(&r, w, &x, &info, &err) < 0) {
+        fprintf(stderr, "orrery-bench: %s\n", err.msg);
+        return 1;
+    }
+    double t4 = now_s();
+    size_t ops = 0;
+    for (size_t i = 0; i < w->nranks; i++) ops += w->ranks[i].nops;
+    printf("%s\n", path);
+    printf("  %u GPUs, %zu unique ranks, %zu ops, %llu events; predicted iteration %.3f s, %.1f TFLOP/s/GPU\n",
+           s.gpus, w->nranks, ops, (unsigned long long)x.events, r.iteration_s, r.tflops_per_gpu);
+    printf("  wall: generate %.3f s, estimate %.3f s, execute %.3f s, report %.3f s, total %.3f s; "
+           "%.2f M events/s; peak RSS %.1f MiB\n",
+           t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0, (double)x.events / (t3 - t2) / 1e6, peak_rss_mib());
+    orr_result_free(&r);
+    orr_exec_result_free(&x);
+    orr_workload_free(w);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
+                                           ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml"};
+    int rc = 0;
+    if (argc > 1)
+        for (int i = 1; i < argc; i++) rc |= bench_one(argv[i]);
+    else
+        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i]);
+    return rc;
+}

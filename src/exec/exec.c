@@ -1,0 +1,797 @@
+/*
+ * exec.c - the cluster executor (include/orrery/exec.h): CUDA semantics on the discrete-event
+ * engine, after Maya App. A and TorchSim App. G.
+ *
+ * State per rank: a host cursor (pc, host_ps), streams that each walk their own ops in issue order
+ * (a per-op "next on the same stream" link built once), CUDA events as (records issued, records
+ * completed) counters, and one compute engine shared by the kernels of all streams. The host runs
+ * ahead of the device in a tight loop, timestamping each launch with its issue time; it stops only
+ * at blocking synchronisations. Streams never start an op before its issue time. Collectives and
+ * p2p meet in rendezvous tables; their duration comes from the network backend (net.h).
+ *
+ * Allocation happens once per run (per-rank arrays) plus geometric growth of the engine heap and of
+ * the rendezvous pools; nothing is allocated per event.
+ */
+#include "orrery/exec.h"
+#include "orrery/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+/* A waiter in a collective rendezvous or a pending p2p post: (rank, op), linked in a pool. */
+typedef struct waiter {
+    uint32_t rank, op;
+    uint32_t next;
+} waiter;
+
+typedef struct coll_inst {
+    uint32_t group, seq;
+    uint32_t joined;
+    uint32_t head;        /* waiter list */
+    uint32_t last_rank, last_op;
+    uint32_t next_free;
+} coll_inst;
+
+typedef struct p2p_chan {
+    uint32_t head, tail;  /* FIFO of pending posts (waiters) */
+    uint8_t side;         /* ORR_OP_SEND or ORR_OP_RECV: which side is pending */
+} p2p_chan;
+
+typedef struct xfer {
+    uint32_t send_rank, send_op, recv_rank, recv_op;
+    uint32_t next_free;
+} xfer;
+
+typedef struct stream_st {
+    uint32_t head;        /* next op to run, NONE when drained (of what was linked) */
+    uint32_t last_done;   /* last op completed (dep for the next), NONE at start */
+    uint32_t batch_last;  /* last op of the batch in flight */
+    uint32_t pending;     /* ops of the batch not finished */
+    uint8_t busy;         /* running an op or batch, or queued for the engine */
+    uint8_t kick_pending;
+    uint8_t wait_event;   /* blocked on a STREAM_WAIT */
+} stream_st;
+
+typedef enum host_block { HB_NONE, HB_EVENT, HB_STREAM, HB_DEVICE, HB_DONE } host_block;
+
+typedef struct rank_st {
+    uint32_t pc;               /* next op the host issues */
+    int64_t host_ps;
+    uint8_t block;             /* host_block */
+    uint32_t prev_host_op;     /* last op the host issued (for ISSUE deps) */
+    stream_st *streams;
+    uint32_t *next_on_stream;  /* per op */
+    uint32_t *wait_target;     /* per op: records of the event to wait for (STREAM_WAIT/EVENT_SYNC) */
+    uint32_t *ev_issued, *ev_done, *ev_done_op;
+    uint32_t *eng_q;           /* FIFO of streams waiting for the compute engine */
+    uint32_t eng_qh, eng_qn;
+    uint8_t eng_busy;
+    uint32_t comm_active;      /* collectives/p2p in flight (compute slowdown) */
+    uint32_t *stream_issued;   /* per stream: ops issued so far */
+    uint32_t *stream_done;     /* per stream: ops completed so far */
+} rank_st;
+
+typedef struct exec {
+    const orr_workload *w;
+    const orr_gpu *gpu;
+    const orr_cluster *cl;
+    orr_exec_opts opts;
+    orr_engine eng;
+    orr_net *net;
+    rank_st *rs;
+    orr_exec_result *out;
+    /* pools */
+    waiter *wt; size_t nwt, capwt; uint32_t wt_free;
+    coll_inst *ci; size_t nci, capci; uint32_t ci_free;
+    xfer *xf; size_t nxf, capxf; uint32_t xf_free;
+    p2p_chan *ch; size_t nch, capch;
+    orr_map coll_map;   /* (group << 32 | seq) -> coll_inst */
+    orr_map chan_map;   /* (src * world + dst) << 16 | tag -> p2p_chan */
+    orr_err *err;
+    int failed;
+} exec;
+
+static void stream_try_start(exec *x, uint32_t r, uint32_t s);
+static void host_run(exec *x, uint32_t r);
+static void op_finished(exec *x, uint32_t r, uint32_t i);
+
+static inline orr_op_time *T(exec *x, uint32_t r, uint32_t i) { return &x->out->ranks[r].t[i]; }
+static inline const orr_op *OP(exec *x, uint32_t r, uint32_t i) { return &x->w->ranks[r].ops[i]; }
+
+static int is_stream_op(uint8_t kind)
+{
+    switch (kind) {
+    case ORR_OP_KERNEL: case ORR_OP_MEMCPY: case ORR_OP_MEMSET: case ORR_OP_EVENT_RECORD:
+    case ORR_OP_STREAM_WAIT: case ORR_OP_COLL: case ORR_OP_SEND: case ORR_OP_RECV:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int is_comm_op(uint8_t kind) { return kind == ORR_OP_COLL || kind == ORR_OP_SEND || kind == ORR_OP_RECV; }
+
+/* ---- pools ---- */
+
+static uint32_t waiter_new(exec *x, uint32_t r, uint32_t i)
+{
+    uint32_t id;
+    if (x->wt_free != NONE) {
+        id = x->wt_free;
+        x->wt_free = x->wt[id].next;
+    } else {
+        orr_grow((void **)&x->wt, &x->capwt, x->nwt + 1, sizeof *x->wt);
+        id = (uint32_t)x->nwt++;
+    }
+    x->wt[id] = (waiter){r, i, NONE};
+    return id;
+}
+
+static void waiter_release(exec *x, uint32_t id)
+{
+    x->wt[id].next = x->wt_free;
+    x->wt_free = id;
+}
+
+static uint32_t xfer_new(exec *x)
+{
+    uint32_t id;
+    if (x->xf_free != NONE) {
+        id = x->xf_free;
+        x->xf_free = x->xf[id].next_free;
+    } else {
+        orr_grow((void **)&x->xf, &x->capxf, x->nxf + 1, sizeof *x->xf);
+        id = (uint32_t)x->nxf++;
+    }
+    return id;
+}
+
+static uint32_t coll_new(exec *x, uint32_t group, uint32_t seq)
+{
+    uint32_t id;
+    if (x->ci_free != NONE) {
+        id = x->ci_free;
+        x->ci_free = x->ci[id].next_free;
+    } else {
+        orr_grow((void **)&x->ci, &x->capci, x->nci + 1, sizeof *x->ci);
+        id = (uint32_t)x->nci++;
+    }
+    x->ci[id] = (coll_inst){group, seq, 0, NONE, NONE, NONE, NONE};
+    return id;
+}
+
+/* ---- dependency bookkeeping ---- */
+
+static void set_dep(orr_op_time *t, orr_dep_kind k, uint32_t rank, uint32_t op)
+{
+    t->dep_kind = (uint8_t)k;
+    t->dep_rank = rank;
+    t->dep_op = op;
+}
+
+/* The constraint that released op i of rank r when it became ready on its stream at time now:
+ * the later of its issue and the previous op of the stream. */
+static void dep_ready(exec *x, uint32_t r, uint32_t s, uint32_t i)
+{
+    orr_op_time *t = T(x, r, i);
+    uint32_t prev = x->rs[r].streams[s].last_done;
+    int64_t prev_end = prev == NONE ? 0 : T(x, r, prev)->end_ps;
+    if (prev != NONE && prev_end >= t->issue_ps) set_dep(t, ORR_DEP_STREAM, r, prev);
+    else if (t->issue_ps > 0) set_dep(t, ORR_DEP_ISSUE, r, i);
+    else set_dep(t, ORR_DEP_NONE, r, i);
+}
+
+/* ---- host ---- */
+
+static void host_resume_ev(void *ctx, uint64_t arg)
+{
+    exec *x = ctx;
+    uint32_t r = (uint32_t)arg;
+    host_run(x, r);
+}
+
+static void kick_ev(void *ctx, uint64_t arg)
+{
+    exec *x = ctx;
+    uint32_t r = (uint32_t)(arg >> 8), s = (uint32_t)(arg & 0xff);
+    x->rs[r].streams[s].kick_pending = 0;
+    stream_try_start(x, r, s);
+}
+
+static void kick_at(exec *x, uint32_t r, uint32_t s, int64_t t_ps)
+{
+    stream_st *st = &x->rs[r].streams[s];
+    if (st->kick_pending) return;
+    st->kick_pending = 1;
+    orr_engine_at(&x->eng, t_ps, kick_ev, x, ((uint64_t)r << 8) | s);
+}
+
+static int stream_drained(const rank_st *rs, uint32_t s) { return rs->stream_done[s] == rs->stream_issued[s]; }
+
+/* Is the blocking op at the host's pc satisfied now? Sets the op's dep if so. */
+static int host_sync_ready(exec *x, uint32_t r)
+{
+    rank_st *rs = &x->rs[r];
+    const orr_op *op = OP(x, r, rs->pc);
+    orr_op_time *t = T(x, r, rs->pc);
+    const orr_rank *rk = &x->w->ranks[r];
+    switch (op->kind) {
+    case ORR_OP_EVENT_SYNC:
+        if (rs->ev_done[op->a] < rs->wait_target[rs->pc]) return 0;
+        if (rs->wait_target[rs->pc] > 0) set_dep(t, ORR_DEP_EVENT, r, rs->ev_done_op[op->a]);
+        return 1;
+    case ORR_OP_STREAM_SYNC:
+        if (op->stream >= rk->nstreams || !stream_drained(rs, op->stream)) return 0;
+        if (rs->streams[op->stream].last_done != NONE) set_dep(t, ORR_DEP_STREAM, r, rs->streams[op->stream].last_done);
+        return 1;
+    case ORR_OP_DEVICE_SYNC: {
+        int64_t latest = -1;
+        for (uint32_t s = 0; s < rk->nstreams; s++) {
+            if (!stream_drained(rs, s)) return 0;
+            uint32_t l = rs->streams[s].last_done;
+            if (l != NONE && T(x, r, l)->end_ps > latest) {
+                latest = T(x, r, l)->end_ps;
+                set_dep(t, ORR_DEP_STREAM, r, l);
+            }
+        }
+        return 1;
+    }
+    default:
+        return 1;
+    }
+}
+
+/* Runs the host of rank r from its pc until it blocks or finishes. */
+static void host_run(exec *x, uint32_t r)
+{
+    rank_st *rs = &x->rs[r];
+    const orr_rank *rk = &x->w->ranks[r];
+    int64_t now = orr_engine_now(&x->eng);
+    if (rs->block == HB_DONE) return;
+    if (rs->block != HB_NONE) {
+        if (!host_sync_ready(x, r)) return;
+        orr_op_time *t = T(x, r, rs->pc);
+        if (now > rs->host_ps) rs->host_ps = now;
+        t->start_ps = t->ready_ps;
+        t->end_ps = rs->host_ps;
+        rs->block = HB_NONE;
+        rs->prev_host_op = rs->pc;
+        rs->pc++;
+    }
+    while (rs->pc < rk->nops) {
+        uint32_t i = rs->pc;
+        const orr_op *op = &rk->ops[i];
+        orr_op_time *t = T(x, r, i);
+        t->issue_ps = rs->host_ps;
+        switch (op->kind) {
+        case ORR_OP_HOST:
+            t->ready_ps = t->start_ps = rs->host_ps;
+            rs->host_ps += op->dur_ps > 0 ? op->dur_ps : 0;
+            t->end_ps = rs->host_ps;
+            set_dep(t, ORR_DEP_ISSUE, r, rs->prev_host_op == NONE ? i : rs->prev_host_op);
+            break;
+        case ORR_OP_ALLOC:
+        case ORR_OP_FREE:
+            t->ready_ps = t->start_ps = t->end_ps = rs->host_ps;
+            set_dep(t, ORR_DEP_ISSUE, r, rs->prev_host_op == NONE ? i : rs->prev_host_op);
+            break;
+        case ORR_OP_EVENT_SYNC:
+        case ORR_OP_STREAM_SYNC:
+        case ORR_OP_DEVICE_SYNC:
+            if (op->kind == ORR_OP_EVENT_SYNC) rs->wait_target[i] = rs->ev_issued[op->a];
+            t->ready_ps = rs->host_ps;
+            set_dep(t, ORR_DEP_ISSUE, r, rs->prev_host_op == NONE ? i : rs->prev_host_op);
+            if (!host_sync_ready(x, r)) {
+                rs->block = op->kind == ORR_OP_EVENT_SYNC ? HB_EVENT
+                          : op->kind == ORR_OP_STREAM_SYNC ? HB_STREAM : HB_DEVICE;
+                return;
+            }
+            t->start_ps = t->end_ps = rs->host_ps;
+            break;
+        default: { /* a device op: launch it onto its stream */
+            uint32_t s = op->stream;
+            if (op->kind != ORR_OP_EVENT_RECORD && op->kind != ORR_OP_STREAM_WAIT)
+                rs->host_ps += x->opts.launch_ps;
+            t->issue_ps = rs->host_ps;
+            if (op->kind == ORR_OP_STREAM_WAIT) rs->wait_target[i] = rs->ev_issued[op->a];
+            if (op->kind == ORR_OP_EVENT_RECORD) rs->ev_issued[op->a]++;
+            rs->stream_issued[s]++;
+            rs->pc = i + 1;
+            rs->prev_host_op = i;
+            stream_st *st = &rs->streams[s];
+            if (!st->busy && st->head == i) kick_at(x, r, s, t->issue_ps);
+            continue;
+        }
+        }
+        rs->prev_host_op = i;
+        rs->pc = i + 1;
+    }
+    rs->block = HB_DONE;
+}
+
+static void wake_host(exec *x, uint32_t r)
+{
+    rank_st *rs = &x->rs[r];
+    if (rs->block == HB_NONE || rs->block == HB_DONE) return;
+    if (host_sync_ready(x, r)) orr_engine_at(&x->eng, orr_engine_now(&x->eng), host_resume_ev, x, r);
+}
+
+/* ---- compute engine ---- */
+
+static void kernel_end_ev(void *ctx, uint64_t arg);
+
+static void kernel_start(exec *x, uint32_t r, uint32_t i)
+{
+    rank_st *rs = &x->rs[r];
+    const orr_op *op = OP(x, r, i);
+    orr_op_time *t = T(x, r, i);
+    int64_t now = orr_engine_now(&x->eng);
+    int64_t dur = op->dur_ps;
+    if (rs->comm_active > 0 && x->gpu->overlap_slowdown > 0)
+        dur += (int64_t)((double)dur * x->gpu->overlap_slowdown);
+    t->start_ps = now;
+    rs->eng_busy = 1;
+    orr_engine_at(&x->eng, now + dur, kernel_end_ev, x, ((uint64_t)r << 32) | i);
+}
+
+static void kernel_end_ev(void *ctx, uint64_t arg)
+{
+    exec *x = ctx;
+    uint32_t r = (uint32_t)(arg >> 32), i = (uint32_t)arg;
+    rank_st *rs = &x->rs[r];
+    rs->eng_busy = 0;
+    /* Hand the engine to the stream that has waited longest (FIFO) before this kernel's stream
+     * moves on, so a stream cannot overtake others that queued earlier. */
+    if (rs->eng_qn > 0) {
+        uint32_t nst = x->w->ranks[r].nstreams;
+        uint32_t s = rs->eng_q[rs->eng_qh];
+        rs->eng_qh = (rs->eng_qh + 1) % nst;
+        rs->eng_qn--;
+        uint32_t j = rs->streams[s].head;
+        orr_op_time *t = T(x, r, j);
+        if (orr_engine_now(&x->eng) > t->ready_ps) set_dep(t, ORR_DEP_ENGINE, r, i);
+        kernel_start(x, r, j);
+    }
+    op_finished(x, r, i);
+}
+
+static void copy_end_ev(void *ctx, uint64_t arg)
+{
+    exec *x = ctx;
+    op_finished(x, (uint32_t)(arg >> 32), (uint32_t)arg);
+}
+
+/* ---- communication ---- */
+
+static void comm_begin(exec *x, uint32_t r, uint32_t i, uint32_t dep_rank, uint32_t dep_op)
+{
+    orr_op_time *t = T(x, r, i);
+    t->start_ps = orr_engine_now(&x->eng);
+    if (dep_rank != NONE && (dep_rank != r || dep_op != i) && t->start_ps > t->ready_ps)
+        set_dep(t, ORR_DEP_PEER, dep_rank, dep_op);
+    x->rs[r].comm_active++;
+}
+
+static void comm_end(exec *x, uint32_t r, uint32_t i)
+{
+    x->rs[r].comm_active--;
+    op_finished(x, r, i);
+}
+
+static void coll_done_ev(void *ctx, uint64_t arg)
+{
+    exec *x = ctx;
+    uint32_t id = (uint32_t)arg;
+    uint32_t w = x->ci[id].head;
+    while (w != NONE) {
+        uint32_t nx = x->wt[w].next;
+        comm_end(x, x->wt[w].rank, x->wt[w].op);
+        waiter_release(x, w);
+        w = nx;
+    }
+    x->ci[id].next_free = x->ci_free;
+    x->ci_free = id;
+}
+
+static void coll_join(exec *x, uint32_t r, uint32_t i)
+{
+    const orr_op *op = OP(x, r, i);
+    const orr_group *g = &x->w->groups[op->a];
+    uint32_t id;
+    uint64_t key = ((uint64_t)op->a << 32) | op->seq;
+    if (g->nsim <= 1) {
+        id = coll_new(x, op->a, op->seq);
+    } else {
+        uint32_t *p = orr_map_get(&x->coll_map, key);
+        if (p) {
+            id = *p;
+        } else {
+            id = coll_new(x, op->a, op->seq);
+            orr_map_put(&x->coll_map, key, id);
+        }
+    }
+    coll_inst *c = &x->ci[id];
+    uint32_t wid = waiter_new(x, r, i);
+    x->wt[wid].next = c->head;
+    c->head = wid;
+    c->joined++;
+    c->last_rank = r;
+    c->last_op = i;
+    if (c->joined < (g->nsim ? g->nsim : 1)) return;
+    if (g->nsim > 1) orr_map_del(&x->coll_map, key);
+    for (uint32_t w = c->head; w != NONE; w = x->wt[w].next)
+        comm_begin(x, x->wt[w].rank, x->wt[w].op, c->last_rank, c->last_op);
+    orr_coll_desc d = {(orr_coll_kind)op->cls, op->bytes, g->size, g->nodes, g->per_node, ORR_ALGO_AUTO};
+    x->net->collective(x->net, &d, g->members, coll_done_ev, x, id);
+}
+
+static void xfer_done_ev(void *ctx, uint64_t arg)
+{
+    exec *x = ctx;
+    xfer f = x->xf[(uint32_t)arg];
+    x->xf[(uint32_t)arg].next_free = x->xf_free;
+    x->xf_free = (uint32_t)arg;
+    comm_end(x, f.send_rank, f.send_op);
+    comm_end(x, f.recv_rank, f.recv_op);
+}
+
+static void p2p_post(exec *x, uint32_t r, uint32_t i)
+{
+    const orr_op *op = OP(x, r, i);
+    uint32_t me = x->w->ranks[r].gpu, peer = op->a;
+    uint32_t src = op->kind == ORR_OP_SEND ? me : peer, dst = op->kind == ORR_OP_SEND ? peer : me;
+    uint64_t key = (((uint64_t)src * x->w->world_size + dst) << 16) | (op->seq & 0xffffu);
+    uint32_t *p = orr_map_get(&x->chan_map, key), cid;
+    if (p) {
+        cid = *p;
+    } else {
+        orr_grow((void **)&x->ch, &x->capch, x->nch + 1, sizeof *x->ch);
+        cid = (uint32_t)x->nch++;
+        x->ch[cid] = (p2p_chan){NONE, NONE, op->kind};
+        orr_map_put(&x->chan_map, key, cid);
+    }
+    p2p_chan *c = &x->ch[cid];
+    if (c->head == NONE || c->side == op->kind) { /* nothing to match: queue this post */
+        uint32_t wid = waiter_new(x, r, i);
+        if (c->head == NONE) c->head = wid;
+        else x->wt[c->tail].next = wid;
+        c->tail = wid;
+        c->side = op->kind;
+        return;
+    }
+    uint32_t wid = c->head; /* match the oldest post of the other side */
+    c->head = x->wt[wid].next;
+    uint32_t pr = x->wt[wid].rank, pi = x->wt[wid].op;
+    waiter_release(x, wid);
+    const orr_op *pop = OP(x, pr, pi);
+    if (pop->bytes != op->bytes && !x->failed) {
+        x->failed = 1;
+        orr_fail(x->err, "workload: rank %u op %u %s of %llu bytes is matched by rank %u op %u of %llu bytes",
+                 x->w->ranks[r].gpu, i, orr_op_kind_name(op->kind), (unsigned long long)op->bytes,
+                 x->w->ranks[pr].gpu, pi, (unsigned long long)pop->bytes);
+    }
+    uint32_t fid = xfer_new(x);
+    xfer *f = &x->xf[fid];
+    if (op->kind == ORR_OP_SEND) *f = (xfer){r, i, pr, pi, NONE};
+    else *f = (xfer){pr, pi, r, i, NONE};
+    comm_begin(x, r, i, pr, pi);
+    comm_begin(x, pr, pi, r, i);
+    x->net->send(x->net, src, dst, op->bytes, xfer_done_ev, x, fid);
+}
+
+static void comm_post(exec *x, uint32_t r, uint32_t i)
+{
+    if (OP(x, r, i)->kind == ORR_OP_COLL) coll_join(x, r, i);
+    else p2p_post(x, r, i);
+}
+
+/* ---- streams ---- */
+
+/* Op i of rank r finished now: record it, wake what waits on it, move its stream on. */
+static void op_finished(exec *x, uint32_t r, uint32_t i)
+{
+    rank_st *rs = &x->rs[r];
+    const orr_op *op = OP(x, r, i);
+    orr_op_time *t = T(x, r, i);
+    uint32_t s = op->stream;
+    stream_st *st = &rs->streams[s];
+    t->end_ps = orr_engine_now(&x->eng);
+    st->last_done = i;
+    rs->stream_done[s]++;
+    if (op->kind == ORR_OP_EVENT_RECORD) {
+        rs->ev_done[op->a]++;
+        rs->ev_done_op[op->a] = i;
+        for (uint32_t k = 0; k < x->w->ranks[r].nstreams; k++)
+            if (rs->streams[k].wait_event && k != s) stream_try_start(x, r, k);
+    }
+    if (st->pending > 0) {
+        if (--st->pending > 0) return;
+        st->head = x->rs[r].next_on_stream[st->batch_last];
+    } else {
+        st->head = rs->next_on_stream[i];
+    }
+    st->busy = 0;
+    wake_host(x, r);
+    if (op->kind != ORR_OP_EVENT_RECORD && op->kind != ORR_OP_STREAM_WAIT) stream_try_start(x, r, s);
+}
+
+static void stream_try_start(exec *x, uint32_t r, uint32_t s)
+{
+    rank_st *rs = &x->rs[r];
+    stream_st *st = &rs->streams[s];
+    for (;;) {
+        if (st->busy || x->failed) return;
+        uint32_t i = st->head;
+        if (i == NONE || i >= rs->pc) return; /* drained, or not launched yet: the host kicks us */
+        const orr_op *op = OP(x, r, i);
+        orr_op_time *t = T(x, r, i);
+        int64_t now = orr_engine_now(&x->eng);
+        if (t->issue_ps > now) {
+            kick_at(x, r, s, t->issue_ps);
+            return;
+        }
+        if (!st->wait_event) {
+            t->ready_ps = now;
+            dep_ready(x, r, s, i);
+        }
+        switch (op->kind) {
+        case ORR_OP_EVENT_RECORD:
+            t->start_ps = now;
+            op_finished(x, r, i);
+            continue;
+        case ORR_OP_STREAM_WAIT:
+            if (rs->ev_done[op->a] < rs->wait_target[i]) {
+                st->wait_event = 1;
+                return;
+            }
+            if (st->wait_event && rs->wait_target[i] > 0) set_dep(t, ORR_DEP_EVENT, r, rs->ev_done_op[op->a]);
+            st->wait_event = 0;
+            t->start_ps = now;
+            op_finished(x, r, i);
+            continue;
+        case ORR_OP_KERNEL:
+            st->busy = 1;
+            if (rs->eng_busy) {
+                uint32_t nst = x->w->ranks[r].nstreams;
+                rs->eng_q[(rs->eng_qh + rs->eng_qn) % nst] = s;
+                rs->eng_qn++;
+            } else {
+                kernel_start(x, r, i);
+            }
+            return;
+        case ORR_OP_MEMCPY:
+        case ORR_OP_MEMSET:
+            st->busy = 1;
+            t->start_ps = now;
+            orr_engine_at(&x->eng, now + op->dur_ps, copy_end_ev, x, ((uint64_t)r << 32) | i);
+            return;
+        default: { /* COLL / SEND / RECV, possibly a batch (an NCCL group) */
+            uint32_t last = i, n = 1;
+            while ((OP(x, r, last)->flags & ORR_OPF_BATCH_NEXT) && rs->next_on_stream[last] != NONE) {
+                last = rs->next_on_stream[last];
+                n++;
+            }
+            if (last >= rs->pc) return; /* the batch is not fully launched yet */
+            if (T(x, r, last)->issue_ps > now) {
+                kick_at(x, r, s, T(x, r, last)->issue_ps);
+                return;
+            }
+            st->busy = 1;
+            st->batch_last = last;
+            st->pending = n; /* posting never completes an op synchronously */
+            for (uint32_t j = i;; j = rs->next_on_stream[j]) {
+                if (j != i) {
+                    T(x, r, j)->ready_ps = now;
+                    dep_ready(x, r, s, j);
+                }
+                comm_post(x, r, j);
+                if (j == last || x->failed) break;
+            }
+            return;
+        }
+        }
+    }
+}
+
+/* ---- setup, run, deadlock report ---- */
+
+static int check_batches(const orr_workload *w, const rank_st *rs, uint32_t r, orr_err *err)
+{
+    const orr_rank *rk = &w->ranks[r];
+    for (uint32_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (!(op->flags & ORR_OPF_BATCH_NEXT)) continue;
+        uint32_t nx = rs[r].next_on_stream[i];
+        if (!is_comm_op(op->kind) || nx == NONE || !is_comm_op(rk->ops[nx].kind))
+            return orr_fail(err, "workload: rank %u op %u is batched with a following op, but only collectives and "
+                            "send/recv on one stream can be batched", rk->gpu, i);
+    }
+    return 0;
+}
+
+static void rank_init(exec *x, uint32_t r)
+{
+    const orr_rank *rk = &x->w->ranks[r];
+    rank_st *rs = &x->rs[r];
+    uint32_t ns = rk->nstreams ? rk->nstreams : 1;
+    rs->prev_host_op = NONE;
+    rs->streams = orr_xcalloc(ns, sizeof *rs->streams);
+    rs->next_on_stream = orr_xmalloc((rk->nops ? rk->nops : 1) * sizeof(uint32_t));
+    rs->wait_target = orr_xcalloc(rk->nops ? rk->nops : 1, sizeof(uint32_t));
+    rs->ev_issued = orr_xcalloc(rk->nevents + 1, sizeof(uint32_t));
+    rs->ev_done = orr_xcalloc(rk->nevents + 1, sizeof(uint32_t));
+    rs->ev_done_op = orr_xcalloc(rk->nevents + 1, sizeof(uint32_t));
+    rs->eng_q = orr_xcalloc(ns, sizeof(uint32_t));
+    rs->stream_issued = orr_xcalloc(ns, sizeof(uint32_t));
+    rs->stream_done = orr_xcalloc(ns, sizeof(uint32_t));
+    uint32_t *tail = orr_xmalloc(ns * sizeof(uint32_t));
+    for (uint32_t s = 0; s < ns; s++) {
+        rs->streams[s].head = NONE;
+        rs->streams[s].last_done = NONE;
+        tail[s] = NONE;
+    }
+    for (uint32_t i = 0; i < rk->nops; i++) {
+        rs->next_on_stream[i] = NONE;
+        if (!is_stream_op(rk->ops[i].kind)) continue;
+        uint32_t s = rk->ops[i].stream;
+        if (tail[s] == NONE) rs->streams[s].head = i;
+        else rs->next_on_stream[tail[s]] = i;
+        tail[s] = i;
+    }
+    free(tail);
+    orr_op_time *t = x->out->ranks[r].t;
+    for (uint32_t i = 0; i < rk->nops; i++) {
+        t[i].issue_ps = t[i].ready_ps = t[i].start_ps = t[i].end_ps = -1;
+        t[i].dep_rank = r;
+        t[i].dep_op = i;
+        t[i].dep_kind = ORR_DEP_NONE;
+    }
+}
+
+static void rank_free(rank_st *rs)
+{
+    free(rs->streams);
+    free(rs->next_on_stream);
+    free(rs->wait_target);
+    free(rs->ev_issued);
+    free(rs->ev_done);
+    free(rs->ev_done_op);
+    free(rs->eng_q);
+    free(rs->stream_issued);
+    free(rs->stream_done);
+}
+
+static const char *op_brief(const exec *x, uint32_t r, uint32_t i, char *buf, size_t n)
+{
+    const orr_op *op = &x->w->ranks[r].ops[i];
+    const char *name = op->name < x->w->nnames ? x->w->names[op->name] : "";
+    switch (op->kind) {
+    case ORR_OP_COLL:
+        snprintf(buf, n, "%s %s of group %s seq %u", name, orr_coll_kind_name((orr_coll_kind)op->cls),
+                 x->w->groups[op->a].label, op->seq);
+        break;
+    case ORR_OP_SEND:
+    case ORR_OP_RECV:
+        snprintf(buf, n, "%s %s rank %u tag %u", op->kind == ORR_OP_SEND ? "send to" : "recv from",
+                 name, op->a, op->seq);
+        break;
+    default:
+        snprintf(buf, n, "%s %s", orr_op_kind_name((orr_op_kind)op->kind), name);
+    }
+    return buf;
+}
+
+/* Called when the engine ran dry: every rank must be done, or it is a deadlock. */
+static int check_finished(exec *x)
+{
+    orr_buf b = {0};
+    int stuck = 0;
+    for (uint32_t r = 0; r < x->w->nranks && stuck < 4; r++) {
+        const orr_rank *rk = &x->w->ranks[r];
+        rank_st *rs = &x->rs[r];
+        char brief[160];
+        for (uint32_t s = 0; s < rk->nstreams && stuck < 4; s++) {
+            uint32_t h = rs->streams[s].head;
+            if (h == NONE) continue;
+            orr_buf_printf(&b, "%s rank %u (%s) stream %u at op %u: %s", stuck ? ";" : "", rk->gpu, rk->label, s, h,
+                           op_brief(x, r, h, brief, sizeof brief));
+            stuck++;
+        }
+        if (rs->block != HB_DONE && stuck < 4) {
+            orr_buf_printf(&b, "%s rank %u (%s) host at op %u: %s", stuck ? ";" : "", rk->gpu, rk->label, rs->pc,
+                           rs->pc < rk->nops ? op_brief(x, r, rs->pc, brief, sizeof brief) : "end");
+            stuck++;
+        }
+    }
+    if (stuck) orr_fail(x->err, "deadlock: the workload cannot finish:%s", b.s ? b.s : "");
+    orr_buf_free(&b);
+    return stuck ? -1 : 0;
+}
+
+int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
+                const orr_exec_opts *opts, orr_exec_result *out, orr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    exec x;
+    memset(&x, 0, sizeof x);
+    x.w = w;
+    x.gpu = g;
+    x.cl = c;
+    x.opts = *opts;
+    x.err = err;
+    x.out = out;
+    x.wt_free = x.ci_free = x.xf_free = NONE;
+    orr_engine_init(&x.eng);
+    x.net = orr_net_create(opts->net, &x.eng, g, c, err);
+    if (!x.net) {
+        orr_engine_free(&x.eng);
+        return -1;
+    }
+    out->nranks = w->nranks;
+    out->ranks = orr_xcalloc(w->nranks ? w->nranks : 1, sizeof *out->ranks);
+    x.rs = orr_xcalloc(w->nranks ? w->nranks : 1, sizeof *x.rs);
+    int rc = 0;
+    for (uint32_t r = 0; r < w->nranks; r++) {
+        out->ranks[r].t = orr_xmalloc((w->ranks[r].nops ? w->ranks[r].nops : 1) * sizeof(orr_op_time));
+        rank_init(&x, r);
+        if (rc == 0 && check_batches(w, x.rs, r, err) < 0) rc = -1;
+        for (size_t i = 0; rc == 0 && i < w->ranks[r].nops; i++) {
+            const orr_op *op = &w->ranks[r].ops[i];
+            if ((op->kind == ORR_OP_SEND || op->kind == ORR_OP_RECV) && op->seq > 0xffffu)
+                rc = orr_fail(err, "workload: rank %u op %zu has p2p tag %u (at most 65535)", w->ranks[r].gpu, i, op->seq);
+        }
+    }
+    if (rc == 0) {
+        for (uint32_t r = 0; r < w->nranks; r++) orr_engine_at(&x.eng, 0, host_resume_ev, &x, r);
+        orr_engine_run(&x.eng);
+        if (x.failed) rc = -1;
+        else rc = check_finished(&x);
+    }
+    out->events = x.eng.events_run;
+    if (rc == 0) {
+        for (uint32_t r = 0; r < w->nranks; r++) {
+            int64_t end = x.rs[r].host_ps;
+            uint32_t last = NONE;
+            for (uint32_t i = 0; i < w->ranks[r].nops; i++) {
+                if (out->ranks[r].t[i].end_ps >= end) {
+                    end = out->ranks[r].t[i].end_ps;
+                    last = i;
+                }
+            }
+            out->ranks[r].end_ps = end;
+            if (end > out->makespan_ps || (r == 0 && last != NONE)) {
+                out->makespan_ps = end;
+                out->last_rank = r;
+                out->last_op = last == NONE ? 0 : last;
+            }
+        }
+    }
+    for (uint32_t r = 0; r < w->nranks; r++) rank_free(&x.rs[r]);
+    free(x.rs);
+    free(x.wt);
+    free(x.ci);
+    free(x.xf);
+    free(x.ch);
+    orr_map_free(&x.coll_map);
+    orr_map_free(&x.chan_map);
+    orr_net_destroy(x.net);
+    orr_engine_free(&x.eng);
+    if (rc != 0) orr_exec_result_free(out);
+    return rc;
+}
+
+void orr_exec_result_free(orr_exec_result *r)
+{
+    for (size_t i = 0; i < r->nranks; i++) free(r->ranks[i].t);
+    free(r->ranks);
+    memset(r, 0, sizeof *r);
+}
+
+const char *orr_dep_kind_name(orr_dep_kind k)
+{
+    static const char *const names[] = {"none", "issue", "stream", "engine", "event", "peer"};
+    return (size_t)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}

@@ -1,0 +1,905 @@
+/*
+ * megatron.c - the workload generator for dense decoder-only transformers as Megatron-LM issues
+ * them (orr_gen_megatron in orrery.h).
+ *
+ * For every simulated rank it writes the op stream of one training iteration in CUDA terms:
+ *   - per layer and micro-batch, the forward and backward kernels (norms, QKV/projection/MLP GEMMs,
+ *     flash attention, elementwise ops) with their FLOPs and bytes, and the tensor-parallel
+ *     collectives Megatron's f/g operators issue (all-reduce, or all-gather + reduce-scatter with
+ *     sequence parallelism); in the backward pass the column-parallel linears' collectives run
+ *     asynchronously on a side stream, overlapped with the weight-gradient GEMM, as Megatron does;
+ *   - pipeline parallelism as real send/recv between stage ranks, in the order of Megatron's
+ *     forward_backward_pipelining_without_interleaving (1F1B) and _with_interleaving (virtual
+ *     stages), batched as its p2p calls batch them, so bubbles emerge from the simulation;
+ *   - data-parallel gradient reduction in buckets (Megatron DDP: max(40M, 1M x dp) parameters),
+ *     launched on a communication stream as the last micro-batch's backward fills each bucket;
+ *     with the distributed optimizer a reduce-scatter, the optimizer on the local shard, and the
+ *     parameter all-gather (overlapped with the forward pass when overlap_param_gather is on);
+ *   - embedding, LM head and vocab-parallel cross-entropy, the tied-embedding gradient all-reduce
+ *     between the first and last stage, gradient-norm all-reduce, the Adam step;
+ *   - activation recomputation: full recompute re-runs each layer's forward (with its TP
+ *     collectives) before its backward; selective recompute of the attention core costs nothing
+ *     extra with flash attention (it recomputes internally) and changes only memory.
+ *   - ALLOC/FREE of each layer's kept activations (Korthikanti et al. sizes), so the memory model
+ *     sees what recomputation keeps.
+ * Ranks are laid out as Megatron does (tp fastest, then dp, then pp). With symmetry on, one rank per
+ * pipeline stage is simulated and stands for its tp x dp peers.
+ */
+#include "orrery/orrery.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2 };
+enum { TAG_FWD = 0, TAG_BWD = 1 };
+
+typedef struct bucket {
+    uint32_t chunk;
+    uint32_t first_layer, last_layer; /* layer range (global indices) whose params it holds */
+    int has_embedding, has_head;
+    double params;                    /* parameters per rank in the bucket */
+    uint32_t ag_event;                /* event recorded after its parameter all-gather */
+} bucket;
+
+typedef struct gen {
+    const orr_spec *s;
+    orr_workload *w;
+    /* shapes */
+    uint32_t T, P, D, V, L, Lc;   /* tp, pp, dp, virtual stages, layers, layers per chunk */
+    uint32_t nmb;                 /* micro-batches per iteration */
+    double b, sq, h, a, g, hd, f, vocab;
+    int sp, gated;
+    orr_dtype dt;
+    double act_B;                 /* bytes per activation element */
+    double grad_B;                /* bytes per gradient element in the DP reduction */
+    /* the rank being generated */
+    orr_rank *rk;
+    uint32_t tp_r, pp_r, dp_r;
+    uint32_t g_tp, g_dp, g_emb, g_mp;
+    uint32_t seq_tp, seq_dp, seq_emb, seq_mp;
+    uint32_t nev;
+    int has_emb_group;
+    /* buckets of the current rank, and per layer which bucket holds it */
+    bucket *bk; size_t nbk, capbk;
+    orr_map group_ids;            /* group dedup: hash(role, members) -> id */
+} gen;
+
+/* ---- rank layout ---- */
+
+static uint32_t grank(const gen *G, uint32_t tp, uint32_t dp, uint32_t pp) { return tp + G->T * (dp + G->D * pp); }
+
+static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)
+{
+    uint64_t key = orr_hash64(role);
+    for (uint32_t i = 0; i < n; i++) key = orr_hash64(key ^ m[i]);
+    if (key == UINT64_MAX) key--;
+    uint32_t *p = orr_map_get(&G->group_ids, key);
+    if (p) return *p;
+    uint32_t id = orr_workload_add_group(G->w, role, m, n, label);
+    orr_map_put(&G->group_ids, key, id);
+    return id;
+}
+
+static void rank_groups(gen *G)
+{
+    uint32_t n = G->T * G->P > G->D ? G->T * G->P : G->D;
+    if (G->T > n) n = G->T;
+    uint32_t *m = orr_xmalloc(n * sizeof *m);
+    char label[32];
+    for (uint32_t t = 0; t < G->T; t++) m[t] = grank(G, t, G->dp_r, G->pp_r);
+    snprintf(label, sizeof label, "tp(dp%u,pp%u)", G->dp_r, G->pp_r);
+    G->g_tp = group_of(G, ORR_ROLE_TP, m, G->T, label);
+    for (uint32_t d = 0; d < G->D; d++) m[d] = grank(G, G->tp_r, d, G->pp_r);
+    snprintf(label, sizeof label, "dp(tp%u,pp%u)", G->tp_r, G->pp_r);
+    G->g_dp = group_of(G, ORR_ROLE_DP, m, G->D, label);
+    uint32_t k = 0;
+    for (uint32_t p = 0; p < G->P; p++)
+        for (uint32_t t = 0; t < G->T; t++) m[k++] = grank(G, t, G->dp_r, p);
+    snprintf(label, sizeof label, "mp(dp%u)", G->dp_r);
+    G->g_mp = group_of(G, ORR_ROLE_OTHER, m, k, label);
+    G->has_emb_group = G->P > 1 && G->s->model.tied_embeddings && (G->pp_r == 0 || G->pp_r == G->P - 1);
+    if (G->has_emb_group) {
+        m[0] = grank(G, G->tp_r, G->dp_r, 0);
+        m[1] = grank(G, G->tp_r, G->dp_r, G->P - 1);
+        snprintf(label, sizeof label, "emb(tp%u,dp%u)", G->tp_r, G->dp_r);
+        G->g_emb = group_of(G, ORR_ROLE_EMB, m, 2, label);
+    }
+    free(m);
+    G->seq_tp = G->seq_dp = G->seq_emb = G->seq_mp = 0;
+}
+
+/* ---- op emission ---- */
+
+static orr_op *emit(gen *G, orr_op_kind kind, uint8_t stream, const char *name)
+{
+    orr_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = (uint8_t)kind;
+    op.stream = stream;
+    op.dtype = (uint8_t)G->dt;
+    op.name = orr_workload_name(G->w, name);
+    op.layer = ORR_NO_LAYER;
+    op.mb = ORR_NO_MB;
+    op.phase = ORR_PHASE_OTHER;
+    return orr_rank_push(G->rk, &op);
+}
+
+typedef struct ctx {
+    orr_phase phase;
+    uint32_t layer, mb, chunk;
+} ctx;
+
+static void tag_op(orr_op *op, const ctx *c)
+{
+    op->phase = (uint8_t)c->phase;
+    op->layer = c->layer == ORR_NO_LAYER ? ORR_NO_LAYER : (uint16_t)c->layer;
+    op->mb = c->mb;
+    op->layer_chunk = (uint8_t)c->chunk;
+}
+
+static void gemm(gen *G, const ctx *c, const char *name, double m, double n, double k)
+{
+    orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, name);
+    tag_op(op, c);
+    op->cls = ORR_CLS_GEMM;
+    op->flops = 2.0 * m * n * k;
+    op->bytes = (uint64_t)(G->act_B * (m * k + k * n + m * n));
+    op->dims[0] = (uint32_t)m;
+    op->dims[1] = (uint32_t)n;
+    op->dims[2] = (uint32_t)k;
+    op->dims[3] = 1;
+}
+
+static void memop(gen *G, const ctx *c, const char *name, orr_op_class cls, double bytes, double flops)
+{
+    orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, name);
+    tag_op(op, c);
+    op->cls = (uint8_t)cls;
+    op->bytes = (uint64_t)bytes;
+    op->flops = flops;
+}
+
+/* Causal flash attention: the fraction of (128 x 128) score blocks computed. */
+static double causal_fraction(double s)
+{
+    double nb = ceil(s / 128.0);
+    return (nb + 1.0) / (2.0 * nb);
+}
+
+static void attention(gen *G, const ctx *c, int backward)
+{
+    double heads = G->a / G->T, kvh = G->g / G->T;
+    double fwd_flops = 4.0 * G->b * heads * G->sq * G->sq * G->hd * causal_fraction(G->sq);
+    orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
+    tag_op(op, c);
+    op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
+    /* backward: dQ, dK, dV, dP and the recomputed S = 2.5x the forward's matmul work (FA2) */
+    op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
+    double qkvo = G->b * G->sq * G->hd * (2.0 * heads + 2.0 * kvh) * G->act_B;
+    op->bytes = (uint64_t)(backward ? 2.0 * qkvo : qkvo);
+    op->dims[0] = (uint32_t)(G->b * heads);
+    op->dims[1] = (uint32_t)G->sq;
+    op->dims[2] = (uint32_t)G->sq;
+    op->dims[3] = (uint32_t)G->hd;
+}
+
+static void coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+                 double bytes)
+{
+    uint32_t group, *seq;
+    switch (role) {
+    case ORR_ROLE_TP: group = G->g_tp; seq = &G->seq_tp; break;
+    case ORR_ROLE_DP: group = G->g_dp; seq = &G->seq_dp; break;
+    case ORR_ROLE_EMB: group = G->g_emb; seq = &G->seq_emb; break;
+    default: group = G->g_mp; seq = &G->seq_mp; break;
+    }
+    orr_op *op = emit(G, ORR_OP_COLL, stream, name);
+    tag_op(op, c);
+    op->cls = (uint8_t)kind;
+    op->role = (uint8_t)role;
+    op->a = group;
+    op->seq = (*seq)++;
+    op->bytes = (uint64_t)bytes;
+}
+
+static uint32_t record(gen *G, uint8_t stream)
+{
+    orr_op *op = emit(G, ORR_OP_EVENT_RECORD, stream, "event_record");
+    op->a = G->nev++;
+    return op->a;
+}
+
+static void wait_ev(gen *G, uint8_t stream, uint32_t ev)
+{
+    orr_op *op = emit(G, ORR_OP_STREAM_WAIT, stream, "stream_wait");
+    op->a = ev;
+}
+
+/* A TP collective issued from the compute stream. Synchronous unless async: then it runs on the TP
+ * side stream while the compute stream goes on; returns the event to wait on (or UINT32_MAX). */
+static uint32_t tp_coll(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes, int async)
+{
+    if (G->T <= 1) return UINT32_MAX;
+    if (!async) {
+        coll(G, c, S_COMPUTE, name, kind, ORR_ROLE_TP, bytes);
+        return UINT32_MAX;
+    }
+    uint32_t e = record(G, S_COMPUTE);
+    wait_ev(G, S_TP, e);
+    coll(G, c, S_TP, name, kind, ORR_ROLE_TP, bytes);
+    return record(G, S_TP);
+}
+
+static void tp_join(gen *G, uint32_t ev)
+{
+    if (ev != UINT32_MAX) wait_ev(G, S_COMPUTE, ev);
+}
+
+/* ---- per-layer forward and backward ---- */
+
+static double tokens(const gen *G) { return G->b * G->sq; }
+/* Tokens held per rank by norms, dropout and residuals (split over TP with sequence parallelism). */
+static double local_tokens(const gen *G) { return tokens(G) / (G->sp ? G->T : 1); }
+static double hidden_bytes(const gen *G) { return tokens(G) * G->h * G->act_B; }
+
+/* Forward of the TP "g" operator after a row-parallel linear: all-reduce, or reduce-scatter (SP). */
+static void tp_g_fwd(gen *G, const ctx *c, const char *name)
+{
+    uint32_t e = tp_coll(G, c, name, G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE, hidden_bytes(G),
+                         G->s->tp_comm_overlap);
+    tp_join(G, e);
+}
+
+/* Forward of the "f" operator before a column-parallel linear: all-gather with SP, else nothing. */
+static void tp_f_fwd(gen *G, const ctx *c, const char *name)
+{
+    if (!G->sp) return;
+    uint32_t e = tp_coll(G, c, name, ORR_COLL_ALLGATHER, hidden_bytes(G), G->s->tp_comm_overlap);
+    tp_join(G, e);
+}
+
+static void norm(gen *G, const ctx *c, const char *name, int backward)
+{
+    double n = local_tokens(G) * G->h;
+    memop(G, c, name, ORR_CLS_NORM, (backward ? 3.0 : 2.0) * n * G->act_B, (backward ? 8.0 : 5.0) * n);
+}
+
+static void residual(gen *G, const ctx *c, const char *name)
+{
+    double n = local_tokens(G) * G->h;
+    memop(G, c, name, ORR_CLS_ELEMENTWISE, 3.0 * n * G->act_B + n, 3.0 * n);
+}
+
+/* Bytes of activations one layer keeps for its backward, per rank (Korthikanti et al. 2022,
+ * "Reducing Activation Recomputation in Large Transformer Models", Table 2):
+ *   no recompute:      s*b*h*(10 + 24/t + 5*a*s/(h*t)),  with SP: s*b*h*(34/t + 5*a*s/(h*t))
+ *   selective:         the 5*a*s/h attention-score term is dropped
+ *   full:              only the layer input, 2*s*b*h (with SP: 2*s*b*h/t)
+ * Flash attention never materialises the s x s scores, so the score term is dropped for it too. */
+static double layer_activation_bytes(const gen *G)
+{
+    double sbh = G->sq * G->b * G->h, t = G->T;
+    int flash = 1;
+    double scores = (flash || G->s->recompute == ORR_RECOMPUTE_SELECTIVE) ? 0.0 : 5.0 * G->a * G->sq / (G->h * t);
+    if (G->s->recompute == ORR_RECOMPUTE_FULL) return 2.0 * sbh / (G->sp ? t : 1.0);
+    return G->sp ? sbh * (34.0 / t + scores) : sbh * (10.0 + 24.0 / t + scores);
+}
+
+static void layer_fwd(gen *G, const ctx *c)
+{
+    double M = tokens(G), t = G->T;
+    norm(G, c, "input_norm", 0);
+    tp_f_fwd(G, c, "tp_allgather_attn");
+    gemm(G, c, "qkv_gemm", M, (G->a + 2.0 * G->g) * G->hd / t, G->h);
+    if (G->s->model.rmsnorm) /* Llama-style models use rotary embeddings on q and k */
+        memop(G, c, "rotary", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
+              3.0 * M * (G->a + G->g) * G->hd / t);
+    attention(G, c, 0);
+    gemm(G, c, "proj_gemm", M, G->h, G->a * G->hd / t);
+    tp_g_fwd(G, c, "tp_attn_out");
+    residual(G, c, "bias_dropout_add");
+    norm(G, c, "post_attn_norm", 0);
+    tp_f_fwd(G, c, "tp_allgather_mlp");
+    gemm(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h);
+    double fl = M * G->f / t;
+    memop(G, c, G->gated ? "swiglu" : "gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * fl * G->act_B, 8.0 * fl);
+    gemm(G, c, "fc2_gemm", M, G->h, G->f / t);
+    tp_g_fwd(G, c, "tp_mlp_out");
+    residual(G, c, "bias_dropout_add");
+}
+
+/* Backward of a column-parallel linear (QKV or FC1): input-gradient GEMM, then the f operator's
+ * backward collective (all-reduce, or reduce-scatter with SP, after re-gathering the input for the
+ * weight gradient) asynchronously, overlapped with the weight-gradient GEMM. */
+static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const char *wgrad, double n_out)
+{
+    double M = tokens(G);
+    uint32_t ag = UINT32_MAX;
+    if (G->sp && G->T > 1) ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, hidden_bytes(G), 1);
+    gemm(G, c, dgrad, M, G->h, n_out);
+    tp_join(G, ag);
+    uint32_t e = tp_coll(G, c, G->sp ? "tp_reducescatter_grad" : "tp_allreduce_grad",
+                         G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE, hidden_bytes(G), 1);
+    gemm(G, c, wgrad, n_out, G->h, M);
+    tp_join(G, e);
+}
+
+/* Backward of the g operator: with SP an all-gather of the output gradient, else nothing. */
+static void tp_g_bwd(gen *G, const ctx *c, const char *name)
+{
+    if (!G->sp) return;
+    uint32_t e = tp_coll(G, c, name, ORR_COLL_ALLGATHER, hidden_bytes(G), G->s->tp_comm_overlap);
+    tp_join(G, e);
+}
+
+static void layer_bwd(gen *G, const ctx *c)
+{
+    double M = tokens(G), t = G->T;
+    double fl = M * G->f / t;
+    residual(G, c, "bias_dropout_add_bwd");
+    tp_g_bwd(G, c, "tp_allgather_mlp_grad");
+    gemm(G, c, "fc2_dgrad", M, G->f / t, G->h);
+    gemm(G, c, "fc2_wgrad", G->f / t, G->h, M);
+    memop(G, c, G->gated ? "swiglu_bwd" : "gelu_bwd", ORR_CLS_ELEMENTWISE, (G->gated ? 5.0 : 3.0) * fl * G->act_B,
+          10.0 * fl);
+    column_linear_bwd(G, c, "fc1_dgrad", "fc1_wgrad", G->f * (G->gated ? 2.0 : 1.0) / t);
+    norm(G, c, "post_attn_norm_bwd", 1);
+    residual(G, c, "bias_dropout_add_bwd");
+    tp_g_bwd(G, c, "tp_allgather_attn_grad");
+    gemm(G, c, "proj_dgrad", M, G->a * G->hd / t, G->h);
+    gemm(G, c, "proj_wgrad", G->a * G->hd / t, G->h, M);
+    attention(G, c, 1);
+    if (G->s->model.rmsnorm)
+        memop(G, c, "rotary_bwd", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
+              3.0 * M * (G->a + G->g) * G->hd / t);
+    column_linear_bwd(G, c, "qkv_dgrad", "qkv_wgrad", (G->a + 2.0 * G->g) * G->hd / t);
+    norm(G, c, "input_norm_bwd", 1);
+}
+
+/* ---- embedding, head, loss ---- */
+
+static void embedding_fwd(gen *G, const ctx *c)
+{
+    double n = tokens(G) * G->h;
+    memop(G, c, "embedding_lookup", ORR_CLS_ELEMENTWISE, 2.0 * n * G->act_B, 0);
+    /* vocab-parallel embedding: partial rows are summed over TP (reduce-scatter with SP) */
+    uint32_t e = tp_coll(G, c, "tp_embedding", G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE, hidden_bytes(G), 0);
+    tp_join(G, e);
+    if (!G->s->model.rmsnorm) memop(G, c, "position_embedding_add", ORR_CLS_ELEMENTWISE, 3.0 * local_tokens(G) * G->h * G->act_B, 0);
+    residual(G, c, "embedding_dropout");
+}
+
+static void embedding_bwd(gen *G, const ctx *c)
+{
+    if (G->sp) tp_g_bwd(G, c, "tp_embedding_grad");
+    double n = tokens(G) * G->h;
+    memop(G, c, "embedding_grad", ORR_CLS_ELEMENTWISE, 3.0 * n * G->act_B, n);
+}
+
+static void head_fwd(gen *G, const ctx *c)
+{
+    double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc;
+    norm(G, c, "final_norm", 0);
+    tp_f_fwd(G, c, "tp_allgather_head");
+    gemm(G, c, "lm_head_gemm", M, vloc, G->h);
+    /* vocab-parallel cross-entropy: max, sum of exp and target logit are all-reduced over TP */
+    memop(G, c, "ce_max", ORR_CLS_REDUCTION, logits * G->act_B, logits);
+    if (G->T > 1) coll(G, c, S_COMPUTE, "tp_ce_max", ORR_COLL_ALLREDUCE, ORR_ROLE_TP, M * 4.0);
+    memop(G, c, "ce_exp_sum", ORR_CLS_ELEMENTWISE, logits * (G->act_B + 4.0), 3.0 * logits);
+    if (G->T > 1) coll(G, c, S_COMPUTE, "tp_ce_sum", ORR_COLL_ALLREDUCE, ORR_ROLE_TP, M * 4.0 * 2.0);
+    memop(G, c, "ce_loss", ORR_CLS_ELEMENTWISE, M * 16.0, M * 4.0);
+}
+
+static void head_bwd(gen *G, const ctx *c)
+{
+    double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc;
+    memop(G, c, "ce_grad", ORR_CLS_ELEMENTWISE, logits * (4.0 + G->act_B), 2.0 * logits);
+    column_linear_bwd(G, c, "lm_head_dgrad", "lm_head_wgrad", vloc);
+    norm(G, c, "final_norm_bwd", 1);
+}
+
+/* ---- model chunks, gradient buckets ---- */
+
+/* Global index of the first layer of model chunk c on this rank's stage (Megatron's layout:
+ * chunk c of stage p holds layers [(c*P + p)*Lc, (c*P + p + 1)*Lc)). */
+static uint32_t chunk_first_layer(const gen *G, uint32_t c) { return (c * G->P + G->pp_r) * G->Lc; }
+static int chunk_has_embedding(const gen *G, uint32_t c) { return G->pp_r == 0 && c == 0; }
+static int chunk_has_head(const gen *G, uint32_t c) { return G->pp_r == G->P - 1 && c == G->V - 1; }
+
+static double layer_params_local(const gen *G) { return orr_model_layer_params(&G->s->model) / G->T; }
+static double embedding_params_local(const gen *G)
+{
+    return G->vocab * G->h / G->T + (G->s->model.rmsnorm ? 0.0 : G->sq * G->h);
+}
+/* The LM head's own parameters on the last stage: untied, or a tied copy when PP > 1. */
+static double head_params_local(const gen *G)
+{
+    int own = !G->s->model.tied_embeddings || G->P > 1;
+    return (own ? G->vocab * G->h / G->T : 0.0) + 2.0 * G->h;
+}
+
+
+static double rank_params(const gen *G)
+{
+    double p = 0;
+    for (uint32_t c = 0; c < G->V; c++) {
+        p += G->Lc * layer_params_local(G);
+        if (chunk_has_embedding(G, c)) p += embedding_params_local(G);
+        if (chunk_has_head(G, c)) p += head_params_local(G);
+    }
+    return p;
+}
+
+/* Buckets of chunk c in the order the backward pass fills them (Megatron DDP: parameters in
+ * reverse registration order; a bucket closes once it holds bucket_params). Element e of the
+ * backward order: 0 = head (if any), then layers last to first, then the embedding (if any). */
+static void build_buckets(gen *G)
+{
+    G->nbk = 0;
+    for (uint32_t c = 0; c < G->V; c++) {
+        bucket cur;
+        memset(&cur, 0, sizeof cur);
+        cur.chunk = c;
+        cur.first_layer = UINT32_MAX;
+        uint32_t first = chunk_first_layer(G, c);
+        int n_el = (int)G->Lc + 2;
+        for (int e = 0; e < n_el; e++) {
+            double p = 0;
+            if (e == 0) {
+                if (!chunk_has_head(G, c)) continue;
+                p = head_params_local(G);
+                cur.has_head = 1;
+            } else if (e == n_el - 1) {
+                if (!chunk_has_embedding(G, c)) continue;
+                p = embedding_params_local(G);
+                cur.has_embedding = 1;
+            } else {
+                uint32_t layer = first + G->Lc - (uint32_t)e;
+                p = layer_params_local(G);
+                if (cur.last_layer < layer || cur.first_layer == UINT32_MAX) cur.last_layer = layer;
+                cur.first_layer = layer;
+            }
+            cur.params += p;
+            if (cur.params >= G->s->bucket_params) {
+                ORR_PUSH(G->bk, G->nbk, G->capbk, cur);
+                memset(&cur, 0, sizeof cur);
+                cur.chunk = c;
+                cur.first_layer = UINT32_MAX;
+            }
+        }
+        if (cur.params > 0) ORR_PUSH(G->bk, G->nbk, G->capbk, cur);
+    }
+}
+
+/* The bucket (index) that closes after element e of chunk c's backward order, or -1. */
+static int bucket_closing(const gen *G, uint32_t c, int is_head, int is_emb, uint32_t layer)
+{
+    for (size_t i = 0; i < G->nbk; i++) {
+        const bucket *b = &G->bk[i];
+        if (b->chunk != c) continue;
+        /* the last element a bucket receives in backward order is its embedding, else its lowest
+         * layer, else its head */
+        if (b->has_embedding) {
+            if (is_emb) return (int)i;
+        } else if (b->first_layer != UINT32_MAX) {
+            if (!is_head && !is_emb && layer == b->first_layer) return (int)i;
+        } else if (b->has_head && is_head) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static void dp_reduce_bucket(gen *G, const bucket *b, int overlap)
+{
+    if (G->D <= 1) return;
+    ctx c = {ORR_PHASE_BWD, ORR_NO_LAYER, ORR_NO_MB, b->chunk};
+    orr_coll_kind k = G->s->dist_opt ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE;
+    const char *name = G->s->dist_opt ? "dp_grad_reducescatter" : "dp_grad_allreduce";
+    if (!overlap) {
+        coll(G, &c, S_COMPUTE, name, k, ORR_ROLE_DP, b->params * G->grad_B);
+        return;
+    }
+    uint32_t e = record(G, S_COMPUTE);
+    wait_ev(G, S_DP, e);
+    coll(G, &c, S_DP, name, k, ORR_ROLE_DP, b->params * G->grad_B);
+}
+
+static void after_bwd_element(gen *G, uint32_t c, uint32_t mb, int is_head, int is_emb, uint32_t layer)
+{
+    if (mb != G->nmb - 1 || !G->s->overlap_grad_reduce) return;
+    int i = bucket_closing(G, c, is_head, is_emb, layer);
+    if (i >= 0) dp_reduce_bucket(G, &G->bk[i], 1);
+}
+
+/* ---- forward and backward steps of one micro-batch through one model chunk ---- */
+
+static uint32_t act_buf(const gen *G, uint32_t c, uint32_t li, uint32_t mb)
+{
+    return (mb * G->V + c) * G->Lc + li;
+}
+
+static void alloc_op(gen *G, const ctx *c, orr_op_kind kind, uint32_t buf, double bytes, orr_mem_cat cat)
+{
+    orr_op *op = emit(G, kind, S_COMPUTE, kind == ORR_OP_ALLOC ? "alloc_activations" : "free_activations");
+    tag_op(op, c);
+    op->a = buf;
+    op->bytes = (uint64_t)bytes;
+    op->cls = (uint8_t)cat;
+}
+
+/* With the distributed optimizer's overlapped parameter gather, the first forward of each part of a
+ * chunk waits for the all-gather of the bucket that holds its parameters. what: 0 = embedding,
+ * 1 = a layer, 2 = the head. */
+static void wait_param_gather(gen *G, uint32_t c, uint32_t mb, int what, uint32_t layer)
+{
+    if (mb != 0 || !G->s->dist_opt || !G->s->overlap_param_gather || G->D <= 1) return;
+    for (size_t i = 0; i < G->nbk; i++) {
+        const bucket *b = &G->bk[i];
+        if (b->chunk != c) continue;
+        int has_layers = b->first_layer != UINT32_MAX;
+        int hit = what == 0 ? b->has_embedding
+                : what == 1 ? (has_layers && b->first_layer == layer)
+                            : (b->has_head && !has_layers && !b->has_embedding);
+        if (hit) wait_ev(G, S_COMPUTE, b->ag_event);
+    }
+}
+
+static void fwd_step(gen *G, uint32_t c, uint32_t mb)
+{
+    ctx cx = {ORR_PHASE_FWD, ORR_NO_LAYER, mb, c};
+    if (chunk_has_embedding(G, c)) {
+        wait_param_gather(G, c, mb, 0, 0);
+        embedding_fwd(G, &cx);
+    }
+    uint32_t first = chunk_first_layer(G, c);
+    for (uint32_t li = 0; li < G->Lc; li++) {
+        cx.layer = first + li;
+        wait_param_gather(G, c, mb, 1, cx.layer);
+        layer_fwd(G, &cx);
+        alloc_op(G, &cx, ORR_OP_ALLOC, act_buf(G, c, li, mb), layer_activation_bytes(G), ORR_MEM_ACT);
+    }
+    cx.layer = ORR_NO_LAYER;
+    if (chunk_has_head(G, c)) {
+        wait_param_gather(G, c, mb, 2, 0);
+        head_fwd(G, &cx);
+    }
+}
+
+static void bwd_step(gen *G, uint32_t c, uint32_t mb)
+{
+    ctx cx = {ORR_PHASE_BWD, ORR_NO_LAYER, mb, c};
+    if (chunk_has_head(G, c)) {
+        head_bwd(G, &cx);
+        after_bwd_element(G, c, mb, 1, 0, 0);
+    }
+    uint32_t first = chunk_first_layer(G, c);
+    for (uint32_t k = G->Lc; k-- > 0;) {
+        cx.layer = first + k;
+        if (G->s->recompute == ORR_RECOMPUTE_FULL) {
+            ctx rc = cx;
+            rc.phase = ORR_PHASE_RECOMPUTE;
+            layer_fwd(G, &rc);
+        }
+        layer_bwd(G, &cx);
+        alloc_op(G, &cx, ORR_OP_FREE, act_buf(G, c, k, mb), layer_activation_bytes(G), ORR_MEM_ACT);
+        after_bwd_element(G, c, mb, 0, 0, cx.layer);
+    }
+    cx.layer = ORR_NO_LAYER;
+    if (chunk_has_embedding(G, c)) {
+        embedding_bwd(G, &cx);
+        after_bwd_element(G, c, mb, 0, 1, 0);
+    }
+}
+
+/* ---- pipeline p2p ---- */
+
+static double pp_bytes(const gen *G) { return hidden_bytes(G) / (G->sp ? G->T : 1); }
+
+static void p2p(gen *G, orr_op_kind kind, uint32_t peer_pp, uint32_t tag, int batch_next)
+{
+    orr_op *op = emit(G, kind, S_COMPUTE, kind == ORR_OP_SEND ? (tag == TAG_FWD ? "pp_send_activation" : "pp_send_grad")
+                                                               : (tag == TAG_FWD ? "pp_recv_activation" : "pp_recv_grad"));
+    op->role = ORR_ROLE_PP;
+    op->phase = tag == TAG_FWD ? ORR_PHASE_FWD : ORR_PHASE_BWD;
+    op->a = grank(G, G->tp_r, G->dp_r, peer_pp);
+    op->seq = tag;
+    op->bytes = (uint64_t)pp_bytes(G);
+    op->flags = batch_next ? ORR_OPF_BATCH_NEXT : 0;
+}
+
+/* A batched group of p2p ops (torch.distributed.batch_isend_irecv): up to four, any may be absent. */
+typedef struct p2p_req {
+    int on;
+    orr_op_kind kind;
+    uint32_t peer, tag;
+} p2p_req;
+
+static void p2p_batch(gen *G, const p2p_req *r, int n)
+{
+    int last = -1;
+    for (int i = 0; i < n; i++)
+        if (r[i].on) last = i;
+    for (int i = 0; i <= last; i++)
+        if (r[i].on) p2p(G, r[i].kind, r[i].peer, r[i].tag, i != last);
+}
+
+static uint32_t prev_stage(const gen *G) { return (G->pp_r + G->P - 1) % G->P; }
+static uint32_t next_stage(const gen *G) { return (G->pp_r + 1) % G->P; }
+
+/* Megatron's forward_backward_pipelining_without_interleaving. */
+static void schedule_1f1b(gen *G)
+{
+    int first = G->pp_r == 0, last = G->pp_r == G->P - 1;
+    uint32_t warm = G->P - G->pp_r - 1;
+    if (warm > G->nmb) warm = G->nmb;
+    uint32_t rem = G->nmb - warm, fmb = 0, bmb = 0;
+    p2p_req rf = {!first, ORR_OP_RECV, prev_stage(G), TAG_FWD}, sf = {!last, ORR_OP_SEND, next_stage(G), TAG_FWD};
+    p2p_req rb = {!last, ORR_OP_RECV, next_stage(G), TAG_BWD}, sb = {!first, ORR_OP_SEND, prev_stage(G), TAG_BWD};
+    for (uint32_t i = 0; i < warm; i++) {
+        p2p_batch(G, &rf, 1);
+        fwd_step(G, 0, fmb++);
+        p2p_batch(G, &sf, 1);
+    }
+    if (rem > 0) p2p_batch(G, &rf, 1);
+    for (uint32_t i = 0; i < rem; i++) {
+        fwd_step(G, 0, fmb++);
+        p2p_req a[2] = {sf, rb};
+        p2p_batch(G, a, 2);
+        bwd_step(G, 0, bmb++);
+        if (i == rem - 1) {
+            p2p_batch(G, &sb, 1);
+        } else {
+            p2p_req b2[2] = {sb, rf};
+            p2p_batch(G, b2, 2);
+        }
+    }
+    for (uint32_t i = 0; i < warm; i++) {
+        p2p_batch(G, &rb, 1);
+        bwd_step(G, 0, bmb++);
+        p2p_batch(G, &sb, 1);
+    }
+}
+
+static uint32_t pymod(int64_t x, int64_t n) { return (uint32_t)(((x % n) + n) % n); }
+
+/* Megatron's get_model_chunk_id and the micro-batch of virtual micro-batch k. */
+static uint32_t chunk_id(const gen *G, int64_t k, int forward)
+{
+    uint32_t c = pymod(k, (int64_t)G->P * G->V) / G->P;
+    return forward ? c : G->V - 1 - c;
+}
+static uint32_t mb_id(const gen *G, int64_t k)
+{
+    return (uint32_t)(k / ((int64_t)G->P * G->V)) * G->P + pymod(k, G->P);
+}
+
+/* Megatron's forward_backward_pipelining_with_interleaving (no p2p overlap). */
+static void schedule_interleaved(gen *G)
+{
+    uint32_t P = G->P, V = G->V, p = G->pp_r;
+    int64_t total = (int64_t)G->nmb * V;
+    int64_t warm = (int64_t)(P - p - 1) * 2 + (int64_t)(V - 1) * P;
+    int all_warm = 0;
+    if (warm >= total) {
+        warm = total;
+        all_warm = 1;
+    }
+    int64_t rem = total - warm;
+    uint32_t prev = prev_stage(G), next = next_stage(G);
+#define LAST_VIRTUAL(c) (p == P - 1 && (c) == V - 1)
+#define FIRST_VIRTUAL(c) (p == 0 && (c) == 0)
+    p2p_req r0 = {p != 0, ORR_OP_RECV, prev, TAG_FWD};
+    p2p_batch(G, &r0, 1);
+    for (int64_t k = 0; k < warm; k++) {
+        uint32_t c = chunk_id(G, k, 1);
+        fwd_step(G, c, mb_id(G, k));
+        uint32_t nc = chunk_id(G, k + 1, 1);
+        int recv_prev = !(p == 0 && nc == 0) && k != total - 1;
+        int send = !LAST_VIRTUAL(c);
+        if (k == warm - 1 && !all_warm) {
+            p2p_req a[3] = {{send, ORR_OP_SEND, next, TAG_FWD}, {recv_prev, ORR_OP_RECV, prev, TAG_FWD},
+                            {p != P - 1, ORR_OP_RECV, next, TAG_BWD}};
+            p2p_batch(G, a, 3);
+        } else {
+            p2p_req a[2] = {{send, ORR_OP_SEND, next, TAG_FWD}, {recv_prev, ORR_OP_RECV, prev, TAG_FWD}};
+            p2p_batch(G, a, 2);
+        }
+    }
+    for (int64_t k = 0; k < rem; k++) {
+        int64_t fk = k + warm, bk = k;
+        uint32_t fc = chunk_id(G, fk, 1), bc = chunk_id(G, bk, 0);
+        fwd_step(G, fc, mb_id(G, fk));
+        bwd_step(G, bc, mb_id(G, bk));
+        int recv_prev = 1, recv_next = 1;
+        if (p == 0 && chunk_id(G, fk - (int64_t)(P - 1), 1) == V - 1) recv_prev = 0;
+        if (p == P - 1 && chunk_id(G, bk - (int64_t)(P - 1), 0) == 0) recv_next = 0;
+        if (k == rem - 1) recv_prev = 0;
+        p2p_req a[4] = {{!LAST_VIRTUAL(fc), ORR_OP_SEND, next, TAG_FWD}, {!FIRST_VIRTUAL(bc), ORR_OP_SEND, prev, TAG_BWD},
+                        {recv_prev, ORR_OP_RECV, prev, TAG_FWD}, {recv_next, ORR_OP_RECV, next, TAG_BWD}};
+        p2p_batch(G, a, 4);
+    }
+    if (all_warm) {
+        p2p_req a = {p != P - 1, ORR_OP_RECV, next, TAG_BWD};
+        p2p_batch(G, &a, 1);
+    }
+    for (int64_t k = rem; k < total; k++) {
+        uint32_t c = chunk_id(G, k, 0);
+        bwd_step(G, c, mb_id(G, k));
+        uint32_t nc = chunk_id(G, k + 1, 0);
+        int recv_next = !(p == P - 1 && nc == V - 1) && k != total - 1;
+        p2p_req a[2] = {{!FIRST_VIRTUAL(c), ORR_OP_SEND, prev, TAG_BWD}, {recv_next, ORR_OP_RECV, next, TAG_BWD}};
+        p2p_batch(G, a, 2);
+    }
+#undef LAST_VIRTUAL
+#undef FIRST_VIRTUAL
+}
+
+static void schedule_no_pipeline(gen *G)
+{
+    for (uint32_t mb = 0; mb < G->nmb; mb++) {
+        fwd_step(G, 0, mb);
+        bwd_step(G, 0, mb);
+    }
+}
+
+/* ---- iteration: zero grads, (param gather), schedule, grad sync, optimizer ---- */
+
+static void param_gather_prefetch(gen *G)
+{
+    /* The distributed optimizer's parameter all-gather, overlapped with the forward pass: issued on
+     * the DP stream in forward order; each layer's first forward waits for its bucket. */
+    for (uint32_t c = 0; c < G->V; c++)
+        for (size_t i = G->nbk; i-- > 0;) {
+            if (G->bk[i].chunk != c) continue;
+            ctx cx = {ORR_PHASE_FWD, ORR_NO_LAYER, ORR_NO_MB, c};
+            coll(G, &cx, S_DP, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP, G->bk[i].params * G->act_B);
+            G->bk[i].ag_event = record(G, S_DP);
+        }
+}
+
+static void optimizer_step(gen *G)
+{
+    ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
+    double params = rank_params(G);
+    double local = G->s->dist_opt ? params / G->D : params;
+    memop(G, &cx, "grad_norm", ORR_CLS_REDUCTION, local * 4.0, 2.0 * local);
+    if (G->T * G->P > 1) coll(G, &cx, S_COMPUTE, "grad_norm_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_OTHER, 4.0);
+    if (G->s->dist_opt && G->D > 1) coll(G, &cx, S_COMPUTE, "grad_norm_dp_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_DP, 4.0);
+    if (G->dt == ORR_FP16) {
+        memop(G, &cx, "unscale_found_inf", ORR_CLS_ELEMENTWISE, local * 8.0, local);
+        if (G->T * G->P > 1) coll(G, &cx, S_COMPUTE, "found_inf_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_OTHER, 4.0);
+    }
+    /* Adam on fp32 master weights: read param, grad, m, v (16 B), write param, m, v (12 B) and the
+     * half-precision copy (2 B): 30 bytes per parameter, in multi-tensor-apply launches of ~50M. */
+    uint32_t launches = (uint32_t)ceil(local / 5e7);
+    if (launches < 1) launches = 1;
+    for (uint32_t i = 0; i < launches; i++)
+        memop(G, &cx, "adam_step", ORR_CLS_OPTIMIZER, local / launches * 30.0, local / launches * 12.0);
+    if (G->s->dist_opt && G->D > 1 && !G->s->overlap_param_gather)
+        for (size_t i = G->nbk; i-- > 0;)
+            coll(G, &cx, S_COMPUTE, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP, G->bk[i].params * G->act_B);
+}
+
+static void gen_rank(gen *G)
+{
+    G->nev = 0;
+    rank_groups(G);
+    build_buckets(G);
+    ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
+    orr_op *z = emit(G, ORR_OP_MEMSET, S_COMPUTE, "zero_grad_buffer");
+    tag_op(z, &cx);
+    z->bytes = (uint64_t)(rank_params(G) * G->grad_B);
+    if (G->s->dist_opt && G->s->overlap_param_gather && G->D > 1) param_gather_prefetch(G);
+
+    if (G->P == 1) schedule_no_pipeline(G);
+    else if (G->V == 1) schedule_1f1b(G);
+    else schedule_interleaved(G);
+
+    /* finish_grad_sync: wait for the overlapped reductions, or issue them all now */
+    if (G->D > 1) {
+        if (G->s->overlap_grad_reduce) {
+            uint32_t e = record(G, S_DP);
+            wait_ev(G, S_COMPUTE, e);
+        } else {
+            for (size_t i = 0; i < G->nbk; i++) dp_reduce_bucket(G, &G->bk[i], 0);
+        }
+    }
+    if (G->has_emb_group) {
+        ctx ec = {ORR_PHASE_BWD, ORR_NO_LAYER, ORR_NO_MB, 0};
+        coll(G, &ec, S_COMPUTE, "embedding_grad_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_EMB,
+             G->vocab * G->h / G->T * G->grad_B);
+    }
+    optimizer_step(G);
+    orr_op *sy = emit(G, ORR_OP_DEVICE_SYNC, S_COMPUTE, "iteration_end_sync");
+    tag_op(sy, &cx);
+}
+
+/* Model FLOPs of one iteration, Megatron-LM's num_floating_point_operations (training.py): 3x the
+ * forward matmul FLOPs (no recomputation), attention scores counted in full (no causal discount),
+ * with GQA and gated-MLP terms. */
+static double megatron_model_flops(const gen *G, double gbs)
+{
+    double h = G->h, L = G->L, s = G->sq;
+    double q_ratio = G->a * G->hd / h;
+    double attn = (1.0 + G->g / G->a + s / h) * q_ratio;
+    double mlp = G->f / h * (G->gated ? 1.5 : 1.0);
+    double logit = G->vocab / (2.0 * L * h);
+    return 12.0 * gbs * s * L * h * h * (attn + mlp + logit);
+}
+
+orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
+{
+    gen G;
+    memset(&G, 0, sizeof G);
+    G.s = s;
+    G.T = s->tp;
+    G.P = s->pp;
+    G.D = s->dp;
+    G.V = s->vpp ? s->vpp : 1;
+    G.L = s->model.layers;
+    if (!G.T || !G.P || !G.D || !s->mbs || !s->gbs || !s->seq || G.L % (G.P * G.V))
+        return orr_fail(err, "generator: the spec is not resolved (tp/pp/dp/mbs/gbs/seq)"), NULL;
+    G.Lc = G.L / (G.P * G.V);
+    G.nmb = s->gbs / (s->mbs * G.D);
+    G.b = s->mbs;
+    G.sq = s->seq;
+    G.h = s->model.hidden;
+    G.a = s->model.heads;
+    G.g = s->model.kv_heads ? s->model.kv_heads : s->model.heads;
+    G.hd = s->model.head_dim ? s->model.head_dim : s->model.hidden / s->model.heads;
+    G.f = s->model.ffn;
+    /* Megatron pads the vocabulary to a multiple of 128 x tp (make-vocab-size-divisible-by) */
+    double mult = 128.0 * G.T;
+    G.vocab = ceil(s->model.vocab / mult) * mult;
+    G.sp = s->sp && G.T > 1;
+    G.gated = s->model.gated_mlp;
+    G.dt = s->precision;
+    G.act_B = s->precision == ORR_FP32 ? 4.0 : 2.0;
+    /* bf16 training reduces gradients in fp32 (Megatron forces accumulate_allreduce_grads_in_fp32) */
+    G.grad_B = s->precision == ORR_FP16 ? 2.0 : 4.0;
+    if (G.V > 1 && G.nmb % G.P)
+        return orr_fail(err, "--vpp %u: the interleaved schedule needs the number of micro-batches (%u) to be a "
+                             "multiple of pp (%u)", G.V, G.nmb, G.P), NULL;
+
+    uint32_t world = G.T * G.P * G.D;
+    uint32_t gpn = s->cluster.gpus_per_node ? s->cluster.gpus_per_node : 8;
+    G.w = orr_workload_new(world, gpn);
+    int sym = s->symmetry;
+    for (uint32_t p = 0; p < G.P; p++)
+        for (uint32_t d = 0; d < (sym ? 1 : G.D); d++)
+            for (uint32_t t = 0; t < (sym ? 1 : G.T); t++) {
+                char label[48];
+                if (sym) snprintf(label, sizeof label, "pp%u", p);
+                else snprintf(label, sizeof label, "tp%u dp%u pp%u", t, d, p);
+                uint32_t r = orr_workload_add_rank(G.w, grank(&G, t, d, p), sym ? G.T * G.D : 1, label);
+                G.rk = &G.w->ranks[r];
+                G.tp_r = t;
+                G.dp_r = d;
+                G.pp_r = p;
+                gen_rank(&G);
+            }
+    free(G.bk);
+    orr_map_free(&G.group_ids);
+    if (orr_workload_finalize(G.w, err) < 0) {
+        orr_workload_free(G.w);
+        return NULL;
+    }
+    double hw = 0;
+    for (size_t r = 0; r < G.w->nranks; r++) {
+        const orr_rank *rk = &G.w->ranks[r];
+        double f = 0;
+        for (size_t i = 0; i < rk->nops; i++)
+            if (rk->ops[i].kind == ORR_OP_KERNEL) f += rk->ops[i].flops;
+        hw += f * rk->weight;
+    }
+    G.w->hw_flops = hw;
+    G.w->model_flops = megatron_model_flops(&G, s->gbs);
+    G.w->tokens = (double)s->gbs * s->seq;
+    snprintf(G.w->flops_convention, sizeof G.w->flops_convention,
+             "Megatron-LM num_floating_point_operations: 3 x forward matmul FLOPs, no recompute, "
+             "full s^2 attention, vocab padded to %u", (unsigned)G.vocab);
+    return G.w;
+}

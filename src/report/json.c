@@ -1,0 +1,233 @@
+/*
+ * json.c - the machine-readable report (`orrery predict --json`) and the JSON primitives every
+ * writer in Orrery uses: string escaping and round-trip-exact numbers.
+ *
+ * The document's schema is docs/json.md; ORR_JSON_SCHEMA_VERSION changes whenever a key is renamed
+ * or removed or its meaning or unit changes (adding keys does not). Output is a pure function of
+ * the inputs: no wall time, no pointers, no hash order, numbers formatted without locale-dependent
+ * or platform-dependent shortcuts beyond C's printf, so identical inputs give identical bytes.
+ */
+#include "orrery/report.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- primitives ---- */
+
+/* Length (2..4) of the well-formed UTF-8 sequence at p, or 0 if p does not start one (stray
+ * continuation byte, overlong form, surrogate, beyond U+10FFFF, or truncated by the NUL). */
+static size_t utf8_seq_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t n;
+    uint32_t cp, min;
+    if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07, min = 0x10000;
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) return 0; /* also stops at the terminating NUL */
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+void orr_json_str(orr_buf *b, const char *s)
+{
+    if (!s) {
+        orr_buf_puts(b, "null");
+        return;
+    }
+    const unsigned char *p = (const unsigned char *)s;
+    /* Reserve the common case (nothing to escape) at once; escapes grow the buffer as they go. */
+    orr_grow((void **)&b->s, &b->cap, b->n + strlen(s) + 3, 1);
+    b->s[b->n++] = '"';
+    while (*p) {
+        size_t run = 0;
+        /* A run of bytes copied as they are: printable ASCII other than '"' and '\\'. */
+        while (p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') run++;
+        if (run) {
+            orr_grow((void **)&b->s, &b->cap, b->n + run + 2, 1);
+            memcpy(b->s + b->n, p, run);
+            b->n += run;
+            p += run;
+            continue;
+        }
+        if (*p == '"' || *p == '\\') {
+            orr_buf_printf(b, "\\%c", *p);
+            p++;
+        } else if (*p < 0x20) {
+            orr_buf_printf(b, "\\u%04x", *p);
+            p++;
+        } else {
+            size_t n = utf8_seq_len(p);
+            if (n) {
+                orr_grow((void **)&b->s, &b->cap, b->n + n + 2, 1);
+                memcpy(b->s + b->n, p, n);
+                b->n += n;
+                p += n;
+            } else {
+                orr_buf_puts(b, "\\ufffd"); /* a byte that is not UTF-8: the replacement char */
+                p++;
+            }
+        }
+    }
+    orr_grow((void **)&b->s, &b->cap, b->n + 2, 1);
+    b->s[b->n++] = '"';
+    b->s[b->n] = 0;
+}
+
+void orr_json_num(orr_buf *b, double v)
+{
+    if (!isfinite(v)) {
+        orr_buf_puts(b, "null");
+        return;
+    }
+    char text[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v) break;
+    }
+    orr_buf_puts(b, text);
+}
+
+/* ---- the report document ---- */
+
+static double seconds_of(int64_t ps)
+{
+    return (double)ps / (double)ORR_PS_PER_S;
+}
+
+/* `"key": ` preceded by a newline and indent spaces (indent < 0: no newline, a space). */
+static void key(orr_buf *b, int indent, const char *name)
+{
+    if (indent >= 0) orr_buf_printf(b, "\n%*s", indent, "");
+    else orr_buf_puts(b, " ");
+    orr_json_str(b, name);
+    orr_buf_puts(b, ": ");
+}
+
+static void key_num(orr_buf *b, int indent, const char *name, double v, int last)
+{
+    key(b, indent, name);
+    orr_json_num(b, v);
+    if (!last) orr_buf_puts(b, ",");
+}
+
+static void key_u64(orr_buf *b, int indent, const char *name, uint64_t v, int last)
+{
+    key(b, indent, name);
+    orr_buf_printf(b, "%llu%s", (unsigned long long)v, last ? "" : ",");
+}
+
+static void key_str(orr_buf *b, int indent, const char *name, const char *s, int last)
+{
+    key(b, indent, name);
+    orr_json_str(b, s);
+    if (!last) orr_buf_puts(b, ",");
+}
+
+/* A breakdown as one-line object, every part in seconds. */
+static void breakdown_json(orr_buf *b, const orr_breakdown *bd)
+{
+    const int64_t *c = bd->comm_ps;
+    orr_buf_puts(b, "{");
+    key_num(b, -1, "total_s", seconds_of(bd->total_ps), 0);
+    key_num(b, -1, "compute_s", seconds_of(bd->compute_ps), 0);
+    key(b, -1, "exposed_comm_s");
+    orr_buf_puts(b, "{");
+    key_num(b, -1, "tp", seconds_of(c[ORR_ROLE_TP]), 0);
+    key_num(b, -1, "pp", seconds_of(c[ORR_ROLE_PP]), 0);
+    key_num(b, -1, "dp", seconds_of(c[ORR_ROLE_DP]), 0);
+    key_num(b, -1, "emb", seconds_of(c[ORR_ROLE_EMB]), 0);
+    key_num(b, -1, "cp", seconds_of(c[ORR_ROLE_CP]), 0);
+    key_num(b, -1, "ep", seconds_of(c[ORR_ROLE_EP]), 0);
+    key_num(b, -1, "other", seconds_of(c[ORR_ROLE_OTHER] + c[ORR_ROLE_NONE]), 1);
+    orr_buf_puts(b, " },");
+    key_num(b, -1, "exposed_comm_total_s", seconds_of(orr_breakdown_comm_ps(bd)), 0);
+    key_num(b, -1, "bubble_s", seconds_of(bd->bubble_ps), 0);
+    key_num(b, -1, "wait_s", seconds_of(bd->wait_ps), 0);
+    key_num(b, -1, "idle_s", seconds_of(bd->idle_ps), 0);
+    key_num(b, -1, "overlapped_comm_s", seconds_of(bd->overlapped_comm_ps), 1);
+    orr_buf_puts(b, " }");
+}
+
+static void ranks_json(orr_buf *b, const orr_result *r, const orr_workload *w)
+{
+    key(b, 2, "ranks");
+    orr_buf_puts(b, "[");
+    for (size_t i = 0; i < r->nranks && i < w->nranks; i++) {
+        const orr_rank *rk = &w->ranks[i];
+        orr_buf_puts(b, i ? ",\n    {" : "\n    {");
+        key_u64(b, -1, "index", i, 0);
+        key_str(b, -1, "label", rk->label, 0);
+        key_u64(b, -1, "gpu", rk->gpu, 0);
+        key_u64(b, -1, "weight", rk->weight, 0);
+        key(b, -1, "breakdown");
+        breakdown_json(b, &r->ranks[i]);
+        orr_buf_puts(b, " }");
+    }
+    orr_buf_puts(b, r->nranks ? "\n  ]," : "],");
+}
+
+static void critical_path_json(orr_buf *b, const orr_critical_path *cp)
+{
+    key(b, 2, "critical_path");
+    orr_buf_puts(b, "{");
+    int64_t total_ps = 0;
+    for (int k = 0; k < ORR_CP_KIND_COUNT; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s_s", orr_cp_kind_name((orr_cp_kind)k));
+        key_num(b, 4, name, seconds_of(cp->ps[k]), 0);
+        total_ps += cp->ps[k];
+    }
+    key_num(b, 4, "total_s", seconds_of(total_ps), 0);
+    key_u64(b, 4, "ops", cp->nops, 0);
+    key_u64(b, 4, "rank_hops", cp->rank_hops, 1);
+    orr_buf_puts(b, "\n  },");
+}
+
+/* 1 if s holds something other than white space (an empty config would break the document). */
+static int has_text(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s)) return 1;
+    return 0;
+}
+
+void orr_report_json(const orr_result *r, const orr_workload *w, const orr_report_info *info,
+                     orr_buf *out)
+{
+    orr_buf_puts(out, "{");
+    key_u64(out, 2, "schema_version", ORR_JSON_SCHEMA_VERSION, 0);
+    key_str(out, 2, "title", info ? info->title : NULL, 0);
+    key_str(out, 2, "gpu_name", info ? info->gpu_name : NULL, 0);
+    key_num(out, 2, "peak_flops_per_gpu", info ? info->peak_flops_per_gpu : 0.0, 0);
+    key_num(out, 2, "iteration_time_s", r->iteration_s, 0);
+    key_u64(out, 2, "iteration_time_ps", (uint64_t)r->iteration_ps, 0);
+    key_num(out, 2, "tokens_per_s", r->tokens_per_s, 0);
+    key_num(out, 2, "tflops_per_gpu", r->tflops_per_gpu, 0);
+    key_num(out, 2, "hw_tflops_per_gpu", r->hw_tflops_per_gpu, 0);
+    key_num(out, 2, "mfu", r->mfu, 0);
+    key_num(out, 2, "hfu", r->hfu, 0);
+    key_str(out, 2, "flops_convention", r->flops_convention, 0);
+    key_num(out, 2, "model_flops_per_iteration", w->model_flops, 0);
+    key_num(out, 2, "hw_flops_per_iteration", w->hw_flops, 0);
+    key_num(out, 2, "tokens_per_iteration", w->tokens, 0);
+    key_u64(out, 2, "world_size", r->world_size, 0);
+    key_u64(out, 2, "unique_ranks_simulated", r->unique_ranks, 0);
+    key(out, 2, "breakdown");
+    breakdown_json(out, &r->mean);
+    orr_buf_puts(out, ",");
+    ranks_json(out, r, w);
+    critical_path_json(out, &r->cp);
+    key_u64(out, 2, "events", r->events, 0);
+    key(out, 2, "config");
+    if (info && has_text(info->config_json)) orr_buf_puts(out, info->config_json);
+    else orr_buf_puts(out, "null");
+    orr_buf_puts(out, "\n}\n");
+}

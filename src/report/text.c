@@ -1,0 +1,187 @@
+/*
+ * text.c - the human-readable summary of a prediction (what `orrery predict` prints).
+ *
+ * Layout: the headline numbers (iteration time, throughput, TFLOP/s per GPU, MFU/HFU with the FLOP
+ * convention), the time breakdown of the mean GPU, a per-rank table (every simulated rank when there
+ * are at most 32, else the 8 with the most bubble + wait + idle time), the critical path and the
+ * number of engine events. Every number carries its unit. The text is a pure function of its
+ * inputs (no wall time: the caller prints how long the simulation took).
+ */
+#include "orrery/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RANKS_LISTED 32   /* list every rank up to this many */
+#define WORST_RANKS_LISTED 8  /* else list this many, the least busy first */
+
+static double ms_of(int64_t ps)
+{
+    return (double)ps / (double)ORR_PS_PER_MS;
+}
+
+static double pct_of(int64_t ps, int64_t total_ps)
+{
+    return total_ps > 0 ? 100.0 * (double)ps / (double)total_ps : 0.0;
+}
+
+/* One "  name ... ms  %" line. */
+static void part_line(orr_buf *out, const char *name, int64_t ps, int64_t total_ps)
+{
+    orr_buf_printf(out, "  %-34s %12.3f ms %6.1f %%\n", name, ms_of(ps), pct_of(ps, total_ps));
+}
+
+static void headline_text(const orr_result *r, const orr_workload *w, const orr_report_info *info,
+                          orr_buf *out)
+{
+    const char *title = info && info->title ? info->title : "Orrery prediction";
+    double peak_tflops = info ? info->peak_flops_per_gpu / 1e12 : 0.0;
+    orr_buf_printf(out, "%s\n", title);
+    orr_buf_printf(out, "  %-34s %.6f s\n", "iteration time", r->iteration_s);
+    orr_buf_printf(out, "  %-34s %.1f tokens/s (%.0f tokens per iteration)\n", "throughput",
+                   r->tokens_per_s, w->tokens);
+    orr_buf_printf(out, "  %-34s %.2f TFLOP/s\n", "model TFLOP/s per GPU", r->tflops_per_gpu);
+    orr_buf_printf(out, "  %-34s %.2f TFLOP/s\n", "executed TFLOP/s per GPU",
+                   r->hw_tflops_per_gpu);
+    if (peak_tflops > 0) {
+        orr_buf_printf(out, "  %-34s %.2f %% (HFU %.2f %%) of %.1f TFLOP/s peak%s%s\n", "MFU",
+                       100.0 * r->mfu, 100.0 * r->hfu, peak_tflops,
+                       info->gpu_name ? " per " : "", info->gpu_name ? info->gpu_name : "");
+    } else {
+        orr_buf_printf(out, "  %-34s n/a (no peak FLOP/s given)\n", "MFU");
+    }
+    orr_buf_printf(out, "  %-34s %s\n", "FLOP convention",
+                   r->flops_convention[0] ? r->flops_convention : "not stated");
+    orr_buf_printf(out, "  %-34s %u GPUs, %u unique ranks simulated\n", "cluster", r->world_size,
+                   r->unique_ranks);
+}
+
+/* The mean GPU's breakdown, one part per line; roles beyond TP/PP/DP only when present. */
+static void mean_text(const orr_result *r, orr_buf *out)
+{
+    const orr_breakdown *b = &r->mean;
+    int64_t T = b->total_ps;
+    orr_buf_printf(out, "\nTime per iteration, mean GPU (weighted by the ranks each stands for):\n");
+    part_line(out, "compute (kernels, copies)", b->compute_ps, T);
+    static const struct { int role; const char *name; int always; } roles[] = {
+        {ORR_ROLE_TP, "exposed TP communication", 1},
+        {ORR_ROLE_CP, "exposed CP communication", 0},
+        {ORR_ROLE_EP, "exposed EP communication", 0},
+        {ORR_ROLE_PP, "exposed PP communication", 1},
+        {ORR_ROLE_DP, "exposed DP communication", 1},
+        {ORR_ROLE_EMB, "exposed embedding communication", 0},
+        {ORR_ROLE_OTHER, "exposed other communication", 0},
+        {ORR_ROLE_NONE, "exposed unattributed communication", 0},
+    };
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+        if (roles[i].always || b->comm_ps[roles[i].role])
+            part_line(out, roles[i].name, b->comm_ps[roles[i].role], T);
+    part_line(out, "pipeline bubble", b->bubble_ps, T);
+    part_line(out, "wait for stragglers", b->wait_ps, T);
+    part_line(out, "idle (host-bound or drained)", b->idle_ps, T);
+    part_line(out, "total", T, T);
+    part_line(out, "communication hidden under compute", b->overlapped_comm_ps, T);
+}
+
+/* Exposed communication not shown in its own column of the rank table. */
+static int64_t other_comm_ps(const orr_breakdown *b)
+{
+    return b->comm_ps[ORR_ROLE_EMB] + b->comm_ps[ORR_ROLE_CP] + b->comm_ps[ORR_ROLE_EP] +
+           b->comm_ps[ORR_ROLE_OTHER] + b->comm_ps[ORR_ROLE_NONE];
+}
+
+static int64_t slack_ps(const orr_breakdown *b)
+{
+    return b->bubble_ps + b->wait_ps + b->idle_ps;
+}
+
+enum { NCOLS = 9 };
+
+/* The values of a rank-table row, in the column order of the header. */
+static void row_values(const orr_breakdown *b, int64_t v[NCOLS])
+{
+    v[0] = b->compute_ps;
+    v[1] = b->comm_ps[ORR_ROLE_TP];
+    v[2] = b->comm_ps[ORR_ROLE_PP];
+    v[3] = b->comm_ps[ORR_ROLE_DP];
+    v[4] = other_comm_ps(b);
+    v[5] = b->bubble_ps;
+    v[6] = b->wait_ps;
+    v[7] = b->idle_ps;
+    v[8] = b->overlapped_comm_ps;
+}
+
+/* Two lines per rank: the parts in ms, then in % of the iteration. */
+static void rank_rows(orr_buf *out, const char *label, const orr_breakdown *b)
+{
+    int64_t v[NCOLS];
+    row_values(b, v);
+    orr_buf_printf(out, "  %-26.26s ms", label);
+    for (int c = 0; c < NCOLS; c++) orr_buf_printf(out, " %10.3f", ms_of(v[c]));
+    orr_buf_printf(out, "\n  %-26s  %%", "");
+    for (int c = 0; c < NCOLS; c++) orr_buf_printf(out, " %10.1f", pct_of(v[c], b->total_ps));
+    orr_buf_puts(out, "\n");
+}
+
+/* A rank and its bubble + wait + idle time, for choosing the ranks to list. */
+typedef struct rank_slack {
+    int64_t slack_ps;
+    size_t index;
+} rank_slack;
+
+/* Most bubble + wait + idle first, then by rank index (a total order: output is deterministic). */
+static int cmp_slack_desc(const void *a, const void *b)
+{
+    const rank_slack *x = a, *y = b;
+    if (x->slack_ps != y->slack_ps) return x->slack_ps > y->slack_ps ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static void ranks_text(const orr_result *r, const orr_workload *w, orr_buf *out)
+{
+    size_t n = r->nranks < w->nranks ? r->nranks : w->nranks;
+    rank_slack *order = orr_xmalloc((n ? n : 1) * sizeof *order);
+    for (size_t i = 0; i < n; i++) order[i] = (rank_slack){slack_ps(&r->ranks[i]), i};
+    size_t shown = n;
+    if (n > MAX_RANKS_LISTED) {
+        qsort(order, n, sizeof *order, cmp_slack_desc);
+        shown = WORST_RANKS_LISTED;
+    }
+    orr_buf_printf(out, "\nPer simulated rank (ms and %% of the iteration");
+    if (shown < n)
+        orr_buf_printf(out, "; the %zu of %zu ranks with the most bubble+wait+idle", shown, n);
+    orr_buf_printf(out, "):\n  %-29s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "rank",
+                   "compute", "TP", "PP", "DP", "EMB/other", "bubble", "wait", "idle",
+                   "overlapped");
+    rank_rows(out, "mean", &r->mean);
+    for (size_t k = 0; k < shown; k++) {
+        const orr_rank *rk = &w->ranks[order[k].index];
+        char label[80];
+        snprintf(label, sizeof label, "%s (gpu %u, x%u)", rk->label, rk->gpu, rk->weight);
+        rank_rows(out, label, &r->ranks[order[k].index]);
+    }
+    orr_buf_puts(out, "  (TP/PP/DP/EMB/other: exposed communication; EMB/other includes CP and EP;"
+                      " overlapped: communication hidden under compute)\n");
+    free(order);
+}
+
+static void critical_path_text(const orr_result *r, orr_buf *out)
+{
+    static const char *const labels[ORR_CP_KIND_COUNT] = {
+        "compute", "TP communication", "PP communication", "DP communication",
+        "other communication", "host (launches, host work)", "memcpy/memset"};
+    orr_buf_printf(out, "\nCritical path (%u ops, %u rank hops):\n", r->cp.nops, r->cp.rank_hops);
+    for (int k = 0; k < ORR_CP_KIND_COUNT; k++)
+        part_line(out, labels[k], r->cp.ps[k], r->iteration_ps);
+}
+
+void orr_report_text(const orr_result *r, const orr_workload *w, const orr_report_info *info,
+                     orr_buf *out)
+{
+    headline_text(r, w, info, out);
+    mean_text(r, out);
+    ranks_text(r, w, out);
+    critical_path_text(r, out);
+    orr_buf_printf(out, "\nEngine events simulated: %llu\n", (unsigned long long)r->events);
+}

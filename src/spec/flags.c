@@ -1,0 +1,189 @@
+/*
+ * flags.c - command-line flags that set or override the fields of a spec (docs/spec.md, "Flags").
+ *
+ * Every flag is in the table below with what its value must be. A value is given as `--tp 8` or
+ * `--tp=8`; on/off flags take no value (`--sp`, `--no-sp`). Numbers are parsed strictly: the whole
+ * value must be the number, counts must be positive and fit in 32 bits. Like the spec file, flags only
+ * record values; the rules that relate them are checked by orr_spec_resolve.
+ */
+#include "orrery/spec.h"
+
+#include "spec/yaml.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+typedef enum flag_id {
+    F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
+    F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE,
+    F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US
+} flag_id;
+
+typedef struct flag_def {
+    const char *name;
+    flag_id id;
+    const char *expects;   /* what the value must be; NULL for flags without a value */
+} flag_def;
+
+#define COUNT "a positive integer"
+static const flag_def flags[] = {
+    {"--model", F_MODEL, "a catalog model name or a YAML model file"},
+    {"--gpu", F_GPU, "a catalog GPU name"},
+    {"--cluster", F_CLUSTER, "a catalog cluster name"},
+    {"--gpus", F_GPUS, COUNT},
+    {"--gpus-per-node", F_GPUS_PER_NODE, COUNT},
+    {"--tp", F_TP, COUNT},
+    {"--pp", F_PP, COUNT},
+    {"--dp", F_DP, COUNT},
+    {"--vpp", F_VPP, COUNT},
+    {"--sp", F_SP, NULL},
+    {"--no-sp", F_NO_SP, NULL},
+    {"--mbs", F_MBS, COUNT},
+    {"--gbs", F_GBS, COUNT},
+    {"--seq", F_SEQ, COUNT},
+    {"--recompute", F_RECOMPUTE, "none, selective or full"},
+    {"--dist-opt", F_DIST_OPT, NULL},
+    {"--no-dist-opt", F_NO_DIST_OPT, NULL},
+    {"--precision", F_PRECISION, "bf16, fp16 or fp8"},
+    {"--json", F_JSON, NULL},
+    {"--trace", F_TRACE, "an output file path"},
+    {"--tp-comm-overlap", F_TP_COMM_OVERLAP, NULL},
+    {"--no-tp-comm-overlap", F_NO_TP_COMM_OVERLAP, NULL},
+    {"--no-symmetry", F_NO_SYMMETRY, NULL},
+    {"--launch-us", F_LAUNCH_US, "a non-negative number of microseconds"},
+};
+#define NFLAGS (sizeof flags / sizeof flags[0])
+
+static const flag_def *find_flag(const char *arg, size_t len)
+{
+    for (size_t i = 0; i < NFLAGS; i++)
+        if (strlen(flags[i].name) == len && strncmp(flags[i].name, arg, len) == 0) return &flags[i];
+    return NULL;
+}
+
+static int bad_value(const flag_def *f, const char *val, orr_err *err)
+{
+    char q[80];
+    orr_quote(val, q, sizeof q);
+    return orr_fail(err, "%s: expected %s, got %s", f->name, f->expects, q);
+}
+
+static int parse_count(const flag_def *f, const char *val, uint32_t *out, orr_err *err)
+{
+    uint64_t v;
+    if (orr_parse_u64(val, &v) || v == 0 || v > UINT32_MAX) return bad_value(f, val, err);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* --model takes a file if it names one, or looks like one (so a typo in a path is not reported as
+ * an unknown model). */
+static int looks_like_file(const char *val)
+{
+    struct stat st;
+    size_t n = strlen(val);
+    if (stat(val, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+    return (n > 5 && strcasecmp(val + n - 5, ".yaml") == 0) || (n > 4 && strcasecmp(val + n - 4, ".yml") == 0);
+}
+
+/* A catalog lookup whose error is prefixed with the flag. */
+static int flag_lookup(const flag_def *f, int rc, const orr_err *e, orr_err *err)
+{
+    if (rc) return orr_fail(err, "%s: %s", f->name, e->msg);
+    return 0;
+}
+
+static int unknown_flag(const char *arg, size_t len, orr_err *err)
+{
+    char name[64], q[80];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), arg);
+    orr_quote(name, q, sizeof q);
+    orr_buf list = {0};
+    for (size_t i = 0; i < NFLAGS; i++) orr_buf_printf(&list, "%s%s", i ? " " : "", flags[i].name);
+    int rc = orr_fail(err, "unknown flag %s (known: %s)", q, list.s);
+    orr_buf_free(&list);
+    return rc;
+}
+
+/* Applies one flag with its value (NULL for on/off flags). gpn receives --gpus-per-node. */
+static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t *gpn, orr_err *err)
+{
+    orr_err e;
+    double d;
+    switch (f->id) {
+    case F_MODEL:
+        if (looks_like_file(val)) return orr_model_load_file(&s->model, val, err);
+        return flag_lookup(f, orr_catalog_model(val, &s->model, &e), &e, err);
+    case F_GPU: return flag_lookup(f, orr_catalog_gpu(val, &s->gpu, &e), &e, err);
+    case F_CLUSTER: return flag_lookup(f, orr_catalog_cluster(val, &s->cluster, &e), &e, err);
+    case F_GPUS: return parse_count(f, val, &s->gpus, err);
+    case F_GPUS_PER_NODE: return parse_count(f, val, gpn, err);
+    case F_TP: return parse_count(f, val, &s->tp, err);
+    case F_PP: return parse_count(f, val, &s->pp, err);
+    case F_DP: return parse_count(f, val, &s->dp, err);
+    case F_VPP: return parse_count(f, val, &s->vpp, err);
+    case F_MBS: return parse_count(f, val, &s->mbs, err);
+    case F_GBS: return parse_count(f, val, &s->gbs, err);
+    case F_SEQ: return parse_count(f, val, &s->seq, err);
+    case F_SP: s->sp = 1; return 0;
+    case F_NO_SP: s->sp = 0; return 0;
+    case F_DIST_OPT: s->dist_opt = 1; return 0;
+    case F_NO_DIST_OPT: s->dist_opt = 0; return 0;
+    case F_JSON: s->json = 1; return 0;
+    case F_TP_COMM_OVERLAP: s->tp_comm_overlap = 1; return 0;
+    case F_NO_TP_COMM_OVERLAP: s->tp_comm_overlap = 0; return 0;
+    case F_NO_SYMMETRY: s->symmetry = 0; return 0;
+    case F_RECOMPUTE:
+        for (int r = ORR_RECOMPUTE_NONE; r <= ORR_RECOMPUTE_FULL; r++)
+            if (strcasecmp(val, orr_recompute_name((orr_recompute)r)) == 0) return s->recompute = (orr_recompute)r, 0;
+        return bad_value(f, val, err);
+    case F_PRECISION:
+        if (strcasecmp(val, "bf16") == 0) s->precision = ORR_BF16;
+        else if (strcasecmp(val, "fp16") == 0) s->precision = ORR_FP16;
+        else if (strcasecmp(val, "fp8") == 0) s->precision = ORR_FP8;
+        else return bad_value(f, val, err);
+        return 0;
+    case F_TRACE:
+        if (strlen(val) >= sizeof s->trace_path)
+            return orr_fail(err, "%s: path longer than %zu characters", f->name, sizeof s->trace_path - 1);
+        strcpy(s->trace_path, val);
+        return 0;
+    case F_LAUNCH_US:
+        if (orr_parse_num(val, &d) || d < 0 || d > 1e6) return bad_value(f, val, err);
+        s->launch_ps = (int64_t)(d * ORR_PS_PER_US + 0.5);
+        return 0;
+    }
+    return orr_fail(err, "%s: internal error: flag without a handler", f->name);
+}
+
+int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err)
+{
+    uint32_t gpn = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!arg || strncmp(arg, "--", 2) != 0) {
+            char q[80];
+            orr_quote(arg ? arg : "", q, sizeof q);
+            return orr_fail(err, "unexpected argument %s (flags start with --)", q);
+        }
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const flag_def *f = find_flag(arg, len);
+        if (!f) return unknown_flag(arg, len, err);
+        const char *val = NULL;
+        if (f->expects) {
+            if (eq) val = eq + 1;
+            else if (i + 1 < argc && argv[i + 1] && strncmp(argv[i + 1], "--", 2) != 0) val = argv[++i];
+            if (!val || !*val) return orr_fail(err, "%s: missing value (%s)", f->name, f->expects);
+        } else if (eq) {
+            return orr_fail(err, "%s takes no value", f->name);
+        }
+        if (apply_flag(s, f, val, &gpn, err)) return -1;
+    }
+    /* --gpus-per-node applies to the cluster in effect after all the flags, whatever their order. If
+     * none is named yet, it is kept in the unnamed cluster for resolve to apply to the default. */
+    if (gpn) s->cluster.gpus_per_node = gpn;
+    return 0;
+}

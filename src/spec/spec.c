@@ -1,0 +1,266 @@
+/*
+ * spec.c - a prediction request: defaults, the YAML spec file, model files, and resolve (derive what
+ * was left out, then check every divisibility and range rule). The command-line flags that override
+ * a spec are in flags.c; the keys and flags are documented in docs/spec.md.
+ *
+ * The order of use is: orr_spec_init, orr_spec_load_file (optional), orr_spec_apply_flags
+ * (optional), orr_spec_resolve. Loading and flags only record what was asked; every rule that
+ * relates two values (tp divides heads, gpus = tp*pp*dp, ...) is checked in resolve, once all the
+ * values are known, so a flag may fix what a spec file got wrong.
+ */
+#include "orrery/spec.h"
+
+#include "spec/yaml.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+void orr_spec_init(orr_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->tp = 1;
+    s->pp = 1;
+    s->vpp = 1;
+    s->mbs = 1;
+    s->recompute = ORR_RECOMPUTE_NONE;
+    s->precision = ORR_BF16;
+    s->overlap_grad_reduce = 1;
+    s->overlap_param_gather = 1;
+    s->tp_comm_overlap = 0;
+    s->bucket_params = 0; /* resolve: max(40e6, 1e6 * dp), Megatron's default */
+    s->launch_ps = 5 * ORR_PS_PER_US;
+    s->symmetry = 1;
+}
+
+const char *orr_recompute_name(orr_recompute r)
+{
+    switch (r) {
+    case ORR_RECOMPUTE_NONE: return "none";
+    case ORR_RECOMPUTE_SELECTIVE: return "selective";
+    case ORR_RECOMPUTE_FULL: return "full";
+    }
+    return "unknown";
+}
+
+/* ---- The spec file ---- */
+
+#define SF(k, t, m) {.key = k, .type = t, .offset = offsetof(orr_spec, m), .min = 1}
+
+static const orr_yfield parallel_fields[] = {
+    SF("tp", ORR_YF_U32, tp), SF("pp", ORR_YF_U32, pp), SF("dp", ORR_YF_U32, dp), SF("vpp", ORR_YF_U32, vpp),
+    SF("sp", ORR_YF_BOOL, sp), SF("dist_opt", ORR_YF_BOOL, dist_opt),
+};
+
+static const orr_yfield training_fields[] = {
+    SF("mbs", ORR_YF_U32, mbs), SF("gbs", ORR_YF_U32, gbs), SF("seq", ORR_YF_U32, seq),
+};
+/* training: keys that are enums, read by hand in apply_section */
+static const char *const training_enums[] = {"recompute", "precision", NULL};
+
+static const orr_yfield options_fields[] = {
+    SF("overlap_grad_reduce", ORR_YF_BOOL, overlap_grad_reduce),
+    SF("overlap_param_gather", ORR_YF_BOOL, overlap_param_gather),
+    SF("tp_comm_overlap", ORR_YF_BOOL, tp_comm_overlap),
+    SF("symmetry", ORR_YF_BOOL, symmetry),
+    /* 0 = Megatron's default, derived in resolve */
+    {.key = "bucket_params", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, bucket_params), .scale = 1,
+     .min = 0, .max = 1e15},
+    {.key = "launch_us", .type = ORR_YF_I64, .offset = offsetof(orr_spec, launch_ps), .scale = 1e6, .min = 0,
+     .max = 1e6},
+};
+
+#define N(a) (sizeof a / sizeof a[0])
+
+static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const precision_names[] = {"bf16", "fp16", "fp8"};
+static const orr_dtype precision_dtypes[] = {ORR_BF16, ORR_FP16, ORR_FP8};
+
+/* Reads one of the sections parallel:, training:, options: (extra: keys read by hand, or NULL) */
+static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f, size_t nf,
+                         const char *const *extra, orr_err *err)
+{
+    if (orr_y_check_keys(sec, f, nf, extra, err)) return -1;
+    for (const orr_ynode *c = sec->first; c; c = c->next) {
+        int idx;
+        if (strcmp(c->key, "recompute") == 0) {
+            if (orr_y_choice(c, recompute_names, 3, &idx, err)) return -1;
+            s->recompute = (orr_recompute)idx;
+        } else if (strcmp(c->key, "precision") == 0) {
+            if (orr_y_choice(c, precision_names, 3, &idx, err)) return -1;
+            s->precision = precision_dtypes[idx];
+        }
+    }
+    return orr_y_apply_fields(s, f, nf, sec, err);
+}
+
+static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
+{
+    static const char *const top[] = {"model", "gpu", "cluster", "gpus", "parallel", "training", "options", NULL};
+    const orr_ynode *n;
+    if (orr_y_check_keys(root, NULL, 0, top, err)) return -1;
+    if ((n = orr_y_get(root, "model")) && orr_model_from_yaml(&s->model, n, err)) return -1;
+    if ((n = orr_y_get(root, "gpu")) && orr_gpu_from_yaml(&s->gpu, n, err)) return -1;
+    if ((n = orr_y_get(root, "cluster")) && orr_cluster_from_yaml(&s->cluster, n, err)) return -1;
+    if ((n = orr_y_get(root, "gpus")) && orr_y_u32(n, 1, &s->gpus, err)) return -1;
+    if ((n = orr_y_get(root, "parallel")) &&
+        apply_section(s, n, parallel_fields, N(parallel_fields), NULL, err))
+        return -1;
+    if ((n = orr_y_get(root, "training")) &&
+        apply_section(s, n, training_fields, N(training_fields), training_enums, err))
+        return -1;
+    if ((n = orr_y_get(root, "options")) && apply_section(s, n, options_fields, N(options_fields), NULL, err))
+        return -1;
+    return 0;
+}
+
+int orr_spec_load_file(orr_spec *s, const char *path, orr_err *err)
+{
+    orr_ydoc doc;
+    if (orr_yaml_load_file(&doc, path, err)) return -1;
+    snprintf(s->spec_path, sizeof s->spec_path, "%s", path);
+    int rc = doc.root ? apply_spec(s, doc.root, err) : 0;
+    orr_yaml_free(&doc);
+    return rc;
+}
+
+int orr_model_load_file(orr_model *m, const char *path, orr_err *err)
+{
+    orr_ydoc doc;
+    if (orr_yaml_load_file(&doc, path, err)) return -1;
+    int rc = doc.root ? orr_model_from_yaml(m, doc.root, err)
+                      : orr_fail(err, "%s: empty model file (expected a mapping of model fields)", path);
+    orr_yaml_free(&doc);
+    return rc;
+}
+
+/* ---- Resolve ---- */
+
+/* Fills model, GPU and cluster: the GPU may come from the cluster, the cluster from the GPU. */
+static int resolve_hardware(orr_spec *s, orr_err *err)
+{
+    if (!s->model.name[0])
+        return orr_fail(err, "model: not given (write `model: NAME` in the spec or pass --model NAME; "
+                             "see `orrery list models`)");
+    if (orr_model_check(&s->model, "model", err)) return -1;
+    if (!s->gpu.name[0]) {
+        const char *g = s->cluster.name[0] ? orr_catalog_cluster_default_gpu(s->cluster.name) : NULL;
+        if (!g)
+            return orr_fail(err, "gpu: not given (write `gpu: NAME` in the spec or pass --gpu NAME; "
+                                 "see `orrery list gpus`)");
+        if (orr_catalog_gpu(g, &s->gpu, err)) return -1;
+    }
+    if (!s->cluster.name[0]) {
+        uint32_t gpn = s->cluster.gpus_per_node; /* --gpus-per-node given with no cluster */
+        const char *c = orr_catalog_gpu_default_cluster(s->gpu.name);
+        if (!c)
+            return orr_fail(err, "cluster: not given, and GPU \"%s\" has no default node type (pass --cluster "
+                                 "NAME; see `orrery list clusters`)", s->gpu.name);
+        if (orr_catalog_cluster(c, &s->cluster, err)) return -1;
+        if (gpn) s->cluster.gpus_per_node = gpn;
+    }
+    if (s->cluster.gpus_per_node == 0)
+        return orr_fail(err, "--gpus-per-node (cluster.gpus_per_node): must be a positive integer");
+    if (!(s->cluster.nic_Bps > 0)) return orr_fail(err, "cluster.nic_gbps: must be positive");
+    if (!(s->gpu.nvlink_Bps > 0)) return orr_fail(err, "gpu.nvlink_bidir_GBps: must be positive");
+    if (!(s->gpu.hbm_Bps > 0) || s->gpu.hbm_bytes == 0)
+        return orr_fail(err, "gpu.hbm_TBps, gpu.hbm_gib: must be positive");
+    return 0;
+}
+
+/* Derives seq, dp, gpus and gbs, and checks their ranges and products. */
+static int resolve_sizes(orr_spec *s, orr_err *err)
+{
+    if (!s->seq) s->seq = s->model.seq;
+    if (!s->seq)
+        return orr_fail(err, "--seq (training.seq): not given, and model %s has no default seq", s->model.name);
+    struct { const char *flag, *key; uint32_t v; } pos[] = {
+        {"--tp", "parallel.tp", s->tp}, {"--pp", "parallel.pp", s->pp}, {"--vpp", "parallel.vpp", s->vpp},
+        {"--mbs", "training.mbs", s->mbs},
+    };
+    for (size_t i = 0; i < N(pos); i++)
+        if (pos[i].v == 0) return orr_fail(err, "%s (%s): must be a positive integer", pos[i].flag, pos[i].key);
+    uint64_t mp = (uint64_t)s->tp * s->pp;
+    if (s->dp == 0) {
+        if (s->gpus == 0)
+            return orr_fail(err, "--gpus (gpus): not given (give the number of GPUs, or --dp with --tp and --pp)");
+        if (s->gpus % mp)
+            return orr_fail(err, "--gpus %u (gpus): must be divisible by tp*pp (%u*%u = %llu) to derive dp", s->gpus,
+                            s->tp, s->pp, (unsigned long long)mp);
+        s->dp = (uint32_t)(s->gpus / mp);
+    }
+    uint64_t world = mp * s->dp;
+    if (s->gpus == 0) {
+        if (world > UINT32_MAX)
+            return orr_fail(err, "--tp/--pp/--dp: tp*pp*dp (%llu) is too large", (unsigned long long)world);
+        s->gpus = (uint32_t)world;
+    }
+    if (world != s->gpus)
+        return orr_fail(err, "--gpus %u (gpus): must equal tp*pp*dp (%u*%u*%u = %llu)", s->gpus, s->tp, s->pp, s->dp,
+                        (unsigned long long)world);
+    uint32_t gpn = s->cluster.gpus_per_node;
+    if (s->gpus > gpn && s->gpus % gpn)
+        return orr_fail(err, "--gpus %u (gpus): must be a multiple of --gpus-per-node (%u, cluster.gpus_per_node) "
+                             "or fewer than it", s->gpus, gpn);
+    uint64_t per_step = (uint64_t)s->mbs * s->dp;
+    if (s->gbs == 0) {
+        if (per_step > UINT32_MAX) return orr_fail(err, "--mbs %u (training.mbs): mbs*dp is too large", s->mbs);
+        s->gbs = (uint32_t)per_step; /* Megatron's default: one micro-batch per data-parallel rank */
+    }
+    if (s->gbs % per_step)
+        return orr_fail(err, "--gbs %u (training.gbs): must be divisible by mbs*dp (%u*%u = %llu)", s->gbs, s->mbs,
+                        s->dp, (unsigned long long)per_step);
+    return 0;
+}
+
+/* Checks the rules that tie parallelism to the model's shape (Megatron-LM's argument checks). */
+static int resolve_parallel(orr_spec *s, orr_err *err)
+{
+    const orr_model *m = &s->model;
+    if (m->heads % s->tp)
+        return orr_fail(err, "--tp %u (parallel.tp): the model's heads (%u) must be divisible by tp", s->tp, m->heads);
+    if (m->kv_heads % s->tp)
+        return orr_fail(err, "--tp %u (parallel.tp): the model's kv_heads (%u query groups) must be divisible by tp",
+                        s->tp, m->kv_heads);
+    if (m->ffn % s->tp)
+        return orr_fail(err, "--tp %u (parallel.tp): the model's ffn (%u) must be divisible by tp", s->tp, m->ffn);
+    uint64_t stages = (uint64_t)s->pp * s->vpp;
+    if (m->layers % stages) {
+        if (s->vpp == 1)
+            return orr_fail(err, "--pp %u (parallel.pp): the model's layers (%u) must be divisible by pp", s->pp,
+                            m->layers);
+        return orr_fail(err, "--pp %u --vpp %u (parallel.pp, parallel.vpp): the model's layers (%u) must be divisible "
+                             "by pp*vpp (%llu)", s->pp, s->vpp, m->layers, (unsigned long long)stages);
+    }
+    if (s->vpp > 1) {
+        uint32_t nmb = s->gbs / (s->mbs * s->dp);
+        if (s->pp == 1) return orr_fail(err, "--vpp %u (parallel.vpp): virtual stages need --pp > 1", s->vpp);
+        if (nmb % s->pp)
+            return orr_fail(err, "--vpp %u (parallel.vpp): with virtual stages the number of micro-batches "
+                                 "(gbs/(mbs*dp) = %u) must be divisible by pp (%u)", s->vpp, nmb, s->pp);
+    }
+    if (s->sp && s->tp == 1) return orr_fail(err, "--sp (parallel.sp): sequence parallelism requires --tp > 1");
+    if (s->sp && s->seq % s->tp)
+        return orr_fail(err, "--sp (parallel.sp): seq (%u) must be divisible by tp (%u)", s->seq, s->tp);
+    return 0;
+}
+
+int orr_spec_resolve(orr_spec *s, orr_err *err)
+{
+    if (resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err)) return -1;
+    if (s->precision != ORR_BF16 && s->precision != ORR_FP16 && s->precision != ORR_FP8)
+        return orr_fail(err, "--precision (training.precision): expected bf16, fp16 or fp8");
+    if (!(s->gpu.peak_flops[s->precision] > 0)) {
+        const char *p = s->precision == ORR_FP8 ? "fp8" : s->precision == ORR_FP16 ? "fp16" : "bf16";
+        return orr_fail(err, "--precision %s (training.precision): GPU %s has no %s tensor cores (peak %s "
+                             "TFLOP/s is 0)", p, s->gpu.name, p, p);
+    }
+    if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)
+        return orr_fail(err, "--recompute (training.recompute): expected none, selective or full");
+    if (s->launch_ps < 0) return orr_fail(err, "--launch-us (options.launch_us): must not be negative");
+    if (!(s->bucket_params > 0)) {
+        double by_dp = 1e6 * s->dp;
+        s->bucket_params = by_dp > 40e6 ? by_dp : 40e6;
+    }
+    return 0;
+}

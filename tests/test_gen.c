@@ -1,0 +1,287 @@
+/* The Megatron workload generator: per-layer op counts and FLOPs against closed forms, TP
+ * collectives with and without sequence parallelism, recomputation, DP buckets, the 1F1B and
+ * interleaved orders per stage, deadlock-free schedules over many shapes, and symmetry (one rank per
+ * stage) giving exactly the iteration time of simulating every rank. */
+#include "check.h"
+#include "orrery/estimate.h"
+#include "orrery/orrery.h"
+
+#include <string.h>
+
+static orr_spec base_spec(void)
+{
+    orr_spec s;
+    orr_spec_init(&s);
+    orr_model *m = &s.model;
+    snprintf(m->name, sizeof m->name, "test-gpt");
+    m->layers = 8;
+    m->hidden = 1024;
+    m->heads = 16;
+    m->kv_heads = 16;
+    m->head_dim = 64;
+    m->ffn = 4096;
+    m->vocab = 51200;
+    m->seq = 1024;
+    m->tied_embeddings = 1;
+    m->bias = 1;
+    orr_err err;
+    if (orr_catalog_gpu("H100-SXM", &s.gpu, &err) < 0 || orr_catalog_cluster("dgx-h100", &s.cluster, &err) < 0) {
+        fprintf(stderr, "catalog: %s\n", err.msg);
+        exit(1);
+    }
+    s.tp = 2;
+    s.pp = 1;
+    s.dp = 1;
+    s.vpp = 1;
+    s.mbs = 1;
+    s.gbs = 1;
+    s.seq = 1024;
+    s.gpus = 2;
+    s.precision = ORR_BF16;
+    s.bucket_params = 40e6;
+    return s;
+}
+
+static orr_workload *gen(const orr_spec *s)
+{
+    orr_err err = {{0}};
+    orr_workload *w = orr_gen_megatron(s, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    return w;
+}
+
+typedef struct counts {
+    double gemm_flops[ORR_PHASE_COUNT];
+    double attn_flops[ORR_PHASE_COUNT];
+    int coll[ORR_PHASE_COUNT][ORR_COLL_COUNT];
+} counts;
+
+static counts layer_counts(const orr_workload *w, uint32_t rank, uint32_t layer, uint32_t mb)
+{
+    counts c;
+    memset(&c, 0, sizeof c);
+    const orr_rank *r = &w->ranks[rank];
+    for (size_t i = 0; i < r->nops; i++) {
+        const orr_op *op = &r->ops[i];
+        if (op->layer != layer || op->mb != mb) continue;
+        if (op->kind == ORR_OP_KERNEL && op->cls == ORR_CLS_GEMM) c.gemm_flops[op->phase] += op->flops;
+        if (op->kind == ORR_OP_KERNEL && (op->cls == ORR_CLS_ATTENTION_FWD || op->cls == ORR_CLS_ATTENTION_BWD))
+            c.attn_flops[op->phase] += op->flops;
+        if (op->kind == ORR_OP_COLL && op->role == ORR_ROLE_TP) c.coll[op->phase][op->cls]++;
+    }
+    return c;
+}
+
+static void test_layer_ops(void)
+{
+    orr_spec s = base_spec();
+    double b = 1, sq = 1024, h = 1024, f = 4096, t = 2, a = 16, d = 64;
+    double gemm_fwd = 2 * b * sq * (3 * h * h / t + h * h / t + 2 * h * f / t);
+    double nb = 8; /* 1024 / 128 query blocks: causal computes (nb+1)/(2nb) of the blocks */
+    double attn_fwd = 4 * b * (a / t) * sq * sq * d * (nb + 1) / (2 * nb);
+    for (int sp = 0; sp <= 1; sp++) {
+        for (int rc = 0; rc <= 1; rc++) {
+            s.sp = sp;
+            s.recompute = rc ? ORR_RECOMPUTE_FULL : ORR_RECOMPUTE_NONE;
+            orr_workload *w = gen(&s);
+            if (!w) return;
+            CHECK_EQ_I64(w->nranks, 1); /* symmetry: one rank per stage */
+            CHECK_EQ_I64(w->ranks[0].weight, 2);
+            counts c = layer_counts(w, 0, 3, 0);
+            CHECK_REL(c.gemm_flops[ORR_PHASE_FWD], gemm_fwd, 1e-12);
+            CHECK_REL(c.gemm_flops[ORR_PHASE_BWD], 2 * gemm_fwd, 1e-12);
+            CHECK_REL(c.attn_flops[ORR_PHASE_FWD], attn_fwd, 1e-12);
+            CHECK_REL(c.attn_flops[ORR_PHASE_BWD], 2.5 * attn_fwd, 1e-12);
+            CHECK_REL(c.gemm_flops[ORR_PHASE_RECOMPUTE], rc ? gemm_fwd : 0, 1e-12);
+            if (!sp) {
+                CHECK_EQ_I64(c.coll[ORR_PHASE_FWD][ORR_COLL_ALLREDUCE], 2);
+                CHECK_EQ_I64(c.coll[ORR_PHASE_BWD][ORR_COLL_ALLREDUCE], 2);
+                CHECK_EQ_I64(c.coll[ORR_PHASE_FWD][ORR_COLL_ALLGATHER], 0);
+            } else {
+                CHECK_EQ_I64(c.coll[ORR_PHASE_FWD][ORR_COLL_ALLGATHER], 2);
+                CHECK_EQ_I64(c.coll[ORR_PHASE_FWD][ORR_COLL_REDUCESCATTER], 2);
+                CHECK_EQ_I64(c.coll[ORR_PHASE_BWD][ORR_COLL_ALLGATHER], 4);
+                CHECK_EQ_I64(c.coll[ORR_PHASE_BWD][ORR_COLL_REDUCESCATTER], 2);
+                CHECK_EQ_I64(c.coll[ORR_PHASE_BWD][ORR_COLL_ALLREDUCE], 0);
+            }
+            CHECK_EQ_I64(c.coll[ORR_PHASE_RECOMPUTE][sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE], rc ? 2 : 0);
+            orr_workload_free(w);
+        }
+    }
+    /* GQA + SwiGLU: the QKV GEMM shrinks with kv heads, the MLP has three matrices */
+    s = base_spec();
+    s.model.kv_heads = 4;
+    s.model.gated_mlp = 1;
+    s.model.rmsnorm = 1;
+    s.model.bias = 0;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    counts c = layer_counts(w, 0, 0, 0);
+    double g = 4;
+    CHECK_REL(c.gemm_flops[ORR_PHASE_FWD], 2 * b * sq * ((a + 2 * g) * d * h / t + h * h / t + 3 * h * f / t), 1e-12);
+    orr_workload_free(w);
+}
+
+static void test_model_flops(void)
+{
+    /* Megatron's formula for a GPT with MHA and a 4h MLP is 72 B s L h^2 (1 + s/6h + V/12Lh) */
+    orr_spec s = base_spec();
+    s.gbs = 4;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    double B = 4, sq = 1024, L = 8, h = 1024, V = 51200;
+    CHECK_REL(w->model_flops, 72 * B * sq * L * h * h * (1 + sq / (6 * h) + V / (12 * L * h)), 1e-12);
+    CHECK_REL(w->tokens, 4096, 0);
+    orr_workload_free(w);
+}
+
+/* The (F|B, chunk, mb) order of compute on a rank, read off its first-layer-of-chunk QKV GEMMs. */
+static int step_order(const orr_workload *w, uint32_t rank, const orr_spec *s, char *out, size_t n)
+{
+    uint32_t Lc = s->model.layers / (s->pp * s->vpp);
+    size_t k = 0;
+    const orr_rank *r = &w->ranks[rank];
+    for (size_t i = 0; i < r->nops && k + 8 < n; i++) {
+        const orr_op *op = &r->ops[i];
+        if (op->kind != ORR_OP_KERNEL || op->layer == ORR_NO_LAYER || op->layer % Lc) continue;
+        const char *nm = w->names[op->name];
+        if (op->phase == ORR_PHASE_FWD && strcmp(nm, "qkv_gemm") == 0)
+            k += (size_t)snprintf(out + k, n - k, "F%u.%u ", op->layer_chunk, op->mb);
+        else if (op->phase == ORR_PHASE_BWD && strcmp(nm, "qkv_wgrad") == 0)
+            k += (size_t)snprintf(out + k, n - k, "B%u.%u ", op->layer_chunk, op->mb);
+    }
+    return (int)k;
+}
+
+static void test_schedules(void)
+{
+    char got[512];
+    orr_spec s = base_spec();
+    s.tp = 1;
+    s.pp = 4;
+    s.gbs = 8;
+    s.gpus = 4;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    const char *want_1f1b[4] = {
+        "F0.0 F0.1 F0.2 F0.3 B0.0 F0.4 B0.1 F0.5 B0.2 F0.6 B0.3 F0.7 B0.4 B0.5 B0.6 B0.7 ",
+        "F0.0 F0.1 F0.2 B0.0 F0.3 B0.1 F0.4 B0.2 F0.5 B0.3 F0.6 B0.4 F0.7 B0.5 B0.6 B0.7 ",
+        "F0.0 F0.1 B0.0 F0.2 B0.1 F0.3 B0.2 F0.4 B0.3 F0.5 B0.4 F0.6 B0.5 F0.7 B0.6 B0.7 ",
+        "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2 F0.3 B0.3 F0.4 B0.4 F0.5 B0.5 F0.6 B0.6 F0.7 B0.7 "};
+    for (uint32_t p = 0; p < 4; p++) {
+        step_order(w, p, &s, got, sizeof got);
+        CHECK_MSG(strcmp(got, want_1f1b[p]) == 0, "stage %u: %s", p, got);
+    }
+    orr_workload_free(w);
+
+    /* Interleaved, pp 2, 2 model chunks, 4 micro-batches: Megatron's order on stage 0 and 1 */
+    s.pp = 2;
+    s.vpp = 2;
+    s.gbs = 4;
+    s.gpus = 2;
+    w = gen(&s);
+    if (!w) return;
+    step_order(w, 0, &s, got, sizeof got);
+    CHECK_MSG(strcmp(got, "F0.0 F0.1 F1.0 F1.1 F0.2 B1.0 F0.3 B1.1 F1.2 B0.0 F1.3 B0.1 B1.2 B1.3 B0.2 B0.3 ") == 0,
+              "stage 0: %s", got);
+    step_order(w, 1, &s, got, sizeof got);
+    CHECK_MSG(strcmp(got, "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F0.3 B0.1 F1.2 B1.2 F1.3 B1.3 B0.2 B0.3 ") == 0,
+              "stage 1: %s", got);
+    orr_workload_free(w);
+}
+
+static int64_t predict_ps(orr_spec *s, uint32_t *unique)
+{
+    orr_prediction p;
+    orr_err err = {{0}};
+    if (orr_predict(s, &p, &err) < 0) {
+        CHECK_MSG(0, "tp%u pp%u dp%u vpp%u gbs%u: %s", s->tp, s->pp, s->dp, s->vpp, s->gbs, err.msg);
+        return -1;
+    }
+    int64_t t = p.r.iteration_ps;
+    if (unique) *unique = p.r.unique_ranks;
+    orr_prediction_free(&p);
+    return t;
+}
+
+static void test_schedules_complete_and_symmetry(void)
+{
+    /* every (pp, vpp, micro-batches) runs to the end: no deadlock, no unmatched p2p */
+    uint32_t pps[] = {2, 3, 4}, vpps[] = {1, 2, 4};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            for (uint32_t k = 1; k <= 3; k++) {
+                orr_spec s = base_spec();
+                s.model.layers = 24;
+                s.tp = 1;
+                s.pp = pps[i];
+                s.vpp = vpps[j];
+                if (s.model.layers % (s.pp * s.vpp)) continue;
+                s.gbs = s.vpp > 1 ? s.pp * k : k + 1;
+                s.gpus = s.pp;
+                s.symmetry = 0;
+                CHECK(predict_ps(&s, NULL) > 0);
+            }
+    /* symmetry: one simulated rank per stage gives the same iteration time as all ranks */
+    orr_spec s = base_spec();
+    s.cluster.gpus_per_node = 4;
+    s.tp = 2;
+    s.pp = 2;
+    s.dp = 2;
+    s.gpus = 8;
+    s.gbs = 8;
+    s.sp = 1;
+    s.dist_opt = 1;
+    s.bucket_params = 5e6;
+    uint32_t u_sym = 0, u_full = 0;
+    int64_t sym = predict_ps(&s, &u_sym);
+    s.symmetry = 0;
+    int64_t full = predict_ps(&s, &u_full);
+    CHECK_EQ_I64(u_sym, 2);
+    CHECK_EQ_I64(u_full, 8);
+    CHECK_EQ_I64(sym, full);
+    CHECK(sym > 0);
+}
+
+static void test_dp_buckets(void)
+{
+    orr_spec s = base_spec();
+    s.tp = 1;
+    s.dp = 4;
+    s.gpus = 4;
+    s.gbs = 8;
+    s.bucket_params = 20e6;
+    for (int dist = 0; dist <= 1; dist++) {
+        s.dist_opt = dist;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        /* 8 layers of 12.6M params + 52.4M embedding params: buckets close after layers 6, 4, 2, 0, and
+         * at the embedding: 5 reductions of gradients, in fp32, on the DP stream */
+        int n = 0;
+        double bytes = 0;
+        const orr_rank *r = &w->ranks[0];
+        for (size_t i = 0; i < r->nops; i++) {
+            const orr_op *op = &r->ops[i];
+            if (op->kind == ORR_OP_COLL && op->role == ORR_ROLE_DP && op->phase == ORR_PHASE_BWD) {
+                n++;
+                bytes += (double)op->bytes;
+                CHECK_EQ_I64(op->cls, dist ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE);
+                CHECK_EQ_I64(op->stream, 1);
+            }
+        }
+        CHECK_EQ_I64(n, 5);
+        double params = 8 * orr_model_layer_params(&s.model) + 51200.0 * 1024 + 1024.0 * 1024 + 2 * 1024;
+        CHECK_REL(bytes, params * 4, 1e-6);
+        orr_workload_free(w);
+    }
+}
+
+int main(void)
+{
+    test_layer_ops();
+    test_model_flops();
+    test_schedules();
+    test_schedules_complete_and_symmetry();
+    test_dp_buckets();
+    return check_done();
+}

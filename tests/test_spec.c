@@ -1,0 +1,717 @@
+/*
+ * Tests of the spec layer: the YAML tree loader, the GPU/cluster/model catalogs and parameter counts,
+ * spec files, command-line flags, resolve's derivations, and bad input of every kind (each must fail
+ * with a one-line message naming the field or flag, and nothing may crash under ASan/UBSan).
+ */
+#include "check.h"
+#include "orrery/spec.h"
+#include "spec/yaml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- helpers ---- */
+
+/* Writes len bytes of text to a new temporary file; returns its path (a static buffer per slot). */
+static const char *write_temp_n(const char *text, size_t len)
+{
+    static char paths[4][64];
+    static int slot;
+    char *path = paths[slot++ % 4];
+    snprintf(path, 64, "/tmp/orr_test_spec_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("mkstemp");
+        exit(2);
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w <= 0) {
+            perror("write");
+            exit(2);
+        }
+        off += (size_t)w;
+    }
+    close(fd);
+    return path;
+}
+
+static const char *write_temp(const char *text) { return write_temp_n(text, strlen(text)); }
+
+/* Loads a spec from text into a fresh spec; the path it used is left in *path_out if asked. */
+static int load_text(orr_spec *s, const char *text, orr_err *err, char *path_out)
+{
+    const char *path = write_temp(text);
+    if (path_out) strcpy(path_out, path);
+    orr_spec_init(s);
+    int rc = orr_spec_load_file(s, path, err);
+    unlink(path);
+    return rc;
+}
+
+static int flags_of(orr_spec *s, orr_err *err, const char *const *args)
+{
+    char *argv[64];
+    int argc = 0;
+    while (args[argc] && argc < 63) {
+        argv[argc] = (char *)args[argc];
+        argc++;
+    }
+    return orr_spec_apply_flags(s, argc, argv, err);
+}
+
+/* Resolve with flags only (no spec file). */
+static int resolve_flags(orr_spec *s, orr_err *err, const char *const *args)
+{
+    orr_spec_init(s);
+    err->msg[0] = 0;
+    if (flags_of(s, err, args)) return -1;
+    return orr_spec_resolve(s, err);
+}
+
+/* rc must be a failure whose message contains every one of the given substrings. */
+#define EXPECT_FAIL(rc, err, ...)                                                                   \
+    do {                                                                                            \
+        const char *subs_[] = {__VA_ARGS__, NULL};                                                  \
+        int ok_ = (rc) != 0;                                                                        \
+        for (int i_ = 0; subs_[i_]; i_++) ok_ = ok_ && strstr((err).msg, subs_[i_]) != NULL;        \
+        ok_ = ok_ && strchr((err).msg, '\n') == NULL;                                               \
+        CHECK_MSG(ok_, "rc=%d msg=[%s]", (int)(rc), (err).msg);                                     \
+    } while (0)
+
+#define EXPECT_OK(rc, err) CHECK_MSG((rc) == 0, "unexpected failure: %s", (err).msg)
+
+/* ---- YAML tree ---- */
+
+static void test_yaml_tree(void)
+{
+    orr_ydoc d;
+    orr_err err;
+    const char *text = "a: 1\nb:\n  c: [x, 'y', \"z\"]\n  d: {e: true}\n# comment\n";
+    EXPECT_OK(orr_yaml_parse(&d, "t.yaml", text, strlen(text), &err), err);
+    CHECK(d.root && d.root->kind == ORR_YMAP && d.root->n == 2);
+    const orr_ynode *b = orr_y_get(d.root, "b");
+    const orr_ynode *c = orr_y_get(b, "c");
+    CHECK(c && c->kind == ORR_YSEQ && c->n == 3 && c->line == 3);
+    CHECK(c && strcmp(c->last->str, "z") == 0 && !c->last->plain && c->first->plain);
+    char path[64];
+    orr_y_path(c->first->next, path, sizeof path);
+    CHECK(strcmp(path, "b.c[1]") == 0);
+    uint32_t u = 0;
+    EXPECT_OK(orr_y_u32(orr_y_get(d.root, "a"), 1, &u, &err), err);
+    CHECK_EQ_I64(u, 1);
+    int bv = 0;
+    EXPECT_OK(orr_y_bool(orr_y_get(orr_y_get(b, "d"), "e"), &bv, &err), err);
+    CHECK_EQ_I64(bv, 1);
+    /* Typed accessors name the file, the line and the path. */
+    EXPECT_FAIL(orr_y_u32(c, 1, &u, &err), err, "t.yaml:3: b.c: expected a positive integer, got a sequence");
+    EXPECT_FAIL(orr_y_bool(c->first, &bv, &err), err, "t.yaml:3: b.c[0]: expected true or false, got \"x\"");
+    orr_yaml_free(&d);
+
+    /* Empty documents have no root. */
+    EXPECT_OK(orr_yaml_parse(&d, "e.yaml", "", 0, &err), err);
+    CHECK(d.root == NULL);
+    orr_yaml_free(&d);
+    EXPECT_OK(orr_yaml_parse(&d, "e.yaml", "# only a comment\n---\n", 21, &err), err);
+    CHECK(d.root == NULL);
+    orr_yaml_free(&d);
+
+    /* Strict numbers. */
+    uint64_t v;
+    double x;
+    CHECK(orr_parse_u64("42", &v) == 0 && v == 42);
+    CHECK(orr_parse_u64("+7", &v) == 0 && v == 7);
+    CHECK(orr_parse_u64("18446744073709551615", &v) == 0 && v == UINT64_MAX);
+    CHECK(orr_parse_u64("18446744073709551616", &v) != 0);
+    CHECK(orr_parse_u64("8x", &v) != 0 && orr_parse_u64(" 8", &v) != 0 && orr_parse_u64("-1", &v) != 0);
+    CHECK(orr_parse_u64("", &v) != 0 && orr_parse_u64("+", &v) != 0 && orr_parse_u64("0x10", &v) != 0);
+    CHECK(orr_parse_num("2.5", &x) == 0 && x == 2.5);
+    CHECK(orr_parse_num("4e7", &x) == 0 && x == 4e7);
+    CHECK(orr_parse_num("inf", &x) != 0 && orr_parse_num("nan", &x) != 0 && orr_parse_num("0x1p3", &x) != 0);
+    CHECK(orr_parse_num("1e999", &x) != 0 && orr_parse_num("1.5.", &x) != 0 && orr_parse_num("", &x) != 0);
+
+    char q[80];
+    orr_quote("a\"b\nc", q, sizeof q);
+    CHECK(strcmp(q, "\"a\\\"b\\x0ac\"") == 0);
+}
+
+/* ---- catalogs ---- */
+
+static void test_catalogs(void)
+{
+    orr_gpu g;
+    orr_cluster c;
+    orr_model m;
+    orr_err err;
+
+    CHECK_EQ_I64(orr_catalog_gpu_count(), 7);
+    EXPECT_OK(orr_catalog_gpu("a100", &g, &err), err);
+    CHECK(strcmp(g.name, "A100-SXM4-80GB") == 0);
+    CHECK_EQ_I64(g.sms, 108);
+    CHECK_EQ_I64(g.hbm_bytes, 80ULL << 30);
+    CHECK_REL(g.hbm_Bps, 2.039e12, 1e-12);
+    CHECK_EQ_I64(g.l2_bytes, 40ULL << 20);
+    CHECK_REL(g.nvlink_Bps, 300e9, 1e-12);
+    CHECK_REL(g.peak_flops[ORR_BF16], 312e12, 1e-12);
+    CHECK_REL(g.peak_flops[ORR_FP32], 19.5e12, 1e-12);
+    CHECK(g.peak_flops[ORR_FP8] == 0);
+    CHECK_EQ_I64(g.gemm_tile_m, 128);
+    CHECK_EQ_I64(g.gemm_tile_n, 128);
+    CHECK_EQ_I64(g.kernel_min_ps, 2 * ORR_PS_PER_US);
+    CHECK_REL(g.gemm_eff, 0.82, 1e-12);
+
+    EXPECT_OK(orr_catalog_gpu("h100", &g, &err), err);
+    CHECK(strcmp(g.name, "H100-SXM5-80GB") == 0);
+    CHECK_EQ_I64(g.sms, 132);
+    CHECK_REL(g.peak_flops[ORR_FP8], 1978.9e12, 1e-12);
+    CHECK_REL(g.nvlink_Bps, 450e9, 1e-12);
+    CHECK_EQ_I64(g.gemm_tile_n, 256);
+    EXPECT_OK(orr_catalog_gpu("A100-40GB", &g, &err), err);
+    CHECK(strcmp(g.name, "A100-SXM4-40GB") == 0 && g.hbm_bytes == 40ULL << 30);
+    EXPECT_OK(orr_catalog_gpu("h800", &g, &err), err);
+    CHECK_REL(g.nvlink_Bps, 200e9, 1e-12);
+    EXPECT_OK(orr_catalog_gpu("H200", &g, &err), err);
+    CHECK_EQ_I64(g.hbm_bytes, 141ULL << 30);
+    EXPECT_OK(orr_catalog_gpu("b200-hgx", &g, &err), err);
+    CHECK(strcmp(g.name, "B200") == 0 && g.hbm_bytes == 192000000000ULL);
+    CHECK_REL(g.peak_flops[ORR_BF16], 2250e12, 1e-12);
+    EXPECT_OK(orr_catalog_gpu("A800", &g, &err), err);
+    CHECK(strcmp(orr_catalog_gpu_default_cluster("a800"), "dgx-a100") == 0);
+    CHECK(strcmp(orr_catalog_gpu_default_cluster("H800"), "dgx-h100") == 0);
+    CHECK(strcmp(orr_catalog_gpu_default_cluster("H200"), "hgx-h200") == 0);
+    CHECK(strcmp(orr_catalog_gpu_default_cluster("B200"), "dgx-b200") == 0);
+    CHECK(orr_catalog_gpu_default_cluster("nope") == NULL);
+    CHECK(strcmp(orr_catalog_gpu_aliases(1), "A100-80GB, A100") == 0);
+    CHECK(orr_catalog_gpu_at(7) == NULL && orr_catalog_gpu_aliases(99) == NULL);
+
+    EXPECT_FAIL(orr_catalog_gpu("H300", &g, &err), err, "unknown GPU \"H300\" (known: A100-SXM4-40GB, ",
+                "B200)");
+
+    CHECK_EQ_I64(orr_catalog_cluster_count(), 5);
+    EXPECT_OK(orr_catalog_cluster("Selene", &c, &err), err);
+    CHECK(strcmp(c.name, "dgx-a100") == 0 && c.gpus_per_node == 8);
+    CHECK_REL(c.nic_Bps, 25e9, 1e-12);
+    CHECK(strcmp(c.topology, "rail-fat-tree") == 0);
+    CHECK_EQ_I64(c.net_lat_ps, 3500000);
+    CHECK_EQ_I64(c.coll_base_ps, 8 * ORR_PS_PER_US);
+    CHECK_REL(c.nvlink_eff, 0.80, 1e-12);
+    EXPECT_OK(orr_catalog_cluster("aws-p5-efa", &c, &err), err);
+    CHECK_REL(c.nic_Bps, 50e9, 1e-12);
+    CHECK(strcmp(orr_catalog_cluster_default_gpu("aws-p5-efa"), "H100-SXM5-80GB") == 0);
+    EXPECT_FAIL(orr_catalog_cluster("dgx-z", &c, &err), err, "unknown cluster \"dgx-z\"", "dgx-h100");
+
+    CHECK_EQ_I64(orr_catalog_model_count(), 33);
+    EXPECT_OK(orr_catalog_model("LLAMA3.1-8B", &m, &err), err);
+    CHECK(strcmp(m.name, "llama3-8b") == 0);
+    CHECK(m.kv_heads == 8 && m.head_dim == 128 && m.gated_mlp && m.rmsnorm && !m.bias && !m.tied_embeddings);
+    EXPECT_OK(orr_catalog_model("gpt3-175b", &m, &err), err);
+    CHECK(m.layers == 96 && m.hidden == 12288 && m.heads == 96 && m.kv_heads == 96 && m.head_dim == 128);
+    CHECK(m.ffn == 49152 && m.vocab == 50257 && m.seq == 2048 && !m.gated_mlp && m.tied_embeddings && m.bias);
+    EXPECT_OK(orr_catalog_model("mcore-gpt-462b", &m, &err), err);
+    CHECK(m.layers == 112 && m.hidden == 18432 && m.heads == 144 && m.vocab == 131072 && m.seq == 4096);
+    EXPECT_OK(orr_catalog_model("selene-gpt-1t", &m, &err), err);
+    CHECK(m.layers == 128 && m.hidden == 25600 && m.heads == 160 && m.vocab == 51200);
+    EXPECT_FAIL(orr_catalog_model("gpt5", &m, &err), err, "unknown model \"gpt5\" (known: gpt3-125m",
+                "orrery list models");
+    CHECK(strlen(err.msg) < sizeof err.msg - 1); /* the list was shortened, not cut */
+
+    /* Every catalog model is self-consistent and has a default sequence length. */
+    for (size_t i = 0; i < orr_catalog_model_count(); i++) {
+        const orr_model *mm = orr_catalog_model_at(i);
+        CHECK(orr_model_check(mm, mm->name, &err) == 0 && mm->seq > 0);
+        CHECK((uint64_t)mm->heads * mm->head_dim == mm->hidden);
+    }
+}
+
+static void test_params(void)
+{
+    orr_model m;
+    orr_err err;
+    struct { const char *name; double params; double tol; } cases[] = {
+        {"gpt3-175b", 174.6e9, 0.01},      /* GPT-3 paper: 175B; 174.6B without position embeddings */
+        {"llama3-8b", 8030261248.0, 0},    /* exact count of the released weights */
+        {"llama2-7b", 6738415616.0, 0},    /* exact count of the released weights */
+        {"llama2-70b", 68.98e9, 0.01},
+        {"llama3-70b", 70.55e9, 0.01},
+        {"llama3.1-405b", 405.85e9, 0.01},
+        {"selene-gpt-145b", 145.6e9, 0.01}, /* the Megatron table's own counts */
+        {"selene-gpt-1t", 1008.0e9, 0.01},
+        {"gpt3-13b", 12.85e9, 0.01},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        EXPECT_OK(orr_catalog_model(cases[i].name, &m, &err), err);
+        if (cases[i].tol == 0) CHECK_EQ_I64((long long)orr_model_params(&m), (long long)cases[i].params);
+        else CHECK_REL(orr_model_params(&m), cases[i].params, cases[i].tol);
+    }
+    /* GPT layer: 12h^2 + 13h. */
+    EXPECT_OK(orr_catalog_model("gpt3-175b", &m, &err), err);
+    double h = m.hidden;
+    CHECK_REL(orr_model_layer_params(&m), 12 * h * h + 13 * h, 1e-15);
+}
+
+/* ---- spec files, flags and resolve ---- */
+
+static const char *full_spec =
+    "# GPT-3 175B on 1024 A100s (Megatron-LM README example)\n"
+    "model: gpt3-175b\n"
+    "gpu: A100-SXM4-80GB\n"
+    "cluster: dgx-a100\n"
+    "gpus: 1024\n"
+    "parallel: {tp: 8, pp: 16, vpp: 1, sp: true, dist_opt: false}\n"
+    "training:\n"
+    "  mbs: 1\n"
+    "  gbs: 1536\n"
+    "  seq: 2048\n"
+    "  recompute: full\n"
+    "  precision: fp16\n"
+    "options: {overlap_grad_reduce: true, overlap_param_gather: false, tp_comm_overlap: false,\n"
+    "          bucket_params: 4e7, launch_us: 4.5, symmetry: yes}\n";
+
+static void test_spec_file(void)
+{
+    orr_spec s;
+    orr_err err;
+    EXPECT_OK(load_text(&s, full_spec, &err, NULL), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(strcmp(s.model.name, "gpt3-175b") == 0 && strcmp(s.gpu.name, "A100-SXM4-80GB") == 0);
+    CHECK(strcmp(s.cluster.name, "dgx-a100") == 0);
+    CHECK(s.gpus == 1024 && s.tp == 8 && s.pp == 16 && s.dp == 8 && s.vpp == 1);
+    CHECK(s.mbs == 1 && s.gbs == 1536 && s.seq == 2048 && s.sp == 1 && s.dist_opt == 0);
+    CHECK(s.recompute == ORR_RECOMPUTE_FULL && s.precision == ORR_FP16);
+    CHECK(s.overlap_grad_reduce == 1 && s.overlap_param_gather == 0 && s.tp_comm_overlap == 0 && s.symmetry == 1);
+    CHECK(s.bucket_params == 4e7 && s.launch_ps == 4500000);
+    CHECK(strstr(s.spec_path, "/tmp/orr_test_spec_") == s.spec_path);
+    CHECK(strcmp(orr_recompute_name(s.recompute), "full") == 0);
+
+    /* Flags override the file, in either form. */
+    EXPECT_OK(load_text(&s, full_spec, &err, NULL), err);
+    const char *args[] = {"--tp", "4", "--pp=8", "--gbs=2048", "--precision", "bf16", "--no-sp",
+                          "--recompute=selective",
+                          "--json", "--trace", "out.json", "--launch-us", "2.5", "--dist-opt", "--no-symmetry",
+                          "--tp-comm-overlap", "--gpu", "h100", NULL};
+    EXPECT_OK(flags_of(&s, &err, args), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.tp == 4 && s.pp == 8 && s.dp == 32 && s.gbs == 2048 && s.precision == ORR_BF16 && s.sp == 0);
+    CHECK(s.recompute == ORR_RECOMPUTE_SELECTIVE && s.json == 1 && strcmp(s.trace_path, "out.json") == 0);
+    CHECK(s.launch_ps == 2500000 && s.dist_opt == 1 && s.symmetry == 0 && s.tp_comm_overlap == 1);
+    CHECK(strcmp(s.gpu.name, "H100-SXM5-80GB") == 0 && strcmp(s.cluster.name, "dgx-a100") == 0);
+    CHECK(s.bucket_params == 4e7);
+}
+
+static void test_defaults_and_derivations(void)
+{
+    orr_spec s;
+    orr_err err;
+
+    orr_spec_init(&s);
+    CHECK(s.tp == 1 && s.pp == 1 && s.vpp == 1 && s.mbs == 1 && s.dp == 0 && s.gpus == 0);
+    CHECK(s.precision == ORR_BF16 && s.recompute == ORR_RECOMPUTE_NONE && s.sp == 0 && s.dist_opt == 0);
+    CHECK(s.overlap_grad_reduce == 1 && s.overlap_param_gather == 1 && s.tp_comm_overlap == 0);
+    CHECK(s.launch_ps == 5 * ORR_PS_PER_US && s.symmetry == 1 && s.bucket_params == 0);
+
+    /* The cluster follows the GPU; seq follows the model; dp from gpus; gbs = mbs * dp. */
+    EXPECT_OK(load_text(&s, "model: llama3-8b\ngpu: H100\ngpus: 16\n", &err, NULL), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(strcmp(s.cluster.name, "dgx-h100") == 0 && s.cluster.gpus_per_node == 8);
+    CHECK(s.seq == 8192 && s.dp == 16 && s.gbs == 16 && s.bucket_params == 40e6);
+
+    /* Megatron's bucket: max(40M, 1M * dp). */
+    const char *a1[] = {"--model", "gpt3-1.3b", "--gpu", "B200", "--gpus", "64", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, a1), err);
+    CHECK(s.dp == 64 && s.bucket_params == 64e6 && strcmp(s.cluster.name, "dgx-b200") == 0);
+
+    /* The GPU follows the cluster. */
+    EXPECT_OK(load_text(&s, "model: llama3-8b\ncluster: aws-p5-efa\ngpus: 8\n", &err, NULL), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(strcmp(s.gpu.name, "H100-SXM5-80GB") == 0);
+
+    /* gpus from tp * pp * dp. */
+    const char *a2[] = {"--model", "llama2-7b", "--gpu", "a100", "--tp", "2", "--dp", "4", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, a2), err);
+    CHECK(s.gpus == 8 && s.dp == 4 && s.seq == 4096);
+
+    /* --gpus-per-node applies whatever the order, and to a defaulted cluster too. */
+    const char *a3[] = {"--gpus-per-node", "4", "--cluster", "dgx-a100", "--model", "gpt3-125m", "--gpus", "12", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, a3), err);
+    CHECK(s.cluster.gpus_per_node == 4 && strcmp(s.gpu.name, "A100-SXM4-80GB") == 0);
+    const char *a4[] = {"--gpus-per-node=2", "--gpu", "H200", "--model", "gpt3-125m", "--gpus", "6", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, a4), err);
+    CHECK(s.cluster.gpus_per_node == 2 && strcmp(s.cluster.name, "hgx-h200") == 0);
+
+    /* Interleaved pipeline that satisfies Megatron's rules. */
+    const char *a5[] = {"--model", "gpt3-175b", "--gpu", "A100", "--gpus", "1024", "--tp", "8", "--pp", "16",
+                        "--vpp", "3", "--gbs", "1536", "--sp", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, a5), err);
+    CHECK(s.dp == 8 && s.vpp == 3);
+
+    /* fp8 on a GPU that has it. */
+    const char *a6[] = {"--model", "llama3-70b", "--gpu", "H100", "--gpus", "64", "--tp", "8",
+                        "--precision", "fp8", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, a6), err);
+    CHECK(s.precision == ORR_FP8);
+}
+
+static void test_overrides(void)
+{
+    orr_spec s;
+    orr_err err;
+    EXPECT_OK(load_text(&s,
+                        "model: {base: llama3-8b, layers: 16}\n"
+                        "gpu: {base: H100, hbm_gb: 96, hbm_TBps: 2.4, tdp_w: 500}\n"
+                        "cluster: {base: dgx-h100, nic_gbps: 200, gpus_per_node: 4, name: half-h100}\n"
+                        "gpus: 8\n",
+                        &err, NULL),
+              err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.model.layers == 16 && s.model.hidden == 4096 && s.model.kv_heads == 8 && s.model.ffn == 14336);
+    CHECK(strcmp(s.model.name, "llama3-8b") == 0);
+    CHECK(s.gpu.hbm_bytes == 96000000000ULL && s.gpu.hbm_Bps == 2.4e12 && s.gpu.tdp_w == 500 && s.gpu.sms == 132);
+    CHECK(strcmp(s.cluster.name, "half-h100") == 0 && s.cluster.gpus_per_node == 4);
+    CHECK_REL(s.cluster.nic_Bps, 25e9, 1e-12);
+
+    /* Changing heads re-derives head_dim; GQA's kv_heads is kept. */
+    EXPECT_OK(load_text(&s, "model: {base: llama3-8b, heads: 16}\n", &err, NULL), err);
+    CHECK(s.model.heads == 16 && s.model.head_dim == 256 && s.model.kv_heads == 8);
+    /* ...and an MHA model stays MHA. */
+    EXPECT_OK(load_text(&s, "model: {base: gpt3-125m, heads: 6}\n", &err, NULL), err);
+    CHECK(s.model.heads == 6 && s.model.kv_heads == 6 && s.model.head_dim == 128);
+
+    /* A custom architecture: GPT-style defaults. */
+    EXPECT_OK(load_text(&s, "model:\n  name: tiny\n  layers: 4\n  hidden: 512\n  heads: 8\n  vocab: 1000\n  seq: 128\n",
+                        &err, NULL),
+              err);
+    CHECK(strcmp(s.model.name, "tiny") == 0 && s.model.ffn == 2048 && s.model.kv_heads == 8 &&
+          s.model.head_dim == 64 && !s.model.gated_mlp && s.model.tied_embeddings && s.model.bias &&
+          !s.model.rmsnorm);
+    EXPECT_OK(load_text(&s,
+                        "model: {layers: 2, hidden: 256, heads: 4, kv_heads: 2, ffn: 688, vocab: 100, mlp: swiglu,"
+                        " norm: rmsnorm, bias: false, tied_embeddings: false}\n"
+                        "gpu: H100\ngpus: 2\ntraining: {seq: 64}\n",
+                        &err, NULL),
+              err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.model.gated_mlp && s.model.rmsnorm && !s.model.bias && s.seq == 64 && s.dp == 2);
+
+    /* A model file given to --model. */
+    const char *path = write_temp("base: llama2-7b\nlayers: 8\nseq: 1024\n");
+    orr_spec_init(&s);
+    const char *args[] = {"--model", path, "--gpu", "A100", "--gpus", "8", NULL};
+    EXPECT_OK(flags_of(&s, &err, args), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.model.layers == 8 && s.seq == 1024 && s.model.hidden == 4096);
+    unlink(path);
+    orr_model m;
+    EXPECT_FAIL(orr_model_load_file(&m, "/nonexistent/model.yaml", &err), err, "/nonexistent/model.yaml",
+                "cannot open");
+    path = write_temp("# nothing\n");
+    EXPECT_FAIL(orr_model_load_file(&m, path, &err), err, path, "empty model file");
+    unlink(path);
+}
+
+/* ---- bad input ---- */
+
+static void test_bad_spec_files(void)
+{
+    orr_spec s;
+    orr_err err;
+    char path[64], want[160];
+
+    /* The message form of the docs: file:line: path: expected ..., got ... */
+    int rc = load_text(&s, "model: gpt3-175b\nparallel:\n  tp: eight\n", &err, path);
+    snprintf(want, sizeof want, "%s:3: parallel.tp: expected a positive integer, got \"eight\"", path);
+    CHECK_MSG(rc != 0 && strcmp(err.msg, want) == 0, "msg=[%s]", err.msg);
+
+    rc = load_text(&s, "model: gpt3-175b\ngpu: H300\n", &err, path);
+    EXPECT_FAIL(rc, err, path, ":2: gpu: unknown GPU \"H300\" (known: A100-SXM4-40GB");
+    rc = load_text(&s, "model: gpt-17\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":1: model: unknown model \"gpt-17\"");
+    rc = load_text(&s, "cluster: dgx-z100\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":1: cluster: unknown cluster \"dgx-z100\"");
+    rc = load_text(&s, "model: gpt3-175b\nparallel: {tp: 8, tpp: 2}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: parallel.tpp: unknown key (allowed: tp, pp, dp, vpp, sp, dist_opt)");
+    rc = load_text(&s, "modle: gpt3-175b\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "modle: unknown key (allowed: model, gpu, cluster, gpus, parallel, training, options)");
+    rc = load_text(&s, "model: [gpt3\ngpu: H100\n", &err, path);
+    EXPECT_FAIL(rc, err, path, "invalid YAML");
+    rc = load_text(&s, "model: gpt3-175b\n  gpu: H100\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: invalid YAML");
+    rc = load_text(&s, "parallel: {tp: [8]}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":1: parallel.tp: expected a positive integer, got a sequence");
+    rc = load_text(&s, "parallel:\n  tp:\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: parallel.tp: expected a positive integer, got nothing");
+    rc = load_text(&s, "parallel: {tp: 0}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "parallel.tp: expected a positive integer, got \"0\"");
+    rc = load_text(&s, "parallel: {tp: 5000000000}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "parallel.tp: expected a positive integer of at most 4294967295");
+    rc = load_text(&s, "parallel: {sp: maybe}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "parallel.sp: expected true or false, got \"maybe\"");
+    rc = load_text(&s, "training: {recompute: some}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "training.recompute: expected one of none|selective|full, got \"some\"");
+    rc = load_text(&s, "training: {precision: fp4}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "training.precision: expected one of bf16|fp16|fp8");
+    rc = load_text(&s, "parallel: 8\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "parallel: expected a mapping");
+    rc = load_text(&s, "- model\n- gpu\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "expected a mapping");
+    rc = load_text(&s, "model: gpt3-175b\nmodel: llama3-8b\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: model: duplicate key (first at line 1)");
+    rc = load_text(&s, "parallel: {tp: 2, pp: 2, tp: 4}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "parallel.tp: duplicate key");
+    rc = load_text(&s, "x: &a 1\nmodel: *a\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: aliases (*\"a\") are not supported");
+    rc = load_text(&s, "model: gpt3-175b\n---\nmodel: llama3-8b\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: only one YAML document");
+    rc = load_text(&s, "? [a, b]\n: 1\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "mapping keys must be plain strings");
+    rc = load_text(&s, "gpu: {base: H100, gemm_eff: 1.5}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "gpu.gemm_eff: expected a number in (0, 1], got \"1.5\"");
+    rc = load_text(&s, "gpu: {base: H100, hbm_TBps: fast}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "gpu.hbm_TBps: expected a number in (0, 1000], got \"fast\"");
+    rc = load_text(&s, "gpu: {hbm_gb: 96}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":1: gpu: missing key base");
+    rc = load_text(&s, "gpu: {base: H100, hbm_gb: 96, hbm_gib: 90}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "gpu.hbm_gb: give hbm_gib or hbm_gb, not both");
+    rc = load_text(&s, "gpu: {base: H100, hbm: 96}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "gpu.hbm: unknown key (allowed: base, name, sms, hbm_gib");
+    rc = load_text(&s, "gpu: [H100]\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "gpu: expected a GPU name or a mapping with base: NAME");
+    rc = load_text(&s, "model: {layers: 4, hidden: 512}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "model: missing key heads");
+    rc = load_text(&s, "model: {layers: 4, hidden: 512, heads: 8, kv_heads: 3, vocab: 10}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "model: kv_heads (3) must divide heads (8)");
+    rc = load_text(&s, "model: {layers: 4, hidden: 500, heads: 8, vocab: 10}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "model: hidden (500) is not divisible by heads (8): give head_dim");
+    rc = load_text(&s, "model: {layers: 4, hidden: 512, heads: 8, vocab: 10, mlp: swiglu}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "model: missing key ffn (required with mlp: swiglu)");
+    rc = load_text(&s, "model: {base: llama3-8b, mlp: relu}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "model.mlp: expected one of gelu|swiglu, got \"relu\"");
+    rc = load_text(&s, "options: {launch_us: -1}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "options.launch_us: expected a number in [0, 1e+06], got \"-1\"");
+    rc = load_text(&s, "model: \"gpt3\\0-175b\"\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "model: expected a non-empty string, got a string with a NUL character");
+    rc = load_text(&s, "model: \"x\\ny\"\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "model: expected a one-line string");
+    rc = load_text(&s, "model: \xff\xfe\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "invalid YAML");
+    orr_spec_init(&s);
+    EXPECT_FAIL(orr_spec_load_file(&s, "/nonexistent/spec.yaml", &err), err, "/nonexistent/spec.yaml: cannot open");
+}
+
+static void test_bad_flags(void)
+{
+    orr_spec s;
+    orr_err err;
+    orr_spec_init(&s);
+#define FLAGS_FAIL(...)                                      \
+    do {                                                     \
+        const char *a_[] = {__VA_ARGS__, NULL};              \
+        orr_spec_init(&s);                                   \
+        err.msg[0] = 0;                                      \
+        rc_ = flags_of(&s, &err, a_);                        \
+    } while (0)
+    int rc_;
+    FLAGS_FAIL("--tp");
+    EXPECT_FAIL(rc_, err, "--tp: missing value (a positive integer)");
+    FLAGS_FAIL("--tp", "--pp", "2");
+    EXPECT_FAIL(rc_, err, "--tp: missing value");
+    FLAGS_FAIL("--tp=");
+    EXPECT_FAIL(rc_, err, "--tp: missing value");
+    FLAGS_FAIL("--tp", "0");
+    EXPECT_FAIL(rc_, err, "--tp: expected a positive integer, got \"0\"");
+    FLAGS_FAIL("--tp", "abc");
+    EXPECT_FAIL(rc_, err, "--tp: expected a positive integer, got \"abc\"");
+    FLAGS_FAIL("--tp=8x");
+    EXPECT_FAIL(rc_, err, "--tp: expected a positive integer, got \"8x\"");
+    FLAGS_FAIL("--pp", "-2");
+    EXPECT_FAIL(rc_, err, "--pp: expected a positive integer, got \"-2\"");
+    FLAGS_FAIL("--gpus", "99999999999999999999999");
+    EXPECT_FAIL(rc_, err, "--gpus: expected a positive integer");
+    FLAGS_FAIL("--gbs", "4294967296");
+    EXPECT_FAIL(rc_, err, "--gbs: expected a positive integer");
+    FLAGS_FAIL("--recompute", "bogus");
+    EXPECT_FAIL(rc_, err, "--recompute: expected none, selective or full, got \"bogus\"");
+    FLAGS_FAIL("--precision", "int4");
+    EXPECT_FAIL(rc_, err, "--precision: expected bf16, fp16 or fp8");
+    FLAGS_FAIL("--launch-us", "soon");
+    EXPECT_FAIL(rc_, err, "--launch-us: expected a non-negative number of microseconds");
+    FLAGS_FAIL("--launch-us", "-1");
+    EXPECT_FAIL(rc_, err, "--launch-us");
+    FLAGS_FAIL("--tpp", "8");
+    EXPECT_FAIL(rc_, err, "unknown flag \"--tpp\" (known: --model --gpu");
+    FLAGS_FAIL("--sp=1");
+    EXPECT_FAIL(rc_, err, "--sp takes no value");
+    FLAGS_FAIL("spec.yaml");
+    EXPECT_FAIL(rc_, err, "unexpected argument \"spec.yaml\"");
+    FLAGS_FAIL("--gpu", "H300");
+    EXPECT_FAIL(rc_, err, "--gpu: unknown GPU \"H300\" (known: A100-SXM4-40GB");
+    FLAGS_FAIL("--model", "gpt5");
+    EXPECT_FAIL(rc_, err, "--model: unknown model \"gpt5\"");
+    FLAGS_FAIL("--cluster", "nowhere");
+    EXPECT_FAIL(rc_, err, "--cluster: unknown cluster \"nowhere\"");
+    FLAGS_FAIL("--model", "/nonexistent/m.yaml");
+    EXPECT_FAIL(rc_, err, "/nonexistent/m.yaml: cannot open");
+    char longpath[400];
+    memset(longpath, 'x', sizeof longpath - 1);
+    longpath[sizeof longpath - 1] = 0;
+    FLAGS_FAIL("--trace", longpath);
+    EXPECT_FAIL(rc_, err, "--trace: path longer than 255 characters");
+#undef FLAGS_FAIL
+}
+
+static void test_bad_resolve(void)
+{
+    orr_spec s;
+    orr_err err;
+#define RESOLVE_FAIL(...)                                    \
+    do {                                                     \
+        const char *a_[] = {__VA_ARGS__, NULL};              \
+        rc_ = resolve_flags(&s, &err, a_);                   \
+    } while (0)
+    int rc_;
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "40", "--tp", "5");
+    EXPECT_FAIL(rc_, err, "--tp 5 (parallel.tp): the model's heads (96) must be divisible by tp");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--tp", "16");
+    EXPECT_FAIL(rc_, err, "--tp 16 (parallel.tp): the model's kv_heads (8 query groups) must be divisible by tp");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "40", "--tp", "8", "--pp", "5");
+    EXPECT_FAIL(rc_, err, "--pp 5 (parallel.pp): the model's layers (96) must be divisible by pp");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--vpp", "5");
+    EXPECT_FAIL(rc_, err, "--pp 4 --vpp 5", "layers (96) must be divisible by pp*vpp (20)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "8", "--tp", "8", "--vpp", "2");
+    EXPECT_FAIL(rc_, err, "--vpp 2 (parallel.vpp): virtual stages need --pp > 1");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--pp", "4", "--vpp", "2",
+                 "--gbs", "6");
+    EXPECT_FAIL(rc_, err, "--vpp 2", "micro-batches (gbs/(mbs*dp) = 3) must be divisible by pp (4)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--pp", "2", "--dp", "2");
+    EXPECT_FAIL(rc_, err, "--gpus 64 (gpus): must equal tp*pp*dp (8*2*2 = 32)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "100", "--tp", "8");
+    EXPECT_FAIL(rc_, err, "--gpus 100 (gpus): must be divisible by tp*pp (8*1 = 8)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--mbs", "2", "--gbs", "20");
+    EXPECT_FAIL(rc_, err, "--gbs 20 (training.gbs): must be divisible by mbs*dp (2*8 = 16)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "8", "--sp");
+    EXPECT_FAIL(rc_, err, "--sp (parallel.sp): sequence parallelism requires --tp > 1");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "8", "--tp", "8", "--sp", "--seq", "1001");
+    EXPECT_FAIL(rc_, err, "--sp (parallel.sp): seq (1001) must be divisible by tp (8)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "8", "--precision", "fp8");
+    EXPECT_FAIL(rc_, err, "--precision fp8 (training.precision): GPU A100-SXM4-80GB has no fp8 tensor cores");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "12");
+    EXPECT_FAIL(rc_, err, "--gpus 12 (gpus): must be a multiple of --gpus-per-node (8");
+    RESOLVE_FAIL("--gpu", "A100", "--gpus", "8");
+    EXPECT_FAIL(rc_, err, "model: not given");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpus", "8");
+    EXPECT_FAIL(rc_, err, "gpu: not given");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100");
+    EXPECT_FAIL(rc_, err, "--gpus (gpus): not given");
+    /* A renamed custom GPU has no default node type. */
+    int rc = load_text(&s, "model: gpt3-125m\ngpu: {base: H100, name: my-gpu}\ngpus: 8\n", &err, NULL);
+    EXPECT_OK(rc, err);
+    EXPECT_FAIL(orr_spec_resolve(&s, &err), err, "cluster: not given, and GPU \"my-gpu\" has no default node type");
+    /* A custom model without seq needs training.seq. */
+    rc = load_text(&s, "model: {layers: 2, hidden: 64, heads: 2, vocab: 10}\ngpu: H100\ngpus: 1\n", &err, NULL);
+    EXPECT_OK(rc, err);
+    EXPECT_FAIL(orr_spec_resolve(&s, &err), err,
+                "--seq (training.seq): not given, and model custom has no default seq");
+#undef RESOLVE_FAIL
+}
+
+/* ---- robustness: nothing crashes, whatever the input ---- */
+
+static void test_robustness(void)
+{
+    orr_ydoc d;
+    orr_err err;
+    enum { DEEP = 100000 };
+    char *buf = malloc(DEEP * 2 + 16);
+
+    /* Deep nesting, flow and block. */
+    memset(buf, '[', DEEP);
+    CHECK(orr_yaml_parse(&d, "deep.yaml", buf, DEEP, &err) != 0);
+    CHECK_MSG(strstr(err.msg, "nesting deeper than 64 levels") != NULL, "%s", err.msg);
+    size_t o = 0;
+    for (int i = 0; i < 200; i++) {
+        for (int j = 0; j < i; j++) buf[o++] = ' ';
+        buf[o++] = 'k';
+        buf[o++] = ':';
+        buf[o++] = '\n';
+    }
+    CHECK(orr_yaml_parse(&d, "deep.yaml", buf, o, &err) != 0);
+    memset(buf, '{', DEEP);
+    CHECK(orr_yaml_parse(&d, "deep.yaml", buf, DEEP, &err) != 0);
+
+    /* A wide document: many keys, then a duplicate at the end. */
+    orr_buf b = {0};
+    for (int i = 0; i < 50000; i++) orr_buf_printf(&b, "k%d: %d\n", i, i);
+    EXPECT_OK(orr_yaml_parse(&d, "wide.yaml", b.s, b.n, &err), err);
+    CHECK(d.root && d.root->n == 50000);
+    orr_yaml_free(&d);
+    orr_spec s;
+    const char *path = write_temp_n(b.s, b.n);
+    orr_spec_init(&s);
+    EXPECT_FAIL(orr_spec_load_file(&s, path, &err), err, ":1: k0: unknown key");
+    unlink(path);
+    orr_buf_printf(&b, "k123: 0\n");
+    EXPECT_FAIL(orr_yaml_parse(&d, "wide.yaml", b.s, b.n, &err), err,
+                "wide.yaml:50001: k123: duplicate key (first at line 124)");
+    orr_buf_free(&b);
+
+    /* Too many values. */
+    for (int i = 0; i < 1100000; i++) orr_buf_puts(&b, i ? ",1" : "[1");
+    orr_buf_puts(&b, "]");
+    EXPECT_FAIL(orr_yaml_parse(&d, "big.yaml", b.s, b.n, &err), err, "document too large");
+    orr_buf_free(&b);
+
+    /* Random bytes and mutations of a valid spec: only errors, never a crash or a leak. */
+    uint64_t x = 42;
+    size_t n = strlen(full_spec);
+    int parsed = 0;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, full_spec, n);
+        size_t len = n;
+        int edits = 1 + (int)((x = orr_hash64(x)) % 4);
+        for (int e = 0; e < edits; e++) {
+            x = orr_hash64(x);
+            size_t at = (size_t)(x % len);
+            switch ((x >> 32) % 4) {
+            case 0: buf[at] = (char)(x >> 40); break;                         /* any byte */
+            case 1: buf[at] = "{}[]:,-#&*!|>'\"%@`\n \t0"[(x >> 40) % 23]; break; /* YAML syntax */
+            case 2: len = at + 1; break;                                       /* truncate */
+            case 3: memmove(buf + at + 1, buf + at, len - at); buf[at] = ' '; len++; break;
+            }
+        }
+        if (orr_yaml_parse(&d, "fuzz.yaml", buf, len, &err) == 0) {
+            parsed++;
+            orr_yaml_free(&d);
+        }
+        if (it % 10 == 0) { /* the whole spec path too, through a file */
+            path = write_temp_n(buf, len);
+            orr_spec_init(&s);
+            if (orr_spec_load_file(&s, path, &err) == 0) (void)orr_spec_resolve(&s, &err);
+            unlink(path);
+        }
+    }
+    CHECK(parsed > 0);
+    for (int it = 0; it < 500; it++) {
+        size_t len = 1 + (size_t)((x = orr_hash64(x)) % 200);
+        for (size_t i = 0; i < len; i++) buf[i] = (char)((x = orr_hash64(x)) >> 56);
+        if (orr_yaml_parse(&d, "noise.yaml", buf, len, &err) == 0) orr_yaml_free(&d);
+    }
+    free(buf);
+    CHECK(1);
+}
+
+int main(void)
+{
+    test_yaml_tree();
+    test_catalogs();
+    test_params();
+    test_spec_file();
+    test_defaults_and_derivations();
+    test_overrides();
+    test_bad_spec_files();
+    test_bad_flags();
+    test_bad_resolve();
+    test_robustness();
+    return check_done();
+}
