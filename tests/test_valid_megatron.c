@@ -124,7 +124,8 @@ static void h100_weak_scaling(void)
 /* Megatron on A100 Selene, April 2021 table. Assumed for every row: micro-batch 1, full activation
  * recomputation (the paper's setting, and its FLOP formula counts it), fp16, no sequence
  * parallelism (it came in 2022), no distributed optimizer, overlapped DP all-reduce, no virtual
- * stages; rows whose tp/pp are marked "assumed" in the csv use those values. */
+ * stages, unfused attention (flash attention came in 2022); rows whose tp/pp are marked "assumed" in
+ * the csv use those values. */
 static void a100_selene(void)
 {
     csv t;
@@ -155,6 +156,7 @@ static void a100_selene(void)
         s.seq = s.model.seq;
         s.recompute = ORR_RECOMPUTE_FULL;
         s.precision = ORR_FP16;
+        s.attention = ORR_ATTN_UNFUSED;
         double it;
         if (predict(&s, &it) < 0) continue;
         double B = s.gbs, sq = s.seq, L = s.model.layers, h = s.model.hidden, V = s.model.vocab;

@@ -25,6 +25,8 @@ typedef struct orr_gpu {
     double attn_bwd_eff;                  /* flash-attention backward */
     double mem_eff;                       /* streaming memory-bound kernels: achieved / HBM bw */
     uint32_t gemm_tile_m, gemm_tile_n;    /* CTA tile of the typical cuBLAS kernel (wave quantisation) */
+    double gemm_k_overhead;               /* per-tile fixed cost (prologue, epilogue) in K elements:
+                                             a GEMM's efficiency scales by k / (k + gemm_k_overhead) */
     int64_t kernel_min_ps;                /* floor of any kernel's duration */
     double overlap_slowdown;              /* compute slowdown factor - 1 while a collective runs */
 } orr_gpu;

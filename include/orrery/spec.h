@@ -11,6 +11,9 @@
 #include "orrery/model.h"
 
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
+/* Attention kernels: flash attention (fused, Megatron-Core/TE default) or the unfused path of
+ * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
+typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
 
 typedef struct orr_spec {
     orr_model model;
@@ -27,6 +30,7 @@ typedef struct orr_spec {
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
     int overlap_param_gather;  /* dist-opt parameter all-gather overlapped with forward (default 1) */
     int tp_comm_overlap;       /* TP collectives overlapped with the GEMMs (default 0) */
+    orr_attention attention;   /* attention kernels (default flash) */
     double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
     int64_t launch_ps;         /* host time to launch one kernel or collective */
     int symmetry;              /* simulate identical ranks once (default 1) */
@@ -50,5 +54,6 @@ int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err);
 int orr_spec_resolve(orr_spec *s, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
+const char *orr_attention_name(orr_attention a);
 
 #endif

@@ -101,6 +101,15 @@ double orr_est_gemm_wave_eff(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t 
     return wave_efficiency(tiles, g->sms);
 }
 
+/* A tile's main loop runs over K; its prologue (first loads) and epilogue (output write-back) are a
+ * fixed cost worth about gemm_k_overhead iterations of K, so short-K GEMMs (attention's QK^T with
+ * K = head_dim, projections of small models) reach a smaller fraction of peak. */
+static double gemm_k_efficiency(const orr_gpu *g, uint32_t k)
+{
+    if (g->gemm_k_overhead <= 0 || k == 0) return 1.0;
+    return (double)k / ((double)k + g->gemm_k_overhead);
+}
+
 int64_t orr_est_gemm_ps(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
                         orr_dtype dt, double flops, uint64_t bytes)
 {
@@ -108,7 +117,7 @@ int64_t orr_est_gemm_ps(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t k, ui
     if (flops <= 0) flops = 2.0 * m * (double)n * k * b;
     if (bytes == 0)
         bytes = (uint64_t)(((double)m * k + (double)k * n + (double)m * n) * b * orr_dtype_bytes(dt));
-    double wave = orr_est_gemm_wave_eff(g, m, n, batch);
+    double wave = orr_est_gemm_wave_eff(g, m, n, batch) * gemm_k_efficiency(g, k);
     double tc = compute_seconds(flops, peak_flops_for_dtype(g, dt), g->gemm_eff, wave);
     double tm = memory_seconds(g, bytes);
     return floor_at_min(g, seconds_to_ps(tc > tm ? tc : tm));

@@ -46,6 +46,7 @@ static const orr_yfield gpu_fields[] = {
     GF("mem_eff", ORR_YF_DOUBLE, mem_eff, 1, 0, 1, 1),
     GF("gemm_tile_m", ORR_YF_U32, gemm_tile_m, 1, 1, 0, 4096),
     GF("gemm_tile_n", ORR_YF_U32, gemm_tile_n, 1, 1, 0, 4096),
+    GF("gemm_k_overhead", ORR_YF_DOUBLE, gemm_k_overhead, 1, 0, 0, 1e6),
     GF("kernel_min_us", ORR_YF_I64, kernel_min_ps, 1e6, 0, 0, 1e6),
     GF("overlap_slowdown", ORR_YF_DOUBLE, overlap_slowdown, 1, 0, 0, 100),
 };

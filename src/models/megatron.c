@@ -139,17 +139,23 @@ static void tag_op(orr_op *op, const ctx *c)
     op->layer_chunk = (uint8_t)c->chunk;
 }
 
-static void gemm(gen *G, const ctx *c, const char *name, double m, double n, double k)
+/* A (batched) GEMM: batch x (m x k) x (k x n). */
+static void bgemm(gen *G, const ctx *c, const char *name, double m, double n, double k, double batch)
 {
     orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, name);
     tag_op(op, c);
     op->cls = ORR_CLS_GEMM;
-    op->flops = 2.0 * m * n * k;
-    op->bytes = (uint64_t)(G->act_B * (m * k + k * n + m * n));
+    op->flops = 2.0 * m * n * k * batch;
+    op->bytes = (uint64_t)(G->act_B * (m * k + k * n + m * n) * batch);
     op->dims[0] = (uint32_t)m;
     op->dims[1] = (uint32_t)n;
     op->dims[2] = (uint32_t)k;
-    op->dims[3] = 1;
+    op->dims[3] = (uint32_t)batch;
+}
+
+static void gemm(gen *G, const ctx *c, const char *name, double m, double n, double k)
+{
+    bgemm(G, c, name, m, n, k, 1);
 }
 
 static void memop(gen *G, const ctx *c, const char *name, orr_op_class cls, double bytes, double flops)
@@ -168,7 +174,7 @@ static double causal_fraction(double s)
     return (nb + 1.0) / (2.0 * nb);
 }
 
-static void attention(gen *G, const ctx *c, int backward)
+static void flash_attention(gen *G, const ctx *c, int backward)
 {
     double heads = G->a / G->T, kvh = G->g / G->T;
     double fwd_flops = 4.0 * G->b * heads * G->sq * G->sq * G->hd * causal_fraction(G->sq);
@@ -183,6 +189,34 @@ static void attention(gen *G, const ctx *c, int backward)
     op->dims[1] = (uint32_t)G->sq;
     op->dims[2] = (uint32_t)G->sq;
     op->dims[3] = (uint32_t)G->hd;
+}
+
+/* Megatron's unfused attention core (before flash attention): QK^T as a batched GEMM with K = head
+ * dim, a fused scale-mask-softmax and a dropout over the b x heads x s x s scores, and the AV batched
+ * GEMM; the backward mirrors it (two batched GEMMs each for AV and QK^T, dropout and softmax
+ * backward). Scores are in the activation dtype. */
+static void unfused_attention(gen *G, const ctx *c, int backward)
+{
+    double B = G->b * G->a / G->T, s2 = G->sq * G->sq * B, eb = G->act_B;
+    if (!backward) {
+        bgemm(G, c, "attn_qk_bmm", G->sq, G->sq, G->hd, B);
+        memop(G, c, "scale_mask_softmax", ORR_CLS_ELEMENTWISE, 2.0 * s2 * eb, 5.0 * s2);
+        memop(G, c, "attn_dropout", ORR_CLS_ELEMENTWISE, 2.0 * s2 * eb + s2, s2);
+        bgemm(G, c, "attn_av_bmm", G->sq, G->hd, G->sq, B);
+        return;
+    }
+    bgemm(G, c, "attn_av_dgrad_bmm", G->sq, G->sq, G->hd, B);
+    bgemm(G, c, "attn_av_wgrad_bmm", G->sq, G->hd, G->sq, B);
+    memop(G, c, "attn_dropout_bwd", ORR_CLS_ELEMENTWISE, 2.0 * s2 * eb + s2, s2);
+    memop(G, c, "softmax_bwd", ORR_CLS_ELEMENTWISE, 3.0 * s2 * eb, 4.0 * s2);
+    bgemm(G, c, "attn_q_grad_bmm", G->sq, G->hd, G->sq, B);
+    bgemm(G, c, "attn_k_grad_bmm", G->sq, G->hd, G->sq, B);
+}
+
+static void attention(gen *G, const ctx *c, int backward)
+{
+    if (G->s->attention == ORR_ATTN_UNFUSED) unfused_attention(G, c, backward);
+    else flash_attention(G, c, backward);
 }
 
 static void coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
@@ -244,21 +278,34 @@ static double tokens(const gen *G) { return G->b * G->sq; }
 static double local_tokens(const gen *G) { return tokens(G) / (G->sp ? G->T : 1); }
 static double hidden_bytes(const gen *G) { return tokens(G) * G->h * G->act_B; }
 
-/* Forward of the TP "g" operator after a row-parallel linear: all-reduce, or reduce-scatter (SP). */
-static void tp_g_fwd(gen *G, const ctx *c, const char *name)
+/* A GEMM with the TP collective that feeds it (the f operator's all-gather before a column-parallel
+ * GEMM, with SP) or consumes it (the g operator's all-reduce or reduce-scatter after a row-parallel
+ * GEMM). With tp_comm_overlap they run concurrently, as Transformer Engine's userbuffers pipeline
+ * them chunk by chunk; otherwise in data order on the compute stream. kind ALLGATHER without SP
+ * means no collective. */
+static void gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n, double k, const char *cname,
+                    orr_coll_kind kind)
 {
-    uint32_t e = tp_coll(G, c, name, G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE, hidden_bytes(G),
-                         G->s->tp_comm_overlap);
-    tp_join(G, e);
+    int comm_first = kind == ORR_COLL_ALLGATHER;
+    if (G->T <= 1 || (comm_first && !G->sp)) {
+        gemm(G, c, gname, m, n, k);
+        return;
+    }
+    if (G->s->tp_comm_overlap) {
+        uint32_t e = tp_coll(G, c, cname, kind, hidden_bytes(G), 1);
+        gemm(G, c, gname, m, n, k);
+        tp_join(G, e);
+    } else if (comm_first) {
+        coll(G, c, S_COMPUTE, cname, kind, ORR_ROLE_TP, hidden_bytes(G));
+        gemm(G, c, gname, m, n, k);
+    } else {
+        gemm(G, c, gname, m, n, k);
+        coll(G, c, S_COMPUTE, cname, kind, ORR_ROLE_TP, hidden_bytes(G));
+    }
 }
 
-/* Forward of the "f" operator before a column-parallel linear: all-gather with SP, else nothing. */
-static void tp_f_fwd(gen *G, const ctx *c, const char *name)
-{
-    if (!G->sp) return;
-    uint32_t e = tp_coll(G, c, name, ORR_COLL_ALLGATHER, hidden_bytes(G), G->s->tp_comm_overlap);
-    tp_join(G, e);
-}
+/* The g operator's forward collective: reduce-scatter with SP, else all-reduce. */
+static orr_coll_kind g_fwd_kind(const gen *G) { return G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE; }
 
 static void norm(gen *G, const ctx *c, const char *name, int backward)
 {
@@ -281,7 +328,7 @@ static void residual(gen *G, const ctx *c, const char *name)
 static double layer_activation_bytes(const gen *G)
 {
     double sbh = G->sq * G->b * G->h, t = G->T;
-    int flash = 1;
+    int flash = G->s->attention == ORR_ATTN_FLASH;
     double scores = (flash || G->s->recompute == ORR_RECOMPUTE_SELECTIVE) ? 0.0 : 5.0 * G->a * G->sq / (G->h * t);
     if (G->s->recompute == ORR_RECOMPUTE_FULL) return 2.0 * sbh / (G->sp ? t : 1.0);
     return G->sp ? sbh * (34.0 / t + scores) : sbh * (10.0 + 24.0 / t + scores);
@@ -291,22 +338,18 @@ static void layer_fwd(gen *G, const ctx *c)
 {
     double M = tokens(G), t = G->T;
     norm(G, c, "input_norm", 0);
-    tp_f_fwd(G, c, "tp_allgather_attn");
-    gemm(G, c, "qkv_gemm", M, (G->a + 2.0 * G->g) * G->hd / t, G->h);
+    gemm_tp(G, c, "qkv_gemm", M, (G->a + 2.0 * G->g) * G->hd / t, G->h, "tp_allgather_attn", ORR_COLL_ALLGATHER);
     if (G->s->model.rmsnorm) /* Llama-style models use rotary embeddings on q and k */
         memop(G, c, "rotary", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
               3.0 * M * (G->a + G->g) * G->hd / t);
     attention(G, c, 0);
-    gemm(G, c, "proj_gemm", M, G->h, G->a * G->hd / t);
-    tp_g_fwd(G, c, "tp_attn_out");
+    gemm_tp(G, c, "proj_gemm", M, G->h, G->a * G->hd / t, "tp_attn_out", g_fwd_kind(G));
     residual(G, c, "bias_dropout_add");
     norm(G, c, "post_attn_norm", 0);
-    tp_f_fwd(G, c, "tp_allgather_mlp");
-    gemm(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h);
+    gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
     double fl = M * G->f / t;
     memop(G, c, G->gated ? "swiglu" : "gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * fl * G->act_B, 8.0 * fl);
-    gemm(G, c, "fc2_gemm", M, G->h, G->f / t);
-    tp_g_fwd(G, c, "tp_mlp_out");
+    gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
     residual(G, c, "bias_dropout_add");
 }
 
@@ -326,30 +369,26 @@ static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const cha
     tp_join(G, e);
 }
 
-/* Backward of the g operator: with SP an all-gather of the output gradient, else nothing. */
-static void tp_g_bwd(gen *G, const ctx *c, const char *name)
-{
-    if (!G->sp) return;
-    uint32_t e = tp_coll(G, c, name, ORR_COLL_ALLGATHER, hidden_bytes(G), G->s->tp_comm_overlap);
-    tp_join(G, e);
-}
-
 static void layer_bwd(gen *G, const ctx *c)
 {
     double M = tokens(G), t = G->T;
     double fl = M * G->f / t;
     residual(G, c, "bias_dropout_add_bwd");
-    tp_g_bwd(G, c, "tp_allgather_mlp_grad");
-    gemm(G, c, "fc2_dgrad", M, G->f / t, G->h);
+    /* the g operator's backward: with SP, the output gradient is all-gathered for the dgrad GEMM */
+    gemm_tp(G, c, "fc2_dgrad", M, G->f / t, G->h, "tp_allgather_mlp_grad", ORR_COLL_ALLGATHER);
     gemm(G, c, "fc2_wgrad", G->f / t, G->h, M);
     memop(G, c, G->gated ? "swiglu_bwd" : "gelu_bwd", ORR_CLS_ELEMENTWISE, (G->gated ? 5.0 : 3.0) * fl * G->act_B,
           10.0 * fl);
     column_linear_bwd(G, c, "fc1_dgrad", "fc1_wgrad", G->f * (G->gated ? 2.0 : 1.0) / t);
     norm(G, c, "post_attn_norm_bwd", 1);
     residual(G, c, "bias_dropout_add_bwd");
-    tp_g_bwd(G, c, "tp_allgather_attn_grad");
-    gemm(G, c, "proj_dgrad", M, G->a * G->hd / t, G->h);
+    gemm_tp(G, c, "proj_dgrad", M, G->a * G->hd / t, G->h, "tp_allgather_attn_grad", ORR_COLL_ALLGATHER);
     gemm(G, c, "proj_wgrad", G->a * G->hd / t, G->h, M);
+    if (G->s->recompute == ORR_RECOMPUTE_SELECTIVE && G->s->attention == ORR_ATTN_UNFUSED) {
+        ctx rc = *c; /* selective recompute re-runs the unfused attention core */
+        rc.phase = ORR_PHASE_RECOMPUTE;
+        attention(G, &rc, 0);
+    }
     attention(G, c, 1);
     if (G->s->model.rmsnorm)
         memop(G, c, "rotary_bwd", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
@@ -373,29 +412,40 @@ static void embedding_fwd(gen *G, const ctx *c)
 
 static void embedding_bwd(gen *G, const ctx *c)
 {
-    if (G->sp) tp_g_bwd(G, c, "tp_embedding_grad");
+    if (G->sp && G->T > 1) coll(G, c, S_COMPUTE, "tp_embedding_grad", ORR_COLL_ALLGATHER, ORR_ROLE_TP, hidden_bytes(G));
     double n = tokens(G) * G->h;
     memop(G, c, "embedding_grad", ORR_CLS_ELEMENTWISE, 3.0 * n * G->act_B, n);
 }
 
+/* LM head and Megatron's vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py), op by op
+ * over the b x s x vocab/tp logits: transpose to contiguous (bf16 read + write), cast to fp32,
+ * max (all-reduced over TP), subtract the max in place, exp in place, sum (all-reduced), and the
+ * softmax division kept for the backward: 4 + 6 + 4 + 8 + 8 + 4 + 8 = 42 bytes per logit. */
 static void head_fwd(gen *G, const ctx *c)
 {
-    double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc;
+    double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc, eb = G->act_B;
     norm(G, c, "final_norm", 0);
-    tp_f_fwd(G, c, "tp_allgather_head");
-    gemm(G, c, "lm_head_gemm", M, vloc, G->h);
-    /* vocab-parallel cross-entropy: max, sum of exp and target logit are all-reduced over TP */
-    memop(G, c, "ce_max", ORR_CLS_REDUCTION, logits * G->act_B, logits);
+    gemm_tp(G, c, "lm_head_gemm", M, vloc, G->h, "tp_allgather_head", ORR_COLL_ALLGATHER);
+    memop(G, c, "logits_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
+    memop(G, c, "ce_cast_fp32", ORR_CLS_ELEMENTWISE, logits * (eb + 4.0), logits);
+    memop(G, c, "ce_max", ORR_CLS_REDUCTION, logits * 4.0, logits);
     if (G->T > 1) coll(G, c, S_COMPUTE, "tp_ce_max", ORR_COLL_ALLREDUCE, ORR_ROLE_TP, M * 4.0);
-    memop(G, c, "ce_exp_sum", ORR_CLS_ELEMENTWISE, logits * (G->act_B + 4.0), 3.0 * logits);
+    memop(G, c, "ce_sub_max", ORR_CLS_ELEMENTWISE, logits * 8.0, logits);
+    memop(G, c, "ce_exp", ORR_CLS_ELEMENTWISE, logits * 8.0, logits);
+    memop(G, c, "ce_sum", ORR_CLS_REDUCTION, logits * 4.0, logits);
     if (G->T > 1) coll(G, c, S_COMPUTE, "tp_ce_sum", ORR_COLL_ALLREDUCE, ORR_ROLE_TP, M * 4.0 * 2.0);
+    memop(G, c, "ce_softmax_div", ORR_CLS_ELEMENTWISE, logits * 8.0, logits);
     memop(G, c, "ce_loss", ORR_CLS_ELEMENTWISE, M * 16.0, M * 4.0);
 }
 
+/* Backward: scale the saved softmax in place (8 B), cast to the activation dtype (4 + 2 B) and
+ * transpose back (2 x 2 B), then the head GEMMs. */
 static void head_bwd(gen *G, const ctx *c)
 {
-    double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc;
-    memop(G, c, "ce_grad", ORR_CLS_ELEMENTWISE, logits * (4.0 + G->act_B), 2.0 * logits);
+    double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc, eb = G->act_B;
+    memop(G, c, "ce_grad", ORR_CLS_ELEMENTWISE, logits * 8.0, 2.0 * logits);
+    memop(G, c, "ce_grad_cast", ORR_CLS_ELEMENTWISE, logits * (4.0 + eb), logits);
+    memop(G, c, "logits_grad_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
     column_linear_bwd(G, c, "lm_head_dgrad", "lm_head_wgrad", vloc);
     norm(G, c, "final_norm_bwd", 1);
 }
@@ -596,7 +646,17 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
 
 /* ---- pipeline p2p ---- */
 
-static double pp_bytes(const gen *G) { return hidden_bytes(G) / (G->sp ? G->T : 1); }
+/* Bytes one rank sends to the next stage per micro-batch. With TP, each TP rank sends only its 1/tp
+ * share: the scatter/gather optimisation of Narayanan et al. 2021 (Sec. 4.1); without SP the
+ * receiver all-gathers the shares over NVLink (pp_gather), with SP the tensor is split anyway. */
+static double pp_bytes(const gen *G) { return hidden_bytes(G) / G->T; }
+
+static void pp_gather(gen *G, uint32_t tag)
+{
+    if (G->sp || G->T <= 1) return;
+    ctx c = {tag == TAG_FWD ? ORR_PHASE_FWD : ORR_PHASE_BWD, ORR_NO_LAYER, ORR_NO_MB, 0};
+    coll(G, &c, S_COMPUTE, "pp_scatter_gather", ORR_COLL_ALLGATHER, ORR_ROLE_TP, hidden_bytes(G));
+}
 
 static void p2p(gen *G, orr_op_kind kind, uint32_t peer_pp, uint32_t tag, int batch_next)
 {
@@ -624,6 +684,8 @@ static void p2p_batch(gen *G, const p2p_req *r, int n)
         if (r[i].on) last = i;
     for (int i = 0; i <= last; i++)
         if (r[i].on) p2p(G, r[i].kind, r[i].peer, r[i].tag, i != last);
+    for (int i = 0; i <= last; i++)
+        if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
 }
 
 static uint32_t prev_stage(const gen *G) { return (G->pp_r + G->P - 1) % G->P; }

@@ -7,8 +7,9 @@
  * every endpoint of the intervals that matter:
  *   compute   [start,end) of kernels, memcpys and memsets
  *   comm      [start,end) of collectives and p2p transfers, one state per role
- *   bubble    [ready,start) of p2p sends/recvs (waiting for the pipeline peer)
- *   wait      [ready,start) of collectives (waiting for straggling members)
+ *   bubble    [ready,start) of p2p sends/recvs (waiting for the pipeline peer) and of the
+ *             collectives that span pipeline stages (roles EMB and OTHER: the pipeline drains)
+ *   wait      [ready,start) of other collectives (waiting for straggling members)
  * Each segment goes to the highest-priority state active in it (compute > comm by role TP > CP >
  * EP > PP > DP > EMB > OTHER > bubble > wait), or to idle when none is. This is a sweep: one array
  * of +1/-1 endpoint events per rank, sorted once (O(n log n)), with a counter per state. Because
@@ -125,7 +126,11 @@ static size_t collect_intervals(const orr_rank *rk, const orr_op_time *t, int64_
         if (is_compute_kind(op->kind)) {
             n = push_interval(ev, n, ST_COMPUTE, t[i].start_ps, t[i].end_ps, end_ps);
         } else if (is_comm_kind(op->kind)) {
-            int waiting = op->kind == ORR_OP_COLL ? ST_WAIT : ST_BUBBLE;
+            /* Waiting in p2p, and in the collectives that span pipeline stages (the tied-embedding
+             * and model-parallel gradient-norm all-reduces), is the pipeline draining: bubble.
+             * Waiting in any other collective is waiting for stragglers. */
+            int cross_stage = op->role == ORR_ROLE_EMB || op->role == ORR_ROLE_OTHER;
+            int waiting = op->kind == ORR_OP_COLL && !cross_stage ? ST_WAIT : ST_BUBBLE;
             n = push_interval(ev, n, waiting, t[i].ready_ps, t[i].start_ps, end_ps);
             n = push_interval(ev, n, comm_state_of_role(op->role), t[i].start_ps, t[i].end_ps,
                               end_ps);

@@ -18,7 +18,7 @@
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
     F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE,
-    F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US
+    F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION
 } flag_id;
 
 typedef struct flag_def {
@@ -53,6 +53,7 @@ static const flag_def flags[] = {
     {"--no-tp-comm-overlap", F_NO_TP_COMM_OVERLAP, NULL},
     {"--no-symmetry", F_NO_SYMMETRY, NULL},
     {"--launch-us", F_LAUNCH_US, "a non-negative number of microseconds"},
+    {"--attention", F_ATTENTION, "flash or unfused"},
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
@@ -139,6 +140,11 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         for (int r = ORR_RECOMPUTE_NONE; r <= ORR_RECOMPUTE_FULL; r++)
             if (strcasecmp(val, orr_recompute_name((orr_recompute)r)) == 0) return s->recompute = (orr_recompute)r, 0;
         return bad_value(f, val, err);
+    case F_ATTENTION:
+        if (strcasecmp(val, "flash") == 0) s->attention = ORR_ATTN_FLASH;
+        else if (strcasecmp(val, "unfused") == 0) s->attention = ORR_ATTN_UNFUSED;
+        else return bad_value(f, val, err);
+        return 0;
     case F_PRECISION:
         if (strcasecmp(val, "bf16") == 0) s->precision = ORR_BF16;
         else if (strcasecmp(val, "fp16") == 0) s->precision = ORR_FP16;

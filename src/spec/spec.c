@@ -33,6 +33,8 @@ void orr_spec_init(orr_spec *s)
     s->symmetry = 1;
 }
 
+const char *orr_attention_name(orr_attention a) { return a == ORR_ATTN_UNFUSED ? "unfused" : "flash"; }
+
 const char *orr_recompute_name(orr_recompute r)
 {
     switch (r) {
@@ -57,6 +59,8 @@ static const orr_yfield training_fields[] = {
 };
 /* training: keys that are enums, read by hand in apply_section */
 static const char *const training_enums[] = {"recompute", "precision", NULL};
+/* options: keys that are enums */
+static const char *const options_enums[] = {"attention", NULL};
 
 static const orr_yfield options_fields[] = {
     SF("overlap_grad_reduce", ORR_YF_BOOL, overlap_grad_reduce),
@@ -73,6 +77,7 @@ static const orr_yfield options_fields[] = {
 #define N(a) (sizeof a / sizeof a[0])
 
 static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const attention_names[] = {"flash", "unfused"};
 static const char *const precision_names[] = {"bf16", "fp16", "fp8"};
 static const orr_dtype precision_dtypes[] = {ORR_BF16, ORR_FP16, ORR_FP8};
 
@@ -86,6 +91,9 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         if (strcmp(c->key, "recompute") == 0) {
             if (orr_y_choice(c, recompute_names, 3, &idx, err)) return -1;
             s->recompute = (orr_recompute)idx;
+        } else if (strcmp(c->key, "attention") == 0) {
+            if (orr_y_choice(c, attention_names, 2, &idx, err)) return -1;
+            s->attention = (orr_attention)idx;
         } else if (strcmp(c->key, "precision") == 0) {
             if (orr_y_choice(c, precision_names, 3, &idx, err)) return -1;
             s->precision = precision_dtypes[idx];
@@ -109,7 +117,7 @@ static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
     if ((n = orr_y_get(root, "training")) &&
         apply_section(s, n, training_fields, N(training_fields), training_enums, err))
         return -1;
-    if ((n = orr_y_get(root, "options")) && apply_section(s, n, options_fields, N(options_fields), NULL, err))
+    if ((n = orr_y_get(root, "options")) && apply_section(s, n, options_fields, N(options_fields), options_enums, err))
         return -1;
     return 0;
 }
