@@ -406,7 +406,8 @@ static void test_breakdown_random(void)
                         for (int k = 0; k < 7; k++)
                             if (prio_role[k] == op->role) st = 1 + k;
                     } else if (ps >= t->ready_ps && ps < t->start_ps) {
-                        st = op->kind == ORR_OP_COLL ? 9 : 8;
+                        int cross_stage = op->role == ORR_ROLE_EMB || op->role == ORR_ROLE_OTHER;
+                        st = op->kind == ORR_OP_COLL && !cross_stage ? 9 : 8;
                     }
                 }
                 if (st < best) best = st;

@@ -5,8 +5,9 @@
  * Breakdown of one rank's timeline [0, iteration end]: at each instant the GPU is in exactly one
  * state, taken in this priority: compute (a kernel runs) > communication by role (a collective or
  * p2p transfer runs; exposed = not under compute) > bubble (a p2p op waits for its pipeline peer)
- * > wait (a collective waits for other members: stragglers) > idle (nothing runs, nothing waits:
- * host-bound or drained). The parts sum to the iteration time.
+ * (and the collectives that span pipeline stages, roles EMB and OTHER, wait for the pipeline to
+ * drain) > wait (another collective waits for other members: stragglers) > idle (nothing runs,
+ * nothing waits: host-bound or drained). The parts sum to the iteration time.
  */
 #ifndef ORRERY_REPORT_H
 #define ORRERY_REPORT_H

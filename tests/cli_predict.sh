@@ -1,0 +1,78 @@
+#!/bin/sh
+# Command-line tests of `orrery`: `predict` on a spec and on flags alone, `list`, byte-identical
+# JSON and trace for identical inputs, and bad input: one line on stderr naming the field or flag,
+# exit code 2, no crash. Usage: cli_predict.sh ORRERY_BINARY SOURCE_DIR
+ORR="$1"
+SRC="$2"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+# predict on a spec: the text summary has the headline numbers with units
+"$ORR" predict "$SRC/examples/gpt3_175b_1024_a100.yaml" > "$TMP/out.txt" 2>&1
+[ $? -eq 0 ] && ok || bad "predict example exit code"
+for want in "iteration time" "tokens/s" "TFLOP/s" "MFU" "pipeline bubble" "Critical path" "unique ranks"; do
+    grep -q "$want" "$TMP/out.txt" && ok || bad "text summary lacks '$want'"
+done
+
+# predict from flags alone, JSON with the documented keys
+"$ORR" predict --model llama3-8b --gpu H100 --gpus 16 --tp 2 --pp 2 --mbs 1 --gbs 32 --sp --dist-opt --json > "$TMP/a.json"
+[ $? -eq 0 ] && ok || bad "predict from flags exit code"
+for key in iteration_time_s tokens_per_s tflops_per_gpu mfu unique_ranks_simulated breakdown schema_version; do
+    grep -q "\"$key\"" "$TMP/a.json" && ok || bad "JSON lacks $key"
+done
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['iteration_time_s'] > 0 and d['unique_ranks_simulated'] == 2" "$TMP/a.json" \
+    && ok || bad "JSON does not parse or has wrong values"
+
+# identical inputs give byte-identical JSON and trace
+"$ORR" predict --model gpt3-1.3b --gpu A100 --gpus 16 --tp 2 --pp 2 --vpp 2 --gbs 16 --json --trace "$TMP/t1.json" > "$TMP/j1.json"
+"$ORR" predict --model gpt3-1.3b --gpu A100 --gpus 16 --tp 2 --pp 2 --vpp 2 --gbs 16 --json --trace "$TMP/t2.json" > "$TMP/j2.json"
+cmp -s "$TMP/j1.json" "$TMP/j2.json" && ok || bad "JSON differs between identical runs"
+cmp -s "$TMP/t1.json" "$TMP/t2.json" && ok || bad "trace differs between identical runs"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['traceEvents']) > 100" "$TMP/t1.json" \
+    && ok || bad "trace is not valid JSON with events"
+
+# list
+for what in gpus models clusters; do
+    "$ORR" list $what > "$TMP/list.txt" 2>&1 && [ "$(wc -l < "$TMP/list.txt")" -gt 3 ] && ok || bad "list $what"
+done
+grep -q "llama3-405b" "$TMP/list.txt" 2>/dev/null || "$ORR" list models | grep -q "llama3-405b" && ok || bad "list models lacks llama3-405b"
+
+# bad input: exit 2, exactly one line on stderr, naming what is wrong
+expect_error() { # expected-substring, then the arguments
+    want="$1"
+    shift
+    "$ORR" "$@" > "$TMP/o.txt" 2> "$TMP/e.txt"
+    rc=$?
+    lines=$(wc -l < "$TMP/e.txt")
+    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -q -- "$want" "$TMP/e.txt"; then ok; else
+        bad "orrery $* -> rc $rc, $lines lines: $(cat "$TMP/e.txt") (wanted '$want')"
+    fi
+}
+expect_error 'H300' predict --model gpt3-175b --gpu H300 --gpus 8
+expect_error 'gpt5' predict --model gpt5 --gpu H100 --gpus 8
+expect_error '--tp' predict --model gpt3-175b --gpu H100 --gpus 40 --tp 5
+expect_error '--pp' predict --model gpt3-175b --gpu H100 --gpus 56 --tp 8 --pp 7
+expect_error 'gpus' predict --model gpt3-1.3b --gpu H100 --gpus 10 --tp 4
+expect_error 'gbs' predict --model gpt3-1.3b --gpu H100 --gpus 8 --gbs 12
+expect_error '--tp' predict --model gpt3-1.3b --gpu H100 --gpus 8 --tp
+expect_error '--tp' predict --model gpt3-1.3b --gpu H100 --gpus 8 --tp abc
+expect_error '--recompute' predict --model gpt3-1.3b --gpu H100 --gpus 8 --recompute most
+expect_error '--bogus' predict --model gpt3-1.3b --gpu H100 --gpus 8 --bogus
+expect_error 'fp8' predict --model gpt3-1.3b --gpu A100 --gpus 8 --precision fp8
+expect_error 'nosuch.yaml' predict "$TMP/nosuch.yaml"
+printf 'model: gpt3-1.3b\ngpu: H100\ngpus: 8\nparallel: {tp: 2, pp: 1\n' > "$TMP/broken.yaml"
+expect_error 'broken.yaml' predict "$TMP/broken.yaml"
+printf 'model: gpt3-1.3b\ngpu: H100\ngpus: 8\nparallel: {tq: 2}\n' > "$TMP/unknown.yaml"
+expect_error 'tq' predict "$TMP/unknown.yaml"
+printf 'gpu: H100\ngpus: 8\n' > "$TMP/nomodel.yaml"
+expect_error 'model' predict "$TMP/nomodel.yaml"
+expect_error 'vpp' predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --vpp 2 --gbs 12 --mbs 1
+expect_error 'catalog' list nonsense
+expect_error 'command' frobnicate
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
