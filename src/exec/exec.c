@@ -302,7 +302,8 @@ static void host_run(exec *x, uint32_t r)
             rs->pc = i + 1;
             rs->prev_host_op = i;
             stream_st *st = &rs->streams[s];
-            if (!st->busy && st->head == i) kick_at(x, r, s, t->issue_ps);
+            /* An idle stream may be waiting for this op, or for the rest of a batch it heads. */
+            if (!st->busy && !st->wait_event && st->head != NONE) kick_at(x, r, s, t->issue_ps);
             continue;
         }
         }

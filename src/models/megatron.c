@@ -37,7 +37,7 @@ enum { TAG_FWD = 0, TAG_BWD = 1 };
 
 typedef struct bucket {
     uint32_t chunk;
-    uint32_t first_layer, last_layer; /* layer range (global indices) whose params it holds */
+    uint32_t first_layer;             /* lowest layer (global index) whose params it holds */
     int has_embedding, has_head;
     double params;                    /* parameters per rank in the bucket */
     uint32_t ag_event;                /* event recorded after its parameter all-gather */
@@ -508,8 +508,7 @@ static void build_buckets(gen *G)
             } else {
                 uint32_t layer = first + G->Lc - (uint32_t)e;
                 p = layer_params_local(G);
-                if (cur.last_layer < layer || cur.first_layer == UINT32_MAX) cur.last_layer = layer;
-                cur.first_layer = layer;
+                cur.first_layer = layer; /* backward order: layers arrive highest first */
             }
             cur.params += p;
             if (cur.params >= G->s->bucket_params) {
