@@ -71,6 +71,7 @@ expect_error 'tq' predict "$TMP/unknown.yaml"
 printf 'gpu: H100\ngpus: 8\n' > "$TMP/nomodel.yaml"
 expect_error 'model' predict "$TMP/nomodel.yaml"
 expect_error 'vpp' predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --vpp 2 --gbs 12 --mbs 1
+expect_error '--no-symmetry' predict --model gpt3-175b --gpu H100 --gpus 16384 --tp 8 --pp 16 --gbs 16384 --no-symmetry
 expect_error 'catalog' list nonsense
 expect_error 'command' frobnicate
 

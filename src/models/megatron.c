@@ -941,6 +941,18 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
                 G.dp_r = d;
                 G.pp_r = p;
                 gen_rank(&G);
+                /* Without symmetry every GPU gets its own op stream: refuse sizes that would not fit
+                 * in memory instead of running out of it. */
+                double est_ops = (double)G.rk->nops * (sym ? G.P : (double)world);
+                if (est_ops > 1.5e8) { /* ~120 B per op with its timeline: ~18 GB */
+                    orr_workload_free(G.w);
+                    free(G.bk);
+                    orr_map_free(&G.group_ids);
+                    return orr_fail(err, "%s: this job would need about %.0f million ops (about %.0f GB) to simulate; "
+                                         "%s", sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * 120 / 1e9,
+                                    sym ? "use fewer layers or micro-batches" : "leave symmetry on for jobs this large"),
+                           NULL;
+                }
             }
     free(G.bk);
     orr_map_free(&G.group_ids);
