@@ -2,7 +2,7 @@
 """Grid search of per-GPU roofline efficiencies against the Megatron validation rows.
 
 Runs ./build/orrery predict on every row of the two Megatron csv files with the same assumptions as
-tests/test_valid_megatron.c, for each combination of the given efficiencies, and prints the errors.
+src/api/validate.c (keep the two in step), for each combination of the given efficiencies, and prints the errors.
 Used to fit gemm_eff / attn_*_eff in data/gpus.yaml (docs/models.md records the result).
 usage: scripts/calibrate.py h100|a100 'gemm_eff=0.70,0.75' 'attn_scale=0.8,1.0' ...
 """

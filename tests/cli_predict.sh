@@ -41,6 +41,12 @@ for what in gpus models clusters; do
 done
 grep -q "llama3-405b" "$TMP/list.txt" 2>/dev/null || "$ORR" list models | grep -q "llama3-405b" && ok || bad "list models lacks llama3-405b"
 
+# validate: the published Megatron rows, with a table per source
+if [ -d "$SRC/../shared/validation" ]; then
+    "$ORR" validate "$SRC/../shared/validation" > "$TMP/v.txt" 2>&1 && grep -q "median |error|" "$TMP/v.txt" \
+        && grep -q "GPT 462B" "$TMP/v.txt" && ok || bad "validate"
+fi
+
 # bad input: exit 2, exactly one line on stderr, naming what is wrong
 expect_error() { # expected-substring, then the arguments
     want="$1"
@@ -72,6 +78,7 @@ printf 'gpu: H100\ngpus: 8\n' > "$TMP/nomodel.yaml"
 expect_error 'model' predict "$TMP/nomodel.yaml"
 expect_error 'vpp' predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --vpp 2 --gbs 12 --mbs 1
 expect_error '--no-symmetry' predict --model gpt3-175b --gpu H100 --gpus 16384 --tp 8 --pp 16 --gbs 16384 --no-symmetry
+expect_error 'nowhere' validate "$TMP/nowhere"
 expect_error 'catalog' list nonsense
 expect_error 'command' frobnicate
 

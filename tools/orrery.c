@@ -3,12 +3,14 @@
  *
  *   orrery predict [SPEC.yaml] [FLAGS]   predict one training iteration (docs/spec.md)
  *   orrery list gpus|models|clusters     print the catalogs
+ *   orrery validate [DIR]                 predict the published Megatron rows of DIR (shared/validation)
  *
  * User errors print one line "orrery: ..." naming the file, field or flag, and exit 2.
  */
 #include "orrery/orrery.h"
 #include "orrery/hw.h"
 #include "orrery/model.h"
+#include "orrery/validate.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,7 @@ static int usage(FILE *f)
 {
     fputs("usage: orrery predict [SPEC.yaml] [--model NAME|FILE --gpu NAME --gpus N --tp N --pp N ...]\n"
           "       orrery list gpus|models|clusters\n"
+          "       orrery validate [DIR]   (DIR: shared/validation; default " ORRERY_DEFAULT_VALIDATION_DIR ")\n"
           "flags and the spec format: docs/spec.md\n", f);
     return f == stderr ? ORR_EXIT_USAGE : 0;
 }
@@ -113,13 +116,35 @@ static int cmd_list(int argc, char **argv)
     return 0;
 }
 
+static int cmd_validate(int argc, char **argv)
+{
+    if (argc > 1) {
+        fprintf(stderr, "orrery: validate: expected at most one argument, the shared/validation folder\n");
+        return ORR_EXIT_USAGE;
+    }
+    const char *dir = argc == 1 ? argv[0] : ORRERY_DEFAULT_VALIDATION_DIR;
+    for (int set = 0; set < ORR_VALID_SET_COUNT; set++) {
+        orr_valid_table t;
+        orr_err err = {{0}};
+        if (orr_validate((orr_valid_set)set, dir, &t, &err) < 0) return fail(&err);
+        orr_buf b = {0};
+        orr_valid_table_print(&t, &b);
+        fwrite(b.s, 1, b.n, stdout);
+        fputc('\n', stdout);
+        orr_buf_free(&b);
+        orr_valid_table_free(&t);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage(stderr);
     if (strcmp(argv[1], "predict") == 0) return cmd_predict(argc - 2, argv + 2);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc - 2, argv + 2);
+    if (strcmp(argv[1], "validate") == 0) return cmd_validate(argc - 2, argv + 2);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)
         return usage(stdout);
-    fprintf(stderr, "orrery: unknown command \"%s\" (expected predict or list)\n", argv[1]);
+    fprintf(stderr, "orrery: unknown command \"%s\" (expected predict, list or validate)\n", argv[1]);
     return ORR_EXIT_USAGE;
 }
