@@ -763,7 +763,7 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
                 }
             }
             out->ranks[r].end_ps = end;
-            if (end > out->makespan_ps || (r == 0 && last != NONE)) {
+            if (r == 0 || end > out->makespan_ps) {
                 out->makespan_ps = end;
                 out->last_rank = r;
                 out->last_op = last == NONE ? 0 : last;
