@@ -46,7 +46,7 @@ static int bench_one(const char *path)
     double t1 = now_s();
     orr_estimate_workload(w, &s.gpu);
     double t2 = now_s();
-    orr_exec_opts o = {ORR_NET_ANALYTIC, s.launch_ps};
+    orr_exec_opts o = {ORR_NET_ANALYTIC, s.launch_ps, orr_spec_alloc_capacity(&s), s.caching_allocator};
     orr_exec_result x;
     if (orr_execute(w, &s.gpu, &s.cluster, &o, &x, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
@@ -54,7 +54,7 @@ static int bench_one(const char *path)
         return 1;
     }
     double t3 = now_s();
-    orr_report_info info = {"bench", s.gpu.name, s.gpu.peak_flops[s.precision], NULL};
+    orr_report_info info = {.title = "bench", .gpu_name = s.gpu.name, .peak_flops_per_gpu = s.gpu.peak_flops[s.precision]};
     orr_result r;
     if (orr_result_build(&r, w, &x, &info, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);

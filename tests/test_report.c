@@ -610,7 +610,7 @@ static void test_headline(void)
     orr_exec_result *x = exec_new(w);
     set_time(x, 0, 0, 0, 0, 2 * ORR_PS_PER_S);
     x->makespan_ps = 2 * ORR_PS_PER_S;
-    orr_report_info info = {"test job", "H100", 1000e12, NULL};
+    orr_report_info info = {.title = "test job", .gpu_name = "H100", .peak_flops_per_gpu = 1000e12};
     orr_result r;
     CHECK(orr_result_build(&r, w, x, &info, &err) == 0);
     CHECK_EQ_I64(r.iteration_ps, 2 * ORR_PS_PER_S);
@@ -722,7 +722,7 @@ static void test_json_report(void)
     w->model_flops = 1e15;
     w->hw_flops = NAN; /* not representable in JSON: written as null */
     snprintf(w->flops_convention, sizeof w->flops_convention, "6ND \"Megatron\"");
-    orr_report_info info = {"job \"quoted\"\n", "H100", 989e12, "{\"tp\": 2, \"pp\": 2}"};
+    orr_report_info info = {.title = "job \"quoted\"\n", .gpu_name = "H100", .peak_flops_per_gpu = 989e12, .config_json = "{\"tp\": 2, \"pp\": 2}"};
     orr_result r;
     orr_err err;
     CHECK(orr_result_build(&r, w, x, &info, &err) == 0);

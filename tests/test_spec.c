@@ -431,7 +431,8 @@ static void test_bad_spec_files(void)
     rc = load_text(&s, "cluster: dgx-z100\n", &err, NULL);
     EXPECT_FAIL(rc, err, ":1: cluster: unknown cluster \"dgx-z100\"");
     rc = load_text(&s, "model: gpt3-175b\nparallel: {tp: 8, tpp: 2}\n", &err, NULL);
-    EXPECT_FAIL(rc, err, ":2: parallel.tpp: unknown key (allowed: tp, pp, dp, vpp, sp, dist_opt)");
+    EXPECT_FAIL(rc, err, ":2: parallel.tpp: unknown key (allowed: tp, pp, dp, vpp, sp, dist_opt, cp, fsdp, zero, "
+                          "reshard_after_forward, fp8_allgather)");
     rc = load_text(&s, "modle: gpt3-175b\n", &err, NULL);
     EXPECT_FAIL(rc, err, "modle: unknown key (allowed: model, gpu, cluster, gpus, parallel, training, options)");
     rc = load_text(&s, "model: [gpt3\ngpu: H100\n", &err, path);
@@ -585,9 +586,26 @@ static void test_bad_resolve(void)
                  "--gbs", "6");
     EXPECT_FAIL(rc_, err, "--vpp 2", "micro-batches (gbs/(mbs*dp) = 3) must be divisible by pp (4)");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--pp", "2", "--dp", "2");
-    EXPECT_FAIL(rc_, err, "--gpus 64 (gpus): must equal tp*pp*dp (8*2*2 = 32)");
+    EXPECT_FAIL(rc_, err, "--gpus 64 (gpus): must equal tp*cp*pp*dp (8*1*2*2 = 32)");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "100", "--tp", "8");
-    EXPECT_FAIL(rc_, err, "--gpus 100 (gpus): must be divisible by tp*pp (8*1 = 8)");
+    EXPECT_FAIL(rc_, err, "--gpus 100 (gpus): must be divisible by tp*cp*pp (8*1*1 = 8)");
+    /* sharding and context parallelism: one line naming the flag */
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--cp", "3");
+    EXPECT_FAIL(rc_, err, "--gpus 8 (gpus): must be divisible by tp*cp*pp (1*3*1 = 3)");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--cp", "8", "--seq", "8200");
+    EXPECT_FAIL(rc_, err, "--cp 8 (parallel.cp): seq (8200) must be divisible by 2*cp (16)");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "24", "--fsdp", "16");
+    EXPECT_FAIL(rc_, err, "--fsdp 16 (parallel.fsdp): must divide the data-parallel degree gpus/(tp*cp*pp) = 24");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--pp", "2", "--zero", "3");
+    EXPECT_FAIL(rc_, err, "--zero 3 (parallel.zero): ZeRO-3 with pipeline parallelism (--pp 2) is not supported");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--fsdp", "8", "--zero", "2");
+    EXPECT_FAIL(rc_, err, "--zero 2 (parallel.zero): ZeRO and --fsdp are alternative sharding recipes");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--fp8-allgather");
+    EXPECT_FAIL(rc_, err, "--fp8-allgather (parallel.fp8_allgather): needs --fsdp and --precision fp8");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--mem-capacity", "80 parsecs");
+    EXPECT_FAIL(rc_, err, "--mem-capacity: expected a memory size like 80GiB, 96GB or 81920MiB");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--zero", "4");
+    EXPECT_FAIL(rc_, err, "--zero: expected 0, 1, 2 or 3");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--mbs", "2", "--gbs", "20");
     EXPECT_FAIL(rc_, err, "--gbs 20 (training.gbs): must be divisible by mbs*dp (2*8 = 16)");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "8", "--sp");

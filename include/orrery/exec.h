@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 #include "orrery/hw.h"
+#include "orrery/memory.h"
 #include "orrery/net.h"
 #include "orrery/workload.h"
 
@@ -44,11 +45,16 @@ typedef struct orr_op_time {
 typedef struct orr_exec_opts {
     orr_net_kind net;
     int64_t launch_ps; /* host cost of launching one device op */
+    /* Memory tracker (memory.h): capacity for the OOM verdict (0: unlimited) and whether to model
+     * PyTorch's caching allocator (else raw live bytes). */
+    uint64_t mem_capacity_bytes;
+    int mem_caching;
 } orr_exec_opts;
 
 typedef struct orr_exec_rank {
     orr_op_time *t;    /* one per op */
     int64_t end_ps;    /* when the rank's host and all its streams were done */
+    orr_mem_rank mem;  /* what its ALLOC/FREE ops did to memory */
 } orr_exec_rank;
 
 typedef struct orr_exec_result {

@@ -29,6 +29,8 @@ typedef struct orr_gpu {
                                              a GEMM's efficiency scales by k / (k + gemm_k_overhead) */
     int64_t kernel_min_ps;                /* floor of any kernel's duration */
     double overlap_slowdown;              /* compute slowdown factor - 1 while a collective runs */
+    uint64_t runtime_reserved_bytes;      /* device memory outside the framework's allocator: CUDA
+                                             context and modules, NCCL's own buffers */
 } orr_gpu;
 
 typedef struct orr_cluster {

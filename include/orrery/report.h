@@ -46,7 +46,29 @@ typedef struct orr_report_info {
     const char *gpu_name;
     double peak_flops_per_gpu;  /* dense peak of the training precision, FLOP/s */
     const char *config_json;    /* a JSON object echoing the configuration (may be NULL) */
+    uint64_t device_bytes;      /* memory of one GPU (--mem-capacity or its HBM) */
+    uint64_t runtime_reserved_bytes; /* of which outside the framework's allocator */
+    int caching_allocator;      /* peaks are the caching allocator's (else raw live bytes) */
 } orr_report_info;
+
+/* Memory of the job: the rank with the highest peak, and the OOM verdict (memory.h). Peaks are the
+ * framework allocator's (PyTorch's max_memory_reserved / max_memory_allocated); the device also holds
+ * runtime_reserved_bytes outside it. */
+typedef struct orr_mem_summary {
+    uint64_t peak_reserved_bytes;   /* max over ranks */
+    uint64_t peak_allocated_bytes;  /* max over ranks */
+    uint32_t peak_rank;             /* simulated rank (index) with the highest reserved peak */
+    uint64_t cat_bytes[ORR_MEM_CAT_COUNT]; /* allocated per category at that rank's peak */
+    uint64_t overhead_bytes;        /* allocator overhead (reserved - allocated) then */
+    int64_t peak_t_ps;              /* when (host time of the allocation that made it) */
+    uint32_t peak_op;               /* that allocation */
+    int32_t running_op;             /* the compute-stream op running then, or -1 */
+    uint64_t capacity_bytes;        /* what the allocator may use: device - runtime reserved */
+    int oom;
+    uint32_t oom_rank, oom_op;      /* the first allocation that did not fit (earliest over ranks) */
+    uint64_t oom_bytes, oom_in_use_bytes;
+    int64_t oom_t_ps;
+} orr_mem_summary;
 
 typedef struct orr_result {
     int64_t iteration_ps;
@@ -64,6 +86,7 @@ typedef struct orr_result {
     orr_critical_path cp;
     uint64_t events;
     char flops_convention[160];
+    orr_mem_summary mem;
 } orr_result;
 
 int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,

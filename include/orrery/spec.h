@@ -25,6 +25,14 @@ typedef struct orr_spec {
     uint32_t mbs, gbs, seq;
     int sp;               /* sequence parallelism (with TP > 1) */
     int dist_opt;         /* distributed optimizer (ZeRO-1-like sharding over DP) */
+    uint32_t cp;          /* context parallelism: the sequence split over cp ranks (ring attention) */
+    uint32_t fsdp;        /* FSDP2 shard degree (0: no FSDP); dp is then the HSDP replicate degree
+                           * until resolve, which sets dp to the total data parallelism fsdp*replicate */
+    uint32_t dp_replicate;/* resolve: HSDP replicas (1 without HSDP) */
+    uint32_t zero;        /* DeepSpeed ZeRO stage 0..3 over DP */
+    int reshard_after_forward; /* FSDP: free unsharded params after forward (default 1; 0 with PP) */
+    int fp8_allgather;    /* FSDP: all-gather float8 weights (float8 training only) */
+    int compile;          /* torch.compile: fused elementwise kernels and their saved tensors */
     orr_recompute recompute;
     orr_dtype precision;  /* bf16 / fp16 / fp8 */
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
@@ -34,6 +42,8 @@ typedef struct orr_spec {
     double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
     int64_t launch_ps;         /* host time to launch one kernel or collective */
     int symmetry;              /* simulate identical ranks once (default 1) */
+    uint64_t mem_capacity_bytes; /* device memory for the OOM verdict (0: the GPU's HBM) */
+    int caching_allocator;     /* model PyTorch's caching allocator (default 1), else raw live bytes */
     char spec_path[256];       /* where the spec came from, for messages */
     /* Output options (front door). */
     int json;
@@ -52,6 +62,10 @@ int orr_model_load_file(orr_model *m, const char *path, orr_err *err);
 int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err);
 /* Derives what was left out (dp, seq, ...) and checks every divisibility and range rule. */
 int orr_spec_resolve(orr_spec *s, orr_err *err);
+
+/* Bytes the framework's allocator may use on one GPU: --mem-capacity (or the GPU's HBM) minus the
+ * memory outside it (gpu.runtime_reserved_gib). */
+uint64_t orr_spec_alloc_capacity(const orr_spec *s);
 
 const char *orr_recompute_name(orr_recompute r);
 const char *orr_attention_name(orr_attention a);

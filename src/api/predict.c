@@ -35,7 +35,7 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
     p->w = orr_gen_megatron(s, err);
     if (!p->w) return -1;
     orr_estimate_workload(p->w, &s->gpu);
-    orr_exec_opts opts = {ORR_NET_ANALYTIC, s->launch_ps};
+    orr_exec_opts opts = {ORR_NET_ANALYTIC, s->launch_ps, orr_spec_alloc_capacity(s), s->caching_allocator};
     if (orr_execute(p->w, &s->gpu, &s->cluster, &opts, &p->x, err) < 0) {
         orr_prediction_free(p);
         return -1;
@@ -50,6 +50,9 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
     p->info.gpu_name = s->gpu.name;
     p->info.peak_flops_per_gpu = s->gpu.peak_flops[s->precision];
     p->info.config_json = p->config_json.s;
+    p->info.device_bytes = s->mem_capacity_bytes ? s->mem_capacity_bytes : s->gpu.hbm_bytes;
+    p->info.runtime_reserved_bytes = s->gpu.runtime_reserved_bytes;
+    p->info.caching_allocator = s->caching_allocator;
     if (orr_result_build(&p->r, p->w, &p->x, &p->info, err) < 0) {
         orr_prediction_free(p);
         return -1;

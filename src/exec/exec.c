@@ -72,6 +72,7 @@ typedef struct rank_st {
     uint32_t comm_active;      /* collectives/p2p in flight (compute slowdown) */
     uint32_t *stream_issued;   /* per stream: ops issued so far */
     uint32_t *stream_done;     /* per stream: ops completed so far */
+    orr_memtrack mem;          /* ALLOC/FREE played in host order, as PyTorch allocates */
 } rank_st;
 
 typedef struct exec {
@@ -244,6 +245,27 @@ static int host_sync_ready(exec *x, uint32_t r)
     }
 }
 
+/* Plays an ALLOC/FREE in the rank's memory tracker at the host's time. A double allocation or a
+ * free of a buffer that is not live is a workload error. */
+static int memory_op(exec *x, uint32_t r, uint32_t i)
+{
+    rank_st *rs = &x->rs[r];
+    const orr_op *op = OP(x, r, i);
+    int rc = op->kind == ORR_OP_ALLOC
+           ? orr_mem_alloc(&rs->mem, op->a, op->bytes, (orr_mem_cat)op->cls, op->stream, rs->host_ps, i)
+           : orr_mem_release(&rs->mem, op->a, rs->host_ps);
+    if (rc >= 0) return 0;
+    if (!x->failed) {
+        x->failed = 1;
+        orr_fail(x->err, "workload: rank %u op %u %s buffer %u, which is %s", x->w->ranks[r].gpu, i,
+                 op->kind == ORR_OP_ALLOC ? "allocates" : "frees", op->a,
+                 op->a >= x->w->ranks[r].nbufs ? "beyond the rank's buffer count"
+                 : op->kind == ORR_OP_ALLOC ? "already allocated" : "not allocated");
+    }
+    rs->block = HB_DONE;
+    return -1;
+}
+
 /* Runs the host of rank r from its pc until it blocks or finishes. */
 static void host_run(exec *x, uint32_t r)
 {
@@ -277,6 +299,7 @@ static void host_run(exec *x, uint32_t r)
         case ORR_OP_FREE:
             t->ready_ps = t->start_ps = t->end_ps = rs->host_ps;
             set_dep(t, ORR_DEP_ISSUE, r, rs->prev_host_op == NONE ? i : rs->prev_host_op);
+            if (memory_op(x, r, i) < 0) return;
             break;
         case ORR_OP_EVENT_SYNC:
         case ORR_OP_STREAM_SYNC:
@@ -643,6 +666,7 @@ static void rank_init(exec *x, uint32_t r)
         tail[s] = i;
     }
     free(tail);
+    orr_mem_init(&rs->mem, rk->nbufs, x->opts.mem_capacity_bytes, x->opts.mem_caching, &x->out->ranks[r].mem);
     orr_op_time *t = x->out->ranks[r].t;
     for (uint32_t i = 0; i < rk->nops; i++) {
         t[i].issue_ps = t[i].ready_ps = t[i].start_ps = t[i].end_ps = -1;
@@ -654,6 +678,7 @@ static void rank_init(exec *x, uint32_t r)
 
 static void rank_free(rank_st *rs)
 {
+    orr_mem_free_tracker(&rs->mem);
     free(rs->streams);
     free(rs->next_on_stream);
     free(rs->wait_target);
@@ -786,7 +811,10 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
 
 void orr_exec_result_free(orr_exec_result *r)
 {
-    for (size_t i = 0; i < r->nranks; i++) free(r->ranks[i].t);
+    for (size_t i = 0; i < r->nranks; i++) {
+        free(r->ranks[i].t);
+        orr_mem_rank_free(&r->ranks[i].mem);
+    }
     free(r->ranks);
     memset(r, 0, sizeof *r);
 }

@@ -191,6 +191,59 @@ static void critical_path_json(orr_buf *b, const orr_critical_path *cp)
     orr_buf_puts(b, "\n  },");
 }
 
+static const char *op_name_of(const orr_workload *w, uint32_t rank, uint32_t op)
+{
+    if (rank >= w->nranks || op >= w->ranks[rank].nops) return "";
+    uint16_t n = w->ranks[rank].ops[op].name;
+    return n < w->nnames ? w->names[n] : "";
+}
+
+/* Memory keys: peak_memory_bytes (max over ranks, reserved by the allocator), peak_allocated_bytes,
+ * oom, memory_breakdown (bytes per category at the peak, plus allocator_overhead), and memory with
+ * the details (capacity, where and when the peak is, the first allocation that did not fit). */
+static void memory_json(orr_buf *b, const orr_result *r, const orr_workload *w, const orr_report_info *info)
+{
+    const orr_mem_summary *m = &r->mem;
+    key_u64(b, 2, "peak_memory_bytes", m->peak_reserved_bytes, 0);
+    key_u64(b, 2, "peak_allocated_bytes", m->peak_allocated_bytes, 0);
+    key(b, 2, "oom");
+    orr_buf_puts(b, m->oom ? "true," : "false,");
+    key(b, 2, "memory_breakdown");
+    orr_buf_puts(b, "{");
+    for (int c = 0; c < ORR_MEM_CAT_COUNT; c++) key_u64(b, 4, orr_mem_cat_name((orr_mem_cat)c), m->cat_bytes[c], 0);
+    key_u64(b, 4, "allocator_overhead", m->overhead_bytes, 1);
+    orr_buf_puts(b, "\n  },");
+    key(b, 2, "memory");
+    orr_buf_puts(b, "{");
+    key_u64(b, 4, "device_bytes", info ? info->device_bytes : 0, 0);
+    key_u64(b, 4, "runtime_reserved_bytes", info ? info->runtime_reserved_bytes : 0, 0);
+    key_u64(b, 4, "allocator_capacity_bytes", m->capacity_bytes, 0);
+    key(b, 4, "caching_allocator");
+    orr_buf_puts(b, info && info->caching_allocator ? "true," : "false,");
+    const char *label = m->peak_rank < w->nranks ? w->ranks[m->peak_rank].label : "";
+    key_str(b, 4, "peak_rank", label, 0);
+    key_num(b, 4, "peak_time_s", seconds_of(m->peak_t_ps), 0);
+    key_str(b, 4, "peak_allocation", op_name_of(w, m->peak_rank, m->peak_op), 0);
+    key_str(b, 4, "running_at_peak", m->running_op >= 0 ? op_name_of(w, m->peak_rank, (uint32_t)m->running_op) : NULL,
+            0);
+    key(b, 4, "oom_allocation");
+    if (!m->oom) {
+        orr_buf_puts(b, "null");
+    } else {
+        const orr_op *op = &w->ranks[m->oom_rank].ops[m->oom_op];
+        orr_buf_puts(b, "{");
+        key_str(b, 6, "rank", w->ranks[m->oom_rank].label, 0);
+        key_u64(b, 6, "op", m->oom_op, 0);
+        key_str(b, 6, "name", op_name_of(w, m->oom_rank, m->oom_op), 0);
+        key_str(b, 6, "category", orr_mem_cat_name((orr_mem_cat)op->cls), 0);
+        key_u64(b, 6, "bytes", m->oom_bytes, 0);
+        key_u64(b, 6, "in_use_bytes", m->oom_in_use_bytes, 0);
+        key_num(b, 6, "time_s", seconds_of(m->oom_t_ps), 1);
+        orr_buf_puts(b, "\n    }");
+    }
+    orr_buf_puts(b, "\n  },");
+}
+
 /* 1 if s holds something other than white space (an empty config would break the document). */
 static int has_text(const char *s)
 {
@@ -220,6 +273,7 @@ void orr_report_json(const orr_result *r, const orr_workload *w, const orr_repor
     key_num(out, 2, "tokens_per_iteration", w->tokens, 0);
     key_u64(out, 2, "world_size", r->world_size, 0);
     key_u64(out, 2, "unique_ranks_simulated", r->unique_ranks, 0);
+    memory_json(out, r, w, info);
     key(out, 2, "breakdown");
     breakdown_json(out, &r->mean);
     orr_buf_puts(out, ",");

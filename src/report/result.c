@@ -381,6 +381,54 @@ static void headline(orr_result *r, const orr_workload *w, const orr_report_info
     r->flops_convention[sizeof r->flops_convention - 1] = 0;
 }
 
+/* ---- memory ---- */
+
+/* The op of rank r's compute stream (stream 0) running at t, or -1. */
+static int32_t running_at(const orr_rank *rk, const orr_op_time *t, int64_t at)
+{
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (op->stream != 0 || (op->kind != ORR_OP_KERNEL && op->kind != ORR_OP_COLL && op->kind != ORR_OP_SEND &&
+                                op->kind != ORR_OP_RECV && op->kind != ORR_OP_MEMCPY && op->kind != ORR_OP_MEMSET))
+            continue;
+        if (t[i].start_ps <= at && at < t[i].end_ps) return (int32_t)i;
+    }
+    return -1;
+}
+
+static void mem_summary(orr_mem_summary *m, const orr_workload *w, const orr_exec_result *x,
+                        const orr_report_info *info)
+{
+    memset(m, 0, sizeof *m);
+    m->running_op = -1;
+    if (info) {
+        uint64_t dev = info->device_bytes, rt = info->runtime_reserved_bytes;
+        m->capacity_bytes = dev > rt ? dev - rt : 0;
+    }
+    for (size_t i = 0; i < x->nranks; i++) {
+        const orr_mem_rank *k = &x->ranks[i].mem;
+        if (k->peak_allocated_bytes > m->peak_allocated_bytes) m->peak_allocated_bytes = k->peak_allocated_bytes;
+        if (k->peak_reserved_bytes > m->peak_reserved_bytes || i == 0) {
+            m->peak_reserved_bytes = k->peak_reserved_bytes;
+            m->peak_rank = (uint32_t)i;
+            memcpy(m->cat_bytes, k->peak_cat_bytes, sizeof m->cat_bytes);
+            m->overhead_bytes = k->peak_overhead_bytes;
+            m->peak_t_ps = k->peak_t_ps;
+            m->peak_op = k->peak_op;
+        }
+        if (k->oom && (!m->oom || k->oom_t_ps < m->oom_t_ps)) {
+            m->oom = 1;
+            m->oom_rank = (uint32_t)i;
+            m->oom_op = k->oom_op;
+            m->oom_bytes = k->oom_bytes;
+            m->oom_in_use_bytes = k->oom_in_use_bytes;
+            m->oom_t_ps = k->oom_t_ps;
+        }
+    }
+    if (x->nranks > 0 && m->peak_rank < w->nranks)
+        m->running_op = running_at(&w->ranks[m->peak_rank], x->ranks[m->peak_rank].t, m->peak_t_ps);
+}
+
 int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
                      const orr_report_info *info, orr_err *err)
 {
@@ -391,6 +439,7 @@ int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result
     r->iteration_ps = x->makespan_ps > 0 ? x->makespan_ps : 0;
     r->events = x->events;
     headline(r, w, info);
+    mem_summary(&r->mem, w, x, info);
 
     size_t cap = 0;
     for (size_t i = 0; i < w->nranks; i++) {

@@ -176,6 +176,50 @@ static void critical_path_text(const orr_result *r, orr_buf *out)
         part_line(out, labels[k], r->cp.ps[k], r->iteration_ps);
 }
 
+static double gib_of(uint64_t bytes) { return (double)bytes / 1073741824.0; }
+
+static const char *name_of_op(const orr_workload *w, uint32_t rank, uint32_t op)
+{
+    if (rank >= w->nranks || op >= w->ranks[rank].nops) return "?";
+    uint16_t n = w->ranks[rank].ops[op].name;
+    return n < w->nnames ? w->names[n] : "?";
+}
+
+static void memory_text(const orr_result *r, const orr_workload *w, const orr_report_info *info, orr_buf *out)
+{
+    const orr_mem_summary *m = &r->mem;
+    if (m->peak_rank >= w->nranks) return;
+    int caching = info && info->caching_allocator;
+    orr_buf_printf(out, "\nMemory per GPU (%s; peak over ranks at %s, %.3f ms into the iteration):\n",
+                   caching ? "PyTorch caching allocator" : "raw live bytes, no caching allocator",
+                   w->ranks[m->peak_rank].label, (double)m->peak_t_ps / ORR_PS_PER_MS);
+    orr_buf_printf(out, "  %-34s %10.2f GiB\n", caching ? "peak reserved" : "peak live", gib_of(m->peak_reserved_bytes));
+    orr_buf_printf(out, "  %-34s %10.2f GiB\n", "peak allocated", gib_of(m->peak_allocated_bytes));
+    for (int c = 0; c < ORR_MEM_CAT_COUNT; c++) {
+        if (!m->cat_bytes[c]) continue;
+        char label[48];
+        snprintf(label, sizeof label, "  %s", orr_mem_cat_name((orr_mem_cat)c));
+        orr_buf_printf(out, "  %-34s %10.2f GiB\n", label, gib_of(m->cat_bytes[c]));
+    }
+    if (caching) orr_buf_printf(out, "  %-34s %10.2f GiB\n", "  allocator overhead", gib_of(m->overhead_bytes));
+    orr_buf_printf(out, "  %-34s %s (allocation %s)\n", "at the peak, running",
+                   m->running_op >= 0 ? name_of_op(w, m->peak_rank, (uint32_t)m->running_op) : "nothing",
+                   name_of_op(w, m->peak_rank, m->peak_op));
+    if (info)
+        orr_buf_printf(out, "  %-34s %10.2f GiB (%.2f GiB device - %.2f GiB CUDA context and NCCL)\n",
+                       "capacity for the allocator", gib_of(m->capacity_bytes), gib_of(info->device_bytes),
+                       gib_of(info->runtime_reserved_bytes));
+    if (m->oom) {
+        const orr_op *op = &w->ranks[m->oom_rank].ops[m->oom_op];
+        orr_buf_printf(out, "  verdict: OUT OF MEMORY on %s: op %u %s (%s, %.2f GiB) with %.2f GiB in use, at %.3f ms\n",
+                       w->ranks[m->oom_rank].label, m->oom_op, name_of_op(w, m->oom_rank, m->oom_op),
+                       orr_mem_cat_name((orr_mem_cat)op->cls), gib_of(m->oom_bytes), gib_of(m->oom_in_use_bytes),
+                       (double)m->oom_t_ps / ORR_PS_PER_MS);
+    } else {
+        orr_buf_printf(out, "  verdict: fits (%.2f GiB headroom)\n", gib_of(m->capacity_bytes - m->peak_reserved_bytes));
+    }
+}
+
 void orr_report_text(const orr_result *r, const orr_workload *w, const orr_report_info *info,
                      orr_buf *out)
 {
@@ -183,5 +227,6 @@ void orr_report_text(const orr_result *r, const orr_workload *w, const orr_repor
     mean_text(r, out);
     ranks_text(r, w, out);
     critical_path_text(r, out);
+    memory_text(r, w, info, out);
     orr_buf_printf(out, "\nEngine events simulated: %llu\n", (unsigned long long)r->events);
 }

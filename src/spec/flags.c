@@ -18,7 +18,9 @@
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
     F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE,
-    F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION
+    F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
+    F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_MEM_CAPACITY,
+    F_CACHING, F_NO_CACHING
 } flag_id;
 
 typedef struct flag_def {
@@ -54,6 +56,18 @@ static const flag_def flags[] = {
     {"--no-symmetry", F_NO_SYMMETRY, NULL},
     {"--launch-us", F_LAUNCH_US, "a non-negative number of microseconds"},
     {"--attention", F_ATTENTION, "flash or unfused"},
+    {"--cp", F_CP, COUNT},
+    {"--fsdp", F_FSDP, COUNT},
+    {"--zero", F_ZERO, "0, 1, 2 or 3"},
+    {"--reshard-after-forward", F_RESHARD, NULL},
+    {"--no-reshard-after-forward", F_NO_RESHARD, NULL},
+    {"--fp8-allgather", F_FP8_AG, NULL},
+    {"--compile", F_COMPILE, NULL},
+    {"--no-compile", F_NO_COMPILE, NULL},
+    {"--async-tp", F_TP_COMM_OVERLAP, NULL},
+    {"--mem-capacity", F_MEM_CAPACITY, "a memory size like 80GiB, 96GB or 81920MiB"},
+    {"--caching-allocator", F_CACHING, NULL},
+    {"--no-caching-allocator", F_NO_CACHING, NULL},
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
@@ -156,6 +170,38 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
             return orr_fail(err, "%s: path longer than %zu characters", f->name, sizeof s->trace_path - 1);
         strcpy(s->trace_path, val);
         return 0;
+    case F_CP: return parse_count(f, val, &s->cp, err);
+    case F_FSDP: return parse_count(f, val, &s->fsdp, err);
+    case F_ZERO: {
+        uint64_t z;
+        if (orr_parse_u64(val, &z) || z > 3) return bad_value(f, val, err);
+        s->zero = (uint32_t)z;
+        return 0;
+    }
+    case F_RESHARD: s->reshard_after_forward = 1; return 0;
+    case F_NO_RESHARD: s->reshard_after_forward = 0; return 0;
+    case F_FP8_AG: s->fp8_allgather = 1; return 0;
+    case F_COMPILE: s->compile = 1; return 0;
+    case F_NO_COMPILE: s->compile = 0; return 0;
+    case F_CACHING: s->caching_allocator = 1; return 0;
+    case F_NO_CACHING: s->caching_allocator = 0; return 0;
+    case F_MEM_CAPACITY: {
+        static const struct { const char *unit; double mul; } units[] = {
+            {"GiB", 1073741824.0}, {"GB", 1e9}, {"MiB", 1048576.0}, {"MB", 1e6}, {"TiB", 1099511627776.0}};
+        size_t n = strlen(val);
+        for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+            size_t k = strlen(units[u].unit);
+            if (n <= k || strcmp(val + n - k, units[u].unit) != 0) continue;
+            char num[64];
+            if (n - k >= sizeof num) break;
+            memcpy(num, val, n - k);
+            num[n - k] = 0;
+            if (orr_parse_num(num, &d) || !(d > 0) || d * units[u].mul > 1e15) break;
+            s->mem_capacity_bytes = (uint64_t)(d * units[u].mul + 0.5);
+            return 0;
+        }
+        return bad_value(f, val, err);
+    }
     case F_LAUNCH_US:
         if (orr_parse_num(val, &d) || d < 0 || d > 1e6) return bad_value(f, val, err);
         s->launch_ps = (int64_t)(d * ORR_PS_PER_US + 0.5);

@@ -31,6 +31,15 @@ void orr_spec_init(orr_spec *s)
     s->bucket_params = 0; /* resolve: max(40e6, 1e6 * dp), Megatron's default */
     s->launch_ps = 5 * ORR_PS_PER_US;
     s->symmetry = 1;
+    s->cp = 1;
+    s->reshard_after_forward = -1; /* resolve: 1, or 0 with PP as TorchTitan does */
+    s->caching_allocator = 1;
+}
+
+uint64_t orr_spec_alloc_capacity(const orr_spec *s)
+{
+    uint64_t cap = s->mem_capacity_bytes ? s->mem_capacity_bytes : s->gpu.hbm_bytes;
+    return cap > s->gpu.runtime_reserved_bytes ? cap - s->gpu.runtime_reserved_bytes : 1;
 }
 
 const char *orr_attention_name(orr_attention a) { return a == ORR_ATTN_UNFUSED ? "unfused" : "flash"; }
@@ -51,7 +60,10 @@ const char *orr_recompute_name(orr_recompute r)
 
 static const orr_yfield parallel_fields[] = {
     SF("tp", ORR_YF_U32, tp), SF("pp", ORR_YF_U32, pp), SF("dp", ORR_YF_U32, dp), SF("vpp", ORR_YF_U32, vpp),
-    SF("sp", ORR_YF_BOOL, sp), SF("dist_opt", ORR_YF_BOOL, dist_opt),
+    SF("sp", ORR_YF_BOOL, sp), SF("dist_opt", ORR_YF_BOOL, dist_opt), SF("cp", ORR_YF_U32, cp),
+    SF("fsdp", ORR_YF_U32, fsdp),
+    {.key = "zero", .type = ORR_YF_U32, .offset = offsetof(orr_spec, zero), .min = 0, .max = 3},
+    SF("reshard_after_forward", ORR_YF_BOOL, reshard_after_forward), SF("fp8_allgather", ORR_YF_BOOL, fp8_allgather),
 };
 
 static const orr_yfield training_fields[] = {
@@ -67,6 +79,10 @@ static const orr_yfield options_fields[] = {
     SF("overlap_param_gather", ORR_YF_BOOL, overlap_param_gather),
     SF("tp_comm_overlap", ORR_YF_BOOL, tp_comm_overlap),
     SF("symmetry", ORR_YF_BOOL, symmetry),
+    SF("compile", ORR_YF_BOOL, compile),
+    SF("caching_allocator", ORR_YF_BOOL, caching_allocator),
+    {.key = "mem_capacity_gib", .type = ORR_YF_U64, .offset = offsetof(orr_spec, mem_capacity_bytes),
+     .scale = 1073741824.0, .min = 0.001, .max = 1e6},
     /* 0 = Megatron's default, derived in resolve */
     {.key = "bucket_params", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, bucket_params), .scale = 1,
      .min = 0, .max = 1e15},
@@ -184,28 +200,41 @@ static int resolve_sizes(orr_spec *s, orr_err *err)
         return orr_fail(err, "--seq (training.seq): not given, and model %s has no default seq", s->model.name);
     struct { const char *flag, *key; uint32_t v; } pos[] = {
         {"--tp", "parallel.tp", s->tp}, {"--pp", "parallel.pp", s->pp}, {"--vpp", "parallel.vpp", s->vpp},
-        {"--mbs", "training.mbs", s->mbs},
+        {"--mbs", "training.mbs", s->mbs}, {"--cp", "parallel.cp", s->cp},
     };
     for (size_t i = 0; i < N(pos); i++)
         if (pos[i].v == 0) return orr_fail(err, "%s (%s): must be a positive integer", pos[i].flag, pos[i].key);
-    uint64_t mp = (uint64_t)s->tp * s->pp;
+    /* model-parallel ranks per data-parallel replica: tp x cp x pp; with FSDP, dp given is the HSDP
+     * replicate degree and the data parallelism is fsdp x replicate */
+    uint64_t mp = (uint64_t)s->tp * s->pp * s->cp, shard = s->fsdp ? s->fsdp : 1;
     if (s->dp == 0) {
         if (s->gpus == 0)
             return orr_fail(err, "--gpus (gpus): not given (give the number of GPUs, or --dp with --tp and --pp)");
-        if (s->gpus % mp)
-            return orr_fail(err, "--gpus %u (gpus): must be divisible by tp*pp (%u*%u = %llu) to derive dp", s->gpus,
-                            s->tp, s->pp, (unsigned long long)mp);
-        s->dp = (uint32_t)(s->gpus / mp);
+        if (s->gpus % (mp * shard)) {
+            if (s->fsdp && s->gpus % mp == 0)
+                return orr_fail(err, "--fsdp %u (parallel.fsdp): must divide the data-parallel degree gpus/(tp*cp*pp) = %llu",
+                                s->fsdp, (unsigned long long)(s->gpus / mp));
+            return orr_fail(err, "--gpus %u (gpus): must be divisible by tp*cp*pp (%u*%u*%u = %llu) to derive dp",
+                            s->gpus, s->tp, s->cp, s->pp, (unsigned long long)mp);
+        }
+        s->dp = (uint32_t)(s->gpus / (mp * shard));
     }
+    if ((uint64_t)s->dp * shard > UINT32_MAX) return orr_fail(err, "--dp/--fsdp: dp*fsdp is too large");
+    s->dp_replicate = s->dp;
+    s->dp = (uint32_t)(s->dp * shard);
     uint64_t world = mp * s->dp;
     if (s->gpus == 0) {
         if (world > UINT32_MAX)
             return orr_fail(err, "--tp/--pp/--dp: tp*pp*dp (%llu) is too large", (unsigned long long)world);
         s->gpus = (uint32_t)world;
     }
-    if (world != s->gpus)
-        return orr_fail(err, "--gpus %u (gpus): must equal tp*pp*dp (%u*%u*%u = %llu)", s->gpus, s->tp, s->pp, s->dp,
-                        (unsigned long long)world);
+    if (world != s->gpus) {
+        if (s->fsdp)
+            return orr_fail(err, "--gpus %u (gpus): must equal tp*cp*pp*fsdp*dp (%u*%u*%u*%u*%u = %llu)", s->gpus, s->tp,
+                            s->cp, s->pp, s->fsdp, s->dp_replicate, (unsigned long long)world);
+        return orr_fail(err, "--gpus %u (gpus): must equal tp*cp*pp*dp (%u*%u*%u*%u = %llu)", s->gpus, s->tp, s->cp,
+                        s->pp, s->dp, (unsigned long long)world);
+    }
     uint32_t gpn = s->cluster.gpus_per_node;
     if (s->gpus > gpn && s->gpus % gpn)
         return orr_fail(err, "--gpus %u (gpus): must be a multiple of --gpus-per-node (%u, cluster.gpus_per_node) "
@@ -253,9 +282,37 @@ static int resolve_parallel(orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* Sharding recipes (FSDP2, ZeRO) and context parallelism. */
+static int resolve_sharding(orr_spec *s, orr_err *err)
+{
+    if (s->cp > 1 && s->seq % (2 * s->cp))
+        return orr_fail(err, "--cp %u (parallel.cp): seq (%u) must be divisible by 2*cp (%u), for the causal load "
+                             "balancing that splits the sequence into 2*cp chunks", s->cp, s->seq, 2 * s->cp);
+    if (s->cp > 1 && s->sp && (s->seq / s->cp) % s->tp)
+        return orr_fail(err, "--cp %u (parallel.cp): seq/cp (%u) must be divisible by tp (%u) with sequence parallelism",
+                        s->cp, s->seq / s->cp, s->tp);
+    if (s->fsdp && s->zero)
+        return orr_fail(err, "--zero %u (parallel.zero): ZeRO and --fsdp are alternative sharding recipes; give one",
+                        s->zero);
+    if ((s->fsdp || s->zero) && s->dist_opt)
+        return orr_fail(err, "--dist-opt (parallel.dist_opt): Megatron's distributed optimizer cannot be combined with "
+                             "--%s", s->fsdp ? "fsdp" : "zero");
+    if (s->zero == 3 && s->pp > 1)
+        return orr_fail(err, "--zero 3 (parallel.zero): ZeRO-3 with pipeline parallelism (--pp %u) is not supported "
+                             "(DeepSpeed's pipeline engine allows ZeRO stages 0 and 1 only)", s->pp);
+    if (s->zero == 2 && s->pp > 1)
+        return orr_fail(err, "--zero 2 (parallel.zero): ZeRO-2 with pipeline parallelism (--pp %u) is not supported "
+                             "(DeepSpeed's pipeline engine allows ZeRO stages 0 and 1 only)", s->pp);
+    if (s->fp8_allgather && (!s->fsdp || s->precision != ORR_FP8))
+        return orr_fail(err, "--fp8-allgather (parallel.fp8_allgather): needs --fsdp and --precision fp8");
+    if (s->reshard_after_forward < 0) s->reshard_after_forward = s->pp == 1;
+    return 0;
+}
+
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
-    if (resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err)) return -1;
+    if (resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) || resolve_sharding(s, err))
+        return -1;
     if (s->precision != ORR_BF16 && s->precision != ORR_FP16 && s->precision != ORR_FP8)
         return orr_fail(err, "--precision (training.precision): expected bf16, fp16 or fp8");
     if (!(s->gpu.peak_flops[s->precision] > 0)) {
