@@ -32,8 +32,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2 };
-enum { TAG_FWD = 0, TAG_BWD = 1 };
+enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4 };
+enum { TAG_FWD = 0, TAG_BWD = 1, TAG_CP_FWD = 2, TAG_CP_BWD = 3 };
+
+/* How data parallelism shards and reduces (the generator's "recipe"):
+ *   MEGATRON  Megatron-LM DDP buckets, or its distributed optimizer (parallel.dist_opt)
+ *   FSDP      PyTorch FSDP2 as TorchTitan applies it: each transformer block and the root (embedding,
+ *             final norm, output) are units; bf16 all-gather before use, fp32 reduce-scatter of
+ *             gradients, sharded fp32 parameters, gradients and Adam state; HSDP adds an all-reduce
+ *             over replicas; also DeepSpeed ZeRO-3 (bf16 reduce-scatter, always resharded)
+ *   ZERO12    DeepSpeed ZeRO-1/2: bf16 gradient reduce-scatter in 5e8-element buckets, optimizer on
+ *             the shard, parameter all-gather after the step */
+typedef enum recipe { R_MEGATRON, R_FSDP, R_ZERO12 } recipe;
 
 typedef struct bucket {
     uint32_t chunk;
@@ -46,20 +56,33 @@ typedef struct bucket {
 typedef struct gen {
     const orr_spec *s;
     orr_workload *w;
+    recipe rc;
     /* shapes */
     uint32_t T, P, D, V, L, Lc;   /* tp, pp, dp, virtual stages, layers, layers per chunk */
+    uint32_t C;                   /* context parallelism */
+    uint32_t S;                   /* FSDP shard group size (fsdp x cp; ZeRO-3: dp) */
     uint32_t nmb;                 /* micro-batches per iteration */
     double b, sq, h, a, g, hd, f, vocab;
     int sp, gated;
+    int dist;                     /* gradients reduce-scattered, optimizer on the shard, params gathered */
+    int overlap_pg;               /* that gather overlapped with the next forward (Megatron) */
     orr_dtype dt;
     double act_B;                 /* bytes per activation element */
     double grad_B;                /* bytes per gradient element in the DP reduction */
     /* the rank being generated */
     orr_rank *rk;
-    uint32_t tp_r, pp_r, dp_r;
-    uint32_t g_tp, g_dp, g_emb, g_mp;
-    uint32_t seq_tp, seq_dp, seq_emb, seq_mp;
+    uint32_t tp_r, pp_r, dp_r, cp_r;
+    uint32_t g_tp, g_dp, g_emb, g_mp, g_cp, g_shard, g_rep;
+    uint32_t seq_tp, seq_dp, seq_emb, seq_mp, seq_cp, seq_shard, seq_rep;
     uint32_t nev;
+    uint32_t nbuf;                /* next buffer id for ALLOC/FREE beyond the activation buffers */
+    /* FSDP units of the current rank: per chunk, unit 0 = root parts, 1..Lc = layers */
+    uint32_t *unit_ag_ev;         /* event after the unit's all-gather (per chunk*(Lc+1)+u) */
+    uint32_t *unit_buf;           /* its unsharded-parameter buffer, UINT32_MAX when not gathered */
+    uint32_t *unit_fwd_ev;        /* event after the unit's forward (frees its AG buffer) */
+    uint32_t rs_buf_pending;      /* reduce-scatter input buffer still in flight (freed at the next) */
+    uint32_t head_base;           /* buffer ids head_base + mb: the loss's saved tensor per micro-batch */
+    uint32_t head_tmp;            /* logits-gradient buffer between head_bwd's loss and its GEMMs */
     int has_emb_group;
     /* buckets of the current rank, and per layer which bucket holds it */
     bucket *bk; size_t nbk, capbk;
@@ -68,7 +91,14 @@ typedef struct gen {
 
 /* ---- rank layout ---- */
 
-static uint32_t grank(const gen *G, uint32_t tp, uint32_t dp, uint32_t pp) { return tp + G->T * (dp + G->D * pp); }
+/* Megatron's and TorchTitan's order: tp fastest, then cp, then dp, then pp. */
+static uint32_t grank4(const gen *G, uint32_t tp, uint32_t cp, uint32_t dp, uint32_t pp)
+{
+    return tp + G->T * (cp + G->C * (dp + G->D * pp));
+}
+static uint32_t grank(const gen *G, uint32_t tp, uint32_t dp, uint32_t pp) { return grank4(G, tp, G->cp_r, dp, pp); }
+
+static void qsort_u32(uint32_t *m, uint32_t n);
 
 static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)
 {
@@ -86,6 +116,7 @@ static void rank_groups(gen *G)
 {
     uint32_t n = G->T * G->P > G->D ? G->T * G->P : G->D;
     if (G->T > n) n = G->T;
+    if (G->D * G->C > n) n = G->D * G->C;
     uint32_t *m = orr_xmalloc(n * sizeof *m);
     char label[32];
     for (uint32_t t = 0; t < G->T; t++) m[t] = grank(G, t, G->dp_r, G->pp_r);
@@ -106,11 +137,39 @@ static void rank_groups(gen *G)
         snprintf(label, sizeof label, "emb(tp%u,dp%u)", G->tp_r, G->dp_r);
         G->g_emb = group_of(G, ORR_ROLE_EMB, m, 2, label);
     }
+    if (G->C > 1) {
+        for (uint32_t c = 0; c < G->C; c++) m[c] = grank4(G, G->tp_r, c, G->dp_r, G->pp_r);
+        snprintf(label, sizeof label, "cp(tp%u,dp%u,pp%u)", G->tp_r, G->dp_r, G->pp_r);
+        G->g_cp = group_of(G, ORR_ROLE_CP, m, G->C, label);
+    }
+    if (G->rc == R_FSDP) {
+        /* the shard group: the dp ranks of this replica (fsdp, or all dp for ZeRO-3) times cp */
+        uint32_t shard_dp = G->S / G->C, rep = G->dp_r / shard_dp, k2 = 0;
+        for (uint32_t d = rep * shard_dp; d < (rep + 1) * shard_dp; d++)
+            for (uint32_t c = 0; c < G->C; c++) m[k2++] = grank4(G, G->tp_r, c, d, G->pp_r);
+        qsort_u32(m, k2);
+        snprintf(label, sizeof label, "fsdp(tp%u,pp%u,r%u)", G->tp_r, G->pp_r, rep);
+        G->g_shard = group_of(G, ORR_ROLE_DP, m, k2, label);
+        uint32_t nrep = G->D / shard_dp;
+        if (nrep > 1) {
+            for (uint32_t r = 0; r < nrep; r++) m[r] = grank4(G, G->tp_r, G->cp_r, r * shard_dp + G->dp_r % shard_dp, G->pp_r);
+            snprintf(label, sizeof label, "hsdp(tp%u,pp%u)", G->tp_r, G->pp_r);
+            G->g_rep = group_of(G, ORR_ROLE_DP, m, nrep, label);
+        }
+    }
     free(m);
-    G->seq_tp = G->seq_dp = G->seq_emb = G->seq_mp = 0;
+    G->seq_tp = G->seq_dp = G->seq_emb = G->seq_mp = G->seq_cp = G->seq_shard = G->seq_rep = 0;
 }
 
 /* ---- op emission ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void qsort_u32(uint32_t *m, uint32_t n) { qsort(m, n, sizeof *m, cmp_u32); }
 
 static orr_op *emit(gen *G, orr_op_kind kind, uint8_t stream, const char *name)
 {
@@ -130,6 +189,9 @@ typedef struct ctx {
     orr_phase phase;
     uint32_t layer, mb, chunk;
 } ctx;
+
+static uint32_t record(gen *G, uint8_t stream);
+static void wait_ev(gen *G, uint8_t stream, uint32_t ev);
 
 static void tag_op(orr_op *op, const ctx *c)
 {
@@ -174,12 +236,73 @@ static double causal_fraction(double s)
     return (nb + 1.0) / (2.0 * nb);
 }
 
+/* One flash-attention kernel over q_len queries and kv_len keys with the given causal fraction. */
+static void flash_block(gen *G, const ctx *c, int backward, double q_len, double kv_len, double frac)
+{
+    double heads = G->a / G->T, kvh = G->g / G->T;
+    double fwd_flops = 4.0 * G->b * heads * q_len * kv_len * G->hd * frac;
+    orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
+    tag_op(op, c);
+    op->dtype = G->dt == ORR_FP8 ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8 training */
+    op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
+    op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
+    double qkvo = G->b * G->hd * (2.0 * heads * q_len + 2.0 * kvh * kv_len) * G->act_B;
+    op->bytes = (uint64_t)(backward ? 2.0 * qkvo : qkvo);
+    op->dims[0] = (uint32_t)(G->b * heads);
+    op->dims[1] = (uint32_t)q_len;
+    op->dims[2] = (uint32_t)kv_len;
+    op->dims[3] = (uint32_t)G->hd;
+}
+
+/* Ring attention over the CP group (causal load balancing: each rank holds chunks i and 2cp-1-i, so
+ * every rank does 1/cp of the causal work): cp steps, each an attention block over the K/V chunk in
+ * hand while the next chunk travels one hop around the ring (batched send/recv on the CP stream).
+ * Backward passes K/V with the dK/dV accumulators (fp32). */
+static void ring_attention(gen *G, const ctx *c, int backward)
+{
+    double sl = G->sq / G->C, kvh = G->g / G->T;
+    double kv_bytes = 2.0 * G->b * sl * kvh * G->hd * G->act_B;
+    double hop_bytes = backward ? kv_bytes * 3.0 : kv_bytes;
+    uint32_t next = grank4(G, G->tp_r, (G->cp_r + 1) % G->C, G->dp_r, G->pp_r);
+    uint32_t prev = grank4(G, G->tp_r, (G->cp_r + G->C - 1) % G->C, G->dp_r, G->pp_r);
+    uint32_t tag = backward ? TAG_CP_BWD : TAG_CP_FWD;
+    uint32_t e = record(G, S_COMPUTE); /* K and V (and their gradients) are ready */
+    wait_ev(G, S_CP, e);
+    for (uint32_t j = 0; j < G->C; j++) {
+        uint32_t arrived = UINT32_MAX;
+        if (j + 1 < G->C) {
+            orr_op *s = emit(G, ORR_OP_SEND, S_CP, "cp_send_kv");
+            tag_op(s, c);
+            s->role = ORR_ROLE_CP;
+            s->a = next;
+            s->seq = tag;
+            s->bytes = (uint64_t)hop_bytes;
+            s->flags = ORR_OPF_BATCH_NEXT;
+            orr_op *r = emit(G, ORR_OP_RECV, S_CP, "cp_recv_kv");
+            tag_op(r, c);
+            r->role = ORR_ROLE_CP;
+            r->a = prev;
+            r->seq = tag;
+            r->bytes = (uint64_t)hop_bytes;
+            arrived = record(G, S_CP);
+        }
+        /* the diagonal block is causal (half), the others full: 1/cp of the causal work per step on average */
+        flash_block(G, c, backward, sl, sl, 0.5);
+        if (arrived != UINT32_MAX) wait_ev(G, S_COMPUTE, arrived);
+    }
+}
+
 static void flash_attention(gen *G, const ctx *c, int backward)
 {
+    if (G->C > 1) {
+        ring_attention(G, c, backward);
+        return;
+    }
     double heads = G->a / G->T, kvh = G->g / G->T;
     double fwd_flops = 4.0 * G->b * heads * G->sq * G->sq * G->hd * causal_fraction(G->sq);
     orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
     tag_op(op, c);
+    op->dtype = G->dt == ORR_FP8 ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8 training */
     op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
     /* backward: dQ, dK, dV, dP and the recomputed S = 2.5x the forward's matmul work (FA2) */
     op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
@@ -227,6 +350,7 @@ static void coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_col
     case ORR_ROLE_TP: group = G->g_tp; seq = &G->seq_tp; break;
     case ORR_ROLE_DP: group = G->g_dp; seq = &G->seq_dp; break;
     case ORR_ROLE_EMB: group = G->g_emb; seq = &G->seq_emb; break;
+    case ORR_ROLE_CP: group = G->g_cp; seq = &G->seq_cp; break;
     default: group = G->g_mp; seq = &G->seq_mp; break;
     }
     orr_op *op = emit(G, ORR_OP_COLL, stream, name);
@@ -236,6 +360,38 @@ static void coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_col
     op->a = group;
     op->seq = (*seq)++;
     op->bytes = (uint64_t)bytes;
+}
+
+/* A collective on an explicit group (FSDP shard and replicate groups). */
+static void coll_in(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, uint32_t group,
+                    uint32_t *seq, double bytes)
+{
+    orr_op *op = emit(G, ORR_OP_COLL, stream, name);
+    tag_op(op, c);
+    op->cls = (uint8_t)kind;
+    op->role = ORR_ROLE_DP;
+    op->a = group;
+    op->seq = (*seq)++;
+    op->bytes = (uint64_t)bytes;
+}
+
+/* ALLOC/FREE of an extra buffer (not a per-layer activation): ids after the activation buffers. */
+static uint32_t mem_alloc(gen *G, const ctx *c, uint8_t stream, const char *name, double bytes, orr_mem_cat cat)
+{
+    orr_op *op = emit(G, ORR_OP_ALLOC, stream, name);
+    if (c) tag_op(op, c);
+    op->a = G->nbuf++;
+    op->bytes = (uint64_t)(bytes > 0 ? bytes : 0);
+    op->cls = (uint8_t)cat;
+    return op->a;
+}
+
+static void mem_free(gen *G, const ctx *c, uint8_t stream, uint32_t buf)
+{
+    if (buf == UINT32_MAX) return;
+    orr_op *op = emit(G, ORR_OP_FREE, stream, "free");
+    if (c) tag_op(op, c);
+    op->a = buf;
 }
 
 static uint32_t record(gen *G, uint8_t stream)
@@ -273,7 +429,8 @@ static void tp_join(gen *G, uint32_t ev)
 
 /* ---- per-layer forward and backward ---- */
 
-static double tokens(const gen *G) { return G->b * G->sq; }
+/* Tokens of one micro-batch on this rank: context parallelism splits the sequence over cp ranks. */
+static double tokens(const gen *G) { return G->b * G->sq / G->C; }
 /* Tokens held per rank by norms, dropout and residuals (split over TP with sequence parallelism). */
 static double local_tokens(const gen *G) { return tokens(G) / (G->sp ? G->T : 1); }
 static double hidden_bytes(const gen *G) { return tokens(G) * G->h * G->act_B; }
@@ -325,13 +482,70 @@ static void residual(gen *G, const ctx *c, const char *name)
  *   selective:         the 5*a*s/h attention-score term is dropped
  *   full:              only the layer input, 2*s*b*h (with SP: 2*s*b*h/t)
  * Flash attention never materialises the s x s scores, so the score term is dropped for it too. */
+/* Generalised to GQA and gated MLPs term by term (per token, 2-byte activations, TP degree t):
+ *   outside TP regions (split by t only with SP): 2 norm inputs 4h, QKV and FC1 inputs 4h, two
+ *     dropout masks 2h                                                           = 10h for GPT
+ *   inside: Q, K, V 2(q + 2kv), projection input 2q, activation-function input 2f (x2 gated),
+ *     FC2 input 2f                                                               = 24h/t for GPT
+ *   scores (unfused, no selective recompute): 5 a s / t per token.
+ * Megatron path only; the TorchTitan path keeps what autograd saves (torch_layer_bytes). */
+static double megatron_layer_bytes(const gen *G, int full_set)
+{
+    double t = G->T, q = G->a * G->hd, kv = G->g * G->hd;
+    int flash = G->s->attention == ORR_ATTN_FLASH;
+    int sel = G->s->recompute == ORR_RECOMPUTE_SELECTIVE && !full_set;
+    double outside = 10.0 * G->h;
+    double inside = 2.0 * (q + 2.0 * kv) + 2.0 * q + 2.0 * G->f * (G->gated ? 2.0 : 1.0) + 2.0 * G->f;
+    double scores = (flash || sel) ? 0.0 : 5.0 * G->a * G->sq / G->C;
+    double per_token = outside / (G->sp ? t : 1.0) + (inside + scores) / t;
+    return per_token * tokens(G);
+}
+
+/* What PyTorch autograd keeps per layer in a TorchTitan Llama block (bf16; per token; TP shards
+ * q, kv and f; SP shards the rest):
+ *   none, eager:    norm inputs and outputs 8h; rotary's fp32 copies of q and k 4(q + kv); bf16 q, k,
+ *                   v 2(q + 2kv); attention output 2q; w1, w3 outputs, silu output and the product 8f
+ *   none, compiled: the fused rotary and SwiGLU keep bf16 only: 8h + 2(q + 2kv) + 2q + 4f + 2f
+ *   selective (per-op SAC: every other matmul output, the attention output, the block input):
+ *                   2h + (q + 2kv + 2h + 2f) + 2q
+ *   full:           the block input 2h */
+static double torch_layer_bytes(const gen *G, orr_recompute rc)
+{
+    double t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = G->f / t, h = G->h;
+    double hs = G->sp ? h / t : h;
+    double per_token;
+    if (rc == ORR_RECOMPUTE_FULL) per_token = 2.0 * hs;
+    else if (rc == ORR_RECOMPUTE_SELECTIVE) per_token = 2.0 * hs + (q + 2.0 * kv + 2.0 * hs + 2.0 * f) + 2.0 * q;
+    else if (G->s->compile) per_token = 8.0 * hs + 2.0 * (q + 2.0 * kv) + 2.0 * q + 6.0 * f;
+    else per_token = 8.0 * hs + 4.0 * (q + kv) + 2.0 * (q + 2.0 * kv) + 2.0 * q + 8.0 * f;
+    if (!G->gated) per_token -= (rc == ORR_RECOMPUTE_FULL ? 0.0 : 2.0 * f); /* one up projection */
+    return per_token * tokens(G);
+}
+
+/* Bytes one layer keeps for its backward, per rank, under the configured recomputation. */
 static double layer_activation_bytes(const gen *G)
 {
-    double sbh = G->sq * G->b * G->h, t = G->T;
-    int flash = G->s->attention == ORR_ATTN_FLASH;
-    double scores = (flash || G->s->recompute == ORR_RECOMPUTE_SELECTIVE) ? 0.0 : 5.0 * G->a * G->sq / (G->h * t);
-    if (G->s->recompute == ORR_RECOMPUTE_FULL) return 2.0 * sbh / (G->sp ? t : 1.0);
-    return G->sp ? sbh * (34.0 / t + scores) : sbh * (10.0 + 24.0 / t + scores);
+    if (G->rc == R_MEGATRON) {
+        if (G->s->recompute == ORR_RECOMPUTE_FULL) return 2.0 * tokens(G) * G->h / (G->sp ? G->T : 1.0);
+        return megatron_layer_bytes(G, 0);
+    }
+    return torch_layer_bytes(G, G->s->recompute);
+}
+
+/* Bytes a recomputed layer re-creates for its backward (the full set minus what was kept). */
+static double layer_recompute_bytes(const gen *G)
+{
+    if (G->s->recompute == ORR_RECOMPUTE_NONE) return 0;
+    double full = G->rc == R_MEGATRON ? megatron_layer_bytes(G, 1) : torch_layer_bytes(G, ORR_RECOMPUTE_NONE);
+    double kept = layer_activation_bytes(G);
+    return full > kept ? full - kept : 0;
+}
+
+/* Gradient temporaries alive during one layer's backward: the gradients of the MLP's widest
+ * intermediate (both halves when gated) and of the layer output. */
+static double layer_grad_temp_bytes(const gen *G)
+{
+    return tokens(G) * G->act_B * (G->f * (G->gated ? 2.0 : 1.0) / G->T + 2.0 * G->h / (G->sp ? G->T : 1.0));
 }
 
 static void layer_fwd(gen *G, const ctx *c)
@@ -421,11 +635,58 @@ static void embedding_bwd(gen *G, const ctx *c)
  * over the b x s x vocab/tp logits: transpose to contiguous (bf16 read + write), cast to fp32,
  * max (all-reduced over TP), subtract the max in place, exp in place, sum (all-reduced), and the
  * softmax division kept for the backward: 4 + 6 + 4 + 8 + 8 + 4 + 8 = 42 bytes per logit. */
+/* Memory of the loss, per logit (vocab/tp per token):
+ *   Megatron: bf16 logits (2 B) while the fp32 softmax (4 B) is built and kept for the backward;
+ *     backward: the gradient in place, cast to bf16 (2 B) for the head GEMMs.
+ *   TorchTitan eager: bf16 logits 2, their fp32 copy 4 and the log-softmax output 4 (kept) at once;
+ *     backward: the nll gradient 4 and the log-softmax gradient 4, then the bf16 gradient 2.
+ *   TorchTitan compiled: the fused loss keeps the bf16 logits (2) and writes the bf16 gradient (2). */
+static void loss_mem_fwd(gen *G, const ctx *c)
+{
+    double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
+    uint32_t saved = G->head_base + c->mb;
+    orr_op *op = emit(G, ORR_OP_ALLOC, S_COMPUTE, "loss_saved");
+    tag_op(op, c);
+    op->a = saved;
+    op->cls = ORR_MEM_ACT;
+    if (G->rc == R_MEGATRON) {
+        uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
+        op->bytes = (uint64_t)(logits * 4.0);
+        mem_free(G, c, S_COMPUTE, b);
+    } else if (G->s->compile) {
+        op->bytes = (uint64_t)(logits * eb);
+    } else {
+        uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
+        uint32_t f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+        op->bytes = (uint64_t)(logits * 4.0);
+        mem_free(G, c, S_COMPUTE, f);
+        mem_free(G, c, S_COMPUTE, b);
+    }
+}
+
+static void loss_mem_bwd(gen *G, const ctx *c)
+{
+    double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
+    uint32_t saved = G->head_base + c->mb;
+    if (G->rc == R_FSDP && !G->s->compile) {
+        uint32_t n = mem_alloc(G, c, S_COMPUTE, "nll_grad", logits * 4.0, ORR_MEM_TEMP);
+        uint32_t l = mem_alloc(G, c, S_COMPUTE, "log_softmax_grad", logits * 4.0, ORR_MEM_TEMP);
+        mem_free(G, c, S_COMPUTE, n);
+        mem_free(G, c, S_COMPUTE, saved);
+        G->head_tmp = mem_alloc(G, c, S_COMPUTE, "logits_grad", logits * eb, ORR_MEM_TEMP);
+        mem_free(G, c, S_COMPUTE, l);
+        return;
+    }
+    G->head_tmp = mem_alloc(G, c, S_COMPUTE, "logits_grad", logits * eb, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, saved);
+}
+
 static void head_fwd(gen *G, const ctx *c)
 {
     double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc, eb = G->act_B;
     norm(G, c, "final_norm", 0);
     gemm_tp(G, c, "lm_head_gemm", M, vloc, G->h, "tp_allgather_head", ORR_COLL_ALLGATHER);
+    loss_mem_fwd(G, c);
     memop(G, c, "logits_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
     memop(G, c, "ce_cast_fp32", ORR_CLS_ELEMENTWISE, logits * (eb + 4.0), logits);
     memop(G, c, "ce_max", ORR_CLS_REDUCTION, logits * 4.0, logits);
@@ -446,7 +707,10 @@ static void head_bwd(gen *G, const ctx *c)
     memop(G, c, "ce_grad", ORR_CLS_ELEMENTWISE, logits * 8.0, 2.0 * logits);
     memop(G, c, "ce_grad_cast", ORR_CLS_ELEMENTWISE, logits * (4.0 + eb), logits);
     memop(G, c, "logits_grad_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
+    loss_mem_bwd(G, c);
     column_linear_bwd(G, c, "lm_head_dgrad", "lm_head_wgrad", vloc);
+    mem_free(G, c, S_COMPUTE, G->head_tmp);
+    G->head_tmp = UINT32_MAX;
     norm(G, c, "final_norm_bwd", 1);
 }
 
@@ -543,10 +807,10 @@ static int bucket_closing(const gen *G, uint32_t c, int is_head, int is_emb, uin
 
 static void dp_reduce_bucket(gen *G, const bucket *b, int overlap)
 {
-    if (G->D <= 1) return;
+    if (G->D <= 1 || G->rc == R_FSDP) return;
     ctx c = {ORR_PHASE_BWD, ORR_NO_LAYER, ORR_NO_MB, b->chunk};
-    orr_coll_kind k = G->s->dist_opt ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE;
-    const char *name = G->s->dist_opt ? "dp_grad_reducescatter" : "dp_grad_allreduce";
+    orr_coll_kind k = G->dist ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE;
+    const char *name = G->dist ? "dp_grad_reducescatter" : "dp_grad_allreduce";
     if (!overlap) {
         coll(G, &c, S_COMPUTE, name, k, ORR_ROLE_DP, b->params * G->grad_B);
         return;
@@ -561,6 +825,89 @@ static void after_bwd_element(gen *G, uint32_t c, uint32_t mb, int is_head, int 
     if (mb != G->nmb - 1 || !G->s->overlap_grad_reduce) return;
     int i = bucket_closing(G, c, is_head, is_emb, layer);
     if (i >= 0) dp_reduce_bucket(G, &G->bk[i], 1);
+}
+
+/* ---- FSDP units (TorchTitan's fully_shard per block, and the root) ---- */
+
+static uint32_t unit_id(const gen *G, uint32_t c, int root, uint32_t li) { return c * (G->Lc + 1) + (root ? 0 : 1 + li); }
+
+static double unit_params(const gen *G, uint32_t c, int root)
+{
+    if (!root) return layer_params_local(G);
+    double p = 0;
+    if (chunk_has_embedding(G, c)) p += embedding_params_local(G);
+    if (chunk_has_head(G, c)) p += head_params_local(G);
+    return p;
+}
+
+/* Unsharded bytes of a unit's parameters in the all-gather: bf16, or fp8 for the linear weights
+ * with --fp8-allgather. */
+static double unit_gather_bytes(const gen *G, uint32_t c, int root)
+{
+    double p = unit_params(G, c, root);
+    return p * (G->s->fp8_allgather && !root ? 1.0 : G->act_B);
+}
+
+/* The unit's all-gather (if it is not gathered): on the all-gather stream, after the forward of the
+ * unit two before it has finished (FSDP2 keeps about two unsharded blocks in flight); the compute
+ * stream waits for it. */
+static void unit_gather(gen *G, uint32_t c, int root, uint32_t li, orr_phase ph, uint32_t after_unit)
+{
+    if (G->rc != R_FSDP || unit_params(G, c, root) <= 0) return;
+    uint32_t u = unit_id(G, c, root, li);
+    if (G->unit_buf[u] == UINT32_MAX) {
+        ctx cx = {ph, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, ORR_NO_MB, c};
+        if (after_unit != UINT32_MAX && G->unit_fwd_ev[after_unit] != UINT32_MAX)
+            wait_ev(G, S_AG, G->unit_fwd_ev[after_unit]);
+        G->unit_buf[u] = mem_alloc(G, &cx, S_AG, "fsdp_unsharded_params", unit_gather_bytes(G, c, root), ORR_MEM_COMM);
+        if (G->S > 1) coll_in(G, &cx, S_AG, "fsdp_allgather", ORR_COLL_ALLGATHER, G->g_shard, &G->seq_shard,
+                              unit_gather_bytes(G, c, root));
+        G->unit_ag_ev[u] = record(G, S_AG);
+    }
+}
+
+static void unit_wait(gen *G, uint32_t c, int root, uint32_t li)
+{
+    if (G->rc != R_FSDP || unit_params(G, c, root) <= 0) return;
+    uint32_t u = unit_id(G, c, root, li);
+    if (G->unit_ag_ev[u] != UINT32_MAX) wait_ev(G, S_COMPUTE, G->unit_ag_ev[u]);
+}
+
+static void unit_reshard(gen *G, uint32_t c, int root, uint32_t li)
+{
+    uint32_t u = unit_id(G, c, root, li);
+    if (G->rc != R_FSDP || G->unit_buf[u] == UINT32_MAX) return;
+    mem_free(G, NULL, S_COMPUTE, G->unit_buf[u]);
+    G->unit_buf[u] = UINT32_MAX;
+    G->unit_ag_ev[u] = UINT32_MAX;
+}
+
+/* After a unit's backward in the last micro-batch: cast the gradients to the reduce dtype (fp32 for
+ * FSDP2 as TorchTitan sets it, bf16 for ZeRO-3) and reduce-scatter them over the shard group on the
+ * reduce-scatter stream; with HSDP all-reduce the shard over the replicas. The input buffer is freed
+ * when the next reduce-scatter is issued (FSDP2 keeps one in flight). */
+static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
+{
+    if (G->rc != R_FSDP || unit_params(G, c, root) <= 0 || mb != G->nmb - 1) return;
+    double p = unit_params(G, c, root), rb = G->grad_B;
+    ctx cx = {ORR_PHASE_BWD, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, mb, c};
+    uint32_t buf = mem_alloc(G, &cx, S_COMPUTE, "fsdp_reduce_scatter_input", p * rb, ORR_MEM_COMM);
+    memop(G, &cx, "fsdp_grad_cast", ORR_CLS_ELEMENTWISE, p * (G->act_B + rb), p);
+    uint32_t e = record(G, S_COMPUTE);
+    wait_ev(G, S_DP, e);
+    if (G->S > 1) coll_in(G, &cx, S_DP, "fsdp_reducescatter", ORR_COLL_REDUCESCATTER, G->g_shard, &G->seq_shard, p * rb);
+    if (G->D / (G->S / G->C) > 1)
+        coll_in(G, &cx, S_DP, "hsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_rep, &G->seq_rep, p * rb / G->S);
+    mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
+    G->rs_buf_pending = buf;
+}
+
+/* Parameters stay gathered through the backward of every micro-batch but the last with PP (FSDP2
+ * under torch.distributed.pipelining); otherwise they are resharded after each backward. */
+static void unit_after_bwd(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
+{
+    unit_reduce(G, c, root, li, mb);
+    if (mb == G->nmb - 1 || G->s->reshard_after_forward) unit_reshard(G, c, root, li);
 }
 
 /* ---- forward and backward steps of one micro-batch through one model chunk ---- */
@@ -584,7 +931,7 @@ static void alloc_op(gen *G, const ctx *c, orr_op_kind kind, uint32_t buf, doubl
  * 1 = a layer, 2 = the head. */
 static void wait_param_gather(gen *G, uint32_t c, uint32_t mb, int what, uint32_t layer)
 {
-    if (mb != 0 || !G->s->dist_opt || !G->s->overlap_param_gather || G->D <= 1) return;
+    if (mb != 0 || !G->dist || !G->overlap_pg || G->D <= 1) return;
     for (size_t i = 0; i < G->nbk; i++) {
         const bucket *b = &G->bk[i];
         if (b->chunk != c) continue;
@@ -599,6 +946,8 @@ static void wait_param_gather(gen *G, uint32_t c, uint32_t mb, int what, uint32_
 static void fwd_step(gen *G, uint32_t c, uint32_t mb)
 {
     ctx cx = {ORR_PHASE_FWD, ORR_NO_LAYER, mb, c};
+    unit_gather(G, c, 1, 0, ORR_PHASE_FWD, UINT32_MAX);
+    unit_wait(G, c, 1, 0);
     if (chunk_has_embedding(G, c)) {
         wait_param_gather(G, c, mb, 0, 0);
         embedding_fwd(G, &cx);
@@ -606,20 +955,33 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
     uint32_t first = chunk_first_layer(G, c);
     for (uint32_t li = 0; li < G->Lc; li++) {
         cx.layer = first + li;
+        unit_gather(G, c, 0, li, ORR_PHASE_FWD, li >= 2 ? unit_id(G, c, 0, li - 2) : UINT32_MAX);
+        unit_wait(G, c, 0, li);
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
         alloc_op(G, &cx, ORR_OP_ALLOC, act_buf(G, c, li, mb), layer_activation_bytes(G), ORR_MEM_ACT);
+        if (G->rc == R_FSDP) {
+            G->unit_fwd_ev[unit_id(G, c, 0, li)] = record(G, S_COMPUTE);
+            /* TorchTitan does not reshard the last block (its backward comes next) */
+            if (G->s->reshard_after_forward && cx.layer != G->L - 1) unit_reshard(G, c, 0, li);
+        }
     }
     cx.layer = ORR_NO_LAYER;
     if (chunk_has_head(G, c)) {
         wait_param_gather(G, c, mb, 2, 0);
         head_fwd(G, &cx);
     }
+    if (G->rc == R_FSDP && G->s->reshard_after_forward && !chunk_has_head(G, c)) unit_reshard(G, c, 1, 0);
 }
 
 static void bwd_step(gen *G, uint32_t c, uint32_t mb)
 {
     ctx cx = {ORR_PHASE_BWD, ORR_NO_LAYER, mb, c};
+    int has_root = G->rc == R_FSDP && unit_params(G, c, 1) > 0;
+    if (has_root) {
+        unit_gather(G, c, 1, 0, ORR_PHASE_BWD, UINT32_MAX);
+        unit_wait(G, c, 1, 0);
+    }
     if (chunk_has_head(G, c)) {
         head_bwd(G, &cx);
         after_bwd_element(G, c, mb, 1, 0, 0);
@@ -627,20 +989,31 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
     uint32_t first = chunk_first_layer(G, c);
     for (uint32_t k = G->Lc; k-- > 0;) {
         cx.layer = first + k;
+        unit_gather(G, c, 0, k, ORR_PHASE_BWD, UINT32_MAX);
+        if (k > 0) unit_gather(G, c, 0, k - 1, ORR_PHASE_BWD, UINT32_MAX); /* backward prefetch */
+        unit_wait(G, c, 0, k);
+        uint32_t rbuf = UINT32_MAX;
+        double rbytes = layer_recompute_bytes(G);
+        if (rbytes > 0) rbuf = mem_alloc(G, &cx, S_COMPUTE, "recomputed_activations", rbytes, ORR_MEM_ACT);
         if (G->s->recompute == ORR_RECOMPUTE_FULL) {
             ctx rc = cx;
             rc.phase = ORR_PHASE_RECOMPUTE;
             layer_fwd(G, &rc);
         }
+        uint32_t gbuf = mem_alloc(G, &cx, S_COMPUTE, "activation_grads", layer_grad_temp_bytes(G), ORR_MEM_TEMP);
         layer_bwd(G, &cx);
+        mem_free(G, &cx, S_COMPUTE, gbuf);
+        mem_free(G, &cx, S_COMPUTE, rbuf);
         alloc_op(G, &cx, ORR_OP_FREE, act_buf(G, c, k, mb), layer_activation_bytes(G), ORR_MEM_ACT);
         after_bwd_element(G, c, mb, 0, 0, cx.layer);
+        unit_after_bwd(G, c, 0, k, mb);
     }
     cx.layer = ORR_NO_LAYER;
     if (chunk_has_embedding(G, c)) {
         embedding_bwd(G, &cx);
         after_bwd_element(G, c, mb, 0, 1, 0);
     }
+    if (has_root) unit_after_bwd(G, c, 1, 0, mb);
 }
 
 /* ---- pipeline p2p ---- */
@@ -825,10 +1198,12 @@ static void optimizer_step(gen *G)
 {
     ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
     double params = rank_params(G);
-    double local = G->s->dist_opt ? params / G->D : params;
+    double local = G->rc == R_FSDP ? params / G->S : G->dist ? params / G->D : params;
     memop(G, &cx, "grad_norm", ORR_CLS_REDUCTION, local * 4.0, 2.0 * local);
     if (G->T * G->P > 1) coll(G, &cx, S_COMPUTE, "grad_norm_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_OTHER, 4.0);
-    if (G->s->dist_opt && G->D > 1) coll(G, &cx, S_COMPUTE, "grad_norm_dp_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_DP, 4.0);
+    if (G->dist && G->D > 1) coll(G, &cx, S_COMPUTE, "grad_norm_dp_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_DP, 4.0);
+    if (G->rc == R_FSDP && G->S > 1)
+        coll_in(G, &cx, S_COMPUTE, "grad_norm_fsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_shard, &G->seq_shard, 4.0);
     if (G->dt == ORR_FP16) {
         memop(G, &cx, "unscale_found_inf", ORR_CLS_ELEMENTWISE, local * 8.0, local);
         if (G->T * G->P > 1) coll(G, &cx, S_COMPUTE, "found_inf_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_OTHER, 4.0);
@@ -839,28 +1214,85 @@ static void optimizer_step(gen *G)
     if (launches < 1) launches = 1;
     for (uint32_t i = 0; i < launches; i++)
         memop(G, &cx, "adam_step", ORR_CLS_OPTIMIZER, local / launches * 30.0, local / launches * 12.0);
-    if (G->s->dist_opt && G->D > 1 && !G->s->overlap_param_gather)
+    if (G->dist && G->D > 1 && !G->overlap_pg)
         for (size_t i = G->nbk; i-- > 0;)
             coll(G, &cx, S_COMPUTE, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP, G->bk[i].params * G->act_B);
+}
+
+/* Memory that lives through the iteration (bytes per parameter of this rank, P):
+ *   Megatron: model params in the training dtype, the fp32 main-gradient buffer (fp16 grads for
+ *     fp16), fp32 master params and Adam moments (12 B, sharded over dp by the distributed optimizer)
+ *   ZeRO-1/2: bf16 params and gradients (ZeRO-2: the gradient partition plus one 5e8-element
+ *     reduce bucket), 12 B of optimizer state over dp
+ *   FSDP2: fp32 sharded params, fp32 sharded gradients, Adam moments: 4 + 4 + 8 over the shard group
+ *   ZeRO-3: bf16 param and gradient partitions, 12 B of optimizer state, all over dp. */
+static void persistent_memory(gen *G)
+{
+    ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
+    double P = rank_params(G), pb = G->dt == ORR_FP32 ? 4.0 : 2.0, D = G->D, S = G->S;
+    double param, grad, optim;
+    if (G->rc == R_MEGATRON) {
+        param = pb * P;
+        grad = G->grad_B * P;
+        optim = 12.0 * P / (G->dist ? D : 1.0);
+    } else if (G->rc == R_ZERO12) {
+        param = pb * P;
+        double reduce_bucket = P < 5e8 ? P : 5e8;
+        grad = G->s->zero == 2 ? pb * (P / D + reduce_bucket) : pb * P;
+        optim = 12.0 * P / D;
+    } else if (G->s->zero == 3) {
+        param = pb * P / S;
+        grad = pb * P / S;
+        optim = 12.0 * P / S;
+    } else {
+        param = 4.0 * P / S;
+        grad = 4.0 * P / S;
+        optim = 8.0 * P / S;
+    }
+    mem_alloc(G, &cx, S_COMPUTE, "parameters", param, ORR_MEM_PARAM);
+    mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
+    mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
+    /* FSDP2 with gradient accumulation keeps the unsharded bf16 gradients of the stage until the
+     * last micro-batch's reduce-scatter (no_sync); with one micro-batch they are transient */
+    if (G->rc == R_FSDP && G->nmb > 1) mem_alloc(G, &cx, S_COMPUTE, "unsharded_gradients", pb * P, ORR_MEM_GRAD);
 }
 
 static void gen_rank(gen *G)
 {
     G->nev = 0;
+    G->nbuf = G->nmb * G->V * G->Lc; /* activation buffers come first (act_buf) */
+    G->head_base = G->nbuf;
+    G->nbuf += G->nmb;
+    G->head_tmp = UINT32_MAX;
+    G->rs_buf_pending = UINT32_MAX;
+    if (G->rc == R_FSDP) {
+        uint32_t nu = G->V * (G->Lc + 1);
+        for (uint32_t u = 0; u < nu; u++) G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = UINT32_MAX;
+    }
     rank_groups(G);
     build_buckets(G);
+    persistent_memory(G);
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
     orr_op *z = emit(G, ORR_OP_MEMSET, S_COMPUTE, "zero_grad_buffer");
     tag_op(z, &cx);
-    z->bytes = (uint64_t)(rank_params(G) * G->grad_B);
-    if (G->s->dist_opt && G->s->overlap_param_gather && G->D > 1) param_gather_prefetch(G);
+    z->bytes = (uint64_t)(rank_params(G) * G->grad_B / (G->rc == R_FSDP ? G->S : 1));
+    if (G->dist && G->overlap_pg && G->D > 1) param_gather_prefetch(G);
 
     if (G->P == 1) schedule_no_pipeline(G);
     else if (G->V == 1) schedule_1f1b(G);
     else schedule_interleaved(G);
 
-    /* finish_grad_sync: wait for the overlapped reductions, or issue them all now */
-    if (G->D > 1) {
+    if (G->rc == R_FSDP) { /* wait for the last reduce-scatters, free what is still gathered */
+        uint32_t e = record(G, S_DP);
+        wait_ev(G, S_COMPUTE, e);
+        mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
+        G->rs_buf_pending = UINT32_MAX;
+        for (uint32_t u = 0; u < G->V * (G->Lc + 1); u++)
+            if (G->unit_buf[u] != UINT32_MAX) {
+                mem_free(G, &cx, S_COMPUTE, G->unit_buf[u]);
+                G->unit_buf[u] = UINT32_MAX;
+            }
+    } else if (G->D > 1) { /* finish_grad_sync: wait for the overlapped reductions, or issue them all now */
         if (G->s->overlap_grad_reduce) {
             uint32_t e = record(G, S_DP);
             wait_ev(G, S_COMPUTE, e);
@@ -901,8 +1333,23 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.D = s->dp;
     G.V = s->vpp ? s->vpp : 1;
     G.L = s->model.layers;
+    G.C = s->cp ? s->cp : 1;
     if (!G.T || !G.P || !G.D || !s->mbs || !s->gbs || !s->seq || G.L % (G.P * G.V))
         return orr_fail(err, "generator: the spec is not resolved (tp/pp/dp/mbs/gbs/seq)"), NULL;
+    if (G.C > 1 && s->attention == ORR_ATTN_UNFUSED)
+        return orr_fail(err, "--cp %u: context parallelism needs flash attention (options.attention: flash)", G.C), NULL;
+    if (s->fsdp || s->zero == 3) {
+        G.rc = R_FSDP;
+        G.S = s->fsdp ? s->fsdp * G.C : G.D * G.C;
+    } else if (s->zero) {
+        G.rc = R_ZERO12;
+        G.S = G.D;
+    } else {
+        G.rc = R_MEGATRON;
+        G.S = G.D;
+    }
+    G.dist = s->dist_opt || G.rc == R_ZERO12;
+    G.overlap_pg = s->overlap_param_gather && G.rc == R_MEGATRON;
     G.Lc = G.L / (G.P * G.V);
     G.nmb = s->gbs / (s->mbs * G.D);
     G.b = s->mbs;
@@ -912,29 +1359,42 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.g = s->model.kv_heads ? s->model.kv_heads : s->model.heads;
     G.hd = s->model.head_dim ? s->model.head_dim : s->model.hidden / s->model.heads;
     G.f = s->model.ffn;
-    /* Megatron pads the vocabulary to a multiple of 128 x tp (make-vocab-size-divisible-by) */
-    double mult = 128.0 * G.T;
+    /* Megatron pads the vocabulary to a multiple of 128 x tp (make-vocab-size-divisible-by);
+     * TorchTitan does not (its tokenizers' vocabularies divide by the TP degrees used) */
+    double mult = (G.rc == R_MEGATRON ? 128.0 : 1.0) * G.T;
     G.vocab = ceil(s->model.vocab / mult) * mult;
     G.sp = s->sp && G.T > 1;
     G.gated = s->model.gated_mlp;
     G.dt = s->precision;
     G.act_B = s->precision == ORR_FP32 ? 4.0 : 2.0;
-    /* bf16 training reduces gradients in fp32 (Megatron forces accumulate_allreduce_grads_in_fp32) */
+    /* bf16 training reduces gradients in fp32 (Megatron forces accumulate_allreduce_grads_in_fp32;
+     * TorchTitan sets FSDP2's reduce_dtype to fp32); DeepSpeed communicates in the model dtype */
     G.grad_B = s->precision == ORR_FP16 ? 2.0 : 4.0;
+    if (G.rc == R_ZERO12 || s->zero == 3) G.grad_B = G.act_B;
     if (G.V > 1 && G.nmb % G.P)
         return orr_fail(err, "--vpp %u: the interleaved schedule needs the number of micro-batches (%u) to be a "
                              "multiple of pp (%u)", G.V, G.nmb, G.P), NULL;
 
-    uint32_t world = G.T * G.P * G.D;
+    uint32_t world = G.T * G.P * G.D * G.C;
     uint32_t gpn = s->cluster.gpus_per_node ? s->cluster.gpus_per_node : 8;
     G.w = orr_workload_new(world, gpn);
+    uint32_t nu = G.V * (G.Lc + 1);
+    G.unit_buf = orr_xmalloc(nu * sizeof *G.unit_buf);
+    G.unit_ag_ev = orr_xmalloc(nu * sizeof *G.unit_ag_ev);
+    G.unit_fwd_ev = orr_xmalloc(nu * sizeof *G.unit_fwd_ev);
+    /* With symmetry one rank per (pipeline stage, cp rank) is simulated and stands for its tp x dp
+     * peers; cp ranks are all simulated because ring attention talks to them point to point. */
     int sym = s->symmetry;
     for (uint32_t p = 0; p < G.P; p++)
         for (uint32_t d = 0; d < (sym ? 1 : G.D); d++)
+            for (uint32_t cpi = 0; cpi < G.C; cpi++)
             for (uint32_t t = 0; t < (sym ? 1 : G.T); t++) {
-                char label[48];
-                if (sym) snprintf(label, sizeof label, "pp%u", p);
+                char label[64];
+                if (sym && G.C > 1) snprintf(label, sizeof label, "pp%u cp%u", p, cpi);
+                else if (sym) snprintf(label, sizeof label, "pp%u", p);
+                else if (G.C > 1) snprintf(label, sizeof label, "tp%u cp%u dp%u pp%u", t, cpi, d, p);
                 else snprintf(label, sizeof label, "tp%u dp%u pp%u", t, d, p);
+                G.cp_r = cpi;
                 uint32_t r = orr_workload_add_rank(G.w, grank(&G, t, d, p), sym ? G.T * G.D : 1, label);
                 G.rk = &G.w->ranks[r];
                 G.tp_r = t;
@@ -947,6 +1407,9 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
                 if (est_ops > 1.5e8) { /* ~120 B per op with its timeline: ~18 GB */
                     orr_workload_free(G.w);
                     free(G.bk);
+                    free(G.unit_buf);
+                    free(G.unit_ag_ev);
+                    free(G.unit_fwd_ev);
                     orr_map_free(&G.group_ids);
                     return orr_fail(err, "%s: this job would need about %.0f million ops (about %.0f GB) to simulate; "
                                          "%s", sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * 120 / 1e9,
@@ -955,6 +1418,9 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
                 }
             }
     free(G.bk);
+    free(G.unit_buf);
+    free(G.unit_ag_ev);
+    free(G.unit_fwd_ev);
     orr_map_free(&G.group_ids);
     if (orr_workload_finalize(G.w, err) < 0) {
         orr_workload_free(G.w);
