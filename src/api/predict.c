@@ -21,12 +21,15 @@ static void config_json(const orr_spec *s, orr_buf *b)
                       "\"sp\": %s, \"mbs\": %u, \"gbs\": %u, \"seq\": %u, \"recompute\": \"%s\", "
                       "\"dist_opt\": %s, \"precision\": \"%s\", \"overlap_grad_reduce\": %s, "
                       "\"overlap_param_gather\": %s, \"tp_comm_overlap\": %s, \"bucket_params\": %.17g, "
-                      "\"launch_s\": %.17g, \"symmetry\": %s, \"network\": \"analytic\"}",
+                      "\"launch_s\": %.17g, \"symmetry\": %s, \"network\": \"analytic\", \"cp\": %u, \"fsdp\": %u, "
+                      "\"zero\": %u, \"reshard_after_forward\": %s, \"compile\": %s, \"caching_allocator\": %s}",
                    s->gpus, s->cluster.gpus_per_node, s->tp, s->pp, s->dp, s->vpp, s->sp ? "true" : "false", s->mbs,
                    s->gbs, s->seq, orr_recompute_name(s->recompute), s->dist_opt ? "true" : "false",
                    orr_dtype_name(s->precision), s->overlap_grad_reduce ? "true" : "false",
                    s->overlap_param_gather ? "true" : "false", s->tp_comm_overlap ? "true" : "false",
-                   s->bucket_params, (double)s->launch_ps / 1e12, s->symmetry ? "true" : "false");
+                   s->bucket_params, (double)s->launch_ps / 1e12, s->symmetry ? "true" : "false", s->cp, s->fsdp, s->zero,
+                   s->reshard_after_forward ? "true" : "false", s->compile ? "true" : "false",
+                   s->caching_allocator ? "true" : "false");
 }
 
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
@@ -40,9 +43,12 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
         orr_prediction_free(p);
         return -1;
     }
-    char par[64];
+    char par[96];
     int n = snprintf(par, sizeof par, "TP%u PP%u DP%u", s->tp, s->pp, s->dp);
-    if (s->vpp > 1 && n > 0 && (size_t)n < sizeof par) snprintf(par + n, sizeof par - (size_t)n, " VPP%u", s->vpp);
+    if (s->vpp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " VPP%u", s->vpp);
+    if (s->cp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " CP%u", s->cp);
+    if (s->fsdp && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " FSDP%u", s->fsdp);
+    if (s->zero && n > 0 && (size_t)n < sizeof par) snprintf(par + n, sizeof par - (size_t)n, " ZeRO-%u", s->zero);
     snprintf(p->title, sizeof p->title, "%s on %u x %s (%s, mbs %u, gbs %u, seq %u, %s)", s->model.name, s->gpus,
              s->gpu.name, par, s->mbs, s->gbs, s->seq, orr_dtype_name(s->precision));
     config_json(s, &p->config_json);
