@@ -827,6 +827,24 @@ static void after_bwd_element(gen *G, uint32_t c, uint32_t mb, int is_head, int 
     if (i >= 0) dp_reduce_bucket(G, &G->bk[i], 1);
 }
 
+/* TorchTitan's per-op selective checkpointing re-runs, before a block's backward, what it did not
+ * save: the norms, rotary and SwiGLU elementwise ops and every other matmul (about half of the
+ * block's projection GEMMs: here K, output and up projections). */
+static void sac_recompute(gen *G, const ctx *c)
+{
+    double M = tokens(G), t = G->T;
+    norm(G, c, "input_norm", 0);
+    gemm(G, c, "k_gemm", M, G->g * G->hd / t, G->h);
+    if (G->s->model.rmsnorm)
+        memop(G, c, "rotary", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
+              3.0 * M * (G->a + G->g) * G->hd / t);
+    gemm(G, c, "proj_gemm", M, G->h, G->a * G->hd / t);
+    norm(G, c, "post_attn_norm", 0);
+    gemm(G, c, "fc_up_gemm", M, G->f / t, G->h);
+    double fl = M * G->f / t;
+    memop(G, c, G->gated ? "swiglu" : "gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * fl * G->act_B, 8.0 * fl);
+}
+
 /* ---- FSDP units (TorchTitan's fully_shard per block, and the root) ---- */
 
 static uint32_t unit_id(const gen *G, uint32_t c, int root, uint32_t li) { return c * (G->Lc + 1) + (root ? 0 : 1 + li); }
@@ -999,6 +1017,10 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
             ctx rc = cx;
             rc.phase = ORR_PHASE_RECOMPUTE;
             layer_fwd(G, &rc);
+        } else if (G->s->recompute == ORR_RECOMPUTE_SELECTIVE && G->rc != R_MEGATRON) {
+            ctx rc = cx;
+            rc.phase = ORR_PHASE_RECOMPUTE;
+            sac_recompute(G, &rc);
         }
         uint32_t gbuf = mem_alloc(G, &cx, S_COMPUTE, "activation_grads", layer_grad_temp_bytes(G), ORR_MEM_TEMP);
         layer_bwd(G, &cx);
