@@ -147,7 +147,7 @@ static void test_catalogs(void)
     orr_model m;
     orr_err err;
 
-    CHECK_EQ_I64(orr_catalog_gpu_count(), 7);
+    CHECK_EQ_I64(orr_catalog_gpu_count(), 8);
     EXPECT_OK(orr_catalog_gpu("a100", &g, &err), err);
     CHECK(strcmp(g.name, "A100-SXM4-80GB") == 0);
     CHECK_EQ_I64(g.sms, 108);
@@ -185,7 +185,7 @@ static void test_catalogs(void)
     CHECK(strcmp(orr_catalog_gpu_default_cluster("B200"), "dgx-b200") == 0);
     CHECK(orr_catalog_gpu_default_cluster("nope") == NULL);
     CHECK(strcmp(orr_catalog_gpu_aliases(1), "A100-80GB, A100") == 0);
-    CHECK(orr_catalog_gpu_at(7) == NULL && orr_catalog_gpu_aliases(99) == NULL);
+    CHECK(orr_catalog_gpu_at(8) == NULL && orr_catalog_gpu_aliases(99) == NULL);
 
     EXPECT_FAIL(orr_catalog_gpu("H300", &g, &err), err, "unknown GPU \"H300\" (known: A100-SXM4-40GB, ",
                 "B200)");
