@@ -4,12 +4,14 @@
  *   orrery predict [SPEC.yaml] [FLAGS]   predict one training iteration (docs/spec.md)
  *   orrery list gpus|models|clusters     print the catalogs
  *   orrery validate [DIR]                 predict the published Megatron rows of DIR (shared/validation)
+ *   orrery netsim TOPO FLOWS CONFIG [--out DIR]   packet-level RDMA simulation of a flow list (docs/netsim.md)
  *
  * User errors print one line "orrery: ..." naming the file, field or flag, and exit 2.
  */
 #include "orrery/orrery.h"
 #include "orrery/hw.h"
 #include "orrery/model.h"
+#include "orrery/packet.h"
 #include "orrery/validate.h"
 
 #include <stdio.h>
@@ -22,6 +24,7 @@ static int usage(FILE *f)
     fputs("usage: orrery predict [SPEC.yaml] [--model NAME|FILE --gpu NAME --gpus N --tp N --pp N ...]\n"
           "       orrery list gpus|models|clusters\n"
           "       orrery validate [DIR]   (DIR: shared/validation; default " ORRERY_DEFAULT_VALIDATION_DIR ")\n"
+          "       orrery netsim TOPO FLOWS CONFIG [--out DIR]   (HPCC ns-3 formats; docs/netsim.md)\n"
           "flags and the spec format: docs/spec.md\n", f);
     return f == stderr ? ORR_EXIT_USAGE : 0;
 }
@@ -137,14 +140,83 @@ static int cmd_validate(int argc, char **argv)
     return 0;
 }
 
+/* Writes text to path (or, with dir, to dir/basename(path)); fails naming the file. */
+static int write_output(const char *dir, const char *path, const char *fallback, const orr_buf *text, orr_err *err)
+{
+    const char *name = path[0] ? path : fallback;
+    char full[1024];
+    if (dir) {
+        const char *base = strrchr(name, '/');
+        snprintf(full, sizeof full, "%s/%s", dir, base ? base + 1 : name);
+    } else {
+        snprintf(full, sizeof full, "%s", name);
+    }
+    FILE *f = fopen(full, "w");
+    if (!f) return orr_fail(err, "%s: cannot write output file", full);
+    if (text->n) fwrite(text->s, 1, text->n, f);
+    if (fclose(f)) return orr_fail(err, "%s: cannot write output file", full);
+    printf("wrote %s\n", full);
+    return 0;
+}
+
+static int cmd_netsim(int argc, char **argv)
+{
+    const char *pos[3], *out_dir = NULL;
+    int npos = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--out") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "orrery: netsim: --out needs a directory\n");
+                return ORR_EXIT_USAGE;
+            }
+            out_dir = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR)\n", argv[i]);
+            return ORR_EXIT_USAGE;
+        } else if (npos < 3) {
+            pos[npos++] = argv[i];
+        } else {
+            fprintf(stderr, "orrery: netsim: too many arguments (expected TOPO FLOWS CONFIG)\n");
+            return ORR_EXIT_USAGE;
+        }
+    }
+    if (npos != 3) {
+        fprintf(stderr, "orrery: netsim: expected TOPO FLOWS CONFIG [--out DIR]\n");
+        return ORR_EXIT_USAGE;
+    }
+    orr_err err = {{0}};
+    orr_packet_config cfg;
+    orr_packet_config_default(&cfg);
+    orr_buf warn = {0};
+    int rc = orr_packet_config_read(&cfg, pos[2], &warn, &err);
+    if (warn.n) fwrite(warn.s, 1, warn.n, stderr);
+    orr_buf_free(&warn);
+    if (rc) return fail(&err);
+    orr_topo t;
+    if (orr_topo_read_hpcc(&t, pos[0], &err)) return fail(&err);
+    orr_netsim_result r;
+    rc = orr_netsim_run_with(&t, &cfg, pos[1], &r, &err);
+    orr_topo_free(&t);
+    if (rc) return fail(&err);
+    orr_buf out = {0};
+    orr_netsim_summary(&r, &cfg, &out);
+    fwrite(out.s, 1, out.n, stdout);
+    orr_buf_free(&out);
+    if (out_dir || cfg.fct_output[0]) rc = write_output(out_dir, cfg.fct_output, "fct.txt", &r.fct_text, &err);
+    if (!rc && (out_dir || cfg.pfc_output[0])) rc = write_output(out_dir, cfg.pfc_output, "pfc.txt", &r.pfc_text, &err);
+    orr_netsim_result_free(&r);
+    return rc ? fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage(stderr);
     if (strcmp(argv[1], "predict") == 0) return cmd_predict(argc - 2, argv + 2);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc - 2, argv + 2);
     if (strcmp(argv[1], "validate") == 0) return cmd_validate(argc - 2, argv + 2);
+    if (strcmp(argv[1], "netsim") == 0) return cmd_netsim(argc - 2, argv + 2);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)
         return usage(stdout);
-    fprintf(stderr, "orrery: unknown command \"%s\" (expected predict, list or validate)\n", argv[1]);
+    fprintf(stderr, "orrery: unknown command \"%s\" (expected predict, list, validate or netsim)\n", argv[1]);
     return ORR_EXIT_USAGE;
 }

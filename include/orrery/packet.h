@@ -1,0 +1,184 @@
+/*
+ * packet.h - the packet-level RDMA network engine (src/net/packet): hosts with RDMA NICs (queue
+ * pairs with a rate limiter and a window, go-back-N, ACKs every L2_ACK_INTERVAL bytes, CNPs
+ * piggybacked on ACKs), links (rate, propagation delay, serialisation), switches with a shared
+ * buffer MMU (per-port/per-priority ingress and egress accounting, dynamic PFC thresholds,
+ * headroom), RED/ECN marking, PFC pause/resume, INT stamping, ECMP, and the congestion control
+ * algorithms DCQCN, HPCC, TIMELY and DCTCP. The reference behaviour is the HPCC ns-3 code lineage
+ * (shared/validation/ns3/README.md); docs/netsim.md lists what is modelled and how.
+ *
+ * The engine schedules its events on an orr_engine it is given (the shared one in `orrery
+ * predict`, a private one in `orrery netsim`). Every event is attributable: it names a port
+ * (directed link id of the orr_topo), a flow or a packet. A flow's progress (bytes sent, acked,
+ * received) lives in one record and can be advanced in one step, so a later acceleration layer
+ * (Wormhole) can freeze and fast-forward it.
+ *
+ * Units: time int64_t picoseconds (_ps), sizes uint64_t bytes, rates double bytes/s (_Bps).
+ */
+#ifndef ORRERY_PACKET_H
+#define ORRERY_PACKET_H
+
+#include <stdint.h>
+#include "orrery/core.h"
+#include "orrery/engine.h"
+#include "orrery/topo.h"
+#include "orrery/transport.h"
+
+/* Congestion control, numbered as the HPCC config's CC_MODE. */
+typedef enum orr_cc {
+    ORR_CC_DCQCN = 1,
+    ORR_CC_HPCC = 3,
+    ORR_CC_TIMELY = 7,
+    ORR_CC_DCTCP = 8,
+} orr_cc;
+const char *orr_cc_name(orr_cc cc);
+
+#define ORR_PKT_RED_MAX 16 /* rate classes in KMIN_MAP/KMAX_MAP/PMAX_MAP */
+#define ORR_PKT_PATH_MAX 256
+
+typedef struct orr_packet_config {
+    orr_cc cc;                        /* CC_MODE */
+    uint32_t mtu_bytes;               /* PACKET_PAYLOAD_SIZE: payload bytes per packet */
+    uint64_t ack_interval_bytes;      /* L2_ACK_INTERVAL: ACK when this many new bytes are in order */
+    uint64_t chunk_bytes;             /* L2_CHUNK_SIZE: ACK also at every chunk boundary */
+    int back_to_zero;                 /* L2_BACK_TO_ZERO: go back to the chunk start on loss */
+    int ecn_enabled;                  /* ENABLE_QCN */
+    int pfc_enabled;                  /* ENABLE_PFC (Orrery extension, default 1) */
+    uint64_t buffer_bytes;            /* BUFFER_SIZE (MB in the file): shared buffer per switch */
+    uint32_t n_red;                   /* RED thresholds by link rate (KMIN_MAP, KMAX_MAP, PMAX_MAP) */
+    double red_rate_Bps[ORR_PKT_RED_MAX];
+    uint64_t kmin_bytes[ORR_PKT_RED_MAX], kmax_bytes[ORR_PKT_RED_MAX];
+    double pmax[ORR_PKT_RED_MAX];
+    double error_rate;                /* ERROR_RATE_PER_LINK: data-packet loss probability per link */
+    int has_win, global_t, var_win;   /* HAS_WIN, GLOBAL_T, VAR_WIN */
+    int rate_bound;                   /* RATE_BOUND: pace each QP at its rate */
+    int ack_high_prio;                /* ACK_HIGH_PRIO: ACKs in the switches' priority 0 */
+    int clamp_target_rate;            /* CLAMP_TARGET_RATE (DCQCN) */
+    int fast_react;                   /* FAST_REACT (HPCC) */
+    double u_target;                  /* U_TARGET (HPCC) */
+    uint32_t mi_thresh;               /* MI_THRESH (HPCC) */
+    int64_t alpha_resume_interval_ps; /* ALPHA_RESUME_INTERVAL (us in the file) */
+    int64_t rate_decrease_interval_ps;/* RATE_DECREASE_INTERVAL (us) */
+    int64_t rp_timer_ps;              /* RP_TIMER (us) */
+    double ewma_gain;                 /* EWMA_GAIN: DCQCN and DCTCP alpha gain */
+    uint32_t fast_recovery_times;     /* FAST_RECOVERY_TIMES */
+    double rate_ai_Bps, rate_hai_Bps; /* RATE_AI, RATE_HAI */
+    double min_rate_Bps;              /* MIN_RATE */
+    double dctcp_rate_ai_Bps;         /* DCTCP_RATE_AI */
+    double rate_on_first_cnp;         /* fraction of the rate kept on the first CNP (1.0) */
+    int64_t nack_interval_ps;         /* NACK_INTERVAL (us): minimum gap between NACKs of a flow */
+    int64_t rto_ps;                   /* RTO (us): go back to the last ACK if none came for this long */
+    double timely_alpha, timely_beta; /* TIMELY EWMA of the RTT difference, decrease factor */
+    int64_t timely_t_low_ps, timely_t_high_ps, timely_min_rtt_ps;
+    uint64_t seed;                    /* RANDOM_SEED: RED marking and loss draws */
+    int64_t stop_ps;                  /* SIMULATOR_STOP_TIME (s); 0 = run until every flow is done */
+    /* Output files named by the config (`orrery netsim`); empty if not given. */
+    char fct_output[512], pfc_output[512];
+} orr_packet_config;
+
+/* The HPCC ns-3 defaults (config of shared/validation/ns3 with CC_MODE 3, HPCC). */
+void orr_packet_config_default(orr_packet_config *c);
+/* Reads a HPCC `config.txt`. Unknown keys are appended to warnings (one line each, naming file,
+ * line and key); keys whose value changes the model in a way not implemented are errors. */
+int orr_packet_config_read(orr_packet_config *c, const char *path, orr_buf *warnings, orr_err *err);
+int orr_packet_config_parse(orr_packet_config *c, const char *text, const char *path, orr_buf *warnings,
+                            orr_err *err);
+
+typedef struct orr_packet_sim orr_packet_sim;
+
+/* One flow (queue pair) and its progress. */
+typedef struct orr_packet_flow_info {
+    uint32_t src_host, dst_host;
+    uint16_t sport, dport;
+    uint8_t pg;                 /* priority group */
+    uint64_t bytes;
+    uint64_t snd_nxt, snd_una;  /* bytes sent (next sequence), bytes acknowledged */
+    uint64_t rcv_nxt;           /* bytes received in order at the destination */
+    int64_t start_ps;
+    int64_t recv_done_ps;       /* last byte received in order, -1 before */
+    int64_t finish_ps;          /* last byte acknowledged at the sender, -1 before */
+    int64_t standalone_ps;      /* FCT alone on an idle path (HPCC formula: base RTT + bytes/bw) */
+    double rate_Bps;            /* current sending rate */
+    uint64_t retransmits;       /* go-back-N events */
+} orr_packet_flow_info;
+
+typedef struct orr_packet_stats {
+    uint64_t events;            /* engine events run for this simulator */
+    uint64_t data_packets, ack_packets, pfc_frames;
+    uint64_t drops, loss_drops; /* buffer-overflow drops, injected (error-rate) losses */
+    uint64_t ecn_marks, cnps;
+    uint64_t pfc_pauses, pfc_resumes;
+    uint64_t flows_started, flows_finished;
+    int64_t last_finish_ps;
+} orr_packet_stats;
+
+/* Creates the engine on e and topology t (finished, must outlive the simulator). */
+orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const orr_packet_config *cfg,
+                                      orr_err *err);
+void orr_packet_sim_free(orr_packet_sim *s);
+
+/* Adds a flow of bytes (> 0) from host src to host dst (topology host indices, src != dst) starting
+ * at start_ps (clamped to now). hash seeds the ECMP choice of its path (and its ACKs' path).
+ * done(ctx, arg), if not NULL, runs when the last byte has been received in order at dst. Returns
+ * the flow id (0, 1, ... in order of addition). */
+uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_host, uint64_t bytes,
+                             int64_t start_ps, uint8_t pg, uint16_t sport, uint16_t dport, uint64_t hash,
+                             orr_event_fn done, void *ctx, uint64_t arg);
+uint32_t orr_packet_flow_count(const orr_packet_sim *s);
+void orr_packet_flow_get(const orr_packet_sim *s, uint32_t id, orr_packet_flow_info *out);
+/* Flow ids in the order they finished (last byte acknowledged), as ns-3 writes its FCT file. */
+const uint32_t *orr_packet_finished(const orr_packet_sim *s, uint32_t *n);
+/* Advances a flow that has nothing in flight (snd_nxt == snd_una) by bytes in one step: sent,
+ * received and acknowledged together (the hook for fast-forwarding a steady state). Returns the
+ * bytes advanced (less if the flow ends first, 0 if packets are in flight). */
+uint64_t orr_packet_flow_advance(orr_packet_sim *s, uint32_t id, uint64_t bytes);
+/* Stops the simulation at stop_ps: later events do nothing, so the engine queue drains. */
+void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps);
+void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out);
+/* PFC events as lines "time_ns node node_type port type" (type 1 = pause, 0 = resume; node_type
+ * 0 host, 1 switch), in the order they happened; NULL to not record. */
+void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out);
+
+/* A transport (transport.h) over the packet engine on the shared engine e: start_flow creates a
+ * queue pair at e's current time; done runs when the last byte has been received at dst. */
+orr_transport *orr_packet_transport_create(orr_engine *e, const orr_topo *t, const orr_packet_config *cfg,
+                                           orr_err *err);
+/* The packet simulator behind a transport made by orr_packet_transport_create (for statistics). */
+orr_packet_sim *orr_packet_transport_sim(orr_transport *t);
+
+/* ---- orrery netsim ---- */
+
+typedef struct orr_fct_summary {
+    uint32_t flows;
+    double mean_fct_ns, median_fct_ns, p99_fct_ns;
+    double mean_slowdown, median_slowdown, p99_slowdown;
+} orr_fct_summary;
+
+/* Mean, median and p99 (nearest rank) of FCT and slowdown (fct / standalone_fct) of n flows. */
+void orr_fct_summarize(const double *fct_ns, const double *standalone_ns, uint32_t n, orr_fct_summary *out);
+/* Reads an FCT file in the HPCC format (`sip dip sport dport size start_ns fct_ns standalone_ns`)
+ * and summarises it. */
+int orr_fct_read_summary(const char *path, orr_fct_summary *out, orr_err *err);
+
+typedef struct orr_netsim_result {
+    orr_packet_stats stats;
+    orr_fct_summary fct;
+    int64_t sim_end_ps;
+    double wall_s, setup_wall_s;
+    uint32_t flows_total;
+    orr_buf fct_text;   /* the FCT file's contents */
+    orr_buf pfc_text;   /* the PFC file's contents */
+} orr_netsim_result;
+
+/* Runs `orrery netsim`: reads the topology, flow list and config (warnings appended to warnings),
+ * simulates, and fills r. Writes nothing. */
+int orr_netsim_run(const char *topo_path, const char *flows_path, const char *config_path,
+                   orr_netsim_result *r, orr_buf *warnings, orr_err *err);
+/* Same on an already-read topology and config. */
+int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const char *flows_path,
+                        orr_netsim_result *r, orr_err *err);
+void orr_netsim_result_free(orr_netsim_result *r);
+/* The summary lines printed by `orrery netsim`. */
+void orr_netsim_summary(const orr_netsim_result *r, const orr_packet_config *cfg, orr_buf *out);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * cc.c - congestion control of the packet engine's queue pairs, as the HPCC ns-3 lineage does it.
+ *
+ * DCQCN (Mellanox): a CNP (the CNP flag on an ACK) sets two bits; every ALPHA_RESUME_INTERVAL
+ *   alpha <- (1-g) alpha + g*bit; every RATE_DECREASE_INTERVAL, if a CNP came, target <- rate
+ *   (unless in the first stage and CLAMP_TARGET_RATE is 0), rate <- max(MIN_RATE, rate (1 -
+ *   alpha/2)) and the increase timer restarts; every RP_TIMER the rate moves half way to the
+ *   target, the target growing by RATE_AI after FAST_RECOVERY_TIMES stages and by RATE_HAI after.
+ * HPCC: each ACK echoes the INT records of its data packet; per hop u = txRate/lineRate +
+ *   min(qlen)/ (lineRate * T) with T = the window's time at line rate; U = max over hops, EWMA
+ *   over the base RTT; once per RTT (and on every ACK with FAST_REACT, without committing) rate <-
+ *   curRate / (U / U_TARGET) + RATE_AI (additive only while U < U_TARGET for MI_THRESH stages).
+ * TIMELY: RTT gradient with the reference's thresholds; DCTCP: ECN fraction per window, rate form.
+ */
+#include "pkt_internal.h"
+
+#include <math.h>
+
+const char *orr_cc_name(orr_cc cc)
+{
+    switch (cc) {
+    case ORR_CC_DCQCN: return "DCQCN";
+    case ORR_CC_HPCC: return "HPCC";
+    case ORR_CC_TIMELY: return "TIMELY";
+    case ORR_CC_DCTCP: return "DCTCP";
+    }
+    return "unknown";
+}
+
+static double clamp_rate(const orr_packet_sim *s, const flow *f, double r)
+{
+    if (r < s->cfg.min_rate_Bps) r = s->cfg.min_rate_Bps;
+    if (r > f->max_rate_Bps) r = f->max_rate_Bps;
+    return r;
+}
+
+void cc_init(orr_packet_sim *s, flow *f)
+{
+    cc_state *c = &f->cc;
+    f->rate_Bps = f->max_rate_Bps;
+    c->alpha = 1.0;
+    c->target_Bps = f->max_rate_Bps;
+    c->first_cnp = 1;
+    c->cur_Bps = f->max_rate_Bps;
+    c->u = 1.0;
+    (void)s;
+}
+
+/* ---- DCQCN ---- */
+
+static void dcqcn_alpha(void *ctx, uint64_t arg)
+{
+    orr_packet_sim *s = ctx;
+    uint32_t id;
+    flow *f = pkt_timer_flow(s, arg, &id);
+    if (!f) return;
+    double g = s->cfg.ewma_gain;
+    f->cc.alpha = (1 - g) * f->cc.alpha + (f->cc.alpha_cnp ? g : 0.0);
+    f->cc.alpha_cnp = 0;
+    pkt_flow_timer(s, id, TIMER_ALPHA, s->cfg.alpha_resume_interval_ps, dcqcn_alpha);
+}
+
+static void dcqcn_increase(void *ctx, uint64_t arg)
+{
+    orr_packet_sim *s = ctx;
+    uint32_t id;
+    flow *f = pkt_timer_flow(s, arg, &id);
+    if (!f) return;
+    cc_state *c = &f->cc;
+    pkt_flow_timer(s, id, TIMER_RP, s->cfg.rp_timer_ps, dcqcn_increase);
+    if (c->rp_stage == s->cfg.fast_recovery_times) c->target_Bps += s->cfg.rate_ai_Bps;
+    else if (c->rp_stage > s->cfg.fast_recovery_times) c->target_Bps += s->cfg.rate_hai_Bps;
+    if (c->target_Bps > f->max_rate_Bps) c->target_Bps = f->max_rate_Bps;
+    f->rate_Bps = f->rate_Bps / 2 + c->target_Bps / 2;
+    c->rp_stage++;
+}
+
+static void dcqcn_decrease(void *ctx, uint64_t arg)
+{
+    orr_packet_sim *s = ctx;
+    uint32_t id;
+    flow *f = pkt_timer_flow(s, arg, &id);
+    if (!f) return;
+    cc_state *c = &f->cc;
+    pkt_flow_timer(s, id, TIMER_DECREASE, s->cfg.rate_decrease_interval_ps, dcqcn_decrease);
+    if (!c->decrease_cnp) return;
+    if (s->cfg.clamp_target_rate || c->rp_stage != 0) c->target_Bps = f->rate_Bps;
+    f->rate_Bps = clamp_rate(s, f, f->rate_Bps * (1 - c->alpha / 2));
+    c->rp_stage = 0;
+    c->decrease_cnp = 0;
+    f->tgen[TIMER_RP]++;
+    pkt_flow_timer(s, id, TIMER_RP, s->cfg.rp_timer_ps, dcqcn_increase);
+}
+
+static void dcqcn_cnp(orr_packet_sim *s, uint32_t id, flow *f)
+{
+    cc_state *c = &f->cc;
+    c->alpha_cnp = c->decrease_cnp = 1;
+    if (c->first_cnp) {
+        c->first_cnp = 0;
+        c->alpha = 1;
+        c->alpha_cnp = 0;
+        pkt_flow_timer(s, id, TIMER_ALPHA, s->cfg.alpha_resume_interval_ps, dcqcn_alpha);
+        /* 1 ns later than the alpha update, as the reference does */
+        pkt_flow_timer(s, id, TIMER_DECREASE, s->cfg.rate_decrease_interval_ps + ORR_PS_PER_NS, dcqcn_decrease);
+        c->target_Bps = f->rate_Bps = s->cfg.rate_on_first_cnp * f->rate_Bps;
+    }
+}
+
+/* ---- HPCC ---- */
+
+static void hpcc_update(orr_packet_sim *s, flow *f, const pkt *ack, int fast_react)
+{
+    cc_state *c = &f->cc;
+    uint64_t next_seq = f->snd_nxt;
+    if (c->last_update_seq == 0) { /* first RTT: remember the INT records */
+        c->last_update_seq = next_seq;
+        c->nhop = ack->nhop;
+        for (uint32_t i = 0; i < ack->nhop; i++) c->hop[i] = ack->ih[i];
+        return;
+    }
+    double U = 0;
+    int64_t dt = 0;
+    int updated = 0;
+    double T_s = (double)f->win / f->max_rate_Bps; /* window at line rate, seconds */
+    for (uint32_t i = 0; i < ack->nhop && i < c->nhop; i++) {
+        const int_hop *h = &ack->ih[i], *o = &c->hop[i];
+        int64_t tau = h->t_ps - o->t_ps;
+        if (tau <= 0) continue;
+        double tx_Bps = (double)(h->tx_bytes - o->tx_bytes) / ((double)tau * 1e-12);
+        uint64_t q = h->qlen_bytes < o->qlen_bytes ? h->qlen_bytes : o->qlen_bytes;
+        double u = tx_Bps / h->rate_Bps + (double)q / (h->rate_Bps * T_s);
+        if (u > U) {
+            U = u;
+            dt = tau;
+        }
+        updated = 1;
+    }
+    c->nhop = ack->nhop;
+    for (uint32_t i = 0; i < ack->nhop; i++) c->hop[i] = ack->ih[i];
+    if (updated) {
+        int64_t rtt = f->base_rtt_ps;
+        if (dt > rtt) dt = rtt;
+        c->u = (c->u * (double)(rtt - dt) + U * (double)dt) / (double)rtt;
+        double max_c = c->u / s->cfg.u_target;
+        double nr;
+        uint32_t stage;
+        if (max_c >= 1 || c->inc_stage >= s->cfg.mi_thresh) {
+            nr = c->cur_Bps / max_c + s->cfg.rate_ai_Bps;
+            stage = 0;
+        } else {
+            nr = c->cur_Bps + s->cfg.rate_ai_Bps;
+            stage = c->inc_stage + 1;
+        }
+        nr = clamp_rate(s, f, nr);
+        pkt_change_rate(s, f, nr);
+        if (!fast_react) {
+            c->cur_Bps = nr;
+            c->inc_stage = stage;
+        }
+    }
+    if (!fast_react && next_seq > c->last_update_seq) c->last_update_seq = next_seq;
+}
+
+/* ---- TIMELY ---- */
+
+static void timely_update(orr_packet_sim *s, flow *f, const pkt *ack)
+{
+    cc_state *c = &f->cc;
+    const orr_packet_config *g = &s->cfg;
+    int64_t rtt = s->e->now_ps - ack->ts_ps;
+    if (c->last_update_seq != 0) {
+        double diff = (1 - g->timely_alpha) * c->rtt_diff_ps + g->timely_alpha * (double)(rtt - c->last_rtt_ps);
+        double gradient = diff / (double)g->timely_min_rtt_ps;
+        double nr;
+        if (rtt < g->timely_t_low_ps || (rtt <= g->timely_t_high_ps && gradient <= 0)) {
+            nr = c->cur_Bps + (c->inc_stage < 5 ? g->rate_ai_Bps : g->rate_hai_Bps);
+            if (nr > f->max_rate_Bps) nr = f->max_rate_Bps;
+            c->inc_stage++;
+        } else {
+            double k = rtt > g->timely_t_high_ps ? 1 - g->timely_beta * (1 - (double)g->timely_t_high_ps / (double)rtt)
+                                                 : 1 - g->timely_beta * gradient;
+            if (k < 0) k = 0;
+            nr = c->cur_Bps * k;
+            if (nr < g->min_rate_Bps) nr = g->min_rate_Bps;
+            c->inc_stage = 0;
+        }
+        f->rate_Bps = nr;
+        c->cur_Bps = nr;
+        c->rtt_diff_ps = diff;
+    }
+    if (f->snd_nxt > c->last_update_seq) {
+        c->last_update_seq = f->snd_nxt;
+        c->last_rtt_ps = rtt;
+    }
+}
+
+/* ---- DCTCP ---- */
+
+static void dctcp_update(orr_packet_sim *s, flow *f, const pkt *ack)
+{
+    cc_state *c = &f->cc;
+    uint64_t mtu = s->cfg.mtu_bytes;
+    int new_batch = 0;
+    c->ecn_cnt += ack->cnp != 0;
+    if (ack->seq > c->last_update_seq) {
+        new_batch = 1;
+        if (c->last_update_seq == 0) {
+            c->batch = f->snd_nxt / mtu + 1;
+        } else {
+            double frac = (double)c->ecn_cnt / (double)c->batch;
+            if (frac > 1) frac = 1;
+            c->alpha = (1 - s->cfg.ewma_gain) * c->alpha + s->cfg.ewma_gain * frac;
+            c->ecn_cnt = 0;
+            c->batch = (f->snd_nxt - ack->seq) / mtu + 1;
+        }
+        c->last_update_seq = f->snd_nxt;
+    }
+    if (c->ca_state == 1 && ack->seq > c->high_seq) c->ca_state = 0;
+    if (ack->cnp && c->ca_state == 0) {
+        c->ca_state = 1;
+        c->high_seq = f->snd_nxt;
+        pkt_change_rate(s, f, clamp_rate(s, f, f->rate_Bps * (1 - c->alpha / 2)));
+    }
+    if (c->ca_state == 0 && new_batch)
+        pkt_change_rate(s, f, clamp_rate(s, f, f->rate_Bps + s->cfg.dctcp_rate_ai_Bps));
+}
+
+void cc_on_ack(orr_packet_sim *s, uint32_t id, flow *f, const pkt *ack)
+{
+    switch (s->cfg.cc) {
+    case ORR_CC_DCQCN:
+        if (ack->cnp) dcqcn_cnp(s, id, f);
+        break;
+    case ORR_CC_HPCC:
+        if (ack->seq > f->cc.last_update_seq) hpcc_update(s, f, ack, 0);
+        else if (s->cfg.fast_react) hpcc_update(s, f, ack, 1);
+        break;
+    case ORR_CC_TIMELY:
+        if (ack->seq > f->cc.last_update_seq) timely_update(s, f, ack);
+        break;
+    case ORR_CC_DCTCP:
+        dctcp_update(s, f, ack);
+        break;
+    }
+}

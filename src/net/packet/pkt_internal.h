@@ -1,0 +1,187 @@
+/*
+ * pkt_internal.h - the data structures of the packet engine, shared by sim.c (hosts, links,
+ * switches) and cc.c (congestion control). Not a public header.
+ *
+ * Everything is indexed by small integers so that a later acceleration layer can attribute events:
+ * a port is a directed link id of the orr_topo (its egress side is at links[l].src, packets that
+ * arrive over it are accounted at the ingress of links[l].dst); a flow is a queue pair (sender and
+ * receiver state in one record); a packet lives in a pool and moves between per-port FIFOs.
+ * Packets and flows are stored in fixed-size chunks so that pointers to them stay valid while the
+ * pools grow; freed packets go on a free list (no allocation per packet once warm).
+ */
+#ifndef ORRERY_PKT_INTERNAL_H
+#define ORRERY_PKT_INTERNAL_H
+
+#include "orrery/packet.h"
+
+#define PKT_NPRIO 8
+#define PKT_MAX_INT_HOPS 8
+#define PKT_NONE UINT32_MAX
+#define PKT_CHUNK_SHIFT 12
+#define FLOW_CHUNK_SHIFT 10
+
+/* Wire overheads (HPCC ns-3 lineage): data headers besides INT, INT hop record, ACK, PFC frame. */
+#define PKT_DATA_HDR_BYTES 52u
+#define PKT_INT_HPCC_BYTES 42u  /* 5 hop records of 8 bytes + hop count */
+#define PKT_INT_TS_BYTES 8u     /* TIMELY send timestamp */
+#define PKT_ACK_BYTES 62u
+#define PKT_PFC_BYTES 64u
+/* MMU constants of the reference switch. */
+#define MMU_RESERVE_BYTES 4096u
+#define MMU_RESUME_OFFSET_BYTES 3072u
+#define MMU_PFC_ALPHA_SHIFT 3
+
+enum pkt_kind { PK_DATA, PK_ACK, PK_NACK, PK_PFC };
+/* A flow's timers; each kind can be cancelled on its own. */
+enum timer_kind { TIMER_RTO, TIMER_ALPHA, TIMER_DECREASE, TIMER_RP, TIMER_COUNT };
+
+/* One INT record, stamped by a switch egress port when it starts sending a data packet. */
+typedef struct int_hop {
+    int64_t t_ps;
+    uint64_t tx_bytes;   /* bytes the port had sent before this packet */
+    uint64_t qlen_bytes; /* bytes queued at the port (all priorities) */
+    double rate_Bps;
+} int_hop;
+
+typedef struct pkt {
+    uint32_t next;       /* FIFO / free-list link */
+    uint32_t flow;
+    uint64_t seq;        /* DATA: first payload byte; ACK/NACK: next expected byte */
+    int64_t ts_ps;       /* when the data packet left the sender (TIMELY) */
+    uint32_t link;       /* link it is on */
+    uint32_t in_link;    /* ingress link at the current switch (MMU accounting) */
+    uint32_t size;       /* wire bytes */
+    uint32_t payload;
+    uint8_t kind, pg, prio, ecn, cnp, hop, nhop, pause;
+    int_hop ih[PKT_MAX_INT_HOPS];
+} pkt;
+
+typedef struct port {
+    /* egress, at links[l].src */
+    uint32_t qhead[PKT_NPRIO], qtail[PKT_NPRIO];
+    uint64_t egress_bytes[PKT_NPRIO];
+    uint64_t queued_bytes;
+    int64_t busy_until_ps;
+    uint8_t tx_pending;             /* a tx-done event is scheduled */
+    uint8_t rr;                     /* round robin over priorities */
+    uint8_t paused[PKT_NPRIO];      /* by a PFC frame from downstream */
+    uint8_t is_host_nic;            /* links[l].src is a host */
+    uint64_t tx_bytes;
+    double ps_per_byte;
+    int64_t delay_ps;
+    double rate_Bps;
+    uint64_t kmin, kmax;
+    double pmax;
+    double error_rate;
+    /* ingress, at links[l].dst (a switch) */
+    uint64_t ingress_bytes[PKT_NPRIO], hdrm_bytes[PKT_NPRIO];
+    uint64_t headroom;
+    uint8_t up_paused[PKT_NPRIO];   /* we have paused the upstream port */
+    /* host NIC: the queue pairs that send through this port, in round-robin order */
+    uint32_t *qps;
+    uint32_t nqp, capqp, rr_qp;
+    int64_t wake_at_ps;
+    uint32_t wake_gen;
+    uint64_t events;                /* events attributed to this port */
+} port;
+
+/* Congestion control state of a queue pair. */
+typedef struct cc_state {
+    /* DCQCN (Mellanox) */
+    double alpha, target_Bps;
+    uint32_t rp_stage;
+    uint8_t alpha_cnp, decrease_cnp, first_cnp;
+    /* HPCC */
+    double cur_Bps, u;
+    uint32_t inc_stage;
+    uint64_t last_update_seq;
+    uint8_t nhop;
+    int_hop hop[PKT_MAX_INT_HOPS];
+    /* TIMELY */
+    double rtt_diff_ps;
+    int64_t last_rtt_ps;
+    /* DCTCP */
+    uint64_t ecn_cnt, batch, high_seq;
+    uint8_t ca_state;
+} cc_state;
+
+typedef struct flow {
+    uint32_t src, dst;               /* host indices */
+    uint32_t nic;                    /* first link of the data path (sender's port) */
+    uint16_t sport, dport;
+    uint8_t pg, started, finished, recv_done;
+    uint64_t size, snd_nxt, snd_una, rcv_nxt, milestone;
+    int64_t start_ps, finish_ps, recv_done_ps, standalone_ps;
+    int64_t next_avail_ps;
+    double rate_Bps, max_rate_Bps;
+    uint64_t win;
+    int64_t base_rtt_ps;
+    uint32_t route, nroute, aroute, naroute; /* offsets into sim->routes: data path, ACK path */
+    uint8_t ecn_pending;
+    int64_t nack_timer_ps;
+    uint64_t last_nack;
+    uint64_t rto_una;
+    uint32_t tgen[TIMER_COUNT];      /* bumping tgen[k] cancels the flow's pending timer k */
+    uint64_t retransmits;
+    uint64_t events;                 /* events attributed to this flow */
+    cc_state cc;
+    orr_event_fn done;
+    void *ctx;
+    uint64_t arg;
+} flow;
+
+struct orr_packet_sim {
+    orr_engine *e;
+    const orr_topo *t;
+    orr_packet_config cfg;
+    port *ports;                     /* [t->n_links] */
+    /* switches: shared buffer accounting per node */
+    uint64_t *shared_used, *static_used; /* static: headroom + reserve of all ports */
+    uint64_t *buf_used;              /* all bytes admitted (for the no-PFC drop rule) */
+    pkt **pchunks;
+    size_t n_pchunks, cap_pchunks;
+    uint32_t pfree, pcount;
+    flow **fchunks;
+    size_t n_fchunks, cap_fchunks;
+    uint32_t nflows;
+    uint32_t *routes;
+    size_t nroutes, caproutes;
+    uint32_t *finished;
+    size_t nfinished, capfinished;
+    uint64_t rng;
+    uint64_t max_win;
+    int64_t max_rtt_ps;
+    uint32_t int_bytes;              /* INT overhead on data packets for this CC */
+    int64_t stop_ps;
+    int stopped;
+    uint64_t events0;
+    orr_packet_stats st;
+    orr_buf *pfc_log;
+};
+
+static inline pkt *P(const orr_packet_sim *s, uint32_t i)
+{
+    return &s->pchunks[i >> PKT_CHUNK_SHIFT][i & ((1u << PKT_CHUNK_SHIFT) - 1)];
+}
+static inline flow *F(const orr_packet_sim *s, uint32_t i)
+{
+    return &s->fchunks[i >> FLOW_CHUNK_SHIFT][i & ((1u << FLOW_CHUNK_SHIFT) - 1)];
+}
+
+/* Deterministic uniform draw in [0, 1). */
+double pkt_rand(orr_packet_sim *s);
+/* RED: marking probability of an egress queue of qbytes with thresholds kmin < kmax, pmax. */
+double pkt_red_prob(uint64_t qbytes, uint64_t kmin, uint64_t kmax, double pmax);
+
+/* sim.c services used by cc.c */
+void pkt_change_rate(orr_packet_sim *s, flow *f, double new_Bps);
+/* Schedules timer kind of flow id after delay_ps (cancelled by bumping f->tgen[kind]). */
+void pkt_flow_timer(orr_packet_sim *s, uint32_t id, int kind, int64_t delay_ps, orr_event_fn fn);
+/* The id and a valid flow from a timer's arg, or NULL if the timer is stale or the run stopped. */
+flow *pkt_timer_flow(orr_packet_sim *s, uint64_t arg, uint32_t *id);
+
+/* cc.c */
+void cc_init(orr_packet_sim *s, flow *f);
+void cc_on_ack(orr_packet_sim *s, uint32_t id, flow *f, const pkt *ack);
+
+#endif

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Command-line tests of `orrery netsim`: the k=4 HPCC scenario of shared/validation/ns3 writes an
+# FCT file of 12 lines in the reference format into --out DIR and a summary; two runs give identical
+# FCT files; bad input gives one line on stderr naming the file, line and field, exit code 2.
+# Usage: cli_netsim.sh ORRERY_BINARY SOURCE_DIR
+ORR="$1"
+SRC="$2"
+V="$SRC/../shared/validation/ns3"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+mkdir "$TMP/a" "$TMP/b"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --out "$TMP/a" > "$TMP/out.txt" 2>&1
+[ $? -eq 0 ] && ok || bad "netsim exit code"
+for want in "flows 12 finished of 12" "events/s" "slowdown" "p99"; do
+    grep -q "$want" "$TMP/out.txt" && ok || bad "summary lacks '$want'"
+done
+[ "$(wc -l < "$TMP/a/out_hpcc_fct.txt")" -eq 12 ] && ok || bad "FCT file should have 12 lines"
+grep -q "^0b000801 0b000001 10000 100 1000000 2000000000 [0-9]* 96640$" "$TMP/a/out_hpcc_fct.txt" && ok || bad "FCT line format"
+[ -f "$TMP/a/out_hpcc_pfc.txt" ] && ok || bad "PFC file written"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --out "$TMP/b" > /dev/null 2>&1
+cmp -s "$TMP/a/out_hpcc_fct.txt" "$TMP/b/out_hpcc_fct.txt" && ok || bad "FCT files differ between identical runs"
+
+# bad input: one line naming file, line and field; exit 2
+printf '2\n8 0 3 100 1000000 2.0\n9 0 3 100 lots 2.0\n' > "$TMP/flows.txt"
+"$ORR" netsim "$V/topo_k4.txt" "$TMP/flows.txt" "$V/config_hpcc.txt" --out "$TMP/a" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && ok || bad "bad flow exit code"
+[ "$(wc -l < "$TMP/err.txt")" -eq 1 ] && grep -q "flows.txt:3: size_bytes" "$TMP/err.txt" && ok || bad "bad flow message: $(cat "$TMP/err.txt")"
+printf 'CC_MODE 3\nU_TARGET high\n' > "$TMP/cfg.txt"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$TMP/cfg.txt" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && ok || bad "bad config exit code"
+grep -q "cfg.txt:2: U_TARGET" "$TMP/err.txt" && ok || bad "bad config message: $(cat "$TMP/err.txt")"
+printf 'CC_MODE 3\nFANCY_KNOB 1\n' > "$TMP/cfg.txt"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$TMP/cfg.txt" --out "$TMP/a" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 0 ] && grep -q "cfg.txt:2: unknown key FANCY_KNOB" "$TMP/err.txt" && ok || bad "unknown key warning"
+"$ORR" netsim "$V/topo_k4.txt" > /dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "missing arguments exit code"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
