@@ -46,7 +46,7 @@ static int bench_one(const char *path)
     double t1 = now_s();
     orr_estimate_workload(w, &s.gpu);
     double t2 = now_s();
-    orr_exec_opts o = {ORR_NET_ANALYTIC, s.launch_ps};
+    orr_exec_opts o = {ORR_NET_ANALYTIC, s.launch_ps, NULL};
     orr_exec_result x;
     if (orr_execute(w, &s.gpu, &s.cluster, &o, &x, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);

@@ -56,7 +56,7 @@ static orr_op mk_a(orr_op_kind kind, uint8_t stream, uint32_t a)
 static int run(orr_workload *w, int64_t launch_ps, orr_exec_result *x, orr_err *err)
 {
     if (orr_workload_finalize(w, err) < 0) return -1;
-    orr_exec_opts o = {ORR_NET_ANALYTIC, launch_ps};
+    orr_exec_opts o = {ORR_NET_ANALYTIC, launch_ps, NULL};
     return orr_execute(w, &gpu, &cl, &o, x, err);
 }
 

@@ -44,6 +44,8 @@ typedef struct orr_op_time {
 typedef struct orr_exec_opts {
     orr_net_kind net;
     int64_t launch_ps; /* host cost of launching one device op */
+    const orr_net_config *net_cfg; /* flow backend: topology (NULL: the cluster's, for the
+                                    * workload's world size) */
 } orr_exec_opts;
 
 typedef struct orr_exec_rank {
