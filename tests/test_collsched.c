@@ -105,8 +105,135 @@ static void test_consistency(void)
     printf("consistency: %d cases, worst |flow - analytic| / analytic = %.3f%%\n", cases, 100 * worst);
 }
 
+/* A bare cluster for hand computation: one GPU per node, 50 GB/s NICs, no latencies, no
+ * efficiency loss; 2-tier fat tree of 2-port leaves and one spine. */
+static void bare(orr_gpu *g, orr_cluster *c)
+{
+    memset(g, 0, sizeof *g);
+    memset(c, 0, sizeof *c);
+    g->nvlink_Bps = 450e9;
+    c->gpus_per_node = 1;
+    c->nic_Bps = 50e9;
+    c->nvlink_eff = c->net_eff = 1;
+    strcpy(c->topology, "fat-tree");
+}
+
+/* Two jobs, A on GPUs {0, 2} and B on {1, 3}: leaf 0 holds GPUs 0-1, leaf 1 GPUs 2-3. Each job
+ * all-reduces 1 GB over a 2-rank ring: alone, each of its links carries S = 1 GB at 50 GB/s:
+ * 20 ms. Both cross the spine: each leaf's uplink is 2 x 50 / oversub GB/s. At oversub 2 (50 GB/s)
+ * the two jobs' flows share each uplink at 25 GB/s: 40 ms each; at oversub 1 (100 GB/s) neither
+ * slows: 20 ms. */
+static void test_contention(void)
+{
+    orr_gpu g;
+    orr_cluster c;
+    bare(&g, &c);
+    static const uint32_t a[] = {0, 2}, b[] = {1, 3};
+    const uint64_t S = 1000000000ull;
+    for (int over = 1; over <= 4; over *= 2) {
+        orr_topo_spec ts;
+        orr_topo_spec_default(&ts, &c);
+        ts.leaf_hosts = 2;
+        ts.spines = 1;
+        ts.oversub = over;
+        int64_t alone = 0, both[2] = {0, 0};
+        for (int run = 0; run < 2; run++) {
+            orr_engine e;
+            orr_engine_init(&e);
+            orr_net *net = flow_net(&e, &g, &c, 4, &ts);
+            if (!net) return;
+            orr_coll_desc d = {ORR_COLL_ALLREDUCE, S, 2, 2, 1, ORR_ALGO_RING};
+            when w = {&e, {0}};
+            net->collective(net, &d, a, on_done, &w, 0);
+            if (run) net->collective(net, &d, b, on_done, &w, 1);
+            orr_engine_run(&e);
+            if (run) both[0] = w.t[0], both[1] = w.t[1];
+            else alone = w.t[0];
+            orr_net_destroy(net);
+            orr_engine_free(&e);
+        }
+        /* hand: per-uplink share = min(50, 100 / over / 2) GB/s */
+        double share = 100e9 / over / 2 < 50e9 ? 100e9 / over / 2 : 50e9;
+        double alone_bw = 100e9 / over < 50e9 ? 100e9 / over : 50e9;
+        CHECK_REL(alone, S / alone_bw * 1e12, 1e-6);
+        CHECK_REL(both[0], S / share * 1e12, 1e-6);
+        CHECK_REL(both[1], S / share * 1e12, 1e-6);
+        printf("contention: oversub %d: job alone %.1f ms, with the other job %.1f ms (x%.2f)\n", over, alone / 1e9,
+               both[0] / 1e9, (double)both[0] / alone);
+    }
+}
+
+/* The schedule's shape: a ring all-reduce of 8 ranks in one node is 2(n-1) = 14 lock-step rounds of
+ * 8 flows (+ a join), each flow S/8 bytes; with max_flows 16 the steps are grouped into 2 rounds. */
+static void test_shape(void)
+{
+    orr_gpu g;
+    orr_cluster c;
+    load("H100-SXM5-80GB", "dgx-h100", &g, &c);
+    uint32_t m[16];
+    for (uint32_t i = 0; i < 16; i++) m[i] = i;
+    orr_sched s;
+    memset(&s, 0, sizeof s);
+    orr_coll_desc d = {ORR_COLL_ALLREDUCE, 8ull << 30, 8, 1, 8, ORR_ALGO_RING};
+    orr_sched_opts o = {8, 0};
+    orr_coll_plan plan;
+    orr_sched_coll(&s, &g, &c, &d, m, &o, &plan);
+    CHECK_EQ_I64(s.nflows, 14 * 8 + 1);
+    CHECK_EQ_I64(s.flows[0].bytes, (8ull << 30) / 8);
+    CHECK_EQ_I64(s.nedges, 13 * 8 * 2 + 8);
+    CHECK(strcmp(plan.proto_name, "Simple") == 0);
+    o.max_flows = 16;
+    orr_sched_coll(&s, &g, &c, &d, m, &o, &plan);
+    CHECK_EQ_I64(s.nflows, 2 * 8 + 1);
+    CHECK_EQ_I64(s.flows[0].bytes, 7 * ((8ull << 30) / 8));
+    /* two nodes: 8 channels (one per rail) of 16 ranks; channel c enters node 0 at GPU c and node 1
+     * at GPU c + 1, where node 0's ring left it, and leaves node 1 from GPU c: rail-local */
+    d.size = 16;
+    d.nodes = 2;
+    o.max_flows = 0;
+    d.kind = ORR_COLL_ALLGATHER;
+    orr_sched_coll(&s, &g, &c, &d, m, &o, &plan);
+    CHECK_EQ_I64(s.nflows, 15 * 8 * 16 + 1);
+    int cross_rail = 0, inter = 0;
+    for (size_t i = 0; i < 8 * 16; i++) {
+        const orr_sched_flow *f = &s.flows[i];
+        if (f->src / 8 != f->dst / 8) {
+            inter++;
+            cross_rail += f->src % 8 != f->dst % 8;
+        }
+    }
+    CHECK_EQ_I64(inter, 16);
+    CHECK_EQ_I64(cross_rail, 0);
+    /* three nodes (odd): still rail-local, and every GPU is the exit of one channel */
+    d.size = 24;
+    d.nodes = 3;
+    uint32_t m24[24];
+    for (uint32_t i = 0; i < 24; i++) m24[i] = i;
+    orr_sched_coll(&s, &g, &c, &d, m24, &o, &plan);
+    cross_rail = inter = 0;
+    uint32_t exits[24] = {0};
+    for (size_t i = 0; i < 8 * 24; i++) {
+        const orr_sched_flow *f = &s.flows[i];
+        if (f->src / 8 != f->dst / 8) {
+            inter++;
+            exits[f->src]++;
+            cross_rail += f->src % 8 != f->dst % 8;
+        }
+    }
+    CHECK_EQ_I64(inter, 24);
+    CHECK_EQ_I64(cross_rail, 0);
+    for (int i = 0; i < 24; i++) CHECK_EQ_I64(exits[i], 1);
+    /* p2p */
+    orr_sched_p2p(&s, &g, &c, 0, 9, 1000);
+    CHECK_EQ_I64(s.nflows, 1);
+    CHECK_EQ_I64(s.flows[0].delay_ps, c.p2p_base_ps + c.net_lat_ps);
+    orr_sched_free(&s);
+}
+
 int main(void)
 {
+    test_shape();
+    test_contention();
     test_consistency();
     return check_done();
 }

@@ -16,8 +16,8 @@
  *   bytes = payload / bw_frac); link efficiency (nvlink_eff, net_eff) is the transport's (the flow
  *   backend scales its links' capacities).
  *   ring  one ring per channel: inside one node one channel; across nodes one channel per GPU of
- *         a node (NCCL's one ring per NIC), each entering a node on one rail and leaving it on the
- *         next so inter-node hops stay rail-local. All-reduce 2(n-1) steps, all-gather and
+ *         a node (NCCL's one ring per NIC), each leaving a node on the rail where it enters the
+ *         next, so inter-node hops stay rail-local. All-reduce 2(n-1) steps, all-gather and
  *         reduce-scatter n-1; step s of a rank waits for its own step s-1 and its predecessor's.
  *         Steps are grouped into rounds when n x channels x steps exceeds max_flows (a round of j
  *         steps is one flow per edge with j steps' bytes and latency).

@@ -128,15 +128,35 @@ static uint32_t group_nodes(const uint32_t *m, uint32_t n, uint32_t gpn, uint32_
     return nodes;
 }
 
-/* The ring of channel c over all members: node by node, each node entered at local index
- * (c - j) mod k and left on the GPU before it, which is the next node's entry rail. */
+/* Local index at which channel c's ring enters node j of `nodes` (k members): c + 0 or 1
+ * alternately, and c + 2 for the last of an odd number of nodes, so consecutive nodes (the last and
+ * the first included) never share an entry. */
+static uint32_t entry_of(uint32_t c, uint32_t j, uint32_t nodes, uint32_t k)
+{
+    uint32_t par = j % 2;
+    if (nodes % 2 && j == nodes - 1 && nodes > 1 && k >= 3) par = 2;
+    return (c + par) % k;
+}
+
+/* The ring of channel c over all members, node by node. It leaves node j from the GPU on the rail
+ * where it enters node j+1, so every inter-node hop stays on one rail (NCCL's rings do the same),
+ * and each GPU of a node is the exit of exactly one channel, so the channels use all the NICs.
+ * Inside a node: the entry, the others in rotation, the exit. */
 static void channel_order(const uint32_t *m, const uint32_t *start, uint32_t nodes, uint32_t c, uint32_t *out)
 {
     uint32_t p = 0;
     for (uint32_t j = 0; j < nodes; j++) {
         uint32_t k = start[j + 1] - start[j];
-        uint32_t e = nodes == 1 ? 0 : (uint32_t)((((int64_t)c - j) % k + k) % k);
-        for (uint32_t q = 0; q < k; q++) out[p++] = m[start[j] + (e + q) % k];
+        uint32_t e = nodes == 1 ? 0 : entry_of(c, j, nodes, k);
+        uint32_t x = nodes == 1 ? e : entry_of(c, (j + 1) % nodes, nodes, k);
+        if (x == e) { /* one GPU, or two on an odd number of nodes: plain rotation */
+            for (uint32_t q = 0; q < k; q++) out[p++] = m[start[j] + (e + q) % k];
+            continue;
+        }
+        out[p++] = m[start[j] + e];
+        for (uint32_t q = 1; q < k; q++)
+            if ((e + q) % k != x) out[p++] = m[start[j] + (e + q) % k];
+        out[p++] = m[start[j] + x];
     }
 }
 
