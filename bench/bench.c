@@ -46,7 +46,8 @@ static int bench_one(const char *path)
     double t1 = now_s();
     orr_estimate_workload(w, &s.gpu);
     double t2 = now_s();
-    orr_exec_opts o = {ORR_NET_ANALYTIC, s.launch_ps, orr_spec_alloc_capacity(&s), s.caching_allocator};
+    orr_exec_opts o = {.net = ORR_NET_ANALYTIC, .launch_ps = s.launch_ps,
+                       .mem_capacity_bytes = orr_spec_alloc_capacity(&s), .mem_caching = s.caching_allocator};
     orr_exec_result x;
     if (orr_execute(w, &s.gpu, &s.cluster, &o, &x, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);

@@ -36,6 +36,18 @@ int64_t orr_comm_coll_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_
 int64_t orr_comm_ring_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d);
 int64_t orr_comm_tree_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d);
 int64_t orr_comm_hier_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d);
+/* What the tuner chose for a collective, for the flow-level scheduler (src/comm/sched.c): the
+ * algorithm, NCCL's protocol and its payload fraction of the wire bandwidth (LL 0.5, LL128
+ * 120/128, Simple 1), and the parts of the analytic time: coll_base, the sum of the per-step
+ * latencies at that protocol, and the total (== orr_comm_coll_ps). A trivial collective (one rank
+ * or no bytes) has all times 0. Returns total_ps. */
+typedef struct orr_coll_plan {
+    orr_coll_algo algo;
+    const char *proto_name;
+    double bw_frac;
+    int64_t base_ps, latency_ps, total_ps;
+} orr_coll_plan;
+int64_t orr_comm_plan(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d, orr_coll_plan *plan);
 /* Time of a point-to-point transfer between two global ranks. */
 int64_t orr_comm_p2p_ps(const orr_gpu *g, const orr_cluster *c, uint32_t src, uint32_t dst,
                         uint64_t bytes);

@@ -49,6 +49,8 @@ typedef struct orr_exec_opts {
      * PyTorch's caching allocator (else raw live bytes). */
     uint64_t mem_capacity_bytes;
     int mem_caching;
+    const orr_net_config *net_cfg; /* flow backend: topology (NULL: the cluster's, for the
+                                    * workload's world size) */
 } orr_exec_opts;
 
 typedef struct orr_exec_rank {

@@ -11,8 +11,10 @@
 #include "orrery/comm.h"
 #include "orrery/engine.h"
 #include "orrery/hw.h"
+#include "orrery/topo_build.h"
+#include "orrery/transport.h"
 
-typedef enum orr_net_kind { ORR_NET_ANALYTIC, ORR_NET_KIND_COUNT } orr_net_kind;
+typedef enum orr_net_kind { ORR_NET_ANALYTIC, ORR_NET_FLOW, ORR_NET_KIND_COUNT } orr_net_kind;
 
 typedef struct orr_net orr_net;
 struct orr_net {
@@ -32,9 +34,24 @@ struct orr_net {
     void *impl;
 };
 
-/* Creates a backend of the given kind on engine e. Returns NULL with a message if unsupported. */
+/* What a topology-based backend (flow) needs beyond the hardware. */
+typedef struct orr_net_config {
+    uint32_t gpus;          /* GPUs of the job: hosts 0..gpus-1 of the topology are global ranks */
+    orr_topo_spec topo;     /* the fabric (orr_topo_spec_default for the cluster's own) */
+    int pxn;                /* rail-local routing of cross-rail inter-node flows (topo_build.h) */
+    uint32_t max_flows;     /* flows per collective before steps are grouped (0: 65536) */
+} orr_net_config;
+
+/* Creates a backend of the given kind on engine e. Returns NULL with a message if unsupported.
+ * The flow backend needs cfg (the analytic one ignores it); orr_net_create passes none. */
+orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
+                            const orr_net_config *cfg, orr_err *err);
 orr_net *orr_net_create(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
                         orr_err *err);
+/* The flow backend's transport and topology (statistics, reports); NULL for other kinds. */
+orr_transport *orr_net_transport(const orr_net *n);
+/* Parses "analytic" / "flow"; -1 if unknown. */
+int orr_net_kind_parse(const char *name, orr_net_kind *out);
 void orr_net_destroy(orr_net *n);
 const char *orr_net_kind_name(orr_net_kind k);
 

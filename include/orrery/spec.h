@@ -9,6 +9,7 @@
 #include "orrery/core.h"
 #include "orrery/hw.h"
 #include "orrery/model.h"
+#include "orrery/net.h"
 
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
 /* Attention kernels: flash attention (fused, Megatron-Core/TE default) or the unfused path of
@@ -41,9 +42,14 @@ typedef struct orr_spec {
     orr_attention attention;   /* attention kernels (default flash) */
     double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
     int64_t launch_ps;         /* host time to launch one kernel or collective */
-    int symmetry;              /* simulate identical ranks once (default 1) */
+    int symmetry;              /* simulate identical ranks once (default 1; off under --net flow) */
     uint64_t mem_capacity_bytes; /* device memory for the OOM verdict (0: the GPU's HBM) */
     int caching_allocator;     /* model PyTorch's caching allocator (default 1), else raw live bytes */
+    /* Network (docs/spec.md "network"). */
+    orr_net_kind net;          /* analytic (default) or flow */
+    int topology_set;          /* topo.kind was given (else: the cluster's topology) */
+    orr_topo_spec topo;        /* the fabric of the flow backend */
+    int pxn;                   /* PXN rail-local routing (default 0) */
     char spec_path[256];       /* where the spec came from, for messages */
     /* Output options (front door). */
     int json;

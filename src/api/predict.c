@@ -21,15 +21,19 @@ static void config_json(const orr_spec *s, orr_buf *b)
                       "\"sp\": %s, \"mbs\": %u, \"gbs\": %u, \"seq\": %u, \"recompute\": \"%s\", "
                       "\"dist_opt\": %s, \"precision\": \"%s\", \"overlap_grad_reduce\": %s, "
                       "\"overlap_param_gather\": %s, \"tp_comm_overlap\": %s, \"bucket_params\": %.17g, "
-                      "\"launch_s\": %.17g, \"symmetry\": %s, \"network\": \"analytic\", \"cp\": %u, \"fsdp\": %u, "
-                      "\"zero\": %u, \"reshard_after_forward\": %s, \"compile\": %s, \"caching_allocator\": %s}",
+                      "\"launch_s\": %.17g, \"symmetry\": %s, \"network\": \"%s\", \"cp\": %u, \"fsdp\": %u, "
+                      "\"zero\": %u, \"reshard_after_forward\": %s, \"compile\": %s, \"caching_allocator\": %s",
                    s->gpus, s->cluster.gpus_per_node, s->tp, s->pp, s->dp, s->vpp, s->sp ? "true" : "false", s->mbs,
                    s->gbs, s->seq, orr_recompute_name(s->recompute), s->dist_opt ? "true" : "false",
                    orr_dtype_name(s->precision), s->overlap_grad_reduce ? "true" : "false",
                    s->overlap_param_gather ? "true" : "false", s->tp_comm_overlap ? "true" : "false",
-                   s->bucket_params, (double)s->launch_ps / 1e12, s->symmetry ? "true" : "false", s->cp, s->fsdp, s->zero,
-                   s->reshard_after_forward ? "true" : "false", s->compile ? "true" : "false",
-                   s->caching_allocator ? "true" : "false");
+                   s->bucket_params, (double)s->launch_ps / 1e12, s->symmetry ? "true" : "false",
+                   orr_net_kind_name(s->net), s->cp, s->fsdp, s->zero, s->reshard_after_forward ? "true" : "false",
+                   s->compile ? "true" : "false", s->caching_allocator ? "true" : "false");
+    if (s->net == ORR_NET_FLOW)
+        orr_buf_printf(b, ", \"topology\": \"%s\", \"oversub\": %.17g, \"pxn\": %s", orr_topo_kind_name(s->topo.kind),
+                       s->topo.oversub, s->pxn ? "true" : "false");
+    orr_buf_puts(b, "}");
 }
 
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
@@ -38,7 +42,13 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
     p->w = orr_gen_megatron(s, err);
     if (!p->w) return -1;
     orr_estimate_workload(p->w, &s->gpu);
-    orr_exec_opts opts = {ORR_NET_ANALYTIC, s->launch_ps, orr_spec_alloc_capacity(s), s->caching_allocator};
+    orr_net_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gpus = s->gpus;
+    cfg.topo = s->topo;
+    cfg.pxn = s->pxn;
+    orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .net_cfg = &cfg,
+                          .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator};
     if (orr_execute(p->w, &s->gpu, &s->cluster, &opts, &p->x, err) < 0) {
         orr_prediction_free(p);
         return -1;

@@ -29,6 +29,7 @@
 #include "orrery/comm.h"
 
 #include <math.h>
+#include <string.h>
 
 /* NCCL's protocols. bw_frac: payload fraction of the link bandwidth (LL sends 4 bytes of data
  * with each 4-byte flag, LL128 120 of every 128 bytes). nvlink_lat_frac, net_lat_frac: per-step
@@ -211,17 +212,29 @@ static coll_cost hier_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind
 
 /* Fastest protocol for a cost, in seconds:
  *   coll_base + NVLink latency x nvlink_lat_frac + network latency x net_lat_frac
- *             + transfer / bw_frac. */
-static double best_protocol_seconds(const orr_cluster *c, coll_cost cost)
+ *             + transfer / bw_frac;
+ * its index into PROTOCOLS goes to *proto and its latency part (seconds) to *latency_s. */
+static double best_protocol_parts(const orr_cluster *c, coll_cost cost, size_t *proto, double *latency_s)
 {
     double best = INFINITY;
     for (size_t p = 0; p < NPROTOCOLS; p++) {
         const proto_model *pm = &PROTOCOLS[p];
-        double t = cost.nvlink_latency_s * pm->nvlink_lat_frac + cost.net_latency_s * pm->net_lat_frac +
-                   cost.transfer_s / pm->bw_frac;
-        if (t < best) best = t;
+        double lat = cost.nvlink_latency_s * pm->nvlink_lat_frac + cost.net_latency_s * pm->net_lat_frac;
+        double t = lat + cost.transfer_s / pm->bw_frac;
+        if (t < best) {
+            best = t;
+            *proto = p;
+            *latency_s = lat;
+        }
     }
     return ps_to_s(c->coll_base_ps) + best;
+}
+
+static double best_protocol_seconds(const orr_cluster *c, coll_cost cost)
+{
+    size_t p = 0;
+    double lat = 0;
+    return best_protocol_parts(c, cost, &p, &lat);
 }
 
 /* The descriptor's shape with defaults: nodes in 1..n, per_node ceil(n / nodes) when not given. */
@@ -235,20 +248,24 @@ static comm_shape shape_of(const orr_coll_desc *d)
     return sh;
 }
 
+/* The cost parts of algorithm a (RING, TREE or HIER) for d (not trivial). */
+static coll_cost algo_cost(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d, orr_coll_algo a)
+{
+    comm_shape sh = shape_of(d);
+    double S = (double)d->bytes;
+    switch (a) {
+    case ORR_ALGO_TREE: return tree_cost(g, c, d->kind, sh, S);
+    case ORR_ALGO_HIER: return hier_cost(g, c, d->kind, sh, S);
+    default: return ring_cost(g, c, d->kind, sh, S);
+    }
+}
+
 /* Time of algorithm a (RING, TREE or HIER) in seconds; 0 for a trivial collective. */
 static double algo_seconds(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d,
                            orr_coll_algo a)
 {
     if (d->size <= 1 || d->bytes == 0) return 0;
-    comm_shape sh = shape_of(d);
-    double S = (double)d->bytes;
-    coll_cost cost;
-    switch (a) {
-    case ORR_ALGO_TREE: cost = tree_cost(g, c, d->kind, sh, S); break;
-    case ORR_ALGO_HIER: cost = hier_cost(g, c, d->kind, sh, S); break;
-    default: cost = ring_cost(g, c, d->kind, sh, S); break;
-    }
-    return best_protocol_seconds(c, cost);
+    return best_protocol_seconds(c, algo_cost(g, c, d, a));
 }
 
 int64_t orr_comm_ring_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d)
@@ -295,6 +312,23 @@ int64_t orr_comm_coll_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_
     }
     if (chosen) *chosen = best_algo;
     return best;
+}
+
+int64_t orr_comm_plan(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d, orr_coll_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->total_ps = orr_comm_coll_ps(g, c, d, &plan->algo);
+    plan->proto_name = PROTOCOLS[NPROTOCOLS - 1].name;
+    plan->bw_frac = 1.0;
+    if (d->size <= 1 || d->bytes == 0) return 0;
+    size_t p = NPROTOCOLS - 1;
+    double lat = 0;
+    best_protocol_parts(c, algo_cost(g, c, d, plan->algo), &p, &lat);
+    plan->proto_name = PROTOCOLS[p].name;
+    plan->bw_frac = PROTOCOLS[p].bw_frac;
+    plan->base_ps = c->coll_base_ps;
+    plan->latency_ps = s_to_ps(lat);
+    return plan->total_ps;
 }
 
 int64_t orr_comm_p2p_ps(const orr_gpu *g, const orr_cluster *c, uint32_t src, uint32_t dst,

@@ -751,7 +751,21 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
     x.out = out;
     x.wt_free = x.ci_free = x.xf_free = NONE;
     orr_engine_init(&x.eng);
-    x.net = orr_net_create(opts->net, &x.eng, g, c, err);
+    orr_net_config cfg;
+    if (opts->net_cfg) {
+        cfg = *opts->net_cfg;
+    } else {
+        memset(&cfg, 0, sizeof cfg);
+        orr_topo_spec_default(&cfg.topo, c);
+    }
+    if (cfg.gpus < w->world_size) cfg.gpus = w->world_size;
+    if (opts->net == ORR_NET_FLOW)
+        for (size_t r = 0; r < w->nranks; r++)
+            if (w->ranks[r].weight > 1)
+                return orr_fail(err, "--net flow: rank %u stands for %u GPUs (symmetry), but the flow backend needs every "
+                                     "GPU simulated to see their traffic; run with --no-symmetry",
+                                w->ranks[r].gpu, w->ranks[r].weight);
+    x.net = orr_net_create_cfg(opts->net, &x.eng, g, c, &cfg, err);
     if (!x.net) {
         orr_engine_free(&x.eng);
         return -1;

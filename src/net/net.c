@@ -5,11 +5,19 @@
  * collective among a group, destroy. The analytic backend has no state beyond the hardware: a
  * send finishes after orr_comm_p2p_ps and a collective after orr_comm_coll_ps (src/comm/nccl.c),
  * both counted from the engine's current time, with no contention between concurrent transfers.
- * Flow- and packet-level backends (later) plug in behind the same table.
+ * The flow backend builds the cluster's topology (src/hw/topo_build.c), runs the max-min flow
+ * model on it (src/net/flow/flow.c) and executes every collective and send as NCCL's steps
+ * (src/comm/sched.c), with link capacities derated by the cluster's protocol efficiencies
+ * (NVLink links by nvlink_eff, NIC and switch links by net_eff) as the analytic model derates its
+ * bandwidths, so that with no contention both backends agree (tests/test_collsched.c).
  */
 #include "orrery/net.h"
+#include "orrery/collsched.h"
+#include "orrery/flow.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 static void analytic_send(orr_net *n, uint32_t src, uint32_t dst, uint64_t bytes, orr_event_fn done,
                           void *ctx, uint64_t arg)
@@ -50,15 +58,87 @@ static void analytic_collective(orr_net *n, const orr_coll_desc *d, const uint32
 
 static void analytic_destroy(orr_net *n) { free(n); }
 
-orr_net *orr_net_create(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
-                        orr_err *err)
+/* ---- flow ---- */
+
+typedef struct flow_net {
+    orr_topo topo;
+    orr_transport *tr;
+    orr_runner *run;
+    orr_sched sched;
+    orr_sched_opts opts;
+    uint32_t gpus;
+} flow_net;
+
+static void flow_send(orr_net *n, uint32_t src, uint32_t dst, uint64_t bytes, orr_event_fn done, void *ctx,
+                      uint64_t arg)
+{
+    flow_net *f = n->impl;
+    orr_sched_p2p(&f->sched, n->gpu, n->cluster, src, dst, bytes);
+    orr_runner_run(f->run, &f->sched, done, ctx, arg);
+}
+
+static void flow_collective(orr_net *n, const orr_coll_desc *d, const uint32_t *members, orr_event_fn done,
+                            void *ctx, uint64_t arg)
+{
+    flow_net *f = n->impl;
+    orr_coll_desc s = shape_from_members(n, d, members);
+    orr_sched_coll(&f->sched, n->gpu, n->cluster, &s, members, &f->opts, NULL);
+    orr_runner_run(f->run, &f->sched, done, ctx, arg);
+}
+
+static void flow_destroy(orr_net *n)
+{
+    flow_net *f = n->impl;
+    orr_runner_free(f->run);
+    f->tr->destroy(f->tr);
+    orr_topo_free(&f->topo);
+    orr_sched_free(&f->sched);
+    free(f);
+    free(n);
+}
+
+static int flow_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
+{
+    if (!cfg || cfg->gpus == 0)
+        return orr_fail(err, "network backend flow: needs the job's GPU count and topology");
+    flow_net *f = orr_xcalloc(1, sizeof *f);
+    if (orr_topo_build(&f->topo, n->gpu, n->cluster, cfg->gpus, &cfg->topo, err)) {
+        free(f);
+        return -1;
+    }
+    orr_flow_opts o;
+    memset(&o, 0, sizeof o);
+    o.tier_scale[ORR_TIER_NVLINK] = n->cluster->nvlink_eff;
+    for (int t = ORR_TIER_HOST; t < ORR_TIER_COUNT; t++) o.tier_scale[t] = n->cluster->net_eff;
+    o.route.ecmp = 1;
+    o.route.pxn = cfg->pxn;
+    o.route.gpus_per_node = n->cluster->gpus_per_node;
+    f->tr = orr_flow_create(n->engine, &f->topo, &o);
+    f->run = orr_runner_create(f->tr);
+    f->opts.gpus_per_node = n->cluster->gpus_per_node;
+    f->opts.max_flows = cfg->max_flows;
+    f->gpus = cfg->gpus;
+    n->impl = f;
+    n->send = flow_send;
+    n->collective = flow_collective;
+    n->destroy = flow_destroy;
+    return 0;
+}
+
+orr_transport *orr_net_transport(const orr_net *n)
+{
+    return n && n->kind == ORR_NET_FLOW ? ((flow_net *)n->impl)->tr : NULL;
+}
+
+orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
+                            const orr_net_config *cfg, orr_err *err)
 {
     if (!e || !g || !c) {
         orr_fail(err, "network backend %s: needs an engine, a GPU and a cluster", orr_net_kind_name(kind));
         return NULL;
     }
-    if (kind != ORR_NET_ANALYTIC) {
-        orr_fail(err, "network backend kind %d is not implemented (known: analytic)", (int)kind);
+    if (kind != ORR_NET_ANALYTIC && kind != ORR_NET_FLOW) {
+        orr_fail(err, "network backend kind %d is not implemented (known: analytic, flow)", (int)kind);
         return NULL;
     }
     orr_net *n = orr_xcalloc(1, sizeof *n);
@@ -69,7 +149,24 @@ orr_net *orr_net_create(orr_net_kind kind, orr_engine *e, const orr_gpu *g, cons
     n->send = analytic_send;
     n->collective = analytic_collective;
     n->destroy = analytic_destroy;
+    if (kind == ORR_NET_FLOW && flow_init(n, cfg, err)) {
+        free(n);
+        return NULL;
+    }
     return n;
+}
+
+orr_net *orr_net_create(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
+                        orr_err *err)
+{
+    return orr_net_create_cfg(kind, e, g, c, NULL, err);
+}
+
+int orr_net_kind_parse(const char *name, orr_net_kind *out)
+{
+    for (int k = 0; k < ORR_NET_KIND_COUNT; k++)
+        if (strcasecmp(name, orr_net_kind_name((orr_net_kind)k)) == 0) return *out = (orr_net_kind)k, 0;
+    return -1;
 }
 
 void orr_net_destroy(orr_net *n)
@@ -83,6 +180,7 @@ const char *orr_net_kind_name(orr_net_kind k)
 {
     switch (k) {
     case ORR_NET_ANALYTIC: return "analytic";
+    case ORR_NET_FLOW: return "flow";
     default: return "unknown";
     }
 }

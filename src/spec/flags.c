@@ -20,7 +20,9 @@ typedef enum flag_id {
     F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_MEM_CAPACITY,
-    F_CACHING, F_NO_CACHING
+    F_CACHING, F_NO_CACHING,
+    F_NET, F_TOPOLOGY,
+    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN
 } flag_id;
 
 typedef struct flag_def {
@@ -68,6 +70,12 @@ static const flag_def flags[] = {
     {"--mem-capacity", F_MEM_CAPACITY, "a memory size like 80GiB, 96GB or 81920MiB"},
     {"--caching-allocator", F_CACHING, NULL},
     {"--no-caching-allocator", F_NO_CACHING, NULL},
+    {"--net", F_NET, "analytic or flow"},
+    {"--topology", F_TOPOLOGY, "rail-fat-tree, fat-tree, clos3 or hpcc"},
+    {"--topology-file", F_TOPOLOGY_FILE, "an HPCC/SimAI topology file"},
+    {"--oversub", F_OVERSUB, "a ratio from 1 to 1000"},
+    {"--pxn", F_PXN, NULL},
+    {"--no-pxn", F_NO_PXN, NULL},
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
@@ -202,6 +210,24 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         }
         return bad_value(f, val, err);
     }
+    case F_NET: return orr_net_kind_parse(val, &s->net) ? bad_value(f, val, err) : 0;
+    case F_TOPOLOGY:
+        if (orr_topo_kind_parse(val, &s->topo.kind)) return bad_value(f, val, err);
+        s->topology_set = 1;
+        return 0;
+    case F_TOPOLOGY_FILE:
+        if (strlen(val) >= sizeof s->topo.path)
+            return orr_fail(err, "%s: path longer than %zu characters", f->name, sizeof s->topo.path - 1);
+        strcpy(s->topo.path, val);
+        if (!s->topology_set) s->topo.kind = ORR_TOPO_HPCC;
+        s->topology_set = 1;
+        return 0;
+    case F_OVERSUB:
+        if (orr_parse_num(val, &d) || !(d >= 1) || d > 1000) return bad_value(f, val, err);
+        s->topo.oversub = d;
+        return 0;
+    case F_PXN: s->pxn = 1; return 0;
+    case F_NO_PXN: s->pxn = 0; return 0;
     case F_LAUNCH_US:
         if (orr_parse_num(val, &d) || d < 0 || d > 1e6) return bad_value(f, val, err);
         s->launch_ps = (int64_t)(d * ORR_PS_PER_US + 0.5);

@@ -31,6 +31,8 @@ void orr_spec_init(orr_spec *s)
     s->bucket_params = 0; /* resolve: max(40e6, 1e6 * dp), Megatron's default */
     s->launch_ps = 5 * ORR_PS_PER_US;
     s->symmetry = 1;
+    s->net = ORR_NET_ANALYTIC;
+    orr_topo_spec_default(&s->topo, NULL);
     s->cp = 1;
     s->reshard_after_forward = -1; /* resolve: 1, or 0 with PP as TorchTitan does */
     s->caching_allocator = 1;
@@ -92,6 +94,18 @@ static const orr_yfield options_fields[] = {
 
 #define N(a) (sizeof a / sizeof a[0])
 
+#define TF(k, t, m, lo) {.key = k, .type = t, .offset = offsetof(orr_spec, topo) + offsetof(orr_topo_spec, m), .min = lo}
+static const orr_yfield network_fields[] = {
+    {.key = "oversub", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, topo) + offsetof(orr_topo_spec, oversub),
+     .scale = 1, .min = 1, .max = 1000},
+    TF("leaf_hosts", ORR_YF_U32, leaf_hosts, 1), TF("spines", ORR_YF_U32, spines, 1),
+    TF("pod_leaves", ORR_YF_U32, pod_leaves, 1),
+    {.key = "topology_file", .type = ORR_YF_STR, .offset = offsetof(orr_spec, topo) + offsetof(orr_topo_spec, path),
+     .size = sizeof(((orr_topo_spec *)0)->path)},
+    SF("pxn", ORR_YF_BOOL, pxn),
+};
+static const char *const network_enums[] = {"backend", "topology", NULL};
+
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const attention_names[] = {"flash", "unfused"};
 static const char *const precision_names[] = {"bf16", "fp16", "fp8"};
@@ -110,6 +124,15 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         } else if (strcmp(c->key, "attention") == 0) {
             if (orr_y_choice(c, attention_names, 2, &idx, err)) return -1;
             s->attention = (orr_attention)idx;
+        } else if (strcmp(c->key, "backend") == 0) {
+            static const char *const nets[] = {"analytic", "flow"};
+            if (orr_y_choice(c, nets, 2, &idx, err)) return -1;
+            s->net = (orr_net_kind)idx;
+        } else if (strcmp(c->key, "topology") == 0) {
+            static const char *const kinds[] = {"rail-fat-tree", "fat-tree", "clos3", "hpcc"};
+            if (orr_y_choice(c, kinds, 4, &idx, err)) return -1;
+            s->topo.kind = (orr_topo_kind)idx;
+            s->topology_set = 1;
         } else if (strcmp(c->key, "precision") == 0) {
             if (orr_y_choice(c, precision_names, 3, &idx, err)) return -1;
             s->precision = precision_dtypes[idx];
@@ -120,7 +143,8 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
 
 static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
 {
-    static const char *const top[] = {"model", "gpu", "cluster", "gpus", "parallel", "training", "options", NULL};
+    static const char *const top[] = {"model", "gpu", "cluster", "gpus", "parallel", "training", "options", "network",
+                                      NULL};
     const orr_ynode *n;
     if (orr_y_check_keys(root, NULL, 0, top, err)) return -1;
     if ((n = orr_y_get(root, "model")) && orr_model_from_yaml(&s->model, n, err)) return -1;
@@ -134,6 +158,8 @@ static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
         apply_section(s, n, training_fields, N(training_fields), training_enums, err))
         return -1;
     if ((n = orr_y_get(root, "options")) && apply_section(s, n, options_fields, N(options_fields), options_enums, err))
+        return -1;
+    if ((n = orr_y_get(root, "network")) && apply_section(s, n, network_fields, N(network_fields), network_enums, err))
         return -1;
     return 0;
 }
@@ -309,6 +335,23 @@ static int resolve_sharding(orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* The fabric defaults to the cluster's topology. Under --net flow every GPU is simulated: a
+ * symmetric run would leave out the traffic of the replicas it does not simulate, which is the
+ * contention the flow backend is there to show (docs/spec.md "network"). */
+static int resolve_network(orr_spec *s, orr_err *err)
+{
+    if (!s->topology_set) {
+        orr_topo_spec t;
+        orr_topo_spec_default(&t, &s->cluster);
+        s->topo.kind = t.kind;
+    }
+    if (s->topo.kind == ORR_TOPO_HPCC && !s->topo.path[0])
+        return orr_fail(err, "--topology hpcc (network.topology): needs --topology-file (network.topology_file)");
+    if (!(s->topo.oversub >= 1)) return orr_fail(err, "--oversub (network.oversub): must be at least 1");
+    if (s->net == ORR_NET_FLOW) s->symmetry = 0;
+    return 0;
+}
+
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
     if (resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) || resolve_sharding(s, err))
@@ -327,5 +370,5 @@ int orr_spec_resolve(orr_spec *s, orr_err *err)
         double by_dp = 1e6 * s->dp;
         s->bucket_params = by_dp > 40e6 ? by_dp : 40e6;
     }
-    return 0;
+    return resolve_network(s, err);
 }
