@@ -644,24 +644,18 @@ static void embedding_bwd(gen *G, const ctx *c)
 static void loss_mem_fwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
-    uint32_t saved = G->head_base + c->mb;
+    int compiled = G->rc != R_MEGATRON && G->s->compile;
+    uint32_t b = UINT32_MAX, f = UINT32_MAX;
+    if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
+    if (!compiled && G->rc != R_MEGATRON) f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+    /* the saved tensor: emitted last, so no pointer into the op array is held across emits */
     orr_op *op = emit(G, ORR_OP_ALLOC, S_COMPUTE, "loss_saved");
     tag_op(op, c);
-    op->a = saved;
+    op->a = G->head_base + c->mb;
     op->cls = ORR_MEM_ACT;
-    if (G->rc == R_MEGATRON) {
-        uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
-        op->bytes = (uint64_t)(logits * 4.0);
-        mem_free(G, c, S_COMPUTE, b);
-    } else if (G->s->compile) {
-        op->bytes = (uint64_t)(logits * eb);
-    } else {
-        uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
-        uint32_t f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
-        op->bytes = (uint64_t)(logits * 4.0);
-        mem_free(G, c, S_COMPUTE, f);
-        mem_free(G, c, S_COMPUTE, b);
-    }
+    op->bytes = (uint64_t)(logits * (compiled ? eb : 4.0));
+    mem_free(G, c, S_COMPUTE, f);
+    mem_free(G, c, S_COMPUTE, b);
 }
 
 static void loss_mem_bwd(gen *G, const ctx *c)
