@@ -287,6 +287,12 @@ static void test_errors(void)
     orr_packet_config_default(&c);
     orr_buf warn = {0};
     orr_err err;
+    /* the three RED maps land in their own fields (KB -> bytes) */
+    CHECK(orr_packet_config_parse(&c, "KMIN_MAP 1 100000000000 40\nKMAX_MAP 1 100000000000 160\nPMAX_MAP 1 100000000000 0.5\n",
+                                  "cfg.txt", NULL, &err) == 0);
+    CHECK(c.n_red == 1 && c.kmin_bytes[0] == 40000 && c.kmax_bytes[0] == 160000 && c.pmax[0] == 0.5);
+    CHECK(c.red_rate_Bps[0] == 12.5e9);
+    orr_packet_config_default(&c);
     CHECK(orr_packet_config_parse(&c, "CC_MODE 8\nNEW_KNOB 3\n", "cfg.txt", &warn, &err) == 0);
     CHECK(warn.s && strstr(warn.s, "cfg.txt:2: unknown key NEW_KNOB"));
     CHECK(c.cc == ORR_CC_DCTCP);
