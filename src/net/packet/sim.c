@@ -445,6 +445,7 @@ static void ev_flow_start(void *ctx, uint64_t id)
     flow *f = F(s, (uint32_t)id);
     s->st.events++;
     f->events++;
+    if (f->finished) return; /* fast-forwarded to its end before it started */
     f->started = 1;
     s->st.flows_started++;
     port *pt = &s->ports[f->nic];
@@ -814,7 +815,7 @@ const uint32_t *orr_packet_finished(const orr_packet_sim *s, uint32_t *n)
 uint64_t orr_packet_flow_advance(orr_packet_sim *s, uint32_t id, uint64_t bytes)
 {
     flow *f = F(s, id);
-    if (f->finished || !f->started || f->snd_nxt != f->snd_una || f->rcv_nxt != f->snd_una) return 0;
+    if (f->finished || f->snd_nxt != f->snd_una || f->rcv_nxt != f->snd_una) return 0;
     uint64_t n = f->size - f->snd_una < bytes ? f->size - f->snd_una : bytes;
     f->snd_nxt = f->snd_una = f->rcv_nxt = f->snd_una + n;
     f->milestone = (f->rcv_nxt / s->cfg.ack_interval_bytes + 1) * s->cfg.ack_interval_bytes;
