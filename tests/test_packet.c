@@ -404,6 +404,8 @@ int main(void)
     test_pfc_incast();
     test_fairness(ORR_CC_HPCC, 100 * ORR_PS_PER_US, 300 * ORR_PS_PER_US, 600 * ORR_PS_PER_US);
     test_fairness(ORR_CC_DCQCN, 100 * ORR_PS_PER_US, 3000 * ORR_PS_PER_US, 5000 * ORR_PS_PER_US);
+    test_fairness(ORR_CC_DCTCP, 100 * ORR_PS_PER_US, 2000 * ORR_PS_PER_US, 4000 * ORR_PS_PER_US);
+    test_fairness(ORR_CC_TIMELY, 100 * ORR_PS_PER_US, 2000 * ORR_PS_PER_US, 4000 * ORR_PS_PER_US);
     test_red();
     test_go_back_n();
     test_determinism();
