@@ -634,11 +634,16 @@ static void path_metrics(const orr_packet_sim *s, const uint32_t *links, int n, 
     *bw_Bps = bw;
 }
 
+/* The reference's maxRtt / maxBdp over host pairs (window and base RTT with GLOBAL_T 1). */
 static void global_window(orr_packet_sim *s)
 {
     const orr_topo *t = s->t;
     uint32_t path[ORR_PKT_PATH_MAX];
-    uint32_t step = t->n_hosts > 1024 ? t->n_hosts / 256 : 1; /* sample large topologies */
+    /* All pairs up to 256 hosts; beyond, evenly spaced sources so that at most ~64K paths are walked
+     * (the topologies are regular, so the longest path is found from a few sources). */
+    uint32_t sources = t->n_hosts <= 256 ? t->n_hosts : 65536 / t->n_hosts;
+    if (sources == 0) sources = 1;
+    uint32_t step = (t->n_hosts + sources - 1) / sources;
     for (uint32_t a = 0; a < t->n_hosts; a += step)
         for (uint32_t b = 0; b < t->n_hosts; b++) {
             if (a == b) continue;
