@@ -5,7 +5,12 @@
  * Prints, per configuration, the wall time of each stage (generate, estimate, execute, report),
  * ops and events simulated, events/s, and the process's peak RSS. Run: `make bench` (or
  * ./build/orrery-bench [SPEC ...] to time other specs).
+ *
+ * `orrery-bench netsim [DIR]` times the packet engine on the ns-3 reference scenarios of
+ * shared/validation/ns3 (k4 and k8, HPCC and DCQCN) next to ns-3's events and wall time from the
+ * run_*.log files there.
  */
+#include "orrery/packet.h"
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
@@ -76,8 +81,63 @@ static int bench_one(const char *path)
     return 0;
 }
 
+/* ns-3's figures from a run_*.log line "finished flows=N events=E sim_time_ns=T setup_wall_s=S run_wall_s=R". */
+static int ns3_log(const char *path, unsigned long long *events, double *run_s)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[512];
+    int found = -1;
+    while (fgets(line, sizeof line, f)) {
+        const char *e = strstr(line, "events="), *r = strstr(line, "run_wall_s=");
+        if (e && r && sscanf(e, "events=%llu", events) == 1 && sscanf(r, "run_wall_s=%lf", run_s) == 1) found = 0;
+    }
+    fclose(f);
+    return found;
+}
+
+static int bench_netsim(const char *dir)
+{
+    static const char *const sc[][4] = {
+        {"k4 HPCC", "topo_k4.txt", "flows_k4.txt", "hpcc"},
+        {"k4 DCQCN", "topo_k4.txt", "flows_k4.txt", "dcqcn"},
+        {"k8 HPCC", "topo_k8.txt", "flows_k8_1k_load30.txt", "k8_hpcc"},
+        {"k8 DCQCN", "topo_k8.txt", "flows_k8_1k_load30.txt", "k8_dcqcn"},
+    };
+    int rc = 0;
+    printf("%-9s %12s %9s %10s | %12s %9s %8s\n", "scenario", "events", "run wall", "events/s", "ns-3 events",
+           "ns-3 wall", "speed-up");
+    for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+        char topo[1024], flows[1024], cfg[1024], log[1024];
+        snprintf(topo, sizeof topo, "%s/%s", dir, sc[i][1]);
+        snprintf(flows, sizeof flows, "%s/%s", dir, sc[i][2]);
+        snprintf(cfg, sizeof cfg, "%s/config_%s.txt", dir, sc[i][3]);
+        snprintf(log, sizeof log, "%s/run_%s.log", dir, sc[i][3]);
+        orr_netsim_result r;
+        orr_buf warn = {0};
+        orr_err err = {{0}};
+        int bad = orr_netsim_run(topo, flows, cfg, &r, &warn, &err);
+        orr_buf_free(&warn);
+        if (bad) {
+            fprintf(stderr, "orrery-bench: %s\n", err.msg);
+            rc = 1;
+            continue;
+        }
+        unsigned long long ns3_events = 0;
+        double ns3_s = 0;
+        int have = ns3_log(log, &ns3_events, &ns3_s) == 0;
+        printf("%-9s %12llu %8.2fs %9.2fM | %12llu %8.2fs %7.1fx\n", sc[i][0], (unsigned long long)r.stats.events,
+               r.wall_s, (double)r.stats.events / r.wall_s / 1e6, ns3_events, ns3_s, have ? ns3_s / r.wall_s : 0.0);
+        orr_netsim_result_free(&r);
+    }
+    printf("peak RSS %.1f MiB\n", peak_rss_mib());
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "netsim") == 0)
+        return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml"};
     int rc = 0;

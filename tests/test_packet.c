@@ -287,6 +287,12 @@ static void test_errors(void)
     orr_packet_config_default(&c);
     orr_buf warn = {0};
     orr_err err;
+    /* the three RED maps land in their own fields (KB -> bytes) */
+    CHECK(orr_packet_config_parse(&c, "KMIN_MAP 1 100000000000 40\nKMAX_MAP 1 100000000000 160\nPMAX_MAP 1 100000000000 0.5\n",
+                                  "cfg.txt", NULL, &err) == 0);
+    CHECK(c.n_red == 1 && c.kmin_bytes[0] == 40000 && c.kmax_bytes[0] == 160000 && c.pmax[0] == 0.5);
+    CHECK(c.red_rate_Bps[0] == 12.5e9);
+    orr_packet_config_default(&c);
     CHECK(orr_packet_config_parse(&c, "CC_MODE 8\nNEW_KNOB 3\n", "cfg.txt", &warn, &err) == 0);
     CHECK(warn.s && strstr(warn.s, "cfg.txt:2: unknown key NEW_KNOB"));
     CHECK(c.cc == ORR_CC_DCTCP);
@@ -354,12 +360,52 @@ static void test_transport(void)
     orr_topo_free(&t);
 }
 
+static void count_done(void *ctx, uint64_t arg) { (*(int *)ctx)++; }
+
+/* The fast-forward hook: a flow advanced before it starts sends only the rest; one advanced to
+ * its end completes at once. */
+static void test_flow_advance(void)
+{
+    orr_topo t;
+    dumbbell(&t);
+    orr_packet_config c;
+    config(&c, ORR_CC_DCQCN, NULL);
+    orr_engine e;
+    orr_engine_init(&e);
+    orr_err err;
+    orr_packet_sim *s = orr_packet_sim_create(&e, &t, &c, &err);
+    int done = 0;
+    uint32_t a = orr_packet_add_flow(s, 0, 2, 1000000, 0, 3, 10000, 100, 1, count_done, &done, 0);
+    uint32_t b = orr_packet_add_flow(s, 1, 3, 500000, 0, 3, 10000, 100, 2, count_done, &done, 0);
+    CHECK_EQ_I64(orr_packet_flow_advance(s, a, 600000), 600000);
+    CHECK_EQ_I64(orr_packet_flow_advance(s, b, 900000), 500000);
+    CHECK_EQ_I64(done, 1);
+    orr_engine_run(&e);
+    orr_packet_flow_info fa, fb;
+    orr_packet_flow_get(s, a, &fa);
+    orr_packet_flow_get(s, b, &fb);
+    CHECK_EQ_I64(done, 2);
+    CHECK_EQ_I64(fa.rcv_nxt, 1000000);
+    CHECK_EQ_I64(fb.finish_ps, 0);
+    /* 400 KB left: about 0.4 of the whole flow's serialisation */
+    CHECK_MSG(fa.finish_ps < fa.standalone_ps / 2, "advanced flow took %lld ps", (long long)fa.finish_ps);
+    orr_packet_stats st;
+    orr_packet_stats_get(s, &st);
+    CHECK_EQ_I64(st.data_packets, 400);
+    orr_packet_sim_free(s);
+    orr_engine_free(&e);
+    orr_topo_free(&t);
+}
+
 int main(void)
 {
+    test_flow_advance();
     test_idle_path();
     test_pfc_incast();
     test_fairness(ORR_CC_HPCC, 100 * ORR_PS_PER_US, 300 * ORR_PS_PER_US, 600 * ORR_PS_PER_US);
     test_fairness(ORR_CC_DCQCN, 100 * ORR_PS_PER_US, 3000 * ORR_PS_PER_US, 5000 * ORR_PS_PER_US);
+    test_fairness(ORR_CC_DCTCP, 100 * ORR_PS_PER_US, 2000 * ORR_PS_PER_US, 4000 * ORR_PS_PER_US);
+    test_fairness(ORR_CC_TIMELY, 100 * ORR_PS_PER_US, 2000 * ORR_PS_PER_US, 4000 * ORR_PS_PER_US);
     test_red();
     test_go_back_n();
     test_determinism();

@@ -7,10 +7,11 @@
  * The k=4 scenarios run by default; the k=8 ones (1,000 flows, ~7 s each) run when
  * ORRERY_VALID_K8=1 is set (results are recorded in docs/netsim.md).
  *
- * Known gap, printed but not asserted: DCQCN. Our DCQCN follows the reference's rate machine
- * (docs/netsim.md) but in the incast its flows are cut to MIN_RATE and wait for the 900 us
- * increase timer more often than ns-3's, so mean and p99 slowdown come out high (median agrees on
- * k8). ORRERY_VALID_STRICT=1 asserts DCQCN too.
+ * Known gap, printed but not asserted: k4 DCQCN. Its 12 flows are bimodal (six 1 MB incast flows
+ * around 4-12x, six 10 MB flows around 1-2x) so the median is the midpoint of the gap, and the
+ * incast flows' slowdown depends on which core links ECMP puts them on (ours puts three on one
+ * core->aggregation link); mean and median come out 28% and 50% high, p99 +7%. k8 DCQCN (1,000
+ * flows) agrees within 3% on all three and is asserted. ORRERY_VALID_STRICT=1 asserts k4 DCQCN too.
  */
 #include "check.h"
 #include "orrery/packet.h"
@@ -73,7 +74,7 @@ int main(void)
         scenario("k8 HPCC", DIR "topo_k8.txt", DIR "flows_k8_1k_load30.txt", DIR "config_k8_hpcc.txt",
                  DIR "out_k8_hpcc_fct.txt", 1);
         scenario("k8 DCQCN", DIR "topo_k8.txt", DIR "flows_k8_1k_load30.txt", DIR "config_k8_dcqcn.txt",
-                 DIR "out_k8_dcqcn_fct.txt", strict);
+                 DIR "out_k8_dcqcn_fct.txt", 1);
     }
     return check_done();
 }

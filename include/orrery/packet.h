@@ -128,9 +128,10 @@ uint32_t orr_packet_flow_count(const orr_packet_sim *s);
 void orr_packet_flow_get(const orr_packet_sim *s, uint32_t id, orr_packet_flow_info *out);
 /* Flow ids in the order they finished (last byte acknowledged), as ns-3 writes its FCT file. */
 const uint32_t *orr_packet_finished(const orr_packet_sim *s, uint32_t *n);
-/* Advances a flow that has nothing in flight (snd_nxt == snd_una) by bytes in one step: sent,
- * received and acknowledged together (the hook for fast-forwarding a steady state). Returns the
- * bytes advanced (less if the flow ends first, 0 if packets are in flight). */
+/* Advances a flow that has nothing in flight (snd_nxt == snd_una == rcv_nxt; also before it has
+ * started) by bytes in one step: sent, received and acknowledged together (the hook for
+ * fast-forwarding a steady state). A flow advanced to its end completes now (done runs). Returns
+ * the bytes advanced (less if the flow ends first, 0 if packets are in flight or it is finished). */
 uint64_t orr_packet_flow_advance(orr_packet_sim *s, uint32_t id, uint64_t bytes);
 /* Stops the simulation at stop_ps: later events do nothing, so the engine queue drains. */
 void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps);

@@ -254,7 +254,7 @@ static int set_special(orr_packet_config *c, char **tok, int nt, const line_ctx 
         if (nt < 1 || parse_double(tok[0], &d) || !(d > 0) || d > 1e6) return bad(x, nt ? tok[0] : "", "a time in seconds");
         c->stop_ps = (int64_t)llround(d * ORR_PS_PER_S);
     } else if (strcmp(k, "KMIN_MAP") == 0 || strcmp(k, "KMAX_MAP") == 0 || strcmp(k, "PMAX_MAP") == 0) {
-        return set_red_map(c, k[1] == 'M' ? (k[2] == 'I' ? 0 : 1) : 2, tok, nt, x);
+        return set_red_map(c, strcmp(k, "KMIN_MAP") == 0 ? 0 : strcmp(k, "KMAX_MAP") == 0 ? 1 : 2, tok, nt, x);
     } else if (strcmp(k, "LINK_DOWN") == 0) {
         for (int i = 0; i < nt; i++)
             if (strcmp(tok[i], "0") != 0)

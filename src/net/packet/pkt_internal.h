@@ -66,6 +66,10 @@ typedef struct port {
     uint8_t rr;                     /* round robin over priorities */
     uint8_t paused[PKT_NPRIO];      /* by a PFC frame from downstream */
     uint8_t is_host_nic;            /* links[l].src is a host */
+    /* packets on the wire, in arrival order: a ring of (arrival time, packet); only the head has
+     * an engine event, and the next arrival time is read without touching the packet */
+    struct wire_slot { int64_t t_ps; uint32_t id; } *wire;
+    uint32_t wire_cap, wire_head, wire_n;
     uint64_t tx_bytes;
     double ps_per_byte;
     int64_t delay_ps;

@@ -17,7 +17,7 @@
  *   came ECN-marked; the sender goes back to the last ACK on a NACK or after RTO without progress.
  *
  * Events (all on the orr_engine given at creation, ctx = the simulator):
- *   ev_flow_start(flow), ev_tx_done(port), ev_arrive(packet), ev_nic_wake(port|gen), flow timers
+ *   ev_flow_start(flow), ev_tx_done(port), ev_link_arrive(port), ev_nic_wake(port|gen), flow timers
  *   (flow|kind|gen), ev_stop. A port with an empty queue sends an arriving packet at once without
  *   a tx-done event; a tx-done event is scheduled only when something waits behind the packet.
  */
@@ -144,7 +144,7 @@ static void mmu_ingress_remove(orr_packet_sim *s, uint32_t node, port *in, int q
 }
 
 static void port_kick(orr_packet_sim *s, uint32_t l);
-static void ev_arrive(void *ctx, uint64_t id);
+static void ev_link_arrive(void *ctx, uint64_t l);
 
 static void enqueue(orr_packet_sim *s, uint32_t l, int q, uint32_t id)
 {
@@ -328,6 +328,20 @@ static void ev_tx_done(void *ctx, uint64_t l)
     port_kick(s, (uint32_t)l);
 }
 
+static void wire_push(port *pt, int64_t t_ps, uint32_t id)
+{
+    if (pt->wire_n == pt->wire_cap) {
+        uint32_t cap = pt->wire_cap ? 2 * pt->wire_cap : 16;
+        struct wire_slot *w = orr_xmalloc((size_t)cap * sizeof *w);
+        for (uint32_t i = 0; i < pt->wire_n; i++) w[i] = pt->wire[(pt->wire_head + i) % pt->wire_cap];
+        free(pt->wire);
+        pt->wire = w;
+        pt->wire_cap = cap;
+        pt->wire_head = 0;
+    }
+    pt->wire[(pt->wire_head + pt->wire_n++) % pt->wire_cap] = (struct wire_slot){t_ps, id};
+}
+
 /* Starts sending on port l if it is idle and has something to send. */
 static void port_kick(orr_packet_sim *s, uint32_t l)
 {
@@ -346,7 +360,10 @@ static void port_kick(orr_packet_sim *s, uint32_t l)
     p->link = l;
     int64_t tx = (int64_t)llround((double)p->size * pt->ps_per_byte);
     pt->busy_until_ps = now + tx;
-    orr_engine_at(s->e, now + tx + pt->delay_ps, ev_arrive, s, id);
+    /* Arrivals on a link come in send order, so the link keeps them in a ring and only the head
+     * has an engine event: the event queue holds one entry per busy link, not one per packet. */
+    wire_push(pt, now + tx + pt->delay_ps, id);
+    if (pt->wire_n == 1) orr_engine_at(s->e, now + tx + pt->delay_ps, ev_link_arrive, s, l);
     if (!pt->tx_pending && (pt->queued_bytes > 0 || (pt->is_host_nic && pt->nqp > 0))) {
         pt->tx_pending = 1;
         orr_engine_at(s->e, pt->busy_until_ps, ev_tx_done, s, l);
@@ -428,6 +445,7 @@ static void ev_flow_start(void *ctx, uint64_t id)
     flow *f = F(s, (uint32_t)id);
     s->st.events++;
     f->events++;
+    if (f->finished) return; /* fast-forwarded to its end before it started */
     f->started = 1;
     s->st.flows_started++;
     port *pt = &s->ports[f->nic];
@@ -461,7 +479,7 @@ static void receive_data(orr_packet_sim *s, uint32_t id, pkt *p)
             call_done = f->done != NULL;
         }
         if (f->rcv_nxt >= f->milestone) {
-            while (f->milestone <= f->rcv_nxt) f->milestone += c->ack_interval_bytes;
+            f->milestone = (f->rcv_nxt / c->ack_interval_bytes + 1) * c->ack_interval_bytes;
             reply = PK_ACK;
         } else if ((c->chunk_bytes && f->rcv_nxt % c->chunk_bytes == 0) || f->rcv_nxt >= f->size) {
             reply = PK_ACK;
@@ -563,14 +581,17 @@ static void switch_receive(orr_packet_sim *s, uint32_t id, pkt *p, uint32_t l, u
     enqueue(s, out, q, id);
 }
 
-static void ev_arrive(void *ctx, uint64_t arg)
+/* The packet at the head of link l's wire has arrived at links[l].dst. */
+static void ev_link_arrive(void *ctx, uint64_t arg)
 {
     orr_packet_sim *s = ctx;
     if (s->stopped) return;
-    uint32_t id = (uint32_t)arg;
-    pkt *p = P(s, id);
-    uint32_t l = p->link;
+    uint32_t l = (uint32_t)arg;
     port *pt = &s->ports[l];
+    uint32_t id = pt->wire[pt->wire_head].id;
+    pt->wire_head = (pt->wire_head + 1) % pt->wire_cap;
+    if (--pt->wire_n) orr_engine_at(s->e, pt->wire[pt->wire_head].t_ps, ev_link_arrive, s, l);
+    pkt *p = P(s, id);
     s->st.events++;
     pt->events++;
     if (p->kind == PK_PFC) {
@@ -613,11 +634,16 @@ static void path_metrics(const orr_packet_sim *s, const uint32_t *links, int n, 
     *bw_Bps = bw;
 }
 
+/* The reference's maxRtt / maxBdp over host pairs (window and base RTT with GLOBAL_T 1). */
 static void global_window(orr_packet_sim *s)
 {
     const orr_topo *t = s->t;
     uint32_t path[ORR_PKT_PATH_MAX];
-    uint32_t step = t->n_hosts > 1024 ? t->n_hosts / 256 : 1; /* sample large topologies */
+    /* All pairs up to 256 hosts; beyond, evenly spaced sources so that at most ~64K paths are walked
+     * (the topologies are regular, so the longest path is found from a few sources). */
+    uint32_t sources = t->n_hosts <= 256 ? t->n_hosts : 65536 / t->n_hosts;
+    if (sources == 0) sources = 1;
+    uint32_t step = (t->n_hosts + sources - 1) / sources;
     for (uint32_t a = 0; a < t->n_hosts; a += step)
         for (uint32_t b = 0; b < t->n_hosts; b++) {
             if (a == b) continue;
@@ -697,7 +723,10 @@ orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const or
 void orr_packet_sim_free(orr_packet_sim *s)
 {
     if (!s) return;
-    for (uint32_t l = 0; l < s->t->n_links; l++) free(s->ports[l].qps);
+    for (uint32_t l = 0; l < s->t->n_links; l++) {
+        free(s->ports[l].qps);
+        free(s->ports[l].wire);
+    }
     free(s->ports);
     free(s->shared_used);
     free(s->static_used);
@@ -791,10 +820,10 @@ const uint32_t *orr_packet_finished(const orr_packet_sim *s, uint32_t *n)
 uint64_t orr_packet_flow_advance(orr_packet_sim *s, uint32_t id, uint64_t bytes)
 {
     flow *f = F(s, id);
-    if (f->finished || !f->started || f->snd_nxt != f->snd_una || f->rcv_nxt != f->snd_una) return 0;
+    if (f->finished || f->snd_nxt != f->snd_una || f->rcv_nxt != f->snd_una) return 0;
     uint64_t n = f->size - f->snd_una < bytes ? f->size - f->snd_una : bytes;
     f->snd_nxt = f->snd_una = f->rcv_nxt = f->snd_una + n;
-    while (f->milestone <= f->rcv_nxt) f->milestone += s->cfg.ack_interval_bytes;
+    f->milestone = (f->rcv_nxt / s->cfg.ack_interval_bytes + 1) * s->cfg.ack_interval_bytes;
     if (f->rcv_nxt >= f->size) {
         f->recv_done = 1;
         f->recv_done_ps = s->e->now_ps;
