@@ -64,6 +64,7 @@ typedef struct orr_result {
     orr_critical_path cp;
     uint64_t events;
     char flops_convention[160];
+    orr_net_summary net;         /* link use under --net flow (net.present 0 otherwise) */
 } orr_result;
 
 int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
