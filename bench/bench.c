@@ -2,6 +2,8 @@
  * bench.c - speed and memory of `orrery predict` on the reference configurations (issue 2):
  *   GPT-3 175B on 1,024 H100 (TP8 PP16 interleaved)   target < 0.5 s on one core
  *   Llama-3-405B-shaped on 16,384 H100 (TP8 PP16 DP128) target < 5 s on one core
+ * and (issue 4) GPT-3 175B on 1,024 H100 with --net flow (rail-optimised fat tree, every GPU
+ * simulated), target < 30 s on one core; `orrery-bench --flow` runs that one alone.
  * Prints, per configuration, the wall time of each stage (generate, estimate, execute, report),
  * ops and events simulated, events/s, and the process's peak RSS. Run: `make bench` (or
  * ./build/orrery-bench [SPEC ...] to time other specs).
@@ -33,12 +35,13 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
-static int bench_one(const char *path)
+static int bench_one(const char *path, int flow)
 {
     orr_spec s;
     orr_err err = {{0}};
     orr_spec_init(&s);
-    if (orr_spec_load_file(&s, path, &err) < 0 || orr_spec_resolve(&s, &err) < 0) {
+    if (orr_spec_load_file(&s, path, &err) == 0 && flow) s.net = ORR_NET_FLOW;
+    if (err.msg[0] || orr_spec_resolve(&s, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
         return 1;
     }
@@ -51,7 +54,12 @@ static int bench_one(const char *path)
     double t1 = now_s();
     orr_estimate_workload(w, &s.gpu);
     double t2 = now_s();
-    orr_exec_opts o = {.net = ORR_NET_ANALYTIC, .launch_ps = s.launch_ps,
+    orr_net_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gpus = s.gpus;
+    cfg.topo = s.topo;
+    cfg.pxn = s.pxn;
+    orr_exec_opts o = {.net = s.net, .launch_ps = s.launch_ps, .net_cfg = &cfg,
                        .mem_capacity_bytes = orr_spec_alloc_capacity(&s), .mem_caching = s.caching_allocator};
     orr_exec_result x;
     if (orr_execute(w, &s.gpu, &s.cluster, &o, &x, &err) < 0) {
@@ -69,7 +77,7 @@ static int bench_one(const char *path)
     double t4 = now_s();
     size_t ops = 0;
     for (size_t i = 0; i < w->nranks; i++) ops += w->ranks[i].nops;
-    printf("%s\n", path);
+    printf("%s%s\n", path, s.net == ORR_NET_FLOW ? " --net flow" : "");
     printf("  %u GPUs, %zu unique ranks, %zu ops, %llu events; predicted iteration %.3f s, %.1f TFLOP/s/GPU\n",
            s.gpus, w->nranks, ops, (unsigned long long)x.events, r.iteration_s, r.tflops_per_gpu);
     printf("  wall: generate %.3f s, estimate %.3f s, execute %.3f s, report %.3f s, total %.3f s; "
@@ -141,9 +149,13 @@ int main(int argc, char **argv)
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml"};
     int rc = 0;
+    if (argc > 1 && strcmp(argv[1], "--flow") == 0)
+        return bench_one(defaults[0], 1);
     if (argc > 1)
-        for (int i = 1; i < argc; i++) rc |= bench_one(argv[i]);
-    else
-        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i]);
+        for (int i = 1; i < argc; i++) rc |= bench_one(argv[i], 0);
+    else {
+        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i], 0);
+        rc |= bench_one(defaults[0], 1);
+    }
     return rc;
 }

@@ -35,6 +35,20 @@ cmp -s "$TMP/t1.json" "$TMP/t2.json" && ok || bad "trace differs between identic
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['traceEvents']) > 100" "$TMP/t1.json" \
     && ok || bad "trace is not valid JSON with events"
 
+# --net flow: every GPU simulated, deterministic, close to the analytic backend on a quiet fabric
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net flow --json > "$TMP/f1.json" \
+    && ok || bad "predict --net flow exit code"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net flow --json > "$TMP/f2.json"
+cmp -s "$TMP/f1.json" "$TMP/f2.json" && ok || bad "--net flow JSON differs between identical runs"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --no-symmetry --json > "$TMP/fa.json"
+python3 -c "
+import json,sys
+f=json.load(open(sys.argv[1])); a=json.load(open(sys.argv[2]))
+assert f['config']['network'] == 'flow' and f['config']['symmetry'] is False, f['config']
+assert f['unique_ranks_simulated'] == 16
+assert abs(f['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.02, (f['iteration_time_s'], a['iteration_time_s'])
+" "$TMP/f1.json" "$TMP/fa.json" && ok || bad "--net flow config, ranks or time"
+
 # list
 for what in gpus models clusters; do
     "$ORR" list $what > "$TMP/list.txt" 2>&1 && [ "$(wc -l < "$TMP/list.txt")" -gt 3 ] && ok || bad "list $what"
@@ -78,6 +92,7 @@ printf 'gpu: H100\ngpus: 8\n' > "$TMP/nomodel.yaml"
 expect_error 'model' predict "$TMP/nomodel.yaml"
 expect_error 'vpp' predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --vpp 2 --gbs 12 --mbs 1
 expect_error '--no-symmetry' predict --model gpt3-175b --gpu H100 --gpus 16384 --tp 8 --pp 16 --gbs 16384 --no-symmetry
+expect_error 'topology-file' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net flow --topology hpcc
 expect_error 'nowhere' validate "$TMP/nowhere"
 expect_error 'catalog' list nonsense
 expect_error 'command' frobnicate

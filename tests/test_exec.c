@@ -292,9 +292,36 @@ static void test_determinism(void)
     }
 }
 
+/* The flow backend: a p2p send between two nodes takes what the analytic backend says on a quiet
+ * fabric; a symmetric workload (a rank standing for 2 GPUs) is refused, naming --no-symmetry. */
+static void test_flow_backend(void)
+{
+    orr_workload *w = orr_workload_new(16, 8);
+    orr_workload_add_rank(w, 0, 1, "r0");
+    orr_workload_add_rank(w, 8, 1, "r8");
+    orr_op s = mk_a(ORR_OP_SEND, 0, 8), v = mk_a(ORR_OP_RECV, 0, 0);
+    s.bytes = v.bytes = 64ull << 20;
+    orr_rank_push(&w->ranks[0], &s);
+    orr_rank_push(&w->ranks[1], &v);
+    orr_err err;
+    CHECK(orr_workload_finalize(w, &err) == 0);
+    orr_exec_opts o = {.net = ORR_NET_FLOW};
+    orr_exec_result x;
+    int rc = orr_execute(w, &gpu, &cl, &o, &x, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc == 0) {
+        CHECK_REL(x.makespan_ps, orr_comm_p2p_ps(&gpu, &cl, 0, 8, 64ull << 20), 1e-6);
+        orr_exec_result_free(&x);
+    }
+    w->ranks[1].weight = 2;
+    CHECK(orr_execute(w, &gpu, &cl, &o, &x, &err) == -1 && strstr(err.msg, "--no-symmetry"));
+    orr_workload_free(w);
+}
+
 int main(void)
 {
     hw_init();
+    test_flow_backend();
     test_stream_order_and_engine();
     test_events_and_host_sync();
     test_collective_late_rank();

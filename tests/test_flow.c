@@ -45,6 +45,30 @@ static orr_transport *flow_on(orr_engine *e, const orr_topo *t)
     return orr_flow_create(e, t, &o);
 }
 
+/* A star: hosts 0-3 at 10 GB/s and host 4 at 1 GB/s on one switch (the bottleneck into host 4),
+ * with an engine and a flow backend on it. */
+typedef struct star {
+    orr_topo t;
+    orr_engine e;
+    orr_transport *tr;
+} star;
+
+static void star_open(star *f)
+{
+    const uint32_t ab[][2] = {{0, 5}, {1, 5}, {2, 5}, {3, 5}, {4, 5}};
+    const double r[] = {10 * GBps, 10 * GBps, 10 * GBps, 10 * GBps, GBps};
+    make_topo(&f->t, 5, 1, ab, r, 5);
+    orr_engine_init(&f->e);
+    f->tr = flow_on(&f->e, &f->t);
+}
+
+static void star_close(star *f)
+{
+    f->tr->destroy(f->tr);
+    orr_engine_free(&f->e);
+    orr_topo_free(&f->t);
+}
+
 /* Parking lot: switches S0-S1-S2-S3 in a chain (links 1 GB/s), host i on Si (10 GB/s). The long
  * flow h0->h3 crosses the three chain links, each shared with one short flow: all get 0.5 GB/s. */
 static void test_parking_lot(void)
@@ -82,20 +106,14 @@ static void test_parking_lot(void)
 /* Incast: 4 senders into one receiver link of 1 GB/s: 0.25 GB/s each, all done at 4 x bytes / C. */
 static void test_incast(void)
 {
-    orr_topo t;
-    const uint32_t ab[][2] = {{0, 5}, {1, 5}, {2, 5}, {3, 5}, {4, 5}};
-    const double r[] = {10 * GBps, 10 * GBps, 10 * GBps, 10 * GBps, GBps};
-    make_topo(&t, 5, 1, ab, r, 5);
-    orr_engine e;
-    orr_engine_init(&e);
-    orr_transport *tr = flow_on(&e, &t);
-    done_log d = {{0}, &e};
+    star f;
+    star_open(&f);
+    orr_transport *tr = f.tr;
+    done_log d = {{0}, &f.e};
     for (uint32_t i = 0; i < 4; i++) tr->start_flow(tr, i, 4, 250000000, 10 + i, on_done, &d, i);
-    orr_engine_run(&e);
+    orr_engine_run(&f.e);
     for (int i = 0; i < 4; i++) CHECK_EQ_I64(d.t[i], ORR_PS_PER_S);
-    tr->destroy(tr);
-    orr_engine_free(&e);
-    orr_topo_free(&t);
+    star_close(&f);
 }
 
 typedef struct probe {
@@ -190,15 +208,21 @@ static void rnd_start_ev(void *ctx, uint64_t arg)
     if (--r->left > 0) orr_engine_after(r->e, (int64_t)(rnd(&r->rng) % 200) * ORR_PS_PER_US, rnd_start_ev, r, arg);
 }
 
+/* Hardware for built topologies: 450 GB/s NVLink, gpn GPUs per node, 50 GB/s NICs. */
+static void hw(orr_gpu *g, orr_cluster *c, uint32_t gpn)
+{
+    memset(g, 0, sizeof *g);
+    memset(c, 0, sizeof *c);
+    g->nvlink_Bps = 450e9;
+    c->gpus_per_node = gpn;
+    c->nic_Bps = 50e9;
+}
+
 static void test_incremental_equals_scratch(void)
 {
     orr_gpu g;
     orr_cluster c;
-    memset(&g, 0, sizeof g);
-    memset(&c, 0, sizeof c);
-    g.nvlink_Bps = 450e9;
-    c.gpus_per_node = 4;
-    c.nic_Bps = 50e9;
+    hw(&g, &c, 4);
     orr_topo_spec s;
     orr_topo_spec_default(&s, &c);
     s.kind = ORR_TOPO_FAT_TREE;
@@ -252,26 +276,20 @@ static void start_late_ev(void *ctx, uint64_t arg)
  * start time of 0.2 s. Completion times must agree. */
 static void rollback_run(int inject_late, int64_t out[4])
 {
-    orr_topo t;
-    const uint32_t ab[][2] = {{0, 5}, {1, 5}, {2, 5}, {3, 5}, {4, 5}};
-    const double r[] = {10 * GBps, 10 * GBps, 10 * GBps, 10 * GBps, GBps};
-    make_topo(&t, 5, 1, ab, r, 5);
-    orr_engine e;
-    orr_engine_init(&e);
-    orr_transport *tr = flow_on(&e, &t);
-    done_log d = {{0}, &e};
+    star f;
+    star_open(&f);
+    orr_transport *tr = f.tr;
+    done_log d = {{0}, &f.e};
     rb_run rr = {tr, &d, ORR_PS_PER_S / 5};
     tr->start_flow(tr, 0, 4, 1000000000, 1, on_done, &d, 0);
     tr->start_flow(tr, 1, 4, 1000000000, 2, on_done, &d, 1);
-    orr_engine_at(&e, 3 * ORR_PS_PER_S / 10, start_late_ev, &rr, 0);
-    orr_engine_at(&e, inject_late ? ORR_PS_PER_S / 2 : ORR_PS_PER_S / 5, inject_c_ev, &rr, 0);
-    orr_engine_run(&e);
+    orr_engine_at(&f.e, 3 * ORR_PS_PER_S / 10, start_late_ev, &rr, 0);
+    orr_engine_at(&f.e, inject_late ? ORR_PS_PER_S / 2 : ORR_PS_PER_S / 5, inject_c_ev, &rr, 0);
+    orr_engine_run(&f.e);
     for (int i = 0; i < 4; i++) out[i] = d.t[i];
     orr_flow_totals tot = orr_flow_get_totals(tr);
     CHECK_EQ_I64(tot.rollbacks, inject_late ? 1 : 0);
-    tr->destroy(tr);
-    orr_engine_free(&e);
-    orr_topo_free(&t);
+    star_close(&f);
 }
 
 static void test_rollback(void)
@@ -300,29 +318,23 @@ static void gc_ev(void *ctx, uint64_t arg)
 /* History GC: flows whose rates changed several times keep only the entry in force at the horizon. */
 static void test_gc(void)
 {
-    orr_topo t;
-    const uint32_t ab[][2] = {{0, 5}, {1, 5}, {2, 5}, {3, 5}, {4, 5}};
-    const double r[] = {10 * GBps, 10 * GBps, 10 * GBps, 10 * GBps, GBps};
-    make_topo(&t, 5, 1, ab, r, 5);
-    orr_engine e;
-    orr_engine_init(&e);
-    orr_transport *tr = flow_on(&e, &t);
-    done_log d = {{0}, &e};
+    star f;
+    star_open(&f);
+    orr_transport *tr = f.tr;
+    done_log d = {{0}, &f.e};
     tr->start_flow(tr, 0, 4, 1000000000, 1, on_done, &d, 0);
     tr->start_flow(tr, 1, 4, 100000000, 2, on_done, &d, 1);  /* ends at 0.3 s */
     tr->start_flow(tr, 2, 4, 200000000, 3, on_done, &d, 2);  /* ends at 0.5 s */
     gc_probe p = {tr, 0, 0};
-    orr_engine_at(&e, 6 * ORR_PS_PER_S / 10, gc_ev, &p, 6 * ORR_PS_PER_S / 10);
-    orr_engine_run(&e);
+    orr_engine_at(&f.e, 6 * ORR_PS_PER_S / 10, gc_ev, &p, 6 * ORR_PS_PER_S / 10);
+    orr_engine_run(&f.e);
     CHECK_EQ_I64(p.before, 3); /* flow 1: rates at 0, 0.3 s, 0.5 s */
     CHECK_EQ_I64(p.after, 1);
     CHECK_EQ_I64(d.t[1], 3 * ORR_PS_PER_S / 10);
     CHECK_EQ_I64(d.t[2], 5 * ORR_PS_PER_S / 10);
     CHECK_EQ_I64(d.t[0], ORR_PS_PER_S * 13 / 10);
     CHECK_EQ_I64(orr_flow_history_len(tr), 0);
-    tr->destroy(tr);
-    orr_engine_free(&e);
-    orr_topo_free(&t);
+    star_close(&f);
 }
 
 /* ---- built topologies and routing ---- */
@@ -332,11 +344,7 @@ static void test_built_topologies(void)
     orr_gpu g;
     orr_cluster c;
     orr_err err;
-    memset(&g, 0, sizeof g);
-    memset(&c, 0, sizeof c);
-    g.nvlink_Bps = 450e9;
-    c.gpus_per_node = 8;
-    c.nic_Bps = 50e9;
+    hw(&g, &c, 8);
     strcpy(c.topology, "rail-fat-tree");
     orr_topo_spec s;
     orr_topo_spec_default(&s, &c);

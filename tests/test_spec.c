@@ -719,9 +719,45 @@ static void test_robustness(void)
     CHECK(1);
 }
 
+/* The network section and flags: backend, fabric, the symmetry rule under --net flow, errors. */
+static void test_network(void)
+{
+    orr_spec s;
+    orr_err err;
+    EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\n"
+                            "network: {backend: flow, topology: clos3, oversub: 4, spines: 2, leaf_hosts: 16, "
+                            "pod_leaves: 4, pxn: true}\n",
+                        &err, NULL),
+              err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.net == ORR_NET_FLOW && s.topo.kind == ORR_TOPO_CLOS3 && s.topo.oversub == 4 && s.topo.spines == 2);
+    CHECK(s.topo.leaf_hosts == 16 && s.topo.pod_leaves == 4 && s.pxn == 1);
+    CHECK(s.symmetry == 0); /* forced off under the flow backend */
+    /* defaults: analytic, the cluster's topology */
+    EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\n", &err, NULL), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.net == ORR_NET_ANALYTIC && s.topo.kind == ORR_TOPO_RAIL_FAT_TREE && s.topo.oversub == 1 && s.symmetry == 1);
+    const char *args[] = {"--net", "flow", "--topology", "fat-tree", "--oversub=2.5", "--pxn", NULL};
+    EXPECT_OK(flags_of(&s, &err, args), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.net == ORR_NET_FLOW && s.topo.kind == ORR_TOPO_FAT_TREE && s.topo.oversub == 2.5 && s.pxn == 1);
+    const char *bad1[] = {"--net", "packet", NULL};
+    EXPECT_FAIL(flags_of(&s, &err, bad1), err, "--net: expected analytic or flow");
+    const char *bad2[] = {"--oversub", "0.5", NULL};
+    EXPECT_FAIL(flags_of(&s, &err, bad2), err, "--oversub: expected a ratio from 1 to 1000");
+    const char *bad3[] = {"--topology", "torus", NULL};
+    EXPECT_FAIL(flags_of(&s, &err, bad3), err, "--topology: expected rail-fat-tree");
+    EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\nnetwork: {topology: hpcc}\n", &err, NULL), err);
+    EXPECT_FAIL(orr_spec_resolve(&s, &err), err, "needs --topology-file (network.topology_file)");
+    EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {backend: packet}\n", &err, NULL), err, "network.backend");
+    EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {oversub: 0.5}\n", &err, NULL), err, "network.oversub");
+    EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {spine: 2}\n", &err, NULL), err, "network.spine: unknown key");
+}
+
 int main(void)
 {
     test_yaml_tree();
+    test_network();
     test_catalogs();
     test_params();
     test_spec_file();

@@ -59,6 +59,31 @@ typedef struct orr_exec_rank {
     orr_mem_rank mem;  /* what its ALLOC/FREE ops did to memory */
 } orr_exec_rank;
 
+/* Link use under a topology backend (--net flow): per tier and the most congested links. Link
+ * utilisation is bytes carried / (link rate x makespan); "bottleneck" time is the time a link set
+ * some flow's rate (max-min: it was saturated). */
+#define ORR_NET_TOP_LINKS 10
+typedef struct orr_link_use {
+    uint32_t link, src, dst; /* directed link id and its end nodes (topology node ids) */
+    uint8_t tier;            /* ORR_TIER_* */
+    double bytes, util, bottleneck_frac;
+} orr_link_use;
+
+typedef struct orr_net_summary {
+    int present;             /* 0 for the analytic backend */
+    uint64_t flows;          /* flows started */
+    struct {
+        uint32_t links;
+        double bytes;
+        double util;             /* mean link utilisation over the tier */
+        double bottleneck_frac;  /* mean fraction of the makespan its links were bottlenecks */
+    } tier[ORR_TIER_COUNT];
+    orr_link_use top[ORR_NET_TOP_LINKS]; /* by bottleneck time, then bytes */
+    uint32_t ntop;
+} orr_net_summary;
+
+const char *orr_tier_name(int tier);
+
 typedef struct orr_exec_result {
     int64_t makespan_ps;  /* max over ranks of end_ps */
     uint32_t last_rank;   /* the rank that finished last */
@@ -66,6 +91,7 @@ typedef struct orr_exec_result {
     uint64_t events;      /* engine events run */
     orr_exec_rank *ranks;
     size_t nranks;
+    orr_net_summary net;
 } orr_exec_result;
 
 int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,

@@ -87,6 +87,7 @@ typedef struct orr_result {
     uint64_t events;
     char flops_convention[160];
     orr_mem_summary mem;
+    orr_net_summary net;         /* link use under --net flow (net.present 0 otherwise) */
 } orr_result;
 
 int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,

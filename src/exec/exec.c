@@ -13,6 +13,7 @@
  * the rendezvous pools; nothing is allocated per event.
  */
 #include "orrery/exec.h"
+#include "orrery/flow.h"
 #include "orrery/engine.h"
 
 #include <stdio.h>
@@ -737,6 +738,60 @@ static int check_finished(exec *x)
     return stuck ? -1 : 0;
 }
 
+const char *orr_tier_name(int tier)
+{
+    static const char *const names[ORR_TIER_COUNT] = {"nvlink", "nic", "leaf-spine", "core"};
+    return tier >= 0 && tier < ORR_TIER_COUNT ? names[tier] : "?";
+}
+
+/* Is link use a more congested than b (longer a bottleneck, then more bytes, then lower id)? */
+static int more_congested(const orr_link_use *a, const orr_link_use *b)
+{
+    if (a->bottleneck_frac != b->bottleneck_frac) return a->bottleneck_frac > b->bottleneck_frac;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes;
+    return a->link < b->link;
+}
+
+/* The flow backend's link statistics over [0, makespan] into the result's network summary. */
+static void summarise_net(orr_net *n, int64_t makespan_ps, orr_net_summary *out)
+{
+    orr_transport *tr = orr_net_transport(n);
+    memset(out, 0, sizeof *out);
+    if (!tr || makespan_ps <= 0) return;
+    orr_flow_sync(tr);
+    out->present = 1;
+    out->flows = orr_flow_get_totals(tr).flows;
+    double span_s = (double)makespan_ps / (double)ORR_PS_PER_S;
+    const orr_topo *t = tr->topo;
+    for (uint32_t l = 0; l < t->n_links; l++) {
+        const orr_flow_link_stats *st = orr_flow_link_stats_of(tr, l);
+        const orr_link *k = &t->links[l];
+        int tier = k->tier < ORR_TIER_COUNT ? k->tier : ORR_TIER_AGG;
+        orr_link_use u = {l, k->src, k->dst, (uint8_t)tier, st->bytes, st->bytes / (k->rate_Bps * span_s),
+                          (double)st->saturated_ps / (double)makespan_ps};
+        out->tier[tier].links++;
+        out->tier[tier].bytes += u.bytes;
+        out->tier[tier].util += u.util;
+        out->tier[tier].bottleneck_frac += u.bottleneck_frac;
+        if (u.bytes <= 0) continue;
+        uint32_t i = out->ntop < ORR_NET_TOP_LINKS ? out->ntop++ : ORR_NET_TOP_LINKS;
+        if (i == ORR_NET_TOP_LINKS) {
+            if (!more_congested(&u, &out->top[i - 1])) continue;
+            i--;
+        }
+        while (i > 0 && more_congested(&u, &out->top[i - 1])) {
+            out->top[i] = out->top[i - 1];
+            i--;
+        }
+        out->top[i] = u;
+    }
+    for (int k = 0; k < ORR_TIER_COUNT; k++)
+        if (out->tier[k].links) {
+            out->tier[k].util /= out->tier[k].links;
+            out->tier[k].bottleneck_frac /= out->tier[k].links;
+        }
+}
+
 int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
                 const orr_exec_opts *opts, orr_exec_result *out, orr_err *err)
 {
@@ -809,6 +864,7 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
             }
         }
     }
+    if (rc == 0) summarise_net(x.net, out->makespan_ps, &out->net);
     for (uint32_t r = 0; r < w->nranks; r++) rank_free(&x.rs[r]);
     free(x.rs);
     free(x.wt);

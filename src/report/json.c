@@ -131,6 +131,48 @@ static void key_str(orr_buf *b, int indent, const char *name, const char *s, int
     if (!last) orr_buf_puts(b, ",");
 }
 
+/* The flow backend's link use: "network": {"flows", "tiers": [...], "top_links": [...]}, or null. */
+static void network_json(orr_buf *b, const orr_net_summary *n)
+{
+    key(b, 2, "network");
+    if (!n->present) {
+        orr_buf_puts(b, "null,");
+        return;
+    }
+    orr_buf_puts(b, "{");
+    key_u64(b, 4, "flows", n->flows, 0);
+    key(b, 4, "tiers");
+    orr_buf_puts(b, "[");
+    int first = 1;
+    for (int t = 0; t < ORR_TIER_COUNT; t++) {
+        if (!n->tier[t].links) continue;
+        orr_buf_printf(b, "%s\n      {", first ? "" : ",");
+        first = 0;
+        key_str(b, -1, "tier", orr_tier_name(t), 0);
+        key_u64(b, -1, "links", n->tier[t].links, 0);
+        key_num(b, -1, "bytes", n->tier[t].bytes, 0);
+        key_num(b, -1, "mean_util", n->tier[t].util, 0);
+        key_num(b, -1, "bottleneck_frac", n->tier[t].bottleneck_frac, 1);
+        orr_buf_puts(b, "}");
+    }
+    orr_buf_puts(b, "],");
+    key(b, 4, "top_links");
+    orr_buf_puts(b, "[");
+    for (uint32_t i = 0; i < n->ntop; i++) {
+        const orr_link_use *u = &n->top[i];
+        orr_buf_printf(b, "%s\n      {", i ? "," : "");
+        key_u64(b, -1, "link", u->link, 0);
+        key_u64(b, -1, "src_node", u->src, 0);
+        key_u64(b, -1, "dst_node", u->dst, 0);
+        key_str(b, -1, "tier", orr_tier_name(u->tier), 0);
+        key_num(b, -1, "bytes", u->bytes, 0);
+        key_num(b, -1, "util", u->util, 0);
+        key_num(b, -1, "bottleneck_frac", u->bottleneck_frac, 1);
+        orr_buf_puts(b, "}");
+    }
+    orr_buf_puts(b, "]},");
+}
+
 /* A breakdown as one-line object, every part in seconds. */
 static void breakdown_json(orr_buf *b, const orr_breakdown *bd)
 {
@@ -280,6 +322,7 @@ void orr_report_json(const orr_result *r, const orr_workload *w, const orr_repor
     ranks_json(out, r, w);
     critical_path_json(out, &r->cp);
     key_u64(out, 2, "events", r->events, 0);
+    network_json(out, &r->net);
     key(out, 2, "config");
     if (info && has_text(info->config_json)) orr_buf_puts(out, info->config_json);
     else orr_buf_puts(out, "null");

@@ -438,6 +438,7 @@ int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result
                         w->nranks);
     r->iteration_ps = x->makespan_ps > 0 ? x->makespan_ps : 0;
     r->events = x->events;
+    r->net = x->net;
     headline(r, w, info);
     mem_summary(&r->mem, w, x, info);
 

@@ -220,6 +220,26 @@ static void memory_text(const orr_result *r, const orr_workload *w, const orr_re
     }
 }
 
+/* Link use per tier and the most congested links (flow backend only). */
+static void network_text(const orr_net_summary *n, orr_buf *out)
+{
+    if (!n->present) return;
+    orr_buf_printf(out, "\nNetwork (flow backend, %llu flows): link utilisation = bytes / (rate x iteration)\n",
+                   (unsigned long long)n->flows);
+    orr_buf_printf(out, "  %-12s %8s %14s %12s %14s\n", "tier", "links", "GB carried", "mean util", "bottleneck");
+    for (int t = 0; t < ORR_TIER_COUNT; t++)
+        if (n->tier[t].links)
+            orr_buf_printf(out, "  %-12s %8u %14.3f %10.2f %% %12.2f %%\n", orr_tier_name(t), n->tier[t].links,
+                           n->tier[t].bytes / 1e9, 100 * n->tier[t].util, 100 * n->tier[t].bottleneck_frac);
+    if (n->ntop) orr_buf_printf(out, "  most congested links (time as a bottleneck, then bytes):\n");
+    for (uint32_t i = 0; i < n->ntop; i++) {
+        const orr_link_use *u = &n->top[i];
+        orr_buf_printf(out, "    link %-7u node %u -> %u (%s): %.3f GB, util %.2f %%, bottleneck %.2f %% of the time\n",
+                       u->link, u->src, u->dst, orr_tier_name(u->tier), u->bytes / 1e9, 100 * u->util,
+                       100 * u->bottleneck_frac);
+    }
+}
+
 void orr_report_text(const orr_result *r, const orr_workload *w, const orr_report_info *info,
                      orr_buf *out)
 {
@@ -228,5 +248,6 @@ void orr_report_text(const orr_result *r, const orr_workload *w, const orr_repor
     ranks_text(r, w, out);
     critical_path_text(r, out);
     memory_text(r, w, info, out);
+    network_text(&r->net, out);
     orr_buf_printf(out, "\nEngine events simulated: %llu\n", (unsigned long long)r->events);
 }

@@ -46,6 +46,7 @@ typedef struct fflow {
     double bytes, sent, rate, nrate;
     double min_cap;      /* uncontended rate: smallest capacity on the path */
     int64_t t_start, t_upd, slow_ps;
+    int64_t t_due;       /* time of its pending completion event (INT64_MAX: none) */
     uint32_t gen, nhops, hist, mark, next_free;
     uint8_t active, fixed, pending;
     orr_event_fn done;
@@ -83,7 +84,6 @@ typedef struct fb {
     fflow *fl;
     size_t nfl, capfl;
     uint32_t free_fl;
-    orr_map ids;
     hist *h;
     size_t nh, caph, live_h;
     uint32_t free_h;
@@ -98,8 +98,6 @@ typedef struct fb {
 
 static fb *B(orr_transport *t) { return (fb *)t->impl; }
 static const fb *CB(const orr_transport *t) { return (const fb *)t->impl; }
-
-static uint64_t id_key(uint64_t id) { return id == UINT64_MAX ? UINT64_MAX - 1 : id; }
 
 /* ---- history ---- */
 
@@ -334,14 +332,26 @@ static double ps_ceil(double s)
     return ps < 0 ? 0 : ps;
 }
 
-static void schedule_completion(fb *b, uint32_t fi, int64_t now)
+/* When flow fi finishes at its current rate, from now. */
+static int64_t finish_time(const fflow *f, int64_t now)
 {
-    fflow *f = &b->fl[fi];
-    f->gen++;
     double left = f->bytes - f->sent;
     double dt = left > 0 ? ps_ceil(left / f->rate) : 0;
-    if (dt > 9e18) dt = 9e18;
-    orr_engine_at(b->e, now + (int64_t)dt, complete_ev, b, ((uint64_t)f->gen << 32) | fi);
+    return now + (int64_t)(dt > 9e18 ? 9e18 : dt);
+}
+
+/* Makes sure a completion event is pending no later than flow fi's finish time. A later finish
+ * keeps the pending (earlier) event, which reschedules itself when it fires (complete_ev): rates
+ * fall far more often than they rise, and this saves an event each time. force: a new event
+ * whatever (progress was rewritten by a rollback). */
+static void schedule_completion(fb *b, uint32_t fi, int64_t now, int force)
+{
+    fflow *f = &b->fl[fi];
+    int64_t at = finish_time(f, now);
+    if (!force && at >= f->t_due) return;
+    f->gen++;
+    f->t_due = at;
+    orr_engine_at(b->e, at, complete_ev, b, ((uint64_t)f->gen << 32) | fi);
 }
 
 /* Recomputes the rates of the component of the dirty links at time now. force: reschedule every
@@ -360,7 +370,7 @@ static void recompute(fb *b, int64_t now, int force)
         if (f->nrate == f->rate && !force) continue;
         f->rate = f->nrate;
         hist_push(b, f, now);
-        if (!b->replaying) schedule_completion(b, fi, now);
+        if (!b->replaying) schedule_completion(b, fi, now, force);
     }
     for (size_t i = 0; i < b->ncl; i++) {
         flink *k = &b->links[b->cl[i]];
@@ -413,6 +423,7 @@ static uint32_t flow_new(fb *b)
     f->gen = gen;
     f->hist = NONE;
     f->mark = 0;
+    f->t_due = INT64_MAX;
     return fi;
 }
 
@@ -462,7 +473,6 @@ static uint32_t flow_prepare(fb *b, int64_t t_start, uint32_t src, uint32_t dst,
 
 static void flow_go(fb *b, uint32_t fi)
 {
-    orr_map_put(&b->ids, id_key(b->fl[fi].id), fi);
     flow_attach(b, fi, b->e->now_ps);
     want_recompute(b);
 }
@@ -475,13 +485,17 @@ static void complete_ev(void *ctx, uint64_t arg)
     if (!f->active || f->gen != (uint32_t)(arg >> 32)) return; /* rescheduled since */
     int64_t now = b->e->now_ps;
     flow_sync(f, now);
+    int64_t at = finish_time(f, now);
+    if (at > now) { /* slowed down since this event was set: come back when it is really done */
+        f->t_due = at;
+        orr_engine_at(b->e, at, complete_ev, b, arg);
+        return;
+    }
     flow_detach(b, fi, now);
     b->tot.finished++;
     b->tot.bytes += f->bytes;
     b->tot.fct_sum_ps += now - f->t_start;
     b->tot.bottleneck_ps += f->slow_ps;
-    uint32_t *p = orr_map_get(&b->ids, id_key(f->id));
-    if (p && *p == fi) orr_map_del(&b->ids, id_key(f->id));
     orr_event_fn done = f->done;
     void *dctx = f->ctx;
     uint64_t darg = f->arg;
@@ -575,7 +589,6 @@ static void rollback(fb *b, uint32_t fi)
             late[j] = late[j - 1];
             late[j - 1] = x;
         }
-    orr_map_put(&b->ids, id_key(b->fl[fi].id), fi);
     flow_attach(b, fi, tp);
     int64_t t = tp;
     size_t next_late = 0;
@@ -670,10 +683,10 @@ orr_flow_totals orr_flow_get_totals(const orr_transport *t) { return CB(t)->tot;
 
 double orr_flow_rate(const orr_transport *t, uint64_t id)
 {
-    const fb *b = CB(t);
-    uint32_t *p = orr_map_get(&b->ids, id_key(id));
-    if (!p || !b->fl[*p].active) return -1;
-    return b->fl[*p].rate;
+    const fb *b = CB(t); /* a scan: for tests, not worth an index on the hot path */
+    for (size_t i = 0; i < b->nfl; i++)
+        if (b->fl[i].active && b->fl[i].id == id) return b->fl[i].rate;
+    return -1;
 }
 
 double orr_flow_check_rates(orr_transport *t)
@@ -715,7 +728,6 @@ static void flow_destroy(orr_transport *t)
     free(b->cl);
     free(b->cf);
     free(b->hp);
-    orr_map_free(&b->ids);
     free(b);
 }
 
