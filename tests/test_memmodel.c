@@ -112,7 +112,7 @@ static void check_verdict(const char *const *flags, int want_oom, const char *wa
     if (rc) return;
     const orr_mem_summary *m = &p.r.mem;
     const char *name = "";
-    if (m->oom) name = p.w->names[p.w->ranks[m->oom_rank].ops[m->oom_op].name];
+    if (m->oom) name = orr_workload_op_name(p.w, m->oom_rank, m->oom_op);
     printf("verdict %-60s: peak %.2f GiB of %.2f, %s %s\n", p.title, m->peak_reserved_bytes / 1073741824.0,
            m->capacity_bytes / 1073741824.0, m->oom ? "OOM at" : "fits", name);
     CHECK_EQ_I64(m->oom, want_oom);

@@ -200,5 +200,7 @@ int orr_dtype_bytes(orr_dtype d);
 const char *orr_role_name(orr_comm_role r);
 const char *orr_phase_name(orr_phase p);
 const char *orr_mem_cat_name(orr_mem_cat c);
+/* Name of op i of simulated rank r ("" if either is out of range). */
+const char *orr_workload_op_name(const orr_workload *w, size_t r, size_t i);
 
 #endif

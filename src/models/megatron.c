@@ -375,23 +375,28 @@ static void coll_in(gen *G, const ctx *c, uint8_t stream, const char *name, orr_
     op->bytes = (uint64_t)bytes;
 }
 
-/* ALLOC/FREE of an extra buffer (not a per-layer activation): ids after the activation buffers. */
-static uint32_t mem_alloc(gen *G, const ctx *c, uint8_t stream, const char *name, double bytes, orr_mem_cat cat)
+/* One ALLOC or FREE of buffer buf (every memory op of the generator goes through here). */
+static void mem_op(gen *G, const ctx *c, orr_op_kind kind, uint8_t stream, const char *name, uint32_t buf,
+                   double bytes, orr_mem_cat cat)
 {
-    orr_op *op = emit(G, ORR_OP_ALLOC, stream, name);
+    orr_op *op = emit(G, kind, stream, name);
     if (c) tag_op(op, c);
-    op->a = G->nbuf++;
+    op->a = buf;
     op->bytes = (uint64_t)(bytes > 0 ? bytes : 0);
     op->cls = (uint8_t)cat;
-    return op->a;
+}
+
+/* ALLOC of an extra buffer (not a per-layer activation): ids after the activation buffers. */
+static uint32_t mem_alloc(gen *G, const ctx *c, uint8_t stream, const char *name, double bytes, orr_mem_cat cat)
+{
+    uint32_t buf = G->nbuf++;
+    mem_op(G, c, ORR_OP_ALLOC, stream, name, buf, bytes, cat);
+    return buf;
 }
 
 static void mem_free(gen *G, const ctx *c, uint8_t stream, uint32_t buf)
 {
-    if (buf == UINT32_MAX) return;
-    orr_op *op = emit(G, ORR_OP_FREE, stream, "free");
-    if (c) tag_op(op, c);
-    op->a = buf;
+    if (buf != UINT32_MAX) mem_op(G, c, ORR_OP_FREE, stream, "free", buf, 0, ORR_MEM_PARAM);
 }
 
 static uint32_t record(gen *G, uint8_t stream)
@@ -648,12 +653,7 @@ static void loss_mem_fwd(gen *G, const ctx *c)
     uint32_t b = UINT32_MAX, f = UINT32_MAX;
     if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
     if (!compiled && G->rc != R_MEGATRON) f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
-    /* the saved tensor: emitted last, so no pointer into the op array is held across emits */
-    orr_op *op = emit(G, ORR_OP_ALLOC, S_COMPUTE, "loss_saved");
-    tag_op(op, c);
-    op->a = G->head_base + c->mb;
-    op->cls = ORR_MEM_ACT;
-    op->bytes = (uint64_t)(logits * (compiled ? eb : 4.0));
+    mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * (compiled ? eb : 4.0), ORR_MEM_ACT);
     mem_free(G, c, S_COMPUTE, f);
     mem_free(G, c, S_COMPUTE, b);
 }
@@ -929,15 +929,6 @@ static uint32_t act_buf(const gen *G, uint32_t c, uint32_t li, uint32_t mb)
     return (mb * G->V + c) * G->Lc + li;
 }
 
-static void alloc_op(gen *G, const ctx *c, orr_op_kind kind, uint32_t buf, double bytes, orr_mem_cat cat)
-{
-    orr_op *op = emit(G, kind, S_COMPUTE, kind == ORR_OP_ALLOC ? "alloc_activations" : "free_activations");
-    tag_op(op, c);
-    op->a = buf;
-    op->bytes = (uint64_t)bytes;
-    op->cls = (uint8_t)cat;
-}
-
 /* With the distributed optimizer's overlapped parameter gather, the first forward of each part of a
  * chunk waits for the all-gather of the bucket that holds its parameters. what: 0 = embedding,
  * 1 = a layer, 2 = the head. */
@@ -971,7 +962,8 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         unit_wait(G, c, 0, li);
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
-        alloc_op(G, &cx, ORR_OP_ALLOC, act_buf(G, c, li, mb), layer_activation_bytes(G), ORR_MEM_ACT);
+        mem_op(G, &cx, ORR_OP_ALLOC, S_COMPUTE, "alloc_activations", act_buf(G, c, li, mb), layer_activation_bytes(G),
+               ORR_MEM_ACT);
         if (G->rc == R_FSDP) {
             G->unit_fwd_ev[unit_id(G, c, 0, li)] = record(G, S_COMPUTE);
             /* TorchTitan does not reshard the last block (its backward comes next) */
@@ -1020,7 +1012,8 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         layer_bwd(G, &cx);
         mem_free(G, &cx, S_COMPUTE, gbuf);
         mem_free(G, &cx, S_COMPUTE, rbuf);
-        alloc_op(G, &cx, ORR_OP_FREE, act_buf(G, c, k, mb), layer_activation_bytes(G), ORR_MEM_ACT);
+        mem_op(G, &cx, ORR_OP_FREE, S_COMPUTE, "free_activations", act_buf(G, c, k, mb), layer_activation_bytes(G),
+               ORR_MEM_ACT);
         after_bwd_element(G, c, mb, 0, 0, cx.layer);
         unit_after_bwd(G, c, 0, k, mb);
     }

@@ -233,13 +233,6 @@ static void critical_path_json(orr_buf *b, const orr_critical_path *cp)
     orr_buf_puts(b, "\n  },");
 }
 
-static const char *op_name_of(const orr_workload *w, uint32_t rank, uint32_t op)
-{
-    if (rank >= w->nranks || op >= w->ranks[rank].nops) return "";
-    uint16_t n = w->ranks[rank].ops[op].name;
-    return n < w->nnames ? w->names[n] : "";
-}
-
 /* Memory keys: peak_memory_bytes (max over ranks, reserved by the allocator), peak_allocated_bytes,
  * oom, memory_breakdown (bytes per category at the peak, plus allocator_overhead), and memory with
  * the details (capacity, where and when the peak is, the first allocation that did not fit). */
@@ -265,8 +258,8 @@ static void memory_json(orr_buf *b, const orr_result *r, const orr_workload *w, 
     const char *label = m->peak_rank < w->nranks ? w->ranks[m->peak_rank].label : "";
     key_str(b, 4, "peak_rank", label, 0);
     key_num(b, 4, "peak_time_s", seconds_of(m->peak_t_ps), 0);
-    key_str(b, 4, "peak_allocation", op_name_of(w, m->peak_rank, m->peak_op), 0);
-    key_str(b, 4, "running_at_peak", m->running_op >= 0 ? op_name_of(w, m->peak_rank, (uint32_t)m->running_op) : NULL,
+    key_str(b, 4, "peak_allocation", orr_workload_op_name(w, m->peak_rank, m->peak_op), 0);
+    key_str(b, 4, "running_at_peak", m->running_op >= 0 ? orr_workload_op_name(w, m->peak_rank, (uint32_t)m->running_op) : NULL,
             0);
     key(b, 4, "oom_allocation");
     if (!m->oom) {
@@ -276,7 +269,7 @@ static void memory_json(orr_buf *b, const orr_result *r, const orr_workload *w, 
         orr_buf_puts(b, "{");
         key_str(b, 6, "rank", w->ranks[m->oom_rank].label, 0);
         key_u64(b, 6, "op", m->oom_op, 0);
-        key_str(b, 6, "name", op_name_of(w, m->oom_rank, m->oom_op), 0);
+        key_str(b, 6, "name", orr_workload_op_name(w, m->oom_rank, m->oom_op), 0);
         key_str(b, 6, "category", orr_mem_cat_name((orr_mem_cat)op->cls), 0);
         key_u64(b, 6, "bytes", m->oom_bytes, 0);
         key_u64(b, 6, "in_use_bytes", m->oom_in_use_bytes, 0);

@@ -178,13 +178,6 @@ static void critical_path_text(const orr_result *r, orr_buf *out)
 
 static double gib_of(uint64_t bytes) { return (double)bytes / 1073741824.0; }
 
-static const char *name_of_op(const orr_workload *w, uint32_t rank, uint32_t op)
-{
-    if (rank >= w->nranks || op >= w->ranks[rank].nops) return "?";
-    uint16_t n = w->ranks[rank].ops[op].name;
-    return n < w->nnames ? w->names[n] : "?";
-}
-
 static void memory_text(const orr_result *r, const orr_workload *w, const orr_report_info *info, orr_buf *out)
 {
     const orr_mem_summary *m = &r->mem;
@@ -203,8 +196,8 @@ static void memory_text(const orr_result *r, const orr_workload *w, const orr_re
     }
     if (caching) orr_buf_printf(out, "  %-34s %10.2f GiB\n", "  allocator overhead", gib_of(m->overhead_bytes));
     orr_buf_printf(out, "  %-34s %s (allocation %s)\n", "at the peak, running",
-                   m->running_op >= 0 ? name_of_op(w, m->peak_rank, (uint32_t)m->running_op) : "nothing",
-                   name_of_op(w, m->peak_rank, m->peak_op));
+                   m->running_op >= 0 ? orr_workload_op_name(w, m->peak_rank, (uint32_t)m->running_op) : "nothing",
+                   orr_workload_op_name(w, m->peak_rank, m->peak_op));
     if (info)
         orr_buf_printf(out, "  %-34s %10.2f GiB (%.2f GiB device - %.2f GiB CUDA context and NCCL)\n",
                        "capacity for the allocator", gib_of(m->capacity_bytes), gib_of(info->device_bytes),
@@ -212,7 +205,7 @@ static void memory_text(const orr_result *r, const orr_workload *w, const orr_re
     if (m->oom) {
         const orr_op *op = &w->ranks[m->oom_rank].ops[m->oom_op];
         orr_buf_printf(out, "  verdict: OUT OF MEMORY on %s: op %u %s (%s, %.2f GiB) with %.2f GiB in use, at %.3f ms\n",
-                       w->ranks[m->oom_rank].label, m->oom_op, name_of_op(w, m->oom_rank, m->oom_op),
+                       w->ranks[m->oom_rank].label, m->oom_op, orr_workload_op_name(w, m->oom_rank, m->oom_op),
                        orr_mem_cat_name((orr_mem_cat)op->cls), gib_of(m->oom_bytes), gib_of(m->oom_in_use_bytes),
                        (double)m->oom_t_ps / ORR_PS_PER_MS);
     } else {

@@ -184,3 +184,10 @@ int orr_dtype_bytes(orr_dtype d) { return (size_t)d < 5 ? dtype_sizes[d] : 2; }
 const char *orr_role_name(orr_comm_role r) { return NAME_OF(role_names, r); }
 const char *orr_phase_name(orr_phase p) { return NAME_OF(phase_names, p); }
 const char *orr_mem_cat_name(orr_mem_cat c) { return NAME_OF(mem_names, c); }
+
+const char *orr_workload_op_name(const orr_workload *w, size_t r, size_t i)
+{
+    if (r >= w->nranks || i >= w->ranks[r].nops) return "";
+    uint16_t n = w->ranks[r].ops[i].name;
+    return n < w->nnames ? w->names[n] : "";
+}
