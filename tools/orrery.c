@@ -5,18 +5,25 @@
  *   orrery list gpus|models|clusters     print the catalogs
  *   orrery validate [DIR]                 predict the published Megatron rows of DIR (shared/validation)
  *   orrery netsim TOPO FLOWS CONFIG [--out DIR]   packet-level RDMA simulation of a flow list (docs/netsim.md)
+ *   orrery emulate [FLAGS] -- CMD ...     run an unmodified CUDA/NCCL program with no GPU and predict it
+ *                                         (docs/emulate.md)
  *
  * User errors print one line "orrery: ..." naming the file, field or flag, and exit 2.
  */
 #include "orrery/orrery.h"
+#include "orrery/emulate.h"
 #include "orrery/hw.h"
 #include "orrery/model.h"
 #include "orrery/packet.h"
 #include "orrery/validate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 static int usage(FILE *f)
@@ -25,6 +32,8 @@ static int usage(FILE *f)
           "       orrery list gpus|models|clusters\n"
           "       orrery validate [DIR]   (DIR: shared/validation; default " ORRERY_DEFAULT_VALIDATION_DIR ")\n"
           "       orrery netsim TOPO FLOWS CONFIG [--out DIR]   (HPCC ns-3 formats; docs/netsim.md)\n"
+          "       orrery emulate [--gpu NAME --gpus N --mem-capacity SIZE --trace-dir DIR ...] -- CMD [ARGS]\n"
+          "                                  (run a CUDA/NCCL program with no GPU; docs/emulate.md)\n"
           "flags and the spec format: docs/spec.md\n", f);
     return f == stderr ? ORR_EXIT_USAGE : 0;
 }
@@ -208,6 +217,190 @@ static int cmd_netsim(int argc, char **argv)
     return rc ? fail(&err) : 0;
 }
 
+/* Removes a directory of traces this run made (files only: the emulator writes no subdirectories). */
+static void remove_trace_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[1200];
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int cmd_emulate(int argc, char **argv)
+{
+    int dash = 0;
+    while (dash < argc && strcmp(argv[dash], "--") != 0) dash++;
+    if (dash >= argc - 1) {
+        fprintf(stderr, "orrery: emulate: expected -- CMD [ARGS] after the flags (e.g. orrery emulate --gpus 4 -- "
+                        "torchrun --nproc-per-node 4 train.py)\n");
+        return ORR_EXIT_USAGE;
+    }
+    /* flags of our own; the hardware and output flags are predict's (docs/spec.md) */
+    static const char *const shared[] = {"--gpu", "--cluster", "--gpus", "--gpus-per-node", "--mem-capacity",
+                                         "--json", "--trace", "--launch-us"};
+    orr_emu_opts eo = {.dedup = 1};
+    const char *trace_dir = NULL, *lib_dir = NULL;
+    char **pass = calloc((size_t)dash + 1, sizeof *pass);
+    int npass = 0;
+    for (int i = 0; i < dash; i++) {
+        const char *a = argv[i];
+        int has_next = i + 1 < dash;
+        if (strcmp(a, "--trace-dir") == 0 || strcmp(a, "--kernel-db") == 0 || strcmp(a, "--lib-dir") == 0) {
+            if (!has_next) {
+                fprintf(stderr, "orrery: emulate: %s: missing value (%s)\n", a,
+                        a[2] == 'k' ? "an SQLite kernel database file" : "a directory");
+                free(pass);
+                return ORR_EXIT_USAGE;
+            }
+            const char *v = argv[++i];
+            if (a[2] == 't') trace_dir = v;
+            else if (a[2] == 'k') eo.kernel_db = v;
+            else lib_dir = v;
+            continue;
+        }
+        if (strcmp(a, "--no-dedup") == 0) {
+            eo.dedup = 0;
+            continue;
+        }
+        if (strcmp(a, "--profile") == 0) {
+            fprintf(stderr, "orrery: emulate: --profile (forward to the real libraries on a GPU and record kernel "
+                            "times) is not implemented yet\n");
+            free(pass);
+            return ORR_EXIT_USAGE;
+        }
+        size_t len = strcspn(a, "=");
+        int ok = 0;
+        for (size_t k = 0; k < sizeof shared / sizeof shared[0]; k++)
+            if (strlen(shared[k]) == len && strncmp(a, shared[k], len) == 0) ok = 1;
+        if (!ok) {
+            fprintf(stderr, "orrery: emulate: unknown flag %s (expected --gpu, --cluster, --gpus, --gpus-per-node, "
+                            "--mem-capacity, --launch-us, --json, --trace, --trace-dir, --kernel-db, --lib-dir, "
+                            "--no-dedup)\n", a);
+            free(pass);
+            return ORR_EXIT_USAGE;
+        }
+        pass[npass++] = argv[i];
+        if (!strchr(a, '=') && strcmp(a, "--json") != 0 && has_next) pass[npass++] = argv[++i];
+    }
+    orr_spec s;
+    orr_err err = {{0}};
+    orr_spec_init(&s);
+    int rc = orr_spec_apply_flags(&s, npass, pass, &err);
+    free(pass);
+    if (rc < 0) return fail(&err);
+    uint32_t gpn = s.cluster.gpus_per_node;
+    if (!s.gpu.name[0] && orr_catalog_gpu(s.cluster.name[0] && orr_catalog_cluster_default_gpu(s.cluster.name)
+                                              ? orr_catalog_cluster_default_gpu(s.cluster.name) : "H100",
+                                          &s.gpu, &err) < 0)
+        return fail(&err);
+    if (!s.cluster.name[0]) {
+        const char *c = orr_catalog_gpu_default_cluster(s.gpu.name);
+        if (!c) {
+            fprintf(stderr, "orrery: emulate: GPU \"%s\" has no default node type (pass --cluster NAME)\n", s.gpu.name);
+            return ORR_EXIT_USAGE;
+        }
+        if (orr_catalog_cluster(c, &s.cluster, &err) < 0) return fail(&err);
+        if (gpn) s.cluster.gpus_per_node = gpn;
+    }
+    uint64_t device_bytes = s.mem_capacity_bytes ? s.mem_capacity_bytes : s.gpu.hbm_bytes;
+    uint64_t visible = device_bytes > s.gpu.runtime_reserved_bytes ? device_bytes - s.gpu.runtime_reserved_bytes : 0;
+
+    char tmp[] = "/tmp/orrery-emu-XXXXXX";
+    int made = 0;
+    if (trace_dir) {
+        mkdir(trace_dir, 0777);
+        struct stat st;
+        if (stat(trace_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "orrery: emulate: --trace-dir %s: not a directory and cannot be made\n", trace_dir);
+            return ORR_EXIT_USAGE;
+        }
+        DIR *d = opendir(trace_dir);
+        struct dirent *e;
+        int old = 0;
+        while (d && (e = readdir(d)))
+            if (strncmp(e->d_name, "trace-", 6) == 0 || strncmp(e->d_name, "split-", 6) == 0) old = 1;
+        if (d) closedir(d);
+        if (old) {
+            fprintf(stderr, "orrery: emulate: --trace-dir %s: holds traces of an earlier run (give an empty or new "
+                            "directory)\n", trace_dir);
+            return ORR_EXIT_USAGE;
+        }
+    } else {
+        if (!mkdtemp(tmp)) {
+            fprintf(stderr, "orrery: emulate: cannot make a trace directory under /tmp\n");
+            return ORR_EXIT_USAGE;
+        }
+        trace_dir = tmp;
+        made = 1;
+    }
+    orr_emu_run_opts ro = {.lib_dir = lib_dir, .trace_dir = trace_dir, .mem_bytes = visible,
+                           .devices = s.cluster.gpus_per_node, .stdout_to_stderr = s.json};
+    int status = 0;
+    double t0 = wall_s();
+    if (orr_emu_run(argv + dash + 1, &ro, &status, &err) < 0) {
+        if (made) remove_trace_dir(trace_dir);
+        return fail(&err);
+    }
+    double run_wall = wall_s() - t0;
+    if (status != 0) {
+        fprintf(stderr, "orrery: emulate: %s exited with status %d under emulation; no prediction (traces %s)\n",
+                argv[dash + 1], status, made ? "removed" : "kept");
+        if (made) remove_trace_dir(trace_dir);
+        return 1;
+    }
+    eo.trace_dir = trace_dir;
+    eo.gpus = s.gpus;
+    eo.gpus_per_node = gpn;
+    orr_prediction p;
+    orr_emu_info info;
+    t0 = wall_s();
+    rc = orr_emulate_predict(&eo, &s.gpu, &s.cluster, s.launch_ps, device_bytes, &p, &info, &err);
+    double wall = wall_s() - t0;
+    if (made) remove_trace_dir(trace_dir);
+    if (rc < 0) {
+        orr_emu_info_free(&info);
+        return fail(&err);
+    }
+    if (s.trace_path[0] && orr_report_trace(s.trace_path, p.w, &p.x, &err) < 0) {
+        orr_prediction_free(&p);
+        orr_emu_info_free(&info);
+        return fail(&err);
+    }
+    orr_buf out = {0};
+    if (s.json) {
+        orr_report_json(&p.r, p.w, &p.info, &out);
+    } else {
+        orr_report_text(&p.r, p.w, &p.info, &out);
+        orr_buf_printf(&out, "emulation: %u process%s used a GPU (%u other%s ignored), %u simulated; %llu kernels "
+                             "(%llu tagged, %llu cuBLAS GEMMs, %llu from the kernel database, %llu timed from launch "
+                             "geometry only), %llu collectives, %llu send/recv, %llu copies\n",
+                       info.processes, info.processes == 1 ? "" : "es", info.ignored, info.ignored == 1 ? "" : "s",
+                       info.simulated, (unsigned long long)info.kernels, (unsigned long long)info.kernels_tagged,
+                       (unsigned long long)info.kernels_gemm, (unsigned long long)info.kernels_db,
+                       (unsigned long long)info.kernels_geometry, (unsigned long long)info.collectives,
+                       (unsigned long long)info.p2p, (unsigned long long)info.copies);
+        if (info.oom)
+            orr_buf_printf(&out, "the program's allocation of %llu bytes on rank %u did not fit (%llu of %llu bytes in "
+                                 "use): it got cudaErrorMemoryAllocation\n",
+                           (unsigned long long)info.oom_bytes, info.oom_rank, (unsigned long long)info.oom_used_bytes,
+                           (unsigned long long)visible);
+        orr_buf_printf(&out, "program ran in %.3f s wall under emulation; collated and simulated in %.3f s\n", run_wall,
+                       wall);
+    }
+    fwrite(out.s, 1, out.n, stdout);
+    orr_buf_free(&out);
+    orr_prediction_free(&p);
+    orr_emu_info_free(&info);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage(stderr);
@@ -215,8 +408,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc - 2, argv + 2);
     if (strcmp(argv[1], "validate") == 0) return cmd_validate(argc - 2, argv + 2);
     if (strcmp(argv[1], "netsim") == 0) return cmd_netsim(argc - 2, argv + 2);
+    if (strcmp(argv[1], "emulate") == 0) return cmd_emulate(argc - 2, argv + 2);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)
         return usage(stdout);
-    fprintf(stderr, "orrery: unknown command \"%s\" (expected predict, list, validate or netsim)\n", argv[1]);
+    fprintf(stderr, "orrery: unknown command \"%s\" (expected predict, list, validate, netsim or emulate)\n", argv[1]);
     return ORR_EXIT_USAGE;
 }

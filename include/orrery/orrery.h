@@ -27,4 +27,12 @@ typedef struct orr_prediction {
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err);
 void orr_prediction_free(orr_prediction *p);
 
+/* The emulator's pipeline (emulate.h): collate the traces of eo->trace_dir, estimate, execute
+ * with the analytic network, build the result. device_bytes: the GPU memory of the run (the
+ * verdict's capacity is that minus gpu.runtime_reserved). info gets what the collator saw. */
+struct orr_emu_opts;
+struct orr_emu_info;
+int orr_emulate_predict(const struct orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
+                        uint64_t device_bytes, orr_prediction *p, struct orr_emu_info *info, orr_err *err);
+
 #endif

@@ -1,0 +1,80 @@
+/*
+ * emulate.h - the emulator front end (shared/DESIGN.md "Front-ends" 2; Maya §4, Phantora §4).
+ *
+ * `orrery emulate -- CMD` runs an unmodified CUDA or PyTorch program with the emulation libraries
+ * of src/emu/shim preloaded; each process writes a trace of its CUDA/NCCL calls and of the host CPU
+ * time between them (docs/emulate.md). The collator reads the traces of one run and joins them
+ * into one workload (the IR of workload.h): one rank per process that used a GPU, its calls as
+ * ops in program order, NCCL communicators as groups, collectives matched across ranks by
+ * communicator and sequence, send/recv by peer and order, ncclGroupStart/End as posted-together
+ * batches. Ranks whose op sequences are identical are simulated once (Maya §4.2).
+ *
+ * Kernel durations come, in this order, from: the operator tag the program gave
+ * (orrery_emu_set_op: class, FLOPs, bytes, divided over the operator's kernels, then the
+ * estimators); cuBLAS GEMM arguments (m, n, k, batch, dtype); the kernel database (SQLite, measured
+ * times by GPU, kernel name and launch geometry); and last the launch geometry alone (a memory-
+ * bound kernel moving 8 bytes per thread), which the info counts so the report can say how many
+ * kernels were timed that way.
+ */
+#ifndef ORRERY_EMULATE_H
+#define ORRERY_EMULATE_H
+
+#include <stdint.h>
+#include "orrery/core.h"
+#include "orrery/hw.h"
+#include "orrery/workload.h"
+
+typedef struct orr_emu_opts {
+    const char *trace_dir;   /* the run's traces (trace-<pid>.txt) */
+    uint32_t gpus;           /* expected processes (0: as many as were traced) */
+    uint32_t gpus_per_node;  /* 0: the cluster's */
+    const char *kernel_db;   /* SQLite kernel database (NULL: none) */
+    int dedup;               /* simulate identical ranks once */
+} orr_emu_opts;
+
+typedef struct orr_emu_api {
+    char name[64];
+    uint64_t calls;
+} orr_emu_api;
+
+typedef struct orr_emu_info {
+    uint32_t processes;      /* traced processes that used a GPU (= world size) */
+    uint32_t ignored;        /* traced processes that did not (launchers) */
+    uint32_t simulated;      /* ranks simulated after deduplication */
+    uint32_t comms;          /* NCCL communicators */
+    uint64_t kernels, kernels_tagged, kernels_gemm, kernels_db, kernels_geometry;
+    uint64_t collectives, p2p, copies, allocs;
+    int oom;                 /* some allocation did not fit the capacity */
+    uint32_t oom_rank;
+    uint64_t oom_bytes, oom_used_bytes;
+    orr_emu_api *apis;       /* every entry point called, over all processes, by name */
+    size_t napis;
+} orr_emu_info;
+
+/* Reads the traces of o->trace_dir and returns the collated workload (durations of kernels that
+ * had a tag, a GEMM shape or a database entry are set or left to the estimators, see above).
+ * Errors name the trace file and line. */
+orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr_cluster *c, orr_emu_info *info,
+                              orr_err *err);
+void orr_emu_info_free(orr_emu_info *info);
+
+/* Running a program under emulation: the shims of lib_dir preloaded, traces into trace_dir (which
+ * must exist), the device memory the program sees (bytes) and the GPUs per process's node it may
+ * pick from (cudaGetDeviceCount). *status gets the program's exit status (128+signal if killed).
+ * Returns -1 only when the program could not be started. */
+typedef struct orr_emu_run_opts {
+    const char *lib_dir;   /* NULL: the build's emu/ directory */
+    const char *trace_dir;
+    uint64_t mem_bytes;
+    uint32_t devices;
+    int stdout_to_stderr; /* the program's standard output goes to stderr (keeps ours clean for JSON) */
+} orr_emu_run_opts;
+int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err);
+const char *orr_emu_default_lib_dir(void);
+
+/* Kernel database (SQLite): measured kernel times by GPU, kernel name and launch geometry.
+ * Creates the table if the file is new. */
+int orr_kdb_put(const char *path, const char *gpu, const char *kernel, const unsigned grid[3], const unsigned block[3],
+                int64_t dur_ps, const char *source, orr_err *err);
+
+#endif

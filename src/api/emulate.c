@@ -1,0 +1,157 @@
+/*
+ * emulate.c - the pipeline behind `orrery emulate -- CMD`: run the program with the emulation
+ * libraries preloaded (one trace per process in a trace directory), collate the traces into a
+ * workload (src/emu/collate.c), then estimate, execute and report exactly as `orrery predict`
+ * does.
+ *
+ * The program sees the configured GPU's memory minus what the CUDA context and NCCL keep outside
+ * the framework's allocator (gpu.runtime_reserved_gib), so cudaMemGetInfo and the out-of-memory
+ * point match what PyTorch would see. The memory tracker runs in raw mode: a program's cudaMalloc
+ * calls already are the segments of its own caching allocator, so modelling another one on top
+ * would count it twice.
+ */
+#define _GNU_SOURCE
+#include "orrery/orrery.h"
+#include "orrery/emulate.h"
+#include "orrery/estimate.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#ifndef ORRERY_EMU_LIB_DIR
+#define ORRERY_EMU_LIB_DIR "emu"
+#endif
+
+const char *orr_emu_default_lib_dir(void) { return ORRERY_EMU_LIB_DIR; }
+
+/* The libraries to preload, core first. */
+static const char *const shim_files[] = {"liborrery_emu.so", "libcudart.so.13", "libcudart.so.12", "libcublas.so.13",
+                                         "libcublas.so.12", "libnccl.so.2"};
+
+static char *env_entry(const char *name, const char *value)
+{
+    char *s = orr_xmalloc(strlen(name) + strlen(value) + 2);
+    sprintf(s, "%s=%s", name, value);
+    return s;
+}
+
+int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err)
+{
+    if (!argv || !argv[0]) return orr_fail(err, "orrery emulate: no command after --");
+    const char *lib = o->lib_dir && *o->lib_dir ? o->lib_dir : ORRERY_EMU_LIB_DIR;
+    orr_buf preload = {0};
+    for (size_t i = 0; i < sizeof shim_files / sizeof shim_files[0]; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", lib, shim_files[i]);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            orr_buf_free(&preload);
+            return orr_fail(err, "orrery emulate: emulation library %s is missing (build the project, or give --lib-dir)",
+                            path);
+        }
+        orr_buf_printf(&preload, "%s%s", i ? ":" : "", path);
+    }
+    /* the environment: ours first, then everything of the caller's except what we set */
+    static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
+                                       "ORRERY_EMU_DEVICES"};
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = orr_xcalloc(n + 8, sizeof *env);
+    size_t k = 0;
+    char num[32];
+    env[k++] = env_entry("LD_PRELOAD", preload.s);
+    const char *llp = getenv("LD_LIBRARY_PATH");
+    orr_buf lp = {0};
+    orr_buf_printf(&lp, "%s%s%s", lib, llp && *llp ? ":" : "", llp && *llp ? llp : "");
+    env[k++] = env_entry("LD_LIBRARY_PATH", lp.s);
+    env[k++] = env_entry("ORRERY_EMU_DIR", o->trace_dir);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)o->mem_bytes);
+    env[k++] = env_entry("ORRERY_EMU_MEM_BYTES", num);
+    snprintf(num, sizeof num, "%u", o->devices ? o->devices : 1);
+    env[k++] = env_entry("ORRERY_EMU_DEVICES", num);
+    size_t first_caller = k;
+    for (size_t i = 0; i < n; i++) {
+        int skip = 0;
+        for (size_t j = 0; j < sizeof ours / sizeof ours[0]; j++) {
+            size_t l = strlen(ours[j]);
+            if (strncmp(environ[i], ours[j], l) == 0 && environ[i][l] == '=') skip = 1;
+        }
+        if (!skip) env[k++] = environ[i];
+    }
+    env[k] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (o->stdout_to_stderr) dup2(2, 1);
+        execvpe(argv[0], argv, env);
+        fprintf(stderr, "orrery emulate: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int rc = 0;
+    if (pid < 0) {
+        rc = orr_fail(err, "orrery emulate: cannot start %s: %s", argv[0], strerror(errno));
+    } else {
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+            rc = orr_fail(err, "orrery emulate: cannot run %s (not found or not executable)", argv[0]);
+    }
+    for (size_t i = 0; i < first_caller; i++) free(env[i]);
+    free(env);
+    orr_buf_free(&preload);
+    orr_buf_free(&lp);
+    return rc;
+}
+
+int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
+                        uint64_t device_bytes, orr_prediction *p, orr_emu_info *info, orr_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->w = orr_emu_collate(eo, g, c, info, err);
+    if (!p->w) return -1;
+    orr_estimate_workload(p->w, g);
+    uint64_t cap = device_bytes > g->runtime_reserved_bytes ? device_bytes - g->runtime_reserved_bytes : 0;
+    orr_exec_opts opts = {.net = ORR_NET_ANALYTIC, .launch_ps = launch_ps, .mem_capacity_bytes = cap, .mem_caching = 0};
+    orr_cluster cl = *c;
+    if (eo->gpus_per_node) cl.gpus_per_node = eo->gpus_per_node;
+    if (orr_execute(p->w, g, &cl, &opts, &p->x, err) < 0) {
+        orr_prediction_free(p);
+        return -1;
+    }
+    snprintf(p->title, sizeof p->title, "emulated program on %u x %s (%u process%s, %u simulated)", info->processes,
+             g->name, info->processes, info->processes == 1 ? "" : "es", info->simulated);
+    orr_buf_puts(&p->config_json, "{\"front_end\": \"emulate\", \"gpu\": ");
+    orr_json_str(&p->config_json, g->name);
+    orr_buf_puts(&p->config_json, ", \"cluster\": ");
+    orr_json_str(&p->config_json, c->name);
+    orr_buf_printf(&p->config_json,
+                   ", \"gpus\": %u, \"gpus_per_node\": %u, \"simulated_ranks\": %u, \"kernels\": %llu, "
+                   "\"kernels_tagged\": %llu, \"kernels_gemm\": %llu, \"kernels_db\": %llu, \"kernels_geometry\": %llu, "
+                   "\"collectives\": %llu, \"p2p\": %llu, \"program_oom\": %s}",
+                   info->processes, cl.gpus_per_node, info->simulated, (unsigned long long)info->kernels,
+                   (unsigned long long)info->kernels_tagged, (unsigned long long)info->kernels_gemm,
+                   (unsigned long long)info->kernels_db, (unsigned long long)info->kernels_geometry,
+                   (unsigned long long)info->collectives, (unsigned long long)info->p2p, info->oom ? "true" : "false");
+    p->info.title = p->title;
+    p->info.gpu_name = g->name;
+    p->info.peak_flops_per_gpu = g->peak_flops[ORR_BF16];
+    p->info.config_json = p->config_json.s;
+    p->info.device_bytes = device_bytes;
+    p->info.runtime_reserved_bytes = g->runtime_reserved_bytes;
+    p->info.caching_allocator = 0;
+    if (orr_result_build(&p->r, p->w, &p->x, &p->info, err) < 0) {
+        orr_prediction_free(p);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,883 @@
+/*
+ * collate.c - joins the per-process traces of an emulated run into one workload (emulate.h).
+ *
+ * Pass 1 reads every trace-*.txt of the directory into records (a line each, format in
+ * docs/emulate.md; a malformed line is an error naming the file and line). Pass 2 gives each
+ * process that used a GPU its global rank (RANK from the environment, as torchrun sets it; else
+ * its rank in a communicator that spans every process; a single process is rank 0), builds one
+ * group per NCCL communicator with its members' global ranks, and lowers the records of each
+ * process into ops in program order. Pass 3 (optional) finds ranks whose op sequences are equal
+ * apart from host-time values and keeps one of each class with the class size as its weight.
+ */
+#include "orrery/emulate.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum {
+    R_HOST, R_KERNEL, R_COPY, R_SET, R_ALLOC, R_FREE, R_EREC, R_SWAIT, R_ESYNC, R_SSYNC, R_DSYNC, R_GEMM,
+    R_COLL, R_SEND, R_RECV, R_GS, R_GE
+};
+enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D };
+
+typedef struct erec {
+    uint8_t t, sub, sync, pad;
+    int32_t stream;
+    uint32_t a, b;   /* name / buf / event / comm index; peer */
+    uint64_t n;      /* bytes, count, host ns */
+    uint32_t dims[6];
+    int64_t x;       /* tag id, element size */
+    size_t line;
+} erec;
+
+typedef struct etag {
+    uint32_t name;
+    uint8_t cls;
+    double flops, bytes;
+    uint32_t kernels;
+} etag;
+
+typedef struct emember {
+    uint32_t comm, rank, nranks;
+} emember;
+
+typedef struct eproc {
+    char path[600];
+    long pid;
+    long env_rank;           /* -1: none */
+    erec *r;
+    size_t nr, cap_r;
+    char **names;
+    size_t nnames, cap_names;
+    etag *tags;
+    size_t ntags, cap_tags;
+    emember *mem;
+    size_t nmem, cap_mem;
+    int active;
+    uint32_t grank;
+    int oom;
+    uint64_t oom_bytes, oom_used;
+} eproc;
+
+typedef struct ecomm {
+    char id[33];
+    uint32_t nranks;
+    uint32_t *grank;         /* comm rank -> global rank (UINT32_MAX: unknown) */
+    uint32_t group;          /* workload group id */
+} ecomm;
+
+typedef struct collator {
+    eproc *p;
+    size_t np, cap_p;
+    ecomm *c;
+    size_t nc, cap_c;
+    orr_emu_info *info;
+    const char *dir;
+} collator;
+
+static uint32_t comm_index(collator *k, const char *id)
+{
+    for (size_t i = 0; i < k->nc; i++)
+        if (strcmp(k->c[i].id, id) == 0) return (uint32_t)i;
+    ecomm c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "%s", id);
+    ORR_PUSH(k->c, k->nc, k->cap_c, c);
+    return (uint32_t)(k->nc - 1);
+}
+
+static int parse_cls(const char *s, uint8_t *out)
+{
+    static const struct { const char *name; orr_op_class cls; } m[] = {
+        {"gemm", ORR_CLS_GEMM}, {"attention_fwd", ORR_CLS_ATTENTION_FWD}, {"attention_bwd", ORR_CLS_ATTENTION_BWD},
+        {"elementwise", ORR_CLS_ELEMENTWISE}, {"reduction", ORR_CLS_REDUCTION}, {"norm", ORR_CLS_NORM},
+        {"optimizer", ORR_CLS_OPTIMIZER}, {"other", ORR_CLS_OTHER}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(s, m[i].name) == 0) return *out = (uint8_t)m[i].cls, 0;
+    return -1;
+}
+
+static int parse_coll(const char *s, uint8_t *out)
+{
+    static const struct { const char *name; orr_coll_kind k; } m[] = {
+        {"allreduce", ORR_COLL_ALLREDUCE}, {"allgather", ORR_COLL_ALLGATHER},
+        {"reducescatter", ORR_COLL_REDUCESCATTER}, {"broadcast", ORR_COLL_BROADCAST},
+        {"reduce", ORR_COLL_REDUCE}, {"alltoall", ORR_COLL_ALLTOALL}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(s, m[i].name) == 0) return *out = (uint8_t)m[i].k, 0;
+    return -1;
+}
+
+static int parse_dtype(const char *s, uint8_t *out)
+{
+    static const struct { const char *name; orr_dtype d; } m[] = {
+        {"fp32", ORR_FP32}, {"tf32", ORR_TF32}, {"bf16", ORR_BF16}, {"fp16", ORR_FP16}, {"fp8", ORR_FP8}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(s, m[i].name) == 0) return *out = (uint8_t)m[i].d, 0;
+    return -1;
+}
+
+static int bad(orr_err *err, const eproc *p, size_t line, const char *what)
+{
+    return orr_fail(err, "emulation trace %s line %zu: %s", p->path, line, what);
+}
+
+/* One line of a trace. */
+static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
+{
+    char tok[8] = {0}, str[300] = {0}, str2[64] = {0};
+    erec r;
+    memset(&r, 0, sizeof r);
+    r.line = line;
+    int used = 0;
+    if (sscanf(s, "%7s%n", tok, &used) != 1) return 0; /* blank line */
+    const char *rest = s + used;
+    int n = 0;
+    unsigned long long u1 = 0, u2 = 0;
+    long long ll = 0;
+    int i1 = 0, i2 = 0, i3 = 0;
+#define NEED(cond, what)                                 \
+    do {                                                 \
+        if (!(cond)) return bad(err, p, line, what);     \
+    } while (0)
+    if (strcmp(tok, "H") == 0) {
+        NEED(sscanf(rest, "%lld%n", &ll, &n) == 1 && ll >= 0, "expected H <host ns>");
+        r.t = R_HOST;
+        r.n = (uint64_t)ll;
+    } else if (strcmp(tok, "N") == 0) {
+        NEED(sscanf(rest, "%llu %299s", &u1, str) == 2 && u1 == p->nnames, "expected N <next name id> <name>");
+        char *name = orr_xstrdup(str);
+        ORR_PUSH(p->names, p->nnames, p->cap_names, name);
+        return 0;
+    } else if (strcmp(tok, "T") == 0) {
+        etag t = {0};
+        double fl = 0, by = 0;
+        NEED(sscanf(rest, "%llu %llu %63s %lf %lf", &u1, &u2, str2, &fl, &by) == 5 && u1 == p->ntags &&
+                 u2 < p->nnames && isfinite(fl) && isfinite(by) && fl >= 0 && by >= 0,
+             "expected T <next tag id> <name id> <class> <flops> <bytes>");
+        NEED(parse_cls(str2, &t.cls) == 0, "unknown operator class (expected gemm, attention_fwd, attention_bwd, "
+                                           "elementwise, reduction, norm, optimizer or other)");
+        t.name = (uint32_t)u2;
+        t.flops = fl;
+        t.bytes = by;
+        ORR_PUSH(p->tags, p->ntags, p->cap_tags, t);
+        return 0;
+    } else if (strcmp(tok, "K") == 0) {
+        unsigned g[6];
+        unsigned long long shmem;
+        NEED(sscanf(rest, "%d %llu %u %u %u %u %u %u %llu %lld", &i1, &u1, &g[0], &g[1], &g[2], &g[3], &g[4], &g[5],
+                    &shmem, &ll) == 10 && i1 >= 0 && i1 < 255 && u1 < p->nnames && ll >= -1 &&
+                 (ll < 0 || (unsigned long long)ll < p->ntags),
+             "expected K <stream> <name id> <grid x y z> <block x y z> <shared bytes> <tag>");
+        r.t = R_KERNEL;
+        r.stream = i1;
+        r.a = (uint32_t)u1;
+        memcpy(r.dims, g, sizeof g);
+        r.x = ll;
+        if (ll >= 0) p->tags[ll].kernels++;
+    } else if (strcmp(tok, "G") == 0) {
+        unsigned m, nn, kk, batch;
+        NEED(sscanf(rest, "%d %u %u %u %u %63s", &i1, &m, &nn, &kk, &batch, str2) == 6 && i1 >= 0 && i1 < 255 &&
+                 batch > 0,
+             "expected G <stream> <m> <n> <k> <batch> <dtype>");
+        NEED(parse_dtype(str2, &r.sub) == 0, "unknown GEMM dtype (expected fp32, tf32, bf16, fp16 or fp8)");
+        r.t = R_GEMM;
+        r.stream = i1;
+        r.dims[0] = m, r.dims[1] = nn, r.dims[2] = kk, r.dims[3] = batch;
+    } else if (strcmp(tok, "C") == 0) {
+        NEED(sscanf(rest, "%d %7s %llu %d", &i1, str2, &u1, &i2) == 4 && i1 >= 0 && i1 < 255 && (i2 == 0 || i2 == 1),
+             "expected C <stream> h2d|d2h|d2d <bytes> <sync 0|1>");
+        static const char *const kinds[] = {"h2h", "h2d", "d2h", "d2d"};
+        int kind = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(str2, kinds[i]) == 0) kind = i;
+        NEED(kind > 0, "unknown copy kind (expected h2d, d2h or d2d)");
+        r.t = R_COPY;
+        r.stream = i1;
+        r.sub = (uint8_t)kind;
+        r.n = u1;
+        r.sync = (uint8_t)i2;
+    } else if (strcmp(tok, "M") == 0) {
+        NEED(sscanf(rest, "%d %llu", &i1, &u1) == 2 && i1 >= 0 && i1 < 255, "expected M <stream> <bytes>");
+        r.t = R_SET;
+        r.stream = i1;
+        r.n = u1;
+    } else if (strcmp(tok, "A") == 0 || strcmp(tok, "F") == 0) {
+        int alloc = tok[0] == 'A';
+        NEED(alloc ? sscanf(rest, "%llu %llu", &u1, &u2) == 2 : sscanf(rest, "%llu", &u1) == 1,
+             alloc ? "expected A <buffer> <bytes>" : "expected F <buffer>");
+        NEED(u1 < UINT32_MAX, "buffer id out of range");
+        r.t = alloc ? R_ALLOC : R_FREE;
+        r.a = (uint32_t)u1;
+        r.n = u2;
+    } else if (strcmp(tok, "ER") == 0 || strcmp(tok, "SW") == 0) {
+        NEED(sscanf(rest, "%d %d", &i1, &i2) == 2 && i1 >= 0 && i2 >= 0, "expected two indices");
+        r.t = tok[0] == 'E' ? R_EREC : R_SWAIT;
+        r.a = (uint32_t)(tok[0] == 'E' ? i1 : i2);
+        r.stream = tok[0] == 'E' ? i2 : i1;
+        NEED(r.stream < 255 && r.a < 65536, "stream or event index out of range");
+    } else if (strcmp(tok, "ES") == 0 || strcmp(tok, "SS") == 0) {
+        NEED(sscanf(rest, "%d", &i1) == 1 && i1 >= 0 && i1 < 65536, "expected an index");
+        r.t = tok[0] == 'E' ? R_ESYNC : R_SSYNC;
+        if (tok[0] == 'E') r.a = (uint32_t)i1;
+        else {
+            NEED(i1 < 255, "stream index out of range");
+            r.stream = i1;
+        }
+    } else if (strcmp(tok, "DS") == 0) {
+        r.t = R_DSYNC;
+    } else if (strcmp(tok, "NC") == 0) {
+        NEED(sscanf(rest, "%32s %d %d", str, &i1, &i2) == 3 && strlen(str) == 32 && i1 >= 1 && i2 >= 0 && i2 < i1,
+             "expected NC <32-hex-digit id> <nranks> <rank>");
+        emember m = {comm_index(k, str), (uint32_t)i2, (uint32_t)i1};
+        ORR_PUSH(p->mem, p->nmem, p->cap_mem, m);
+        return 0;
+    } else if (strcmp(tok, "CO") == 0) {
+        NEED(sscanf(rest, "%d %32s %63s %llu %d %d", &i1, str, str2, &u1, &i2, &i3) == 6 && i1 >= 0 && i1 < 255 &&
+                 i2 > 0 && i3 >= 0,
+             "expected CO <stream> <comm> <op> <count> <element bytes> <root>");
+        NEED(parse_coll(str2, &r.sub) == 0, "unknown collective (expected allreduce, allgather, reducescatter, "
+                                            "broadcast, reduce or alltoall)");
+        r.t = R_COLL;
+        r.stream = i1;
+        r.a = comm_index(k, str);
+        r.n = u1;
+        r.x = i2;
+    } else if (strcmp(tok, "SE") == 0 || strcmp(tok, "RE") == 0) {
+        NEED(sscanf(rest, "%d %32s %d %llu %d", &i1, str, &i3, &u1, &i2) == 5 && i1 >= 0 && i1 < 255 && i3 >= 0 &&
+                 i2 > 0,
+             "expected SE|RE <stream> <comm> <peer> <count> <element bytes>");
+        r.t = tok[0] == 'S' ? R_SEND : R_RECV;
+        r.stream = i1;
+        r.a = comm_index(k, str);
+        r.b = (uint32_t)i3;
+        r.n = u1;
+        r.x = i2;
+    } else if (strcmp(tok, "GS") == 0 || strcmp(tok, "GE") == 0) {
+        r.t = tok[1] == 'S' ? R_GS : R_GE;
+    } else if (strcmp(tok, "OOM") == 0) {
+        NEED(sscanf(rest, "%llu %llu", &u1, &u2) == 2, "expected OOM <bytes> <bytes in use>");
+        if (!p->oom) p->oom = 1, p->oom_bytes = u1, p->oom_used = u2;
+        p->active = 1;
+        return 0;
+    } else if (strcmp(tok, "S") == 0) {
+        NEED(sscanf(rest, "%63s %llu", str2, &u1) == 2, "expected S <entry point> <calls>");
+        orr_emu_info *in = k->info;
+        size_t i = 0;
+        while (i < in->napis && strcmp(in->apis[i].name, str2) != 0) i++;
+        if (i == in->napis) {
+            in->apis = orr_xrealloc(in->apis, (in->napis + 1) * sizeof *in->apis);
+            memset(&in->apis[i], 0, sizeof in->apis[i]);
+            snprintf(in->apis[i].name, sizeof in->apis[i].name, "%s", str2);
+            in->napis++;
+        }
+        in->apis[i].calls += u1;
+        return 0;
+    } else if (strcmp(tok, "SC") == 0 || strcmp(tok, "D") == 0) {
+        return 0; /* stream creation, device choice: nothing to lower */
+    } else if (strcmp(tok, "X") == 0) {
+        return bad(err, p, line, rest[0] ? rest + 1 : "the emulator stopped the program");
+    } else {
+        return bad(err, p, line, "unknown record");
+    }
+#undef NEED
+    if (r.t != R_HOST && r.t != R_GS && r.t != R_GE) p->active = 1;
+    ORR_PUSH(p->r, p->nr, p->cap_r, r);
+    return 0;
+}
+
+static int read_trace(collator *k, eproc *p, orr_err *err)
+{
+    size_t len;
+    char *text = orr_read_file(p->path, &len, err);
+    if (!text) return -1;
+    size_t line = 0;
+    int ended = 0, rc = 0;
+    char *save = NULL;
+    for (char *s = strtok_r(text, "\n", &save); s && rc == 0; s = strtok_r(NULL, "\n", &save)) {
+        line++;
+        if (line == 1) {
+            if (strcmp(s, "orrery-emu-trace 1") != 0) rc = bad(err, p, 1, "not an Orrery emulation trace (version 1)");
+            continue;
+        }
+        if (line == 2) {
+            char rank[32];
+            if (sscanf(s, "P pid=%ld rank=%31s", &p->pid, rank) != 2) {
+                rc = bad(err, p, 2, "expected P pid=<pid> rank=<rank or ->");
+                continue;
+            }
+            char *end;
+            p->env_rank = strtol(rank, &end, 10);
+            if (end == rank || *end || p->env_rank < 0) p->env_rank = -1;
+            continue;
+        }
+        if (strcmp(s, "END") == 0) {
+            ended = 1;
+            continue;
+        }
+        if (ended) rc = bad(err, p, line, "records after END");
+        else rc = parse_line(k, p, s, line, err);
+    }
+    free(text);
+    if (rc == 0 && line < 2) rc = bad(err, p, line, "truncated trace (no header)");
+    if (rc == 0 && !ended)
+        rc = bad(err, p, line, "truncated trace: no END line (the process did not exit normally, or was killed)");
+    return rc;
+}
+
+static int by_path(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int read_dir(collator *k, const char *dir, orr_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return orr_fail(err, "emulation trace directory %s: cannot open", dir);
+    char **paths = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, "trace-", 6) == 0 && l > 10 && strcmp(e->d_name + l - 4, ".txt") == 0) {
+            char *s = orr_xmalloc(strlen(dir) + l + 2);
+            sprintf(s, "%s/%s", dir, e->d_name);
+            ORR_PUSH(paths, n, cap, s);
+        }
+    }
+    closedir(d);
+    if (n) qsort(paths, n, sizeof *paths, by_path);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) {
+            eproc p;
+            memset(&p, 0, sizeof p);
+            snprintf(p.path, sizeof p.path, "%s", paths[i]);
+            ORR_PUSH(k->p, k->np, k->cap_p, p);
+            rc = read_trace(k, &k->p[k->np - 1], err);
+        }
+        free(paths[i]);
+    }
+    free(paths);
+    if (rc == 0 && n == 0) rc = orr_fail(err, "emulation trace directory %s: no trace-*.txt (did the program use CUDA?)", dir);
+    return rc;
+}
+
+/* Global ranks of the active processes: RANK, else the rank in a communicator spanning all. */
+static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
+{
+    int all_env = 1;
+    for (size_t i = 0; i < k->np; i++)
+        if (k->p[i].active && k->p[i].env_rank < 0) all_env = 0;
+    if (all_env) {
+        for (size_t i = 0; i < k->np; i++)
+            if (k->p[i].active) k->p[i].grank = (uint32_t)k->p[i].env_rank;
+    } else if (nact == 1) {
+        for (size_t i = 0; i < k->np; i++)
+            if (k->p[i].active) k->p[i].grank = 0;
+    } else {
+        /* the first communicator (in trace order) that every active process belongs to */
+        int found = 0;
+        for (size_t ci = 0; ci < k->nc && !found; ci++) {
+            uint32_t have = 0;
+            for (size_t i = 0; i < k->np; i++) {
+                if (!k->p[i].active) continue;
+                for (size_t m = 0; m < k->p[i].nmem; m++)
+                    if (k->p[i].mem[m].comm == ci && k->p[i].mem[m].nranks == nact) {
+                        k->p[i].grank = k->p[i].mem[m].rank;
+                        have++;
+                        break;
+                    }
+            }
+            found = have == nact;
+        }
+        if (!found)
+            return orr_fail(err, "emulation traces in %s: %u processes used a GPU but neither RANK is set in their "
+                                 "environment nor do they share a communicator of all of them; cannot tell their "
+                                 "global ranks",
+                            k->np ? k->p[0].path : "?", nact);
+    }
+    /* ranks must be 0..nact-1, each once */
+    char *seen = orr_xcalloc(nact, 1);
+    int rc = 0;
+    for (size_t i = 0; i < k->np && rc == 0; i++) {
+        if (!k->p[i].active) continue;
+        if (k->p[i].grank >= nact || seen[k->p[i].grank])
+            rc = orr_fail(err, "emulation trace %s: global rank %u is out of range or taken twice (%u processes used "
+                               "a GPU)",
+                          k->p[i].path, k->p[i].grank, nact);
+        else seen[k->p[i].grank] = 1;
+    }
+    free(seen);
+    return rc;
+}
+
+static int build_comms(collator *k, orr_workload *w, orr_err *err)
+{
+    for (size_t ci = 0; ci < k->nc; ci++) {
+        ecomm *c = &k->c[ci];
+        c->nranks = 0;
+        for (size_t i = 0; i < k->np; i++)
+            for (size_t m = 0; m < k->p[i].nmem; m++)
+                if (k->p[i].mem[m].comm == ci) {
+                    if (c->nranks && c->nranks != k->p[i].mem[m].nranks)
+                        return orr_fail(err, "emulation trace %s: communicator %s has %u ranks here and %u elsewhere",
+                                        k->p[i].path, c->id, k->p[i].mem[m].nranks, c->nranks);
+                    c->nranks = k->p[i].mem[m].nranks;
+                }
+        if (c->nranks == 0)
+            return orr_fail(err, "emulation traces in %s: communicator %s is used but never created", k->dir, c->id);
+        c->grank = orr_xmalloc(c->nranks * sizeof *c->grank);
+        for (uint32_t r = 0; r < c->nranks; r++) c->grank[r] = UINT32_MAX;
+        for (size_t i = 0; i < k->np; i++)
+            for (size_t m = 0; m < k->p[i].nmem; m++) {
+                const emember *e = &k->p[i].mem[m];
+                if (e->comm != ci) continue;
+                if (!k->p[i].active)
+                    return orr_fail(err, "emulation trace %s: joined communicator %s but did no GPU work", k->p[i].path,
+                                    c->id);
+                if (c->grank[e->rank] != UINT32_MAX)
+                    return orr_fail(err, "emulation trace %s: rank %u of communicator %s is claimed twice", k->p[i].path,
+                                    e->rank, c->id);
+                c->grank[e->rank] = k->p[i].grank;
+            }
+        uint32_t *members = orr_xmalloc(c->nranks * sizeof *members);
+        for (uint32_t r = 0; r < c->nranks; r++) {
+            if (c->grank[r] == UINT32_MAX) {
+                free(members);
+                return orr_fail(err, "emulation traces in %s: rank %u of communicator %s (%u ranks) never joined (a "
+                                     "process of the job was not traced?)",
+                                k->dir, r, c->id, c->nranks);
+            }
+            members[r] = c->grank[r];
+        }
+        /* ascending, as groups keep them */
+        for (uint32_t a = 1; a < c->nranks; a++)
+            for (uint32_t b = a; b > 0 && members[b - 1] > members[b]; b--) {
+                uint32_t t = members[b];
+                members[b] = members[b - 1];
+                members[b - 1] = t;
+            }
+        char label[32];
+        snprintf(label, sizeof label, "comm%zu", ci);
+        c->group = orr_workload_add_group(w, c->nranks == w->world_size && w->world_size > 1 ? ORR_ROLE_DP : ORR_ROLE_OTHER,
+                                          members, c->nranks, label);
+        free(members);
+    }
+    return 0;
+}
+
+/* Host <-> device copies cross PCIe: 24 GB/s, what a pinned cudaMemcpy reaches on a PCIe Gen4 x16
+ * link (Gen5 parts reach about twice that; this underestimates their speed for large copies). */
+#define PCIE_BPS 24e9
+
+static orr_dtype dtype_of_size(int64_t bytes)
+{
+    return bytes == 2 ? ORR_BF16 : bytes == 1 ? ORR_FP8 : ORR_FP32;
+}
+
+typedef struct kdb {
+    sqlite3 *db;
+    sqlite3_stmt *q;
+} kdb;
+
+static int kdb_open(kdb *d, const char *path, orr_err *err)
+{
+    memset(d, 0, sizeof d[0]);
+    if (!path) return 0;
+    if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, "SELECT dur_ps FROM kernels WHERE gpu = ?1 AND name = ?2 AND grid = ?3 AND block = ?4",
+                           -1, &d->q, NULL) != SQLITE_OK) {
+        orr_fail(err, "--kernel-db %s: not a kernel database (%s)", path, d->db ? sqlite3_errmsg(d->db) : "cannot open");
+        sqlite3_close(d->db);
+        d->db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t kdb_get(kdb *d, const char *gpu, const char *name, const uint32_t g[6])
+{
+    if (!d->q) return 0;
+    char grid[48], block[48];
+    snprintf(grid, sizeof grid, "%u,%u,%u", g[0], g[1], g[2]);
+    snprintf(block, sizeof block, "%u,%u,%u", g[3], g[4], g[5]);
+    sqlite3_reset(d->q);
+    sqlite3_bind_text(d->q, 1, gpu, -1, SQLITE_STATIC);
+    sqlite3_bind_text(d->q, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(d->q, 3, grid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(d->q, 4, block, -1, SQLITE_STATIC);
+    int64_t v = 0;
+    if (sqlite3_step(d->q) == SQLITE_ROW) v = sqlite3_column_int64(d->q, 0);
+    return v > 0 ? v : 0;
+}
+
+static void kdb_close(kdb *d)
+{
+    sqlite3_finalize(d->q);
+    sqlite3_close(d->db);
+}
+
+static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_gpu *g, kdb *db, orr_err *err)
+{
+    orr_rank *rk = &w->ranks[ri];
+    orr_emu_info *in = k->info;
+    uint32_t *seq = orr_xcalloc(k->nc ? k->nc : 1, sizeof *seq);
+    int in_group = 0;
+    int64_t group_last = -1; /* op index of the last comm op in the open NCCL group */
+    uint64_t group_host_ns = 0;
+    int rc = 0;
+    for (size_t i = 0; i < p->nr && rc == 0; i++) {
+        const erec *r = &p->r[i];
+        orr_op op;
+        memset(&op, 0, sizeof op);
+        op.stream = (uint8_t)r->stream;
+        op.layer = ORR_NO_LAYER;
+        op.mb = ORR_NO_MB;
+        op.phase = ORR_PHASE_OTHER;
+        switch (r->t) {
+        case R_HOST:
+            if (in_group) { /* host time inside an NCCL group: counted after it, so the group stays one batch */
+                group_host_ns += r->n;
+                continue;
+            }
+            if (rk->nops && rk->ops[rk->nops - 1].kind == ORR_OP_HOST) {
+                rk->ops[rk->nops - 1].dur_ps += (int64_t)r->n * ORR_PS_PER_NS;
+                continue;
+            }
+            op.kind = ORR_OP_HOST;
+            op.dur_ps = (int64_t)r->n * ORR_PS_PER_NS;
+            op.name = orr_workload_name(w, "host");
+            break;
+        case R_KERNEL: {
+            const char *name = p->names[r->a];
+            op.kind = ORR_OP_KERNEL;
+            op.name = orr_workload_name(w, name);
+            op.dtype = ORR_BF16;
+            in->kernels++;
+            if (r->x >= 0) {
+                const etag *t = &p->tags[r->x];
+                op.cls = t->cls;
+                op.flops = t->flops / t->kernels;
+                op.bytes = (uint64_t)llround(t->bytes / t->kernels);
+                in->kernels_tagged++;
+            } else {
+                int64_t d = kdb_get(db, g->name, name, r->dims);
+                if (d > 0) {
+                    op.cls = ORR_CLS_OTHER;
+                    op.dur_ps = d;
+                    in->kernels_db++;
+                } else {
+                    /* launch geometry only: a memory-bound kernel moving 8 bytes per thread */
+                    double threads = (double)r->dims[0] * r->dims[1] * r->dims[2] * r->dims[3] * r->dims[4] * r->dims[5];
+                    op.cls = ORR_CLS_ELEMENTWISE;
+                    op.flops = threads;
+                    op.bytes = (uint64_t)(threads * 8.0);
+                    in->kernels_geometry++;
+                }
+            }
+            break;
+        }
+        case R_GEMM: {
+            op.kind = ORR_OP_KERNEL;
+            op.cls = ORR_CLS_GEMM;
+            op.dtype = r->sub;
+            op.name = orr_workload_name(w, "cublas_gemm");
+            memcpy(op.dims, r->dims, sizeof op.dims);
+            double m = r->dims[0], n = r->dims[1], kk = r->dims[2], b = r->dims[3];
+            int eb = orr_dtype_bytes((orr_dtype)r->sub);
+            op.flops = 2.0 * m * n * kk * b;
+            op.bytes = (uint64_t)((m * kk + kk * n + m * n) * b * eb);
+            in->kernels++;
+            in->kernels_gemm++;
+            break;
+        }
+        case R_COPY:
+            op.kind = ORR_OP_MEMCPY;
+            op.bytes = r->n;
+            op.name = orr_workload_name(w, r->sub == CP_H2D ? "memcpy_h2d" : r->sub == CP_D2H ? "memcpy_d2h" : "memcpy_d2d");
+            if (r->sub != CP_D2D) op.dur_ps = (int64_t)llround((double)r->n / PCIE_BPS * 1e12) + 1;
+            in->copies++;
+            break;
+        case R_SET:
+            op.kind = ORR_OP_MEMSET;
+            op.bytes = r->n;
+            op.name = orr_workload_name(w, "memset");
+            break;
+        case R_ALLOC:
+        case R_FREE:
+            op.kind = r->t == R_ALLOC ? ORR_OP_ALLOC : ORR_OP_FREE;
+            op.a = r->a;
+            op.bytes = r->n;
+            op.cls = ORR_MEM_OTHER;
+            op.stream = 0;
+            op.name = orr_workload_name(w, r->t == R_ALLOC ? "cudaMalloc" : "cudaFree");
+            if (r->t == R_ALLOC) in->allocs++;
+            break;
+        case R_EREC: op.kind = ORR_OP_EVENT_RECORD, op.a = r->a, op.name = orr_workload_name(w, "event_record"); break;
+        case R_SWAIT: op.kind = ORR_OP_STREAM_WAIT, op.a = r->a, op.name = orr_workload_name(w, "stream_wait"); break;
+        case R_ESYNC: op.kind = ORR_OP_EVENT_SYNC, op.a = r->a, op.name = orr_workload_name(w, "event_sync"); break;
+        case R_SSYNC: op.kind = ORR_OP_STREAM_SYNC, op.name = orr_workload_name(w, "stream_sync"); break;
+        case R_DSYNC: op.kind = ORR_OP_DEVICE_SYNC, op.name = orr_workload_name(w, "device_sync"); break;
+        case R_COLL: {
+            const ecomm *c = &k->c[r->a];
+            uint64_t n = c->nranks, bytes = r->n * (uint64_t)r->x;
+            op.kind = ORR_OP_COLL;
+            op.cls = r->sub;
+            op.dtype = (uint8_t)dtype_of_size(r->x);
+            op.a = c->group;
+            op.seq = seq[r->a]++;
+            op.role = w->groups[c->group].role;
+            /* NCCL's per-rank buffer convention of workload.h */
+            op.bytes = r->sub == ORR_COLL_ALLGATHER || r->sub == ORR_COLL_REDUCESCATTER || r->sub == ORR_COLL_ALLTOALL
+                           ? bytes * n : bytes;
+            op.name = orr_workload_name(w, orr_coll_kind_name((orr_coll_kind)r->sub));
+            in->collectives++;
+            break;
+        }
+        case R_SEND:
+        case R_RECV: {
+            const ecomm *c = &k->c[r->a];
+            if (r->b >= c->nranks) {
+                rc = bad(err, p, r->line, "peer rank beyond the communicator's size");
+                continue;
+            }
+            op.kind = r->t == R_SEND ? ORR_OP_SEND : ORR_OP_RECV;
+            op.a = c->grank[r->b];
+            op.seq = c->group; /* tag: order is kept per communicator, as NCCL keeps it */
+            op.bytes = r->n * (uint64_t)r->x;
+            op.dtype = (uint8_t)dtype_of_size(r->x);
+            op.role = w->groups[c->group].role;
+            op.name = orr_workload_name(w, r->t == R_SEND ? "nccl_send" : "nccl_recv");
+            in->p2p++;
+            break;
+        }
+        case R_GS:
+            in_group = 1;
+            group_last = -1;
+            continue;
+        case R_GE:
+            in_group = 0;
+            group_last = -1;
+            if (group_host_ns) {
+                op.kind = ORR_OP_HOST;
+                op.dur_ps = (int64_t)group_host_ns * ORR_PS_PER_NS;
+                op.name = orr_workload_name(w, "host");
+                group_host_ns = 0;
+                break;
+            }
+            continue;
+        default: continue;
+        }
+        int comm = op.kind == ORR_OP_COLL || op.kind == ORR_OP_SEND || op.kind == ORR_OP_RECV;
+        if (in_group && comm) {
+            /* posted together with the previous comm op of the group when on the same stream */
+            if (group_last >= 0 && rk->ops[group_last].stream == op.stream && (size_t)group_last == rk->nops - 1)
+                rk->ops[group_last].flags |= ORR_OPF_BATCH_NEXT;
+            group_last = (int64_t)rk->nops;
+        }
+        orr_rank_push(rk, &op);
+        /* a synchronous cudaMemcpy returns when the copy is done */
+        if (r->t == R_COPY && r->sync) {
+            orr_op s;
+            memset(&s, 0, sizeof s);
+            s.kind = ORR_OP_STREAM_SYNC;
+            s.stream = op.stream;
+            s.layer = ORR_NO_LAYER;
+            s.mb = ORR_NO_MB;
+            s.phase = ORR_PHASE_OTHER;
+            s.name = orr_workload_name(w, "stream_sync");
+            orr_rank_push(rk, &s);
+        }
+    }
+    free(seq);
+    return rc;
+}
+
+/* Hash of a rank's op sequence, host durations left out (they differ run to run). */
+static uint64_t rank_hash(const orr_rank *r)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < r->nops; i++) {
+        const orr_op *o = &r->ops[i];
+        uint64_t v = (uint64_t)o->kind | (uint64_t)o->stream << 8 | (uint64_t)o->cls << 16 | (uint64_t)o->dtype << 24 |
+                     (uint64_t)o->flags << 32 | (uint64_t)o->name << 40;
+        h = orr_hash64(h ^ v);
+        h = orr_hash64(h ^ o->bytes);
+        h = orr_hash64(h ^ ((uint64_t)o->a << 32 | o->seq));
+        if (o->kind != ORR_OP_HOST) h = orr_hash64(h ^ (uint64_t)o->dur_ps);
+        uint64_t f;
+        memcpy(&f, &o->flops, sizeof f);
+        h = orr_hash64(h ^ f ^ ((uint64_t)o->dims[0] << 32 | o->dims[1]) ^ ((uint64_t)o->dims[2] << 16 | o->dims[3]));
+    }
+    return h;
+}
+
+static int ops_equal(const orr_rank *a, const orr_rank *b)
+{
+    if (a->nops != b->nops) return 0;
+    for (size_t i = 0; i < a->nops; i++) {
+        orr_op x = a->ops[i], y = b->ops[i];
+        if (x.kind == ORR_OP_HOST) x.dur_ps = y.dur_ps = 0;
+        if (memcmp(&x, &y, sizeof x) != 0) return 0;
+    }
+    return 1;
+}
+
+/* Keeps one rank of each class of equal op sequences (no p2p: a peer must be simulated). */
+static orr_workload *dedup(orr_workload *w)
+{
+    size_t n = w->nranks;
+    uint32_t *rep = orr_xmalloc(n * sizeof *rep);
+    uint64_t *h = orr_xmalloc(n * sizeof *h);
+    int *p2p = orr_xcalloc(n, sizeof *p2p);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = rank_hash(&w->ranks[i]);
+        for (size_t j = 0; j < w->ranks[i].nops; j++)
+            if (w->ranks[i].ops[j].kind == ORR_OP_SEND || w->ranks[i].ops[j].kind == ORR_OP_RECV) p2p[i] = 1;
+        rep[i] = (uint32_t)i;
+        if (p2p[i]) continue;
+        for (size_t j = 0; j < i; j++)
+            if (rep[j] == j && !p2p[j] && h[j] == h[i] && ops_equal(&w->ranks[j], &w->ranks[i])) {
+                rep[i] = (uint32_t)j;
+                break;
+            }
+    }
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) distinct += rep[i] == i;
+    orr_workload *out = w;
+    if (distinct < n) {
+        out = orr_workload_new(w->world_size, w->gpus_per_node);
+        for (size_t i = 0; i < w->nnames; i++) orr_workload_name(out, w->names[i]);
+        for (size_t i = 0; i < w->ngroups; i++)
+            orr_workload_add_group(out, (orr_comm_role)w->groups[i].role, w->groups[i].members, w->groups[i].size,
+                                   w->groups[i].label);
+        for (size_t i = 0; i < n; i++) {
+            if (rep[i] != i) continue;
+            uint32_t weight = 0;
+            for (size_t j = 0; j < n; j++) weight += rep[j] == i;
+            uint32_t ri = orr_workload_add_rank(out, w->ranks[i].gpu, weight, w->ranks[i].label);
+            for (size_t j = 0; j < w->ranks[i].nops; j++) orr_rank_push(&out->ranks[ri], &w->ranks[i].ops[j]);
+        }
+        orr_workload_free(w);
+    }
+    free(rep);
+    free(h);
+    free(p2p);
+    return out;
+}
+
+static void collator_free(collator *k)
+{
+    for (size_t i = 0; i < k->np; i++) {
+        eproc *p = &k->p[i];
+        free(p->r);
+        for (size_t j = 0; j < p->nnames; j++) free(p->names[j]);
+        free(p->names);
+        free(p->tags);
+        free(p->mem);
+    }
+    free(k->p);
+    for (size_t i = 0; i < k->nc; i++) free(k->c[i].grank);
+    free(k->c);
+}
+
+orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr_cluster *c, orr_emu_info *info,
+                              orr_err *err)
+{
+    memset(info, 0, sizeof *info);
+    collator k;
+    memset(&k, 0, sizeof k);
+    k.info = info;
+    k.dir = o->trace_dir;
+    orr_workload *w = NULL;
+    kdb db;
+    if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
+    if (read_dir(&k, o->trace_dir, err) < 0) goto out;
+    uint32_t nact = 0;
+    for (size_t i = 0; i < k.np; i++) nact += (uint32_t)k.p[i].active;
+    info->processes = nact;
+    info->ignored = (uint32_t)k.np - nact;
+    if (nact == 0) {
+        orr_fail(err, "emulation traces in %s: no process used a GPU", o->trace_dir);
+        goto out;
+    }
+    if (o->gpus && o->gpus != nact) {
+        orr_fail(err, "--gpus %u: the program ran %u processes that used a GPU (one GPU per process)", o->gpus, nact);
+        goto out;
+    }
+    if (assign_ranks(&k, nact, err) < 0) goto out;
+    uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : c->gpus_per_node;
+    if (gpn > nact) gpn = nact;
+    w = orr_workload_new(nact, gpn);
+    if (build_comms(&k, w, err) < 0) goto fail;
+    info->comms = (uint32_t)k.nc;
+    /* ranks in global-rank order */
+    for (uint32_t gr = 0; gr < nact; gr++) {
+        for (size_t i = 0; i < k.np; i++) {
+            eproc *p = &k.p[i];
+            if (!p->active || p->grank != gr) continue;
+            char label[48];
+            snprintf(label, sizeof label, "rank%u pid%ld", gr, p->pid);
+            uint32_t ri = orr_workload_add_rank(w, gr, 1, label);
+            if (lower(&k, p, w, ri, g, &db, err) < 0) goto fail;
+            if (p->oom && !info->oom) {
+                info->oom = 1;
+                info->oom_rank = gr;
+                info->oom_bytes = p->oom_bytes;
+                info->oom_used_bytes = p->oom_used;
+            }
+        }
+    }
+    if (o->dedup) w = dedup(w);
+    info->simulated = (uint32_t)w->nranks;
+    if (orr_workload_finalize(w, err) < 0) goto fail;
+    goto out;
+fail:
+    orr_workload_free(w);
+    w = NULL;
+out:
+    kdb_close(&db);
+    collator_free(&k);
+    return w;
+}
+
+void orr_emu_info_free(orr_emu_info *info)
+{
+    free(info->apis);
+    memset(info, 0, sizeof *info);
+}
+
+int orr_kdb_put(const char *path, const char *gpu, const char *kernel, const unsigned grid[3], const unsigned block[3],
+                int64_t dur_ps, const char *source, orr_err *err)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_open(path, &db) != SQLITE_OK) goto done;
+    if (sqlite3_exec(db,
+                     "CREATE TABLE IF NOT EXISTS kernels (gpu TEXT NOT NULL, name TEXT NOT NULL, grid TEXT NOT NULL, "
+                     "block TEXT NOT NULL, dur_ps INTEGER NOT NULL, source TEXT, PRIMARY KEY (gpu, name, grid, block))",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        goto done;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO kernels VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &st, NULL) !=
+        SQLITE_OK)
+        goto done;
+    char gs[48], bs[48];
+    snprintf(gs, sizeof gs, "%u,%u,%u", grid[0], grid[1], grid[2]);
+    snprintf(bs, sizeof bs, "%u,%u,%u", block[0], block[1], block[2]);
+    sqlite3_bind_text(st, 1, gpu, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, kernel, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, gs, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, bs, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, dur_ps);
+    sqlite3_bind_text(st, 6, source ? source : "", -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_DONE) rc = 0;
+done:
+    if (rc < 0) orr_fail(err, "kernel database %s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * emu.h - the core of the CUDA/NCCL emulation libraries (liborrery_emu.so), shared by the thin
+ * stand-ins for libcudart, libcuda, libcublas, libnccl and NVML that `orrery emulate` preloads.
+ *
+ * Nothing here runs on a GPU. The core keeps the state a program can observe (device memory as
+ * fake addresses with a capacity, streams, events, kernels registered by the fat binary, the last
+ * error) and writes every call that matters for timing to the process's trace, one line per call
+ * (format: docs/emulate.md). Host CPU time between calls is measured with the thread's CPU clock,
+ * so an emulation that shares a core with other ranks still measures each rank's own host work.
+ *
+ * The shim libraries are plain C with their own declarations of the CUDA/NCCL types they need
+ * (ABI facts: enum values, struct layouts); they include no NVIDIA header, so they build on a
+ * machine without the CUDA toolkit.
+ */
+#ifndef ORRERY_EMU_SHIM_H
+#define ORRERY_EMU_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMU_EXPORT __attribute__((visibility("default")))
+
+/* Streams and events are handles the program holds; their values are addresses inside two
+ * static tables of the core, so any shim can map a handle back to its index. Index 0 is the
+ * default (legacy) stream; handles 0, 1 (cudaStreamLegacy) and 2 (cudaStreamPerThread) map to it. */
+#define EMU_MAX_STREAMS 255
+#define EMU_MAX_EVENTS 65536
+
+/* Every exported entry point starts with EMU_ENTER("name") and ends with emu_leave(): the core
+ * closes the host interval since the previous call (a trace line "H ns") and counts the call. */
+void emu_enter(const char *api);
+void emu_leave(void);
+#define EMU_ENTER(api) emu_enter(api)
+
+/* Writes one trace line (printf format; the newline is added). */
+void emu_rec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "orrery emulate: <msg>" to stderr and ends the process with status 3: for calls the
+ * emulator does not implement and states it cannot represent, which must never pass silently. */
+_Noreturn void emu_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a warning once per key. */
+void emu_warn_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Device memory. emu_malloc returns 0 and a fake address, or -1 when the allocation would exceed
+ * the capacity (the trace gets an "OOM" line). emu_free returns -1 for an address it never gave. */
+int emu_malloc(uint64_t bytes, uintptr_t *addr);
+int emu_free(uintptr_t addr);
+int emu_is_device_ptr(uintptr_t addr);
+uint64_t emu_mem_capacity(void);
+uint64_t emu_mem_used(void);
+
+/* Stream and event handles. Index -1: not a handle of ours. */
+void *emu_stream_create(int priority);
+int emu_stream_index(const void *handle);
+void emu_stream_destroy(const void *handle);
+void *emu_event_create(void);
+int emu_event_index(const void *handle);
+void emu_event_destroy(const void *handle);
+
+/* Kernels registered from fat binaries: host stub address -> name. */
+void emu_kernel_register(const void *host_fun, const char *name);
+/* Returns the kernel's registration (opaque, stable), or NULL. */
+const void *emu_kernel_lookup(const void *host_fun);
+const char *emu_kernel_name(const void *kernel);
+/* Records a kernel launch on a stream (the name is interned into the trace's name table). */
+void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3], size_t shmem, int stream);
+/* Interns a name into the trace (an "N id name" line the first time); returns its id. */
+uint32_t emu_name_id(const char *name);
+
+/* The device the process uses (cudaSetDevice); the emulator models one GPU per process. */
+int emu_device(void);
+void emu_set_device(int dev);
+int emu_device_count(void);
+
+/* The last-error state of the runtime. */
+int emu_last_error(int clear);
+int emu_set_error(int err);
+
+/* The trace directory shared by every process of the run (NCCL split rendezvous files). */
+const char *emu_dir(void);
+
+#endif

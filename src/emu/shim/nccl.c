@@ -1,0 +1,408 @@
+/*
+ * nccl.c - the NCCL stand-in (libnccl.so.2).
+ *
+ * A communicator is what the program says it is: a unique id, its size and this rank. Init needs
+ * no exchange between processes (no data moves), so every rank records "NC id nranks rank" and the
+ * collator joins the ranks by id. ncclCommSplit does need to know the other ranks' colours: the
+ * ranks meet through files in the trace directory (each writes its colour and key, then reads
+ * everyone's), the same way the real one meets through its bootstrap network. Collectives and
+ * send/recv are recorded with their stream, communicator, element count and element size;
+ * ncclGroupStart/End are recorded so the collator posts grouped operations together.
+ */
+#define _GNU_SOURCE
+#include "emu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int ncclResult_t;
+enum { ncclSuccess = 0, ncclInvalidArgument = 4, ncclInvalidUsage = 5 };
+#define NCCL_SPLIT_NOCOLOR (-1)
+#define EMU_NCCL_VERSION 22809 /* the NCCL whose ABI this follows: 2.28.9 */
+
+typedef struct {
+    char internal[128];
+} ncclUniqueId;
+
+typedef struct emu_comm {
+    char id[33]; /* 32 hex digits */
+    int nranks, rank, device;
+    unsigned splits; /* splits made from this communicator, for the rendezvous file names */
+} emu_comm;
+typedef emu_comm *ncclComm_t;
+
+static ncclResult_t done(ncclResult_t r)
+{
+    emu_leave();
+    return r;
+}
+
+static int dtype_bytes(int dt)
+{
+    static const int sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+    return dt >= 0 && dt < (int)(sizeof sizes / sizeof sizes[0]) ? sizes[dt] : 0;
+}
+
+static int stream_of(void *s, const char *api)
+{
+    int i = emu_stream_index(s);
+    if (i < 0) emu_die("%s: stream %p is not a stream this process created", api, s);
+    return i;
+}
+
+EMU_EXPORT ncclResult_t ncclGetVersion(int *v)
+{
+    EMU_ENTER("ncclGetVersion");
+    if (!v) return done(ncclInvalidArgument);
+    *v = EMU_NCCL_VERSION;
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT const char *ncclGetErrorString(ncclResult_t r)
+{
+    switch (r) {
+    case ncclSuccess: return "no error";
+    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    default: return "unknown result code";
+    }
+}
+
+EMU_EXPORT const char *ncclGetLastError(ncclComm_t c)
+{
+    (void)c;
+    return "";
+}
+
+EMU_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *u)
+{
+    EMU_ENTER("ncclGetUniqueId");
+    if (!u) return done(ncclInvalidArgument);
+    memset(u, 0, sizeof *u);
+    unsigned char r[16];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+        /* fall back on pid and time: unique enough among the processes of one run */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t a = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_nsec, b = (uint64_t)ts.tv_sec;
+        memcpy(r, &a, 8);
+        memcpy(r + 8, &b, 8);
+    }
+    memcpy(u->internal, "orrery", 6);
+    memcpy(u->internal + 8, r, sizeof r);
+    return done(ncclSuccess);
+}
+
+static emu_comm *comm_new(const char *id, int nranks, int rank)
+{
+    emu_comm *c = calloc(1, sizeof *c);
+    if (!c) emu_die("out of host memory");
+    snprintf(c->id, sizeof c->id, "%s", id);
+    c->nranks = nranks;
+    c->rank = rank;
+    c->device = emu_device();
+    emu_rec("NC %s %d %d", c->id, nranks, rank);
+    return c;
+}
+
+static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *u, int rank)
+{
+    if (!comm || !u || nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
+    if (memcmp(u->internal, "orrery", 6) != 0)
+        emu_die("ncclCommInitRank: the unique id was not made by the emulator's ncclGetUniqueId");
+    char id[33];
+    for (int i = 0; i < 16; i++) snprintf(id + 2 * i, 3, "%02x", (unsigned char)u->internal[8 + i]);
+    *comm = comm_new(id, nranks, rank);
+    return ncclSuccess;
+}
+
+EMU_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId u, int rank)
+{
+    EMU_ENTER("ncclCommInitRank");
+    return done(init_rank(comm, nranks, &u, rank));
+}
+
+EMU_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId u, int rank, void *config)
+{
+    (void)config;
+    EMU_ENTER("ncclCommInitRankConfig");
+    return done(init_rank(comm, nranks, &u, rank));
+}
+
+EMU_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nids, ncclUniqueId *ids,
+                                                 void *config)
+{
+    (void)config;
+    EMU_ENTER("ncclCommInitRankScalable");
+    if (nids < 1 || !ids) return done(ncclInvalidArgument);
+    return done(init_rank(comm, nranks, &ids[0], rank));
+}
+
+EMU_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
+{
+    (void)comms, (void)ndev, (void)devlist;
+    EMU_ENTER("ncclCommInitAll");
+    emu_die("ncclCommInitAll (one process driving several GPUs) is not supported: the emulator models one "
+            "GPU per process");
+}
+
+EMU_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t c)
+{
+    EMU_ENTER("ncclCommDestroy");
+    free(c);
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommAbort(ncclComm_t c)
+{
+    EMU_ENTER("ncclCommAbort");
+    free(c);
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t c)
+{
+    (void)c;
+    EMU_ENTER("ncclCommFinalize");
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *r)
+{
+    (void)c;
+    EMU_ENTER("ncclCommGetAsyncError");
+    if (!r) return done(ncclInvalidArgument);
+    *r = ncclSuccess;
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommCount(const ncclComm_t c, int *n)
+{
+    EMU_ENTER("ncclCommCount");
+    if (!c || !n) return done(ncclInvalidArgument);
+    *n = c->nranks;
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t c, int *dev)
+{
+    EMU_ENTER("ncclCommCuDevice");
+    if (!c || !dev) return done(ncclInvalidArgument);
+    *dev = c->device;
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t c, int *rank)
+{
+    EMU_ENTER("ncclCommUserRank");
+    if (!c || !rank) return done(ncclInvalidArgument);
+    *rank = c->rank;
+    return done(ncclSuccess);
+}
+
+/* ---- split: a rendezvous through files ---- */
+
+typedef struct split_entry {
+    int color, key, rank;
+} split_entry;
+
+static int by_key_then_rank(const void *a, const void *b)
+{
+    const split_entry *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+EMU_EXPORT ncclResult_t ncclCommSplit(ncclComm_t c, int color, int key, ncclComm_t *out, void *config)
+{
+    (void)config;
+    EMU_ENTER("ncclCommSplit");
+    if (!c || !out) return done(ncclInvalidArgument);
+    unsigned seq = c->splits++;
+    char path[700], tmp[720];
+    snprintf(path, sizeof path, "%s/split-%s-%u-%d.txt", emu_dir(), c->id, seq, c->rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%d %d\n", color, key) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+        emu_die("ncclCommSplit: cannot write %s: %s", path, strerror(errno));
+    split_entry *all = calloc((size_t)c->nranks, sizeof *all);
+    if (!all) emu_die("out of host memory");
+    const int timeout_s = 600;
+    for (int r = 0; r < c->nranks; r++) {
+        snprintf(path, sizeof path, "%s/split-%s-%u-%d.txt", emu_dir(), c->id, seq, r);
+        int got = 0;
+        for (long waited_ms = 0; !got; waited_ms += 2) {
+            FILE *g = fopen(path, "r");
+            if (g) {
+                got = fscanf(g, "%d %d", &all[r].color, &all[r].key) == 2;
+                fclose(g);
+            }
+            if (got) break;
+            if (waited_ms > timeout_s * 1000L)
+                emu_die("ncclCommSplit on communicator %s: rank %d did not join within %d s", c->id, r, timeout_s);
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+        all[r].rank = r;
+    }
+    if (color == NCCL_SPLIT_NOCOLOR) {
+        free(all);
+        *out = NULL;
+        return done(ncclSuccess);
+    }
+    /* members of my colour, ordered by key then parent rank, as NCCL orders them */
+    int n = 0;
+    for (int r = 0; r < c->nranks; r++)
+        if (all[r].color == color) all[n++] = all[r];
+    qsort(all, (size_t)n, sizeof *all, by_key_then_rank);
+    int mine = 0;
+    while (mine < n && all[mine].rank != c->rank) mine++;
+    free(all);
+    /* the child's id is a function of the parent's, the split's number and the colour */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = c->id; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ seq) * 1099511628211ull;
+    h = (h ^ (uint64_t)(unsigned)color) * 1099511628211ull;
+    uint64_t h2 = (h ^ 0x5bd1e995u) * 0x9e3779b97f4a7c15ull;
+    char id[33];
+    snprintf(id, sizeof id, "%016llx%016llx", (unsigned long long)h, (unsigned long long)h2);
+    *out = comm_new(id, n, mine);
+    return done(ncclSuccess);
+}
+
+/* ---- operations ---- */
+
+static ncclResult_t coll(const char *api, const char *op, size_t count, int dt, int root, ncclComm_t c, void *s)
+{
+    if (!c || dtype_bytes(dt) == 0) return ncclInvalidArgument;
+    if (root >= c->nranks) return ncclInvalidArgument;
+    emu_rec("CO %d %s %s %zu %d %d", stream_of(s, api), c->id, op, count, dtype_bytes(dt), root);
+    return ncclSuccess;
+}
+
+EMU_EXPORT ncclResult_t ncclAllReduce(const void *sb, void *rb, size_t count, int dt, int op, ncclComm_t c, void *s)
+{
+    (void)sb, (void)rb, (void)op;
+    EMU_ENTER("ncclAllReduce");
+    return done(coll("ncclAllReduce", "allreduce", count, dt, 0, c, s));
+}
+
+EMU_EXPORT ncclResult_t ncclAllGather(const void *sb, void *rb, size_t sendcount, int dt, ncclComm_t c, void *s)
+{
+    (void)sb, (void)rb;
+    EMU_ENTER("ncclAllGather");
+    return done(coll("ncclAllGather", "allgather", sendcount, dt, 0, c, s));
+}
+
+EMU_EXPORT ncclResult_t ncclReduceScatter(const void *sb, void *rb, size_t recvcount, int dt, int op, ncclComm_t c,
+                                          void *s)
+{
+    (void)sb, (void)rb, (void)op;
+    EMU_ENTER("ncclReduceScatter");
+    return done(coll("ncclReduceScatter", "reducescatter", recvcount, dt, 0, c, s));
+}
+
+EMU_EXPORT ncclResult_t ncclBroadcast(const void *sb, void *rb, size_t count, int dt, int root, ncclComm_t c, void *s)
+{
+    (void)sb, (void)rb;
+    EMU_ENTER("ncclBroadcast");
+    return done(coll("ncclBroadcast", "broadcast", count, dt, root, c, s));
+}
+
+EMU_EXPORT ncclResult_t ncclBcast(void *b, size_t count, int dt, int root, ncclComm_t c, void *s)
+{
+    (void)b;
+    EMU_ENTER("ncclBcast");
+    return done(coll("ncclBcast", "broadcast", count, dt, root, c, s));
+}
+
+EMU_EXPORT ncclResult_t ncclReduce(const void *sb, void *rb, size_t count, int dt, int op, int root, ncclComm_t c,
+                                   void *s)
+{
+    (void)sb, (void)rb, (void)op;
+    EMU_ENTER("ncclReduce");
+    return done(coll("ncclReduce", "reduce", count, dt, root, c, s));
+}
+
+EMU_EXPORT ncclResult_t ncclAlltoAll(const void *sb, void *rb, size_t count, int dt, ncclComm_t c, void *s)
+{
+    (void)sb, (void)rb;
+    EMU_ENTER("ncclAlltoAll");
+    return done(coll("ncclAlltoAll", "alltoall", count, dt, 0, c, s));
+}
+
+static ncclResult_t p2p(const char *api, const char *kind, size_t count, int dt, int peer, ncclComm_t c, void *s)
+{
+    if (!c || dtype_bytes(dt) == 0 || peer < 0 || peer >= c->nranks || peer == c->rank) return ncclInvalidArgument;
+    emu_rec("%s %d %s %d %zu %d", kind, stream_of(s, api), c->id, peer, count, dtype_bytes(dt));
+    return ncclSuccess;
+}
+
+EMU_EXPORT ncclResult_t ncclSend(const void *b, size_t count, int dt, int peer, ncclComm_t c, void *s)
+{
+    (void)b;
+    EMU_ENTER("ncclSend");
+    return done(p2p("ncclSend", "SE", count, dt, peer, c, s));
+}
+
+EMU_EXPORT ncclResult_t ncclRecv(void *b, size_t count, int dt, int peer, ncclComm_t c, void *s)
+{
+    (void)b;
+    EMU_ENTER("ncclRecv");
+    return done(p2p("ncclRecv", "RE", count, dt, peer, c, s));
+}
+
+static _Thread_local int t_group_depth;
+
+EMU_EXPORT ncclResult_t ncclGroupStart(void)
+{
+    EMU_ENTER("ncclGroupStart");
+    if (t_group_depth++ == 0) emu_rec("GS");
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclGroupEnd(void)
+{
+    EMU_ENTER("ncclGroupEnd");
+    if (t_group_depth == 0) return done(ncclInvalidUsage);
+    if (--t_group_depth == 0) emu_rec("GE");
+    return done(ncclSuccess);
+}
+
+/* ---- reduction operators and registration: accepted, nothing to do ---- */
+
+EMU_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(int *op, void *scalar, int dt, int residence, ncclComm_t c)
+{
+    (void)scalar, (void)dt, (void)residence, (void)c;
+    EMU_ENTER("ncclRedOpCreatePreMulSum");
+    if (!op) return done(ncclInvalidArgument);
+    *op = 5; /* ncclNumOps: the first user-defined operator */
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclRedOpDestroy(int op, ncclComm_t c)
+{
+    (void)op, (void)c;
+    EMU_ENTER("ncclRedOpDestroy");
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t c, void *buf, size_t size, void **handle)
+{
+    (void)c, (void)buf, (void)size;
+    EMU_ENTER("ncclCommRegister");
+    if (handle) *handle = NULL;
+    return done(ncclSuccess);
+}
+
+EMU_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t c, void *handle)
+{
+    (void)c, (void)handle;
+    EMU_ENTER("ncclCommDeregister");
+    return done(ncclSuccess);
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Command-line tests of `orrery emulate`: a CUDA C program built by the test build (tests/emu)
+# runs under emulation and gets a prediction (text and JSON); a failing program, a missing `--`
+# and unknown flags give one line on stderr and a non-zero exit.
+# Usage: cli_emulate.sh ORRERY_BINARY SOURCE_DIR
+ORR="$1"
+BIN="$(dirname "$ORR")/emu-tests"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+one_line() { [ "$(wc -l < "$1")" -eq 1 ]; }
+
+"$ORR" emulate > "$TMP/e" 2>&1; rc=$?
+[ $rc -eq 2 ] && one_line "$TMP/e" && grep -q -- "-- CMD" "$TMP/e" && ok || bad "emulate without -- (rc $rc)"
+"$ORR" emulate --tp 2 -- true > "$TMP/e" 2>&1; rc=$?
+[ $rc -eq 2 ] && one_line "$TMP/e" && grep -q "unknown flag --tp" "$TMP/e" && ok || bad "emulate --tp (rc $rc)"
+"$ORR" emulate --gpu NoSuchGPU -- true > "$TMP/e" 2>&1; rc=$?
+[ $rc -eq 2 ] && one_line "$TMP/e" && grep -q "NoSuchGPU" "$TMP/e" && ok || bad "emulate --gpu NoSuchGPU (rc $rc)"
+"$ORR" emulate --profile -- true > "$TMP/e" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "not implemented" "$TMP/e" && ok || bad "emulate --profile (rc $rc)"
+"$ORR" emulate -- false > "$TMP/e" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "exited with status 1" "$TMP/e" && ok || bad "emulate of a failing program (rc $rc)"
+"$ORR" emulate -- true > "$TMP/e" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "no process used a GPU" "$TMP/e" && ok || bad "emulate of a program without CUDA (rc $rc)"
+
+if [ -x "$BIN/streams" ]; then
+    "$ORR" emulate --gpu H100 -- "$BIN/streams" > "$TMP/out.txt" 2>&1; rc=$?
+    [ $rc -eq 0 ] && ok || bad "emulate streams exit code $rc"
+    for want in "iteration time" "emulation: 1 process used a GPU" "3 kernels (1 tagged" "Memory per GPU"; do
+        grep -q "$want" "$TMP/out.txt" && ok || bad "emulate text lacks '$want'"
+    done
+    "$ORR" emulate --gpu H100 --json --trace-dir "$TMP/td" -- "$BIN/nccl" 4 > "$TMP/out.json" 2>"$TMP/err"; rc=$?
+    [ $rc -eq 0 ] && ok || bad "emulate nccl --json exit code $rc"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['config']; assert d['iteration_time_s'] > 0 and c['front_end'] == 'emulate' and c['gpus'] == 4 and c['collectives'] == 36" "$TMP/out.json" \
+        && ok || bad "emulate JSON does not parse or has wrong values"
+    [ "$(ls "$TMP/td" | grep -c '^trace-')" -eq 5 ] && ok || bad "--trace-dir does not keep the 5 traces"
+    "$ORR" emulate --trace-dir "$TMP/td" -- "$BIN/streams" > "$TMP/e" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q "earlier run" "$TMP/e" && ok || bad "emulate into a used --trace-dir (rc $rc)"
+    "$ORR" emulate --gpus 2 -- "$BIN/streams" > "$TMP/e" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q -- "--gpus 2" "$TMP/e" && ok || bad "emulate --gpus 2 of a 1-process program (rc $rc)"
+else
+    echo "SKIP: $BIN/streams not built (no nvcc)"
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,401 @@
+/*
+ * test_emulate.c - the emulator front end: the collator on hand-written traces (records, errors
+ * naming file and line, kernel database), and real CUDA C programs built by nvcc (tests/emu/, one .cu file each)
+ * run under the emulation libraries: what each program did is checked in the collated workload
+ * and in the prediction.
+ */
+#include "check.h"
+#include "orrery/emulate.h"
+#include "orrery/estimate.h"
+#include "orrery/orrery.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static orr_gpu G;
+static orr_cluster C;
+
+static char *make_dir(void)
+{
+    static char dirs[32][64];
+    static int n;
+    char *d = dirs[n++ % 32];
+    strcpy(d, "/tmp/orrery-test-emu-XXXXXX");
+    if (!mkdtemp(d)) abort();
+    return d;
+}
+
+static void put(const char *dir, const char *file, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static orr_workload *collate(const char *dir, int dedup, const char *kdb, orr_emu_info *info, orr_err *err)
+{
+    orr_emu_opts o = {.trace_dir = dir, .dedup = dedup, .kernel_db = kdb};
+    return orr_emu_collate(&o, &G, &C, info, err);
+}
+
+static size_t count_kind(const orr_rank *r, orr_op_kind k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nops; i++) n += r->ops[i].kind == k;
+    return n;
+}
+
+static const orr_op *nth(const orr_rank *r, orr_op_kind k, size_t nth_one, size_t *index)
+{
+    for (size_t i = 0; i < r->nops; i++)
+        if (r->ops[i].kind == k && nth_one-- == 0) {
+            if (index) *index = i;
+            return &r->ops[i];
+        }
+    return NULL;
+}
+
+#define HDR "orrery-emu-trace 1\nP pid=7 rank=- local_rank=- world=- capacity=1000000\n"
+
+static void test_collate_records(void)
+{
+    char *d = make_dir();
+    put(d, "trace-7.txt",
+        HDR "A 0 4096\nH 500\nH 250\nSC 1 0\nN 0 k1\nK 1 0 8 1 1 128 1 1 0 -1\nER 0 1\nSW 0 0\nN 1 op\n"
+            "T 0 1 gemm 1e9 3e6\nK 0 0 4 1 1 64 1 1 0 0\nK 0 0 4 1 1 64 1 1 0 0\nC 0 d2h 4096 1\nM 1 64\n"
+            "G 1 64 32 16 2 bf16\nSS 1\nES 0\nF 0\nDS\nS cudaMalloc 1\nEND\n");
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK_EQ_I64(w->nranks, 1);
+        const orr_rank *r = &w->ranks[0];
+        CHECK_EQ_I64(r->ops[0].kind, ORR_OP_ALLOC);
+        CHECK_EQ_I64(r->ops[0].bytes, 4096);
+        CHECK_EQ_I64(r->ops[1].kind, ORR_OP_HOST); /* the two H lines are one host op */
+        CHECK_EQ_I64(r->ops[1].dur_ps, 750 * ORR_PS_PER_NS);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_KERNEL), 4);
+        const orr_op *k0 = nth(r, ORR_OP_KERNEL, 0, NULL);
+        CHECK(k0 && k0->stream == 1 && k0->cls == ORR_CLS_ELEMENTWISE && k0->bytes == 8 * 128 * 8);
+        /* the operator's FLOPs and bytes are divided over its two kernels */
+        const orr_op *k1 = nth(r, ORR_OP_KERNEL, 1, NULL);
+        CHECK(k1 && k1->cls == ORR_CLS_GEMM && k1->flops == 5e8 && k1->bytes == 1500000);
+        const orr_op *g = nth(r, ORR_OP_KERNEL, 3, NULL);
+        CHECK(g && g->cls == ORR_CLS_GEMM && g->dims[0] == 64 && g->dims[1] == 32 && g->dims[2] == 16 &&
+              g->dims[3] == 2 && g->dtype == ORR_BF16 && g->flops == 2.0 * 64 * 32 * 16 * 2);
+        size_t ci = 0;
+        const orr_op *cp = nth(r, ORR_OP_MEMCPY, 0, &ci);
+        CHECK(cp && cp->bytes == 4096 && cp->dur_ps > 0 && r->ops[ci + 1].kind == ORR_OP_STREAM_SYNC);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_EVENT_RECORD), 1);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_STREAM_WAIT), 1);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_EVENT_SYNC), 1);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_DEVICE_SYNC), 1);
+        CHECK_EQ_I64(info.kernels, 4);
+        CHECK_EQ_I64(info.kernels_tagged, 2);
+        CHECK_EQ_I64(info.kernels_gemm, 1);
+        CHECK_EQ_I64(info.kernels_geometry, 1);
+        CHECK(info.napis == 1 && strcmp(info.apis[0].name, "cudaMalloc") == 0 && info.apis[0].calls == 1);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+static void expect_error(const char *trace, const char *needle)
+{
+    char *d = make_dir();
+    put(d, "trace-9.txt", trace);
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    /* errors of one file name it and its line; errors across files name the directory */
+    CHECK_MSG(w == NULL && strstr(err.msg, needle) && (strstr(err.msg, "trace-9.txt") || strstr(err.msg, d)),
+              "expected \"%s\", got \"%s\"", needle, err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+static void test_collate_errors(void)
+{
+    expect_error("hello\n", "line 1: not an Orrery emulation trace");
+    expect_error(HDR "A 0 10\nK 0 5 1 1 1 1 1 1 0 -1\nEND\n", "line 4: expected K");
+    expect_error(HDR "A 0 10\nZZ 1\nEND\n", "line 4: unknown record");
+    expect_error(HDR "A 0 10\nH 5\n", "no END line");
+    expect_error(HDR "A 0 10\nX cudaFoo is not implemented\n", "cudaFoo is not implemented");
+    expect_error(HDR "N 0 a\nT 0 0 matmul 1 1\nEND\n", "unknown operator class");
+    expect_error(HDR "C 0 h2x 10 0\nEND\n", "unknown copy kind");
+    expect_error(HDR "CO 0 0123456789abcdef0123456789abcdef allreduce 10 4 0\nEND\n", "never created");
+    /* a communicator of 2 with only one rank traced */
+    expect_error(HDR "NC 0123456789abcdef0123456789abcdef 2 0\nCO 0 0123456789abcdef0123456789abcdef allreduce 10 4 0\n"
+                     "END\n",
+                 "never joined");
+    /* an empty directory */
+    char *d = make_dir();
+    orr_emu_info info;
+    orr_err err = {{0}};
+    CHECK(collate(d, 1, NULL, &info, &err) == NULL && strstr(err.msg, "no trace-*.txt"));
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+static void test_kernel_db(void)
+{
+    char *d = make_dir();
+    put(d, "trace-7.txt", HDR "N 0 my_kernel\nK 0 0 8 1 1 128 1 1 0 -1\nK 0 0 16 1 1 128 1 1 0 -1\nEND\n");
+    char db[128];
+    snprintf(db, sizeof db, "%s/k.db", d);
+    orr_err err = {{0}};
+    const unsigned grid[3] = {8, 1, 1}, block[3] = {128, 1, 1};
+    CHECK_MSG(orr_kdb_put(db, G.name, "my_kernel", grid, block, 123456789, "test", &err) == 0, "%s", err.msg);
+    orr_emu_info info;
+    orr_workload *w = collate(d, 1, db, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        /* the measured time for the geometry in the database; the other geometry is not in it */
+        CHECK_EQ_I64(w->ranks[0].ops[0].dur_ps, 123456789);
+        CHECK_EQ_I64(w->ranks[0].ops[1].dur_ps, 0);
+        CHECK_EQ_I64(info.kernels_db, 1);
+        CHECK_EQ_I64(info.kernels_geometry, 1);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    put(d, "bad.db", "this is not sqlite");
+    snprintf(db, sizeof db, "%s/bad.db", d);
+    CHECK(collate(d, 1, db, &info, &err) == NULL && strstr(err.msg, "--kernel-db"));
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+/* ---- real programs ---- */
+
+static const uint64_t MEM = 8ull << 30;
+
+static int run_program(const char *dir, const char *prog, const char *arg1, const char *arg2)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", ORRERY_EMU_TEST_BIN, prog);
+    char *argv[] = {path, (char *)arg1, (char *)arg2, NULL};
+    if (!arg1) argv[1] = NULL;
+    orr_emu_run_opts o = {.trace_dir = dir, .mem_bytes = MEM, .devices = 8};
+    int status = -1;
+    orr_err err = {{0}};
+    if (orr_emu_run(argv, &o, &status, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return -1;
+    }
+    return status;
+}
+
+static int predict(const char *dir, int dedup, orr_prediction *p, orr_emu_info *info)
+{
+    orr_emu_opts o = {.trace_dir = dir, .dedup = dedup};
+    orr_err err = {{0}};
+    int rc = orr_emulate_predict(&o, &G, &C, 5 * ORR_PS_PER_US, G.hbm_bytes, p, info, &err);
+    if (rc < 0) fprintf(stderr, "predict: %s\n", err.msg);
+    return rc;
+}
+
+static void test_streams_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "streams", NULL, NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        const orr_rank *r = &p.w->ranks[0];
+        CHECK_EQ_I64(p.w->nranks, 1);
+        CHECK_EQ_I64(info.kernels, 3);
+        CHECK_EQ_I64(info.kernels_tagged, 1);
+        size_t i_fill = 0, i_axpy = 0, i_rt = 0;
+        const orr_op *fill = nth(r, ORR_OP_KERNEL, 0, &i_fill), *axpy = nth(r, ORR_OP_KERNEL, 1, &i_axpy),
+                     *viart = nth(r, ORR_OP_KERNEL, 2, &i_rt);
+        CHECK(fill && strcmp(p.w->names[fill->name], "_Z4fillPffi") == 0 && fill->stream == 1);
+        CHECK(axpy && strcmp(p.w->names[axpy->name], "_Z4axpyPfPKffi") == 0 && axpy->stream == 2);
+        CHECK(axpy && axpy->flops == 2.0 * (1 << 20) && axpy->bytes == 12ull << 20);
+        /* the cudaLaunchKernel path: fill again, 2048 blocks of 512 threads, on stream 2 */
+        CHECK(viart && viart->name == fill->name && viart->stream == 2 && viart->bytes == 8ull << 20);
+        size_t i_rec = 0, i_wait = 0;
+        const orr_op *rec = nth(r, ORR_OP_EVENT_RECORD, 0, &i_rec), *wait = nth(r, ORR_OP_STREAM_WAIT, 0, &i_wait);
+        CHECK(rec && wait && rec->stream == 1 && wait->stream == 2 && rec->a == wait->a);
+        CHECK(i_fill < i_rec && i_rec < i_wait && i_wait < i_axpy);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_MEMCPY), 2);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_MEMSET), 1);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_ALLOC), 2);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_FREE), 2);
+        const orr_op *h2d = nth(r, ORR_OP_MEMCPY, 0, NULL);
+        CHECK(h2d && h2d->stream == 1 && h2d->bytes == 4ull << 20);
+        /* executed: axpy waited for fill on the other stream, and for the host to launch it */
+        const orr_op_time *t = p.x.ranks[0].t;
+        CHECK(t[i_axpy].start_ps >= t[i_fill].end_ps);
+        CHECK(t[i_rt].start_ps >= t[i_axpy].end_ps);
+        /* the iteration is at least the host's own time (the 4 MiB fill loop of the program) */
+        int64_t host_ps = 0;
+        for (size_t i = 0; i < r->nops; i++)
+            if (r->ops[i].kind == ORR_OP_HOST) host_ps += r->ops[i].dur_ps;
+        CHECK(host_ps > 100 * ORR_PS_PER_US);
+        CHECK(p.r.iteration_ps >= host_ps);
+        /* peak live device memory: the two 4 MiB buffers */
+        CHECK_EQ_I64(p.x.ranks[0].mem.peak_reserved_bytes, 8ull << 20);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+static void test_gemm_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "gemm", NULL, NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        const orr_rank *r = &p.w->ranks[0];
+        CHECK_EQ_I64(info.kernels_gemm, 3);
+        static const uint32_t want[3][5] = {{1024, 2048, 512, 1, ORR_TF32}, {4096, 4096, 4096, 1, ORR_BF16},
+                                            {128, 128, 64, 32, ORR_FP16}};
+        for (int i = 0; i < 3; i++) {
+            size_t idx = 0;
+            const orr_op *g = nth(r, ORR_OP_KERNEL, (size_t)i, &idx);
+            CHECK(g && g->cls == ORR_CLS_GEMM && g->stream == 1);
+            if (!g) continue;
+            CHECK(g->dims[0] == want[i][0] && g->dims[1] == want[i][1] && g->dims[2] == want[i][2] &&
+                  g->dims[3] == want[i][3] && g->dtype == want[i][4]);
+            double flops = 2.0 * want[i][0] * want[i][1] * want[i][2] * want[i][3];
+            CHECK(g->flops == flops);
+            /* timed by the same GEMM model as `orrery predict` */
+            CHECK_EQ_I64(p.x.ranks[0].t[idx].end_ps - p.x.ranks[0].t[idx].start_ps,
+                         orr_est_gemm_ps(&G, g->dims[0], g->dims[1], g->dims[2], g->dims[3], (orr_dtype)g->dtype,
+                                         g->flops, g->bytes));
+        }
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+static void test_oom_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "oom", NULL, NULL), 0); /* the program saw cudaErrorMemoryAllocation */
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    CHECK(info.oom == 1 && info.oom_bytes == MEM + (1ull << 30) && info.oom_used_bytes == 0);
+    if (w) CHECK_EQ_I64(count_kind(&w->ranks[0], ORR_OP_ALLOC), 1); /* only the allocation that fitted */
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+static void test_nccl_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "nccl", "4", NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        const orr_workload *w = p.w;
+        CHECK_EQ_I64(info.processes, 4);
+        CHECK_EQ_I64(info.ignored, 1); /* the launcher, which only made the unique id */
+        CHECK_EQ_I64(w->nranks, 4);    /* send/recv: no rank is folded into another */
+        CHECK_EQ_I64(w->ngroups, 3);   /* the world and its two halves */
+        CHECK(w->groups[0].size == 4 && w->groups[1].size == 2 && w->groups[2].size == 2);
+        CHECK(w->groups[1].members[1] - w->groups[1].members[0] == 2); /* split by rank % 2 */
+        for (uint32_t rk = 0; rk < 4; rk++) {
+            const orr_rank *r = &w->ranks[rk];
+            CHECK_EQ_I64(r->gpu, rk);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_COLL), 9);
+            const orr_op *ar = nth(r, ORR_OP_COLL, 0, NULL), *ag = nth(r, ORR_OP_COLL, 1, NULL),
+                         *rs = nth(r, ORR_OP_COLL, 2, NULL), *bc = nth(r, ORR_OP_COLL, 3, NULL);
+            CHECK(ar && ar->cls == ORR_COLL_ALLREDUCE && ar->bytes == (16ull << 20) * 2 && ar->dtype == ORR_BF16);
+            CHECK(ag && ag->cls == ORR_COLL_ALLGATHER && ag->bytes == (16ull << 20) * 4);
+            CHECK(rs && rs->cls == ORR_COLL_REDUCESCATTER && rs->bytes == (16ull << 20) * 4);
+            CHECK(bc && bc->cls == ORR_COLL_BROADCAST && bc->bytes == 4096);
+            const orr_op *ar2 = nth(r, ORR_OP_COLL, 4, NULL);
+            CHECK(ar2 && ar2->seq == 4 && ar2->a == ar->a);
+            size_t is = 0;
+            const orr_op *snd = nth(r, ORR_OP_SEND, 0, &is);
+            CHECK(snd && snd->a == (rk + 1) % 4 && (snd->flags & ORR_OPF_BATCH_NEXT) && r->ops[is + 1].kind == ORR_OP_RECV &&
+                  r->ops[is + 1].a == (rk + 3) % 4);
+            const orr_op *half = nth(r, ORR_OP_COLL, 8, NULL);
+            CHECK(half && half->a == 1 + rk % 2 && half->seq == 0);
+        }
+        CHECK(p.r.iteration_ps > 0);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+
+    /* identical ranks (collectives only) are simulated once, and predict the same as all four */
+    d = make_dir();
+    CHECK_EQ_I64(run_program(d, "nccl", "4", "--no-p2p"), 0);
+    orr_prediction a, b;
+    orr_emu_info ia, ib;
+    if (predict(d, 1, &a, &ia) == 0) {
+        CHECK_EQ_I64(a.w->nranks, 1);
+        CHECK_EQ_I64(a.w->ranks[0].weight, 4);
+        if (predict(d, 0, &b, &ib) == 0) {
+            CHECK_EQ_I64(b.w->nranks, 4);
+            /* host times differ between the processes; the device work dominates */
+            CHECK_REL(a.r.iteration_ps, b.r.iteration_ps, 0.05);
+            orr_prediction_free(&b);
+        }
+        orr_emu_info_free(&ib);
+        orr_prediction_free(&a);
+    }
+    orr_emu_info_free(&ia);
+    rm_dir(d);
+}
+
+static void test_run_errors(void)
+{
+    char *d = make_dir();
+    char *argv[] = {"/nonexistent/program", NULL};
+    orr_emu_run_opts o = {.trace_dir = d, .mem_bytes = MEM, .devices = 1};
+    int status = 0;
+    orr_err err = {{0}};
+    CHECK(orr_emu_run(argv, &o, &status, &err) < 0 && strstr(err.msg, "/nonexistent/program"));
+    o.lib_dir = "/nonexistent-lib-dir";
+    CHECK(orr_emu_run(argv, &o, &status, &err) < 0 && strstr(err.msg, "emulation library"));
+    char *f[] = {"false", NULL};
+    o.lib_dir = NULL;
+    CHECK(orr_emu_run(f, &o, &status, &err) == 0 && status == 1);
+    rm_dir(d);
+}
+
+int main(void)
+{
+    orr_err err = {{0}};
+    if (orr_catalog_gpu("H100", &G, &err) || orr_catalog_cluster(orr_catalog_gpu_default_cluster("H100"), &C, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    test_collate_records();
+    test_collate_errors();
+    test_kernel_db();
+    test_run_errors();
+    if (ORRERY_HAVE_NVCC) {
+        test_streams_program();
+        test_gemm_program();
+        test_oom_program();
+        test_nccl_program();
+    } else {
+        printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");
+    }
+    return check_done();
+}
