@@ -4,6 +4,8 @@
  *   Llama-3-405B-shaped on 16,384 H100 (TP8 PP16 DP128) target < 5 s on one core
  * and (issue 4) GPT-3 175B on 1,024 H100 with --net flow (rail-optimised fat tree, every GPU
  * simulated), target < 30 s on one core; `orrery-bench --flow` runs that one alone.
+ * `orrery-bench --packet` runs examples/gpt3_13b_64_h100_packet.yaml (GPT-3 13B, TP8 x DP8 on 64
+ * H100, --net packet: the inter-node traffic packet by packet), target: tens of seconds.
  * Prints, per configuration, the wall time of each stage (generate, estimate, execute, report),
  * ops and events simulated, events/s, and the process's peak RSS. Run: `make bench` (or
  * ./build/orrery-bench [SPEC ...] to time other specs).
@@ -35,12 +37,13 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
-static int bench_one(const char *path, int flow)
+/* Times one spec; net: the backend to use instead of the spec's (ORR_NET_KIND_COUNT: the spec's). */
+static int bench_one(const char *path, orr_net_kind net)
 {
     orr_spec s;
     orr_err err = {{0}};
     orr_spec_init(&s);
-    if (orr_spec_load_file(&s, path, &err) == 0 && flow) s.net = ORR_NET_FLOW;
+    if (orr_spec_load_file(&s, path, &err) == 0 && net != ORR_NET_KIND_COUNT) s.net = net;
     if (err.msg[0] || orr_spec_resolve(&s, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
         return 1;
@@ -59,6 +62,8 @@ static int bench_one(const char *path, int flow)
     cfg.gpus = s.gpus;
     cfg.topo = s.topo;
     cfg.pxn = s.pxn;
+    cfg.cc = s.cc;
+    cfg.packet_payload_bytes = s.packet_payload_bytes;
     orr_exec_opts o = {.net = s.net, .launch_ps = s.launch_ps, .net_cfg = &cfg,
                        .mem_capacity_bytes = orr_spec_alloc_capacity(&s), .mem_caching = s.caching_allocator};
     orr_exec_result x;
@@ -77,7 +82,7 @@ static int bench_one(const char *path, int flow)
     double t4 = now_s();
     size_t ops = 0;
     for (size_t i = 0; i < w->nranks; i++) ops += w->ranks[i].nops;
-    printf("%s%s\n", path, s.net == ORR_NET_FLOW ? " --net flow" : "");
+    printf("%s%s%s\n", path, s.net != ORR_NET_ANALYTIC ? " --net " : "", s.net != ORR_NET_ANALYTIC ? orr_net_kind_name(s.net) : "");
     printf("  %u GPUs, %zu unique ranks, %zu ops, %llu events; predicted iteration %.3f s, %.1f TFLOP/s/GPU\n",
            s.gpus, w->nranks, ops, (unsigned long long)x.events, r.iteration_s, r.tflops_per_gpu);
     printf("  wall: generate %.3f s, estimate %.3f s, execute %.3f s, report %.3f s, total %.3f s; "
@@ -150,12 +155,14 @@ int main(int argc, char **argv)
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml"};
     int rc = 0;
     if (argc > 1 && strcmp(argv[1], "--flow") == 0)
-        return bench_one(defaults[0], 1);
+        return bench_one(defaults[0], ORR_NET_FLOW);
+    if (argc > 1 && strcmp(argv[1], "--packet") == 0)
+        return bench_one(ORRERY_SOURCE_DIR "/examples/gpt3_13b_64_h100_packet.yaml", ORR_NET_PACKET);
     if (argc > 1)
-        for (int i = 1; i < argc; i++) rc |= bench_one(argv[i], 0);
+        for (int i = 1; i < argc; i++) rc |= bench_one(argv[i], ORR_NET_KIND_COUNT);
     else {
-        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i], 0);
-        rc |= bench_one(defaults[0], 1);
+        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i], ORR_NET_KIND_COUNT);
+        rc |= bench_one(defaults[0], ORR_NET_FLOW);
     }
     return rc;
 }

@@ -49,6 +49,26 @@ assert f['unique_ranks_simulated'] == 16
 assert abs(f['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.02, (f['iteration_time_s'], a['iteration_time_s'])
 " "$TMP/f1.json" "$TMP/fa.json" && ok || bad "--net flow config, ranks or time"
 
+# --net packet: the inter-node flows packet by packet; every GPU simulated, deterministic, close to
+# the analytic backend on a quiet fabric, with the packet engine's counters in the report
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --json > "$TMP/p1.json" \
+    && ok || bad "predict --net packet exit code"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --json > "$TMP/p2.json"
+cmp -s "$TMP/p1.json" "$TMP/p2.json" && ok || bad "--net packet JSON differs between identical runs"
+python3 -c "
+import json,sys
+p=json.load(open(sys.argv[1])); a=json.load(open(sys.argv[2]))
+c=p['config']
+assert c['network'] == 'packet' and c['symmetry'] is False and c['cc'] == 'dcqcn' and c['packet_payload_bytes'] == 65536, c
+assert p['unique_ranks_simulated'] == 16
+n=p['network']
+assert n['backend'] == 'packet' and n['packet']['flows'] > 0 and n['packet']['drops'] == 0, n['packet']
+assert abs(p['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.02, (p['iteration_time_s'], a['iteration_time_s'])
+" "$TMP/p1.json" "$TMP/fa.json" && ok || bad "--net packet config, network or time"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --cc hpcc --packet-payload 16384 \
+    > "$TMP/p.txt" 2>&1 && grep -q "Network (packet backend" "$TMP/p.txt" \
+    && grep -q "packet engine: HPCC, 16384-byte packets" "$TMP/p.txt" && ok || bad "--net packet --cc hpcc text report"
+
 # list
 for what in gpus models clusters; do
     "$ORR" list $what > "$TMP/list.txt" 2>&1 && [ "$(wc -l < "$TMP/list.txt")" -gt 3 ] && ok || bad "list $what"
@@ -93,6 +113,10 @@ expect_error 'model' predict "$TMP/nomodel.yaml"
 expect_error 'vpp' predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --vpp 2 --gbs 12 --mbs 1
 expect_error '--no-symmetry' predict --model gpt3-175b --gpu H100 --gpus 16384 --tp 8 --pp 16 --gbs 16384 --no-symmetry
 expect_error 'topology-file' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net flow --topology hpcc
+expect_error '--net' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packets
+expect_error '--pxn' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packet --pxn
+expect_error '--cc' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packet --cc reno
+expect_error '--packet-payload' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packet --packet-payload 64
 expect_error 'nowhere' validate "$TMP/nowhere"
 expect_error 'catalog' list nonsense
 expect_error 'command' frobnicate

@@ -741,15 +741,38 @@ static void test_network(void)
     EXPECT_OK(flags_of(&s, &err, args), err);
     EXPECT_OK(orr_spec_resolve(&s, &err), err);
     CHECK(s.net == ORR_NET_FLOW && s.topo.kind == ORR_TOPO_FAT_TREE && s.topo.oversub == 2.5 && s.pxn == 1);
-    const char *bad1[] = {"--net", "packet", NULL};
-    EXPECT_FAIL(flags_of(&s, &err, bad1), err, "--net: expected analytic or flow");
+    const char *bad1[] = {"--net", "packets", NULL};
+    EXPECT_FAIL(flags_of(&s, &err, bad1), err, "--net: expected analytic, flow or packet, got \"packets\"");
     const char *bad2[] = {"--oversub", "0.5", NULL};
     EXPECT_FAIL(flags_of(&s, &err, bad2), err, "--oversub: expected a ratio from 1 to 1000");
     const char *bad3[] = {"--topology", "torus", NULL};
     EXPECT_FAIL(flags_of(&s, &err, bad3), err, "--topology: expected rail-fat-tree");
     EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\nnetwork: {topology: hpcc}\n", &err, NULL), err);
     EXPECT_FAIL(orr_spec_resolve(&s, &err), err, "needs --topology-file (network.topology_file)");
-    EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {backend: packet}\n", &err, NULL), err, "network.backend");
+    EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {backend: packets}\n", &err, NULL), err, "network.backend");
+    /* the packet backend: spec keys and flags, symmetry forced off, PXN refused */
+    EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\n"
+                            "network: {backend: packet, cc: hpcc, packet_payload_bytes: 4096, oversub: 2}\n",
+                        &err, NULL),
+              err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.net == ORR_NET_PACKET && s.cc == ORR_CC_HPCC && s.packet_payload_bytes == 4096 && s.symmetry == 0);
+    EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\n", &err, NULL), err);
+    CHECK(s.cc == ORR_CC_DCQCN && s.packet_payload_bytes == ORR_NET_PACKET_PAYLOAD_DEFAULT);
+    const char *pk[] = {"--net", "packet", "--cc", "TIMELY", "--packet-payload", "1024", NULL};
+    EXPECT_OK(flags_of(&s, &err, pk), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.net == ORR_NET_PACKET && s.cc == ORR_CC_TIMELY && s.packet_payload_bytes == 1024 && s.symmetry == 0);
+    const char *pk_pxn[] = {"--net", "packet", "--pxn", NULL};
+    EXPECT_OK(flags_of(&s, &err, pk_pxn), err);
+    EXPECT_FAIL(orr_spec_resolve(&s, &err), err, "--pxn (network.pxn): not supported by --net packet");
+    const char *bad4[] = {"--cc", "reno", NULL};
+    EXPECT_FAIL(flags_of(&s, &err, bad4), err, "--cc: expected dcqcn, hpcc, timely or dctcp, got \"reno\"");
+    const char *bad5[] = {"--packet-payload", "100", NULL};
+    EXPECT_FAIL(flags_of(&s, &err, bad5), err, "--packet-payload: expected a payload size in bytes from 256");
+    EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {cc: bbr}\n", &err, NULL), err, "network.cc");
+    EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {packet_payload_bytes: 100000000}\n", &err, NULL), err,
+                "network.packet_payload_bytes");
     EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {oversub: 0.5}\n", &err, NULL), err, "network.oversub");
     EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {spine: 2}\n", &err, NULL), err, "network.spine: unknown key");
 }

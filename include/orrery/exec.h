@@ -59,9 +59,10 @@ typedef struct orr_exec_rank {
     orr_mem_rank mem;  /* what its ALLOC/FREE ops did to memory */
 } orr_exec_rank;
 
-/* Link use under a topology backend (--net flow): per tier and the most congested links. Link
- * utilisation is bytes carried / (link rate x makespan); "bottleneck" time is the time a link set
- * some flow's rate (max-min: it was saturated). */
+/* Link use under a topology backend (--net flow, --net packet): per tier and the most congested
+ * links. Link utilisation is bytes carried / (raw link rate x makespan); "bottleneck" time is the
+ * time a link set some flow's rate (flow model: it was saturated) or, on the packet engine, sent
+ * packets back to back (it had a backlog). */
 #define ORR_NET_TOP_LINKS 10
 typedef struct orr_link_use {
     uint32_t link, src, dst; /* directed link id and its end nodes (topology node ids) */
@@ -71,7 +72,17 @@ typedef struct orr_link_use {
 
 typedef struct orr_net_summary {
     int present;             /* 0 for the analytic backend */
+    orr_net_kind backend;    /* ORR_NET_FLOW or ORR_NET_PACKET */
     uint64_t flows;          /* flows started */
+    /* packet backend: its settings and what the packet engine did (inter-node flows only; the
+     * flows inside a node are on the flow model) */
+    struct {
+        orr_cc cc;
+        uint32_t payload_bytes;      /* payload per data packet */
+        uint64_t flows;              /* flows on the packet engine */
+        uint64_t data_packets, ack_packets, ecn_marks, cnps, pfc_pauses, drops, retransmits;
+        uint64_t events;             /* engine events of the packet engine */
+    } packet;
     struct {
         uint32_t links;
         double bytes;

@@ -11,10 +11,11 @@
 #include "orrery/comm.h"
 #include "orrery/engine.h"
 #include "orrery/hw.h"
+#include "orrery/packet.h"
 #include "orrery/topo_build.h"
 #include "orrery/transport.h"
 
-typedef enum orr_net_kind { ORR_NET_ANALYTIC, ORR_NET_FLOW, ORR_NET_KIND_COUNT } orr_net_kind;
+typedef enum orr_net_kind { ORR_NET_ANALYTIC, ORR_NET_FLOW, ORR_NET_PACKET, ORR_NET_KIND_COUNT } orr_net_kind;
 
 typedef struct orr_net orr_net;
 struct orr_net {
@@ -34,13 +35,25 @@ struct orr_net {
     void *impl;
 };
 
-/* What a topology-based backend (flow) needs beyond the hardware. */
+/* What a topology-based backend (flow, packet) needs beyond the hardware. */
 typedef struct orr_net_config {
     uint32_t gpus;          /* GPUs of the job: hosts 0..gpus-1 of the topology are global ranks */
     orr_topo_spec topo;     /* the fabric (orr_topo_spec_default for the cluster's own) */
-    int pxn;                /* rail-local routing of cross-rail inter-node flows (topo_build.h) */
+    int pxn;                /* rail-local routing of cross-rail inter-node flows (topo_build.h);
+                             * flow backend only (the packet engine routes by shortest path) */
     uint32_t max_flows;     /* flows per collective before steps are grouped (0: 65536) */
+    /* packet backend */
+    orr_cc cc;              /* congestion control (0: DCQCN) */
+    uint32_t packet_payload_bytes; /* payload per data packet (0: ORR_NET_PACKET_PAYLOAD_DEFAULT) */
 } orr_net_config;
+
+/* Payload bytes per packet of `--net packet` unless told otherwise: a simulated packet stands for
+ * 64 KiB of a flow (16 RoCE MTUs), so that the gigabytes of a training iteration's collectives
+ * are a few tens of millions of events, not billions (docs/netsim.md "--net packet"). */
+#define ORR_NET_PACKET_PAYLOAD_DEFAULT 65536u
+/* The range --packet-payload accepts. */
+#define ORR_PACKET_PAYLOAD_MIN 256u
+#define ORR_PACKET_PAYLOAD_MAX 16777216u
 
 /* Creates a backend of the given kind on engine e. Returns NULL with a message if unsupported.
  * The flow backend needs cfg (the analytic one ignores it); orr_net_create passes none. */
@@ -50,7 +63,27 @@ orr_net *orr_net_create(orr_net_kind kind, orr_engine *e, const orr_gpu *g, cons
                         orr_err *err);
 /* The flow backend's transport and topology (statistics, reports); NULL for other kinds. */
 orr_transport *orr_net_transport(const orr_net *n);
-/* Parses "analytic" / "flow"; -1 if unknown. */
+
+/* Link statistics of a topology backend (flow or packet) over [0, now], for reports. */
+typedef struct orr_net_link_use {
+    double bytes;          /* bytes carried (packet engine: wire bytes, headers and ACKs included) */
+    int64_t bottleneck_ps; /* flow model: time the link set some flow's max-min rate; packet
+                            * engine: time it sent back to back (it had a backlog) */
+} orr_net_link_use;
+/* The topology of a flow or packet backend (link rates are the raw hardware rates); NULL for the
+ * analytic one. */
+const orr_topo *orr_net_topo(const orr_net *n);
+/* Brings the link statistics up to the engine's time (call before reading them). */
+void orr_net_sync(orr_net *n);
+/* The statistics of directed link `link` as of the last orr_net_sync. */
+void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out);
+/* Flows the backend started (collectives and sends as flows); 0 for the analytic one. */
+uint64_t orr_net_flows(const orr_net *n);
+/* The packet backend's engine and its settings (statistics, reports); NULL for other kinds. */
+orr_packet_sim *orr_net_packet_sim(const orr_net *n);
+const orr_packet_config *orr_net_packet_config(const orr_net *n);
+
+/* Parses "analytic" / "flow" / "packet"; -1 if unknown. */
 int orr_net_kind_parse(const char *name, orr_net_kind *out);
 void orr_net_destroy(orr_net *n);
 const char *orr_net_kind_name(orr_net_kind k);

@@ -32,6 +32,10 @@ typedef enum orr_cc {
     ORR_CC_DCTCP = 8,
 } orr_cc;
 const char *orr_cc_name(orr_cc cc);
+/* The lower-case name used by the spec, the flags and the JSON report: "dcqcn", "hpcc", ... */
+const char *orr_cc_key(orr_cc cc);
+/* Parses "dcqcn", "hpcc", "timely", "dctcp" (any case); -1 if unknown. */
+int orr_cc_parse(const char *name, orr_cc *out);
 
 #define ORR_PKT_RED_MAX 16 /* rate classes in KMIN_MAP/KMAX_MAP/PMAX_MAP */
 #define ORR_PKT_PATH_MAX 256
@@ -39,6 +43,12 @@ const char *orr_cc_name(orr_cc cc);
 typedef struct orr_packet_config {
     orr_cc cc;                        /* CC_MODE */
     uint32_t mtu_bytes;               /* PACKET_PAYLOAD_SIZE: payload bytes per packet */
+    /* Orrery extension, not a config.txt key (0: off, as in the reference): a flow of fewer than
+     * min_packets_per_flow x mtu_bytes bytes is cut into min_packets_per_flow packets of equal
+     * payload, but of no less than min_payload_bytes (and no more than mtu_bytes). `--net packet`
+     * uses it so that a simulated packet can stand for many wire packets of a large flow without
+     * a small flow paying one huge packet's store-and-forward per hop. */
+    uint32_t min_packets_per_flow, min_payload_bytes;
     uint64_t ack_interval_bytes;      /* L2_ACK_INTERVAL: ACK when this many new bytes are in order */
     uint64_t chunk_bytes;             /* L2_CHUNK_SIZE: ACK also at every chunk boundary */
     int back_to_zero;                 /* L2_BACK_TO_ZERO: go back to the chunk start on loss */
@@ -72,12 +82,29 @@ typedef struct orr_packet_config {
     int64_t timely_t_low_ps, timely_t_high_ps, timely_min_rtt_ps;
     uint64_t seed;                    /* RANDOM_SEED: RED marking and loss draws */
     int64_t stop_ps;                  /* SIMULATOR_STOP_TIME (s); 0 = run until every flow is done */
+    /* Link capacity = topology rate x rate_scale[tier] (ORR_TIER_*; 0 means 1): the protocol
+     * efficiency `orrery predict` applies, as the flow backend does. Not a config.txt key. */
+    double rate_scale[ORR_TIER_COUNT];
     /* Output files named by the config (`orrery netsim`); empty if not given. */
     char fct_output[512], pfc_output[512];
 } orr_packet_config;
 
 /* The HPCC ns-3 defaults (config of shared/validation/ns3 with CC_MODE 3, HPCC). */
 void orr_packet_config_default(orr_packet_config *c);
+/* The settings `orrery predict --net packet` uses: the preset for cc of the HPCC repository's
+ * run.py (its `dcqcn`, `hp`, `timely` and `dctcp` presets: timers, gains, window, ACK priority,
+ * ECN thresholds), with the quantities run.py scales by the NIC bandwidth (RATE_AI, RATE_HAI,
+ * KMIN/KMAX, BUFFER_SIZE) scaled to a NIC of nic_Bps, PFC on, payload_bytes per data packet and
+ * one ACK per packet. The one RED row is for a link of nic_Bps; orr_packet_config_red_for_topology
+ * turns it into one row per link rate of a topology (thresholds proportional to the rate, as
+ * run.py's KMIN_MAP/KMAX_MAP are). docs/netsim.md lists the values. */
+void orr_packet_config_preset(orr_packet_config *c, orr_cc cc, double nic_Bps, uint32_t payload_bytes);
+/* Replaces the RED rows by one per distinct link capacity of t (rate x rate_scale), thresholds
+ * scaled from row 0 in proportion to the rate (at most ORR_PKT_RED_MAX rates; links of other rates
+ * use the nearest row below, as the engine does). */
+void orr_packet_config_red_for_topology(orr_packet_config *c, const orr_topo *t);
+/* Wire bytes per payload byte of a full data packet (payload + headers + INT) / payload. */
+double orr_packet_wire_per_payload(const orr_packet_config *c);
 /* Reads a HPCC `config.txt`. Unknown keys are appended to warnings (one line each, naming file,
  * line and key); keys whose value changes the model in a way not implemented are errors. */
 int orr_packet_config_read(orr_packet_config *c, const char *path, orr_buf *warnings, orr_err *err);
@@ -125,6 +152,11 @@ uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_
                              int64_t start_ps, uint8_t pg, uint16_t sport, uint16_t dport, uint64_t hash,
                              orr_event_fn done, void *ctx, uint64_t arg);
 uint32_t orr_packet_flow_count(const orr_packet_sim *s);
+/* Flow id (added, not started yet) continues the queue pair of flow prev (< id): if prev has sent
+ * all its data when id starts, id starts at prev's rate with prev's congestion-control state and
+ * timers, as consecutive messages on one RDMA connection do (CNPs that reach prev afterwards stay
+ * with prev); otherwise it starts afresh at line rate. */
+void orr_packet_flow_continue(orr_packet_sim *s, uint32_t id, uint32_t prev);
 void orr_packet_flow_get(const orr_packet_sim *s, uint32_t id, orr_packet_flow_info *out);
 /* Flow ids in the order they finished (last byte acknowledged), as ns-3 writes its FCT file. */
 const uint32_t *orr_packet_finished(const orr_packet_sim *s, uint32_t *n);
@@ -133,6 +165,14 @@ const uint32_t *orr_packet_finished(const orr_packet_sim *s, uint32_t *n);
  * fast-forwarding a steady state). A flow advanced to its end completes now (done runs). Returns
  * the bytes advanced (less if the flow ends first, 0 if packets are in flight or it is finished). */
 uint64_t orr_packet_flow_advance(orr_packet_sim *s, uint32_t id, uint64_t bytes);
+/* What one port (directed link) did: for reports. */
+typedef struct orr_packet_port_stats {
+    uint64_t tx_bytes;    /* wire bytes sent (data with headers, ACKs, PFC frames) */
+    int64_t saturated_ps; /* time spent sending packets that started the instant the previous one
+                           * ended: the port had a backlog, i.e. it was the bottleneck */
+    uint64_t events;      /* events attributed to it */
+} orr_packet_port_stats;
+void orr_packet_port_stats_get(const orr_packet_sim *s, uint32_t link, orr_packet_port_stats *out);
 /* Stops the simulation at stop_ps: later events do nothing, so the engine queue drains. */
 void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps);
 void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out);
@@ -140,8 +180,10 @@ void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out);
  * 0 host, 1 switch), in the order they happened; NULL to not record. */
 void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out);
 
-/* A transport (transport.h) over the packet engine on the shared engine e: start_flow creates a
- * queue pair at e's current time; done runs when the last byte has been received at dst. */
+/* A transport (transport.h) over the packet engine on the shared engine e: start_flow starts a
+ * flow at e's current time on the queue pair of its (src, dst) connection (the previous flow
+ * between them, continued as orr_packet_flow_continue says); done runs when the last byte has
+ * been received at dst. */
 orr_transport *orr_packet_transport_create(orr_engine *e, const orr_topo *t, const orr_packet_config *cfg,
                                            orr_err *err);
 /* The packet simulator behind a transport made by orr_packet_transport_create (for statistics). */

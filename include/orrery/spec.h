@@ -42,14 +42,16 @@ typedef struct orr_spec {
     orr_attention attention;   /* attention kernels (default flash) */
     double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
     int64_t launch_ps;         /* host time to launch one kernel or collective */
-    int symmetry;              /* simulate identical ranks once (default 1; off under --net flow) */
+    int symmetry;              /* simulate identical ranks once (default 1; off under --net flow/packet) */
     uint64_t mem_capacity_bytes; /* device memory for the OOM verdict (0: the GPU's HBM) */
     int caching_allocator;     /* model PyTorch's caching allocator (default 1), else raw live bytes */
     /* Network (docs/spec.md "network"). */
-    orr_net_kind net;          /* analytic (default) or flow */
+    orr_net_kind net;          /* analytic (default), flow or packet */
     int topology_set;          /* topo.kind was given (else: the cluster's topology) */
-    orr_topo_spec topo;        /* the fabric of the flow backend */
-    int pxn;                   /* PXN rail-local routing (default 0) */
+    orr_topo_spec topo;        /* the fabric of the flow and packet backends */
+    int pxn;                   /* PXN rail-local routing (default 0; flow backend only) */
+    orr_cc cc;                 /* packet backend: congestion control (default DCQCN) */
+    uint32_t packet_payload_bytes; /* packet backend: payload per packet (default 65536) */
     char spec_path[256];       /* where the spec came from, for messages */
     /* Output options (front door). */
     int json;

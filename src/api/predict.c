@@ -30,9 +30,11 @@ static void config_json(const orr_spec *s, orr_buf *b)
                    s->bucket_params, (double)s->launch_ps / 1e12, s->symmetry ? "true" : "false",
                    orr_net_kind_name(s->net), s->cp, s->fsdp, s->zero, s->reshard_after_forward ? "true" : "false",
                    s->compile ? "true" : "false", s->caching_allocator ? "true" : "false");
-    if (s->net == ORR_NET_FLOW)
+    if (s->net == ORR_NET_FLOW || s->net == ORR_NET_PACKET)
         orr_buf_printf(b, ", \"topology\": \"%s\", \"oversub\": %.17g, \"pxn\": %s", orr_topo_kind_name(s->topo.kind),
                        s->topo.oversub, s->pxn ? "true" : "false");
+    if (s->net == ORR_NET_PACKET)
+        orr_buf_printf(b, ", \"cc\": \"%s\", \"packet_payload_bytes\": %u", orr_cc_key(s->cc), s->packet_payload_bytes);
     orr_buf_puts(b, "}");
 }
 
@@ -47,6 +49,8 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
     cfg.gpus = s->gpus;
     cfg.topo = s->topo;
     cfg.pxn = s->pxn;
+    cfg.cc = s->cc;
+    cfg.packet_payload_bytes = s->packet_payload_bytes;
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .net_cfg = &cfg,
                           .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator};
     if (orr_execute(p->w, &s->gpu, &s->cluster, &opts, &p->x, err) < 0) {

@@ -13,7 +13,6 @@
  * the rendezvous pools; nothing is allocated per event.
  */
 #include "orrery/exec.h"
-#include "orrery/flow.h"
 #include "orrery/engine.h"
 
 #include <stdio.h>
@@ -752,23 +751,50 @@ static int more_congested(const orr_link_use *a, const orr_link_use *b)
     return a->link < b->link;
 }
 
-/* The flow backend's link statistics over [0, makespan] into the result's network summary. */
+/* The packet engine's settings and counters into the summary. */
+static void summarise_packet(const orr_net *n, orr_net_summary *out)
+{
+    const orr_packet_sim *ps = orr_net_packet_sim(n);
+    if (!ps) return;
+    orr_packet_stats st;
+    orr_packet_stats_get(ps, &st);
+    out->packet.cc = orr_net_packet_config(n)->cc;
+    out->packet.payload_bytes = orr_net_packet_config(n)->mtu_bytes;
+    out->packet.flows = st.flows_started;
+    out->packet.data_packets = st.data_packets;
+    out->packet.ack_packets = st.ack_packets;
+    out->packet.ecn_marks = st.ecn_marks;
+    out->packet.cnps = st.cnps;
+    out->packet.pfc_pauses = st.pfc_pauses;
+    out->packet.drops = st.drops + st.loss_drops;
+    out->packet.events = st.events;
+    uint32_t nf = orr_packet_flow_count(ps);
+    for (uint32_t i = 0; i < nf; i++) {
+        orr_packet_flow_info fi;
+        orr_packet_flow_get(ps, i, &fi);
+        out->packet.retransmits += fi.retransmits;
+    }
+}
+
+/* A topology backend's link statistics over [0, makespan] into the result's network summary. */
 static void summarise_net(orr_net *n, int64_t makespan_ps, orr_net_summary *out)
 {
-    orr_transport *tr = orr_net_transport(n);
+    const orr_topo *t = orr_net_topo(n);
     memset(out, 0, sizeof *out);
-    if (!tr || makespan_ps <= 0) return;
-    orr_flow_sync(tr);
+    if (!t || makespan_ps <= 0) return;
+    orr_net_sync(n);
     out->present = 1;
-    out->flows = orr_flow_get_totals(tr).flows;
+    out->backend = n->kind;
+    out->flows = orr_net_flows(n);
+    summarise_packet(n, out);
     double span_s = (double)makespan_ps / (double)ORR_PS_PER_S;
-    const orr_topo *t = tr->topo;
     for (uint32_t l = 0; l < t->n_links; l++) {
-        const orr_flow_link_stats *st = orr_flow_link_stats_of(tr, l);
+        orr_net_link_use st;
+        orr_net_link_use_get(n, l, &st);
         const orr_link *k = &t->links[l];
         int tier = k->tier < ORR_TIER_COUNT ? k->tier : ORR_TIER_AGG;
-        orr_link_use u = {l, k->src, k->dst, (uint8_t)tier, st->bytes, st->bytes / (k->rate_Bps * span_s),
-                          (double)st->saturated_ps / (double)makespan_ps};
+        orr_link_use u = {l, k->src, k->dst, (uint8_t)tier, st.bytes, st.bytes / (k->rate_Bps * span_s),
+                          (double)st.bottleneck_ps / (double)makespan_ps};
         out->tier[tier].links++;
         out->tier[tier].bytes += u.bytes;
         out->tier[tier].util += u.util;
@@ -814,12 +840,13 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
         orr_topo_spec_default(&cfg.topo, c);
     }
     if (cfg.gpus < w->world_size) cfg.gpus = w->world_size;
-    if (opts->net == ORR_NET_FLOW)
+    if (opts->net == ORR_NET_FLOW || opts->net == ORR_NET_PACKET)
         for (size_t r = 0; r < w->nranks; r++)
             if (w->ranks[r].weight > 1)
-                return orr_fail(err, "--net flow: rank %u stands for %u GPUs (symmetry), but the flow backend needs every "
+                return orr_fail(err, "--net %s: rank %u stands for %u GPUs (symmetry), but the %s backend needs every "
                                      "GPU simulated to see their traffic; run with --no-symmetry",
-                                w->ranks[r].gpu, w->ranks[r].weight);
+                                orr_net_kind_name(opts->net), w->ranks[r].gpu, w->ranks[r].weight,
+                                orr_net_kind_name(opts->net));
     x.net = orr_net_create_cfg(opts->net, &x.eng, g, c, &cfg, err);
     if (!x.net) {
         orr_engine_free(&x.eng);

@@ -131,7 +131,7 @@ static void key_str(orr_buf *b, int indent, const char *name, const char *s, int
     if (!last) orr_buf_puts(b, ",");
 }
 
-/* The flow backend's link use: "network": {"flows", "tiers": [...], "top_links": [...]}, or null. */
+/* A topology backend's link use: "network": {"backend", "flows", "packet", "tiers": [...], "top_links": [...]}, or null. */
 static void network_json(orr_buf *b, const orr_net_summary *n)
 {
     key(b, 2, "network");
@@ -140,7 +140,26 @@ static void network_json(orr_buf *b, const orr_net_summary *n)
         return;
     }
     orr_buf_puts(b, "{");
+    key_str(b, 4, "backend", orr_net_kind_name(n->backend), 0);
     key_u64(b, 4, "flows", n->flows, 0);
+    key(b, 4, "packet");
+    if (n->backend != ORR_NET_PACKET) {
+        orr_buf_puts(b, "null,");
+    } else {
+        orr_buf_puts(b, "{");
+        key_str(b, -1, "cc", orr_cc_key(n->packet.cc), 0);
+        key_u64(b, -1, "payload_bytes", n->packet.payload_bytes, 0);
+        key_u64(b, -1, "flows", n->packet.flows, 0);
+        key_u64(b, -1, "data_packets", n->packet.data_packets, 0);
+        key_u64(b, -1, "ack_packets", n->packet.ack_packets, 0);
+        key_u64(b, -1, "ecn_marks", n->packet.ecn_marks, 0);
+        key_u64(b, -1, "cnps", n->packet.cnps, 0);
+        key_u64(b, -1, "pfc_pauses", n->packet.pfc_pauses, 0);
+        key_u64(b, -1, "drops", n->packet.drops, 0);
+        key_u64(b, -1, "retransmits", n->packet.retransmits, 0);
+        key_u64(b, -1, "events", n->packet.events, 1);
+        orr_buf_puts(b, "},");
+    }
     key(b, 4, "tiers");
     orr_buf_puts(b, "[");
     int first = 1;

@@ -213,12 +213,24 @@ static void memory_text(const orr_result *r, const orr_workload *w, const orr_re
     }
 }
 
-/* Link use per tier and the most congested links (flow backend only). */
+/* Link use per tier and the most congested links (flow and packet backends). */
 static void network_text(const orr_net_summary *n, orr_buf *out)
 {
     if (!n->present) return;
-    orr_buf_printf(out, "\nNetwork (flow backend, %llu flows): link utilisation = bytes / (rate x iteration)\n",
-                   (unsigned long long)n->flows);
+    int pkt = n->backend == ORR_NET_PACKET;
+    orr_buf_printf(out, "\nNetwork (%s backend, %llu flows): link utilisation = bytes / (rate x iteration)\n",
+                   orr_net_kind_name(n->backend), (unsigned long long)n->flows);
+    if (pkt) {
+        orr_buf_printf(out, "  packet engine: %s, %u-byte packets, %llu inter-node flows (NVLink flows on the flow model)\n",
+                       orr_cc_name(n->packet.cc), n->packet.payload_bytes, (unsigned long long)n->packet.flows);
+        orr_buf_printf(out, "  %llu data packets, %llu ACKs, %llu ECN marks, %llu CNPs, %llu PFC pauses, %llu drops, "
+                            "%llu retransmissions, %llu events\n",
+                       (unsigned long long)n->packet.data_packets, (unsigned long long)n->packet.ack_packets,
+                       (unsigned long long)n->packet.ecn_marks, (unsigned long long)n->packet.cnps,
+                       (unsigned long long)n->packet.pfc_pauses, (unsigned long long)n->packet.drops,
+                       (unsigned long long)n->packet.retransmits, (unsigned long long)n->packet.events);
+        orr_buf_printf(out, "  (packet-level links: bytes on the wire; bottleneck = time sending back to back)\n");
+    }
     orr_buf_printf(out, "  %-12s %8s %14s %12s %14s\n", "tier", "links", "GB carried", "mean util", "bottleneck");
     for (int t = 0; t < ORR_TIER_COUNT; t++)
         if (n->tier[t].links)

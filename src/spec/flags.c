@@ -22,7 +22,7 @@ typedef enum flag_id {
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
-    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN
+    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD
 } flag_id;
 
 typedef struct flag_def {
@@ -70,12 +70,14 @@ static const flag_def flags[] = {
     {"--mem-capacity", F_MEM_CAPACITY, "a memory size like 80GiB, 96GB or 81920MiB"},
     {"--caching-allocator", F_CACHING, NULL},
     {"--no-caching-allocator", F_NO_CACHING, NULL},
-    {"--net", F_NET, "analytic or flow"},
+    {"--net", F_NET, "analytic, flow or packet"},
     {"--topology", F_TOPOLOGY, "rail-fat-tree, fat-tree, clos3 or hpcc"},
     {"--topology-file", F_TOPOLOGY_FILE, "an HPCC/SimAI topology file"},
     {"--oversub", F_OVERSUB, "a ratio from 1 to 1000"},
     {"--pxn", F_PXN, NULL},
     {"--no-pxn", F_NO_PXN, NULL},
+    {"--cc", F_CC, "dcqcn, hpcc, timely or dctcp"},
+    {"--packet-payload", F_PACKET_PAYLOAD, "a payload size in bytes from 256 to 16777216"},
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
@@ -227,6 +229,15 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         s->topo.oversub = d;
         return 0;
     case F_PXN: s->pxn = 1; return 0;
+    case F_CC:
+        return orr_cc_parse(val, &s->cc) ? bad_value(f, val, err) : 0;
+    case F_PACKET_PAYLOAD: {
+        uint64_t v;
+        if (orr_parse_u64(val, &v) || v < ORR_PACKET_PAYLOAD_MIN || v > ORR_PACKET_PAYLOAD_MAX)
+            return bad_value(f, val, err);
+        s->packet_payload_bytes = (uint32_t)v;
+        return 0;
+    }
     case F_NO_PXN: s->pxn = 0; return 0;
     case F_LAUNCH_US:
         if (orr_parse_num(val, &d) || d < 0 || d > 1e6) return bad_value(f, val, err);

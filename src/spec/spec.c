@@ -32,6 +32,8 @@ void orr_spec_init(orr_spec *s)
     s->launch_ps = 5 * ORR_PS_PER_US;
     s->symmetry = 1;
     s->net = ORR_NET_ANALYTIC;
+    s->cc = ORR_CC_DCQCN;
+    s->packet_payload_bytes = ORR_NET_PACKET_PAYLOAD_DEFAULT;
     orr_topo_spec_default(&s->topo, NULL);
     s->cp = 1;
     s->reshard_after_forward = -1; /* resolve: 1, or 0 with PP as TorchTitan does */
@@ -103,8 +105,10 @@ static const orr_yfield network_fields[] = {
     {.key = "topology_file", .type = ORR_YF_STR, .offset = offsetof(orr_spec, topo) + offsetof(orr_topo_spec, path),
      .size = sizeof(((orr_topo_spec *)0)->path)},
     SF("pxn", ORR_YF_BOOL, pxn),
+    {.key = "packet_payload_bytes", .type = ORR_YF_U32, .offset = offsetof(orr_spec, packet_payload_bytes),
+     .min = ORR_PACKET_PAYLOAD_MIN, .max = ORR_PACKET_PAYLOAD_MAX},
 };
-static const char *const network_enums[] = {"backend", "topology", NULL};
+static const char *const network_enums[] = {"backend", "topology", "cc", NULL};
 
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const attention_names[] = {"flash", "unfused"};
@@ -125,9 +129,14 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
             if (orr_y_choice(c, attention_names, 2, &idx, err)) return -1;
             s->attention = (orr_attention)idx;
         } else if (strcmp(c->key, "backend") == 0) {
-            static const char *const nets[] = {"analytic", "flow"};
-            if (orr_y_choice(c, nets, 2, &idx, err)) return -1;
+            static const char *const nets[] = {"analytic", "flow", "packet"};
+            if (orr_y_choice(c, nets, 3, &idx, err)) return -1;
             s->net = (orr_net_kind)idx;
+        } else if (strcmp(c->key, "cc") == 0) {
+            static const char *const ccs[] = {"dcqcn", "hpcc", "timely", "dctcp"};
+            static const orr_cc cc_of[] = {ORR_CC_DCQCN, ORR_CC_HPCC, ORR_CC_TIMELY, ORR_CC_DCTCP};
+            if (orr_y_choice(c, ccs, 4, &idx, err)) return -1;
+            s->cc = cc_of[idx];
         } else if (strcmp(c->key, "topology") == 0) {
             static const char *const kinds[] = {"rail-fat-tree", "fat-tree", "clos3", "hpcc"};
             if (orr_y_choice(c, kinds, 4, &idx, err)) return -1;
@@ -335,9 +344,9 @@ static int resolve_sharding(orr_spec *s, orr_err *err)
     return 0;
 }
 
-/* The fabric defaults to the cluster's topology. Under --net flow every GPU is simulated: a
- * symmetric run would leave out the traffic of the replicas it does not simulate, which is the
- * contention the flow backend is there to show (docs/spec.md "network"). */
+/* The fabric defaults to the cluster's topology. Under --net flow and --net packet every GPU is
+ * simulated: a symmetric run would leave out the traffic of the replicas it does not simulate,
+ * which is the contention these backends are there to show (docs/spec.md "network"). */
 static int resolve_network(orr_spec *s, orr_err *err)
 {
     if (!s->topology_set) {
@@ -348,7 +357,10 @@ static int resolve_network(orr_spec *s, orr_err *err)
     if (s->topo.kind == ORR_TOPO_HPCC && !s->topo.path[0])
         return orr_fail(err, "--topology hpcc (network.topology): needs --topology-file (network.topology_file)");
     if (!(s->topo.oversub >= 1)) return orr_fail(err, "--oversub (network.oversub): must be at least 1");
-    if (s->net == ORR_NET_FLOW) s->symmetry = 0;
+    if (s->net == ORR_NET_PACKET && s->pxn)
+        return orr_fail(err, "--pxn (network.pxn): not supported by --net packet (the packet engine routes every flow "
+                             "by shortest path); use --net flow for PXN");
+    if (s->net == ORR_NET_FLOW || s->net == ORR_NET_PACKET) s->symmetry = 0;
     return 0;
 }
 

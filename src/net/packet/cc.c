@@ -15,6 +15,7 @@
 #include "pkt_internal.h"
 
 #include <math.h>
+#include <strings.h>
 
 const char *orr_cc_name(orr_cc cc)
 {
@@ -25,6 +26,25 @@ const char *orr_cc_name(orr_cc cc)
     case ORR_CC_DCTCP: return "DCTCP";
     }
     return "unknown";
+}
+
+const char *orr_cc_key(orr_cc cc)
+{
+    switch (cc) {
+    case ORR_CC_DCQCN: return "dcqcn";
+    case ORR_CC_HPCC: return "hpcc";
+    case ORR_CC_TIMELY: return "timely";
+    case ORR_CC_DCTCP: return "dctcp";
+    }
+    return "unknown";
+}
+
+int orr_cc_parse(const char *name, orr_cc *out)
+{
+    static const orr_cc all[] = {ORR_CC_DCQCN, ORR_CC_HPCC, ORR_CC_TIMELY, ORR_CC_DCTCP};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcasecmp(name, orr_cc_name(all[i])) == 0) return *out = all[i], 0;
+    return -1;
 }
 
 static double clamp_rate(const orr_packet_sim *s, const flow *f, double r)
@@ -48,16 +68,40 @@ void cc_init(orr_packet_sim *s, flow *f)
 
 /* ---- DCQCN ---- */
 
-static void dcqcn_alpha(void *ctx, uint64_t arg)
+/* The reference runs two per-QP timers from the first CNP on, for as long as the flow lives: the
+ * alpha update every ALPHA_RESUME_INTERVAL (1 us) and the rate decrease every
+ * RATE_DECREASE_INTERVAL (4 us), which does nothing unless a CNP came. In a long flow they are
+ * most of the events. Here both run on the same grid of instants without events:
+ *   - the alpha updates due at or before now are applied, in order and with the same arithmetic,
+ *     whenever alpha or its CNP bit is about to be used (at a CNP, at a decrease);
+ *   - a decrease event is scheduled only for the first grid instant after a CNP (the instants
+ *     without a CNP would change nothing).
+ * The result is the reference's, except that an alpha update falling on the very picosecond of a
+ * CNP is taken to come first (the eager order there depended on which event was scheduled first). */
+static void dcqcn_alpha_catch_up(const orr_packet_sim *s, cc_state *c, int64_t now)
 {
-    orr_packet_sim *s = ctx;
-    uint32_t id;
-    flow *f = pkt_timer_flow(s, arg, &id);
-    if (!f) return;
     double g = s->cfg.ewma_gain;
-    f->cc.alpha = (1 - g) * f->cc.alpha + (f->cc.alpha_cnp ? g : 0.0);
-    f->cc.alpha_cnp = 0;
-    pkt_flow_timer(s, id, TIMER_ALPHA, s->cfg.alpha_resume_interval_ps, dcqcn_alpha);
+    int64_t step = s->cfg.alpha_resume_interval_ps;
+    while (c->alpha_next_ps <= now) {
+        if (c->alpha == 0 && !c->alpha_cnp) { /* stays 0: skip the rest of the updates at once */
+            c->alpha_next_ps += (now - c->alpha_next_ps) / step * step + step;
+            break;
+        }
+        c->alpha = (1 - g) * c->alpha + (c->alpha_cnp ? g : 0.0);
+        c->alpha_cnp = 0;
+        c->alpha_next_ps += step;
+    }
+}
+
+/* One stage of rate increase (fast recovery, then additive, then hyper-additive). */
+static void dcqcn_raise(const orr_packet_sim *s, flow *f)
+{
+    cc_state *c = &f->cc;
+    if (c->rp_stage == s->cfg.fast_recovery_times) c->target_Bps += s->cfg.rate_ai_Bps;
+    else if (c->rp_stage > s->cfg.fast_recovery_times) c->target_Bps += s->cfg.rate_hai_Bps;
+    if (c->target_Bps > f->max_rate_Bps) c->target_Bps = f->max_rate_Bps;
+    f->rate_Bps = f->rate_Bps / 2 + c->target_Bps / 2;
+    c->rp_stage++;
 }
 
 static void dcqcn_increase(void *ctx, uint64_t arg)
@@ -66,13 +110,9 @@ static void dcqcn_increase(void *ctx, uint64_t arg)
     uint32_t id;
     flow *f = pkt_timer_flow(s, arg, &id);
     if (!f) return;
-    cc_state *c = &f->cc;
     pkt_flow_timer(s, id, TIMER_RP, s->cfg.rp_timer_ps, dcqcn_increase);
-    if (c->rp_stage == s->cfg.fast_recovery_times) c->target_Bps += s->cfg.rate_ai_Bps;
-    else if (c->rp_stage > s->cfg.fast_recovery_times) c->target_Bps += s->cfg.rate_hai_Bps;
-    if (c->target_Bps > f->max_rate_Bps) c->target_Bps = f->max_rate_Bps;
-    f->rate_Bps = f->rate_Bps / 2 + c->target_Bps / 2;
-    c->rp_stage++;
+    f->cc.rp_due_ps = s->e->now_ps + s->cfg.rp_timer_ps;
+    dcqcn_raise(s, f);
 }
 
 static void dcqcn_decrease(void *ctx, uint64_t arg)
@@ -82,29 +122,87 @@ static void dcqcn_decrease(void *ctx, uint64_t arg)
     flow *f = pkt_timer_flow(s, arg, &id);
     if (!f) return;
     cc_state *c = &f->cc;
-    pkt_flow_timer(s, id, TIMER_DECREASE, s->cfg.rate_decrease_interval_ps, dcqcn_decrease);
+    c->decrease_armed = 0;
+    c->decrease_next_ps += s->cfg.rate_decrease_interval_ps;
     if (!c->decrease_cnp) return;
+    dcqcn_alpha_catch_up(s, c, s->e->now_ps);
     if (s->cfg.clamp_target_rate || c->rp_stage != 0) c->target_Bps = f->rate_Bps;
     f->rate_Bps = clamp_rate(s, f, f->rate_Bps * (1 - c->alpha / 2));
     c->rp_stage = 0;
     c->decrease_cnp = 0;
     f->tgen[TIMER_RP]++;
     pkt_flow_timer(s, id, TIMER_RP, s->cfg.rp_timer_ps, dcqcn_increase);
+    c->rp_due_ps = s->e->now_ps + s->cfg.rp_timer_ps;
+}
+
+/* Schedules the rate decrease at the first instant of its grid after now (none passed before it
+ * had a CNP to act on). */
+static void dcqcn_arm_decrease(orr_packet_sim *s, uint32_t id, cc_state *c, int64_t now)
+{
+    if (c->decrease_next_ps <= now) {
+        int64_t step = s->cfg.rate_decrease_interval_ps;
+        c->decrease_next_ps += (now - c->decrease_next_ps) / step * step + step;
+    }
+    c->decrease_armed = 1;
+    pkt_flow_timer(s, id, TIMER_DECREASE, c->decrease_next_ps - now, dcqcn_decrease);
 }
 
 static void dcqcn_cnp(orr_packet_sim *s, uint32_t id, flow *f)
 {
     cc_state *c = &f->cc;
-    c->alpha_cnp = c->decrease_cnp = 1;
+    int64_t now = s->e->now_ps;
     if (c->first_cnp) {
         c->first_cnp = 0;
         c->alpha = 1;
         c->alpha_cnp = 0;
-        pkt_flow_timer(s, id, TIMER_ALPHA, s->cfg.alpha_resume_interval_ps, dcqcn_alpha);
+        c->decrease_cnp = 1;
+        c->alpha_next_ps = now + s->cfg.alpha_resume_interval_ps;
         /* 1 ns later than the alpha update, as the reference does */
-        pkt_flow_timer(s, id, TIMER_DECREASE, s->cfg.rate_decrease_interval_ps + ORR_PS_PER_NS, dcqcn_decrease);
+        c->decrease_next_ps = now + s->cfg.rate_decrease_interval_ps + ORR_PS_PER_NS;
+        c->decrease_armed = 1;
+        pkt_flow_timer(s, id, TIMER_DECREASE, c->decrease_next_ps - now, dcqcn_decrease);
         c->target_Bps = f->rate_Bps = s->cfg.rate_on_first_cnp * f->rate_Bps;
+        return;
     }
+    dcqcn_alpha_catch_up(s, c, now);
+    c->alpha_cnp = c->decrease_cnp = 1;
+    if (!c->decrease_armed) dcqcn_arm_decrease(s, id, c, now);
+}
+
+/* A queue pair carries consecutive messages (NCCL keeps one per connection for the life of the
+ * communicator), so a flow that continues one that has sent everything starts at its rate with its congestion
+ * control state, timers included, rather than at line rate: the per-message state (sequence
+ * numbers of the previous message) is reset. DCQCN's timers run while a queue pair is idle, as a
+ * NIC's do: the rate-increase stages that fell due between the two messages are applied (until
+ * the rate is back at line rate), alpha's updates on its next use. */
+void cc_continue(orr_packet_sim *s, uint32_t id, flow *f, const flow *prev)
+{
+    int64_t now = s->e->now_ps;
+    f->cc = prev->cc;
+    f->rate_Bps = prev->rate_Bps < f->max_rate_Bps ? prev->rate_Bps : f->max_rate_Bps;
+    cc_state *c = &f->cc;
+    if (c->cur_Bps > f->max_rate_Bps) c->cur_Bps = f->max_rate_Bps;
+    if (c->target_Bps > f->max_rate_Bps) c->target_Bps = f->max_rate_Bps;
+    c->last_update_seq = 0;
+    c->high_seq = 0;
+    c->batch = 0;
+    c->ecn_cnt = 0;
+    c->ca_state = 0;
+    c->nhop = 0;
+    c->decrease_armed = 0;
+    if (s->cfg.cc != ORR_CC_DCQCN || c->first_cnp) return;
+    if (c->decrease_cnp) dcqcn_arm_decrease(s, id, c, now);
+    if (!c->rp_due_ps) return;
+    while (c->rp_due_ps <= now) {
+        if (f->rate_Bps >= f->max_rate_Bps && c->target_Bps >= f->max_rate_Bps) { /* nothing left to raise */
+            int64_t step = s->cfg.rp_timer_ps;
+            c->rp_due_ps += (now - c->rp_due_ps) / step * step + step;
+            break;
+        }
+        dcqcn_raise(s, f);
+        c->rp_due_ps += s->cfg.rp_timer_ps;
+    }
+    pkt_flow_timer(s, id, TIMER_RP, c->rp_due_ps - now, dcqcn_increase);
 }
 
 /* ---- HPCC ---- */
@@ -200,7 +298,7 @@ static void timely_update(orr_packet_sim *s, flow *f, const pkt *ack)
 static void dctcp_update(orr_packet_sim *s, flow *f, const pkt *ack)
 {
     cc_state *c = &f->cc;
-    uint64_t mtu = s->cfg.mtu_bytes;
+    uint64_t mtu = f->mtu;
     int new_batch = 0;
     c->ecn_cnt += ack->cnp != 0;
     if (ack->seq > c->last_update_seq) {

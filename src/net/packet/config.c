@@ -7,7 +7,7 @@
  *     is an error saying it is not implemented, never a silently different model;
  *   - unknown: a warning naming the key.
  */
-#include "orrery/packet.h"
+#include "pkt_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -57,6 +57,103 @@ void orr_packet_config_default(orr_packet_config *c)
     c->timely_t_high_ps = 500 * ORR_PS_PER_US;
     c->timely_min_rtt_ps = 20 * ORR_PS_PER_US;
     c->seed = 1;
+}
+
+/* run.py writes its presets for a NIC of `bw` Gb/s; these are its quantities per bit/s of NIC
+ * rate (RATE_AI 5*bw/25 Mb/s for DCQCN, ...), per byte/s here. */
+#define PER_NIC(mbps_per_gbps) ((mbps_per_gbps) * 1e-3) /* Mb/s per Gb/s -> (B/s)/(B/s) */
+
+void orr_packet_config_preset(orr_packet_config *c, orr_cc cc, double nic_Bps, uint32_t payload_bytes)
+{
+    orr_packet_config_default(c);
+    double gbps = nic_Bps * 8 / 1e9;
+    c->cc = cc;
+    c->mtu_bytes = payload_bytes;
+    c->min_packets_per_flow = 64;
+    c->min_payload_bytes = 4096; /* a RoCE MTU */
+    c->ack_interval_bytes = 1; /* every packet */
+    c->chunk_bytes = 0;        /* no extra ACKs at 4000-byte chunk boundaries (one per packet anyway) */
+    c->pfc_enabled = 1;
+    c->ecn_enabled = 1;
+    c->buffer_bytes = (uint64_t)llround(16.0 * 1024 * 1024 * gbps / 50); /* BUFFER_SIZE 16 MB per 50 Gb/s */
+    c->alpha_resume_interval_ps = 1 * ORR_PS_PER_US;
+    c->rate_decrease_interval_ps = 4 * ORR_PS_PER_US;
+    c->rp_timer_ps = 300 * ORR_PS_PER_US;
+    c->ewma_gain = 1.0 / 256;
+    c->fast_recovery_times = 1;
+    c->clamp_target_rate = 0;
+    c->min_rate_Bps = 1000e6 / 8;
+    c->dctcp_rate_ai_Bps = 1000e6 / 8;
+    c->global_t = 1;
+    c->rate_bound = 1;
+    c->mi_thresh = 0;
+    c->u_target = 0.95;
+    /* RED for a link of the NIC's rate: KMIN 100 KB, KMAX 400 KB per 25 Gb/s, PMAX 0.2 */
+    c->n_red = 1;
+    c->red_rate_Bps[0] = nic_Bps;
+    c->kmin_bytes[0] = (uint64_t)llround(100e3 * gbps / 25);
+    c->kmax_bytes[0] = (uint64_t)llround(400e3 * gbps / 25);
+    c->pmax[0] = 0.2;
+    switch (cc) {
+    case ORR_CC_DCQCN:
+        c->rate_ai_Bps = nic_Bps * PER_NIC(5.0 / 25);
+        c->rate_hai_Bps = nic_Bps * PER_NIC(50.0 / 25);
+        c->has_win = c->var_win = 0;
+        c->fast_react = 0;
+        c->ack_high_prio = 1;
+        break;
+    case ORR_CC_HPCC:
+        c->rate_ai_Bps = c->rate_hai_Bps = nic_Bps * PER_NIC(10.0 / 25);
+        c->has_win = c->var_win = 1;
+        c->fast_react = 1;
+        c->ack_high_prio = 0;
+        break;
+    case ORR_CC_TIMELY:
+        c->rate_ai_Bps = nic_Bps * PER_NIC(10.0 / 10);
+        c->rate_hai_Bps = nic_Bps * PER_NIC(50.0 / 10);
+        c->has_win = c->var_win = 0;
+        c->fast_react = 0;
+        c->ack_high_prio = 1;
+        break;
+    case ORR_CC_DCTCP:
+        c->rate_ai_Bps = c->rate_hai_Bps = 10e6 / 8;
+        c->dctcp_rate_ai_Bps = 615e6 / 8;
+        c->ewma_gain = 0.0625;
+        c->has_win = c->var_win = 1;
+        c->fast_react = 0;
+        c->ack_high_prio = 0;
+        c->kmin_bytes[0] = c->kmax_bytes[0] = (uint64_t)llround(30e3 * gbps / 10); /* 30 KB per 10 Gb/s */
+        c->pmax[0] = 1.0;
+        break;
+    }
+}
+
+void orr_packet_config_red_for_topology(orr_packet_config *c, const orr_topo *t)
+{
+    if (c->n_red == 0) return;
+    double base = c->red_rate_Bps[0], kmin = (double)c->kmin_bytes[0], kmax = (double)c->kmax_bytes[0];
+    double pmax = c->pmax[0];
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < t->n_links && n < ORR_PKT_RED_MAX; l++) {
+        int tier = t->links[l].tier < ORR_TIER_COUNT ? t->links[l].tier : ORR_TIER_AGG;
+        double scale = c->rate_scale[tier] > 0 ? c->rate_scale[tier] : 1.0;
+        double r = t->links[l].rate_Bps * scale;
+        uint32_t i = 0;
+        while (i < n && fabs(c->red_rate_Bps[i] - r) >= 1e-6 * r) i++;
+        if (i < n) continue;
+        c->red_rate_Bps[n] = r;
+        c->kmin_bytes[n] = (uint64_t)llround(kmin * r / base);
+        c->kmax_bytes[n] = (uint64_t)llround(kmax * r / base);
+        c->pmax[n] = pmax;
+        n++;
+    }
+    if (n) c->n_red = n;
+}
+
+double orr_packet_wire_per_payload(const orr_packet_config *c)
+{
+    uint32_t hdr = PKT_DATA_HDR_BYTES + (c->cc == ORR_CC_HPCC ? PKT_INT_HPCC_BYTES : c->cc == ORR_CC_TIMELY ? PKT_INT_TS_BYTES : 0);
+    return c->mtu_bytes ? (double)(c->mtu_bytes + hdr) / c->mtu_bytes : 1.0;
 }
 
 typedef enum key_kind {

@@ -33,7 +33,7 @@
 
 enum pkt_kind { PK_DATA, PK_ACK, PK_NACK, PK_PFC };
 /* A flow's timers; each kind can be cancelled on its own. */
-enum timer_kind { TIMER_RTO, TIMER_ALPHA, TIMER_DECREASE, TIMER_RP, TIMER_COUNT };
+enum timer_kind { TIMER_RTO, TIMER_DECREASE, TIMER_RP, TIMER_COUNT };
 
 /* One INT record, stamped by a switch egress port when it starts sending a data packet. */
 typedef struct int_hop {
@@ -70,7 +70,8 @@ typedef struct port {
      * an engine event, and the next arrival time is read without touching the packet */
     struct wire_slot { int64_t t_ps; uint32_t id; } *wire;
     uint32_t wire_cap, wire_head, wire_n;
-    uint64_t tx_bytes;
+    uint64_t tx_bytes;              /* wire bytes sent (before INT stamping of the packet: INT's txBytes) */
+    int64_t saturated_ps;           /* time sending back to back (orr_packet_port_stats) */
     double ps_per_byte;
     int64_t delay_ps;
     double rate_Bps;
@@ -95,6 +96,10 @@ typedef struct cc_state {
     double alpha, target_Bps;
     uint32_t rp_stage;
     uint8_t alpha_cnp, decrease_cnp, first_cnp;
+    uint8_t decrease_armed;          /* a rate-decrease event is scheduled (at decrease_next_ps) */
+    int64_t alpha_next_ps;           /* the next alpha update not yet applied (cc.c: applied lazily) */
+    int64_t decrease_next_ps;        /* the next rate-decrease instant not yet passed */
+    int64_t rp_due_ps;               /* when the pending rate-increase timer fires (0: none) */
     /* HPCC */
     double cur_Bps, u;
     uint32_t inc_stage;
@@ -115,12 +120,14 @@ typedef struct flow {
     uint16_t sport, dport;
     uint8_t pg, started, finished, recv_done;
     uint64_t size, snd_nxt, snd_una, rcv_nxt, milestone;
+    uint32_t mtu;                    /* payload bytes of its full packets */
     int64_t start_ps, finish_ps, recv_done_ps, standalone_ps;
     int64_t next_avail_ps;
     double rate_Bps, max_rate_Bps;
     uint64_t win;
     int64_t base_rtt_ps;
     uint32_t route, nroute, aroute, naroute; /* offsets into sim->routes: data path, ACK path */
+    uint32_t prev_qp;                /* the flow whose queue pair this one continues, or PKT_NONE */
     uint8_t ecn_pending;
     int64_t nack_timer_ps;
     uint64_t last_nack;
@@ -186,6 +193,8 @@ flow *pkt_timer_flow(orr_packet_sim *s, uint64_t arg, uint32_t *id);
 
 /* cc.c */
 void cc_init(orr_packet_sim *s, flow *f);
+/* Starts flow id, f on the queue pair of prev (finished): its rate and congestion-control state. */
+void cc_continue(orr_packet_sim *s, uint32_t id, flow *f, const flow *prev);
 void cc_on_ack(orr_packet_sim *s, uint32_t id, flow *f, const pkt *ack);
 
 #endif

@@ -237,7 +237,7 @@ static uint32_t make_data(orr_packet_sim *s, uint32_t fid, flow *f, uint32_t l)
     uint32_t id = pkt_alloc(s);
     pkt *p = P(s, id);
     uint64_t left = f->size - f->snd_nxt;
-    uint32_t payload = left < s->cfg.mtu_bytes ? (uint32_t)left : s->cfg.mtu_bytes;
+    uint32_t payload = left < f->mtu ? (uint32_t)left : f->mtu;
     p->flow = fid;
     p->seq = f->snd_nxt;
     p->ts_ps = s->e->now_ps;
@@ -314,7 +314,6 @@ static uint32_t switch_dequeue(orr_packet_sim *s, uint32_t l, port *pt)
     }
     if (s->cfg.cc == ORR_CC_HPCC && p->kind == PK_DATA && p->nhop < PKT_MAX_INT_HOPS)
         p->ih[p->nhop++] = (int_hop){s->e->now_ps, pt->tx_bytes, pt->queued_bytes, pt->rate_Bps};
-    pt->tx_bytes += p->size;
     return id;
 }
 
@@ -359,6 +358,8 @@ static void port_kick(orr_packet_sim *s, uint32_t l)
     pkt *p = P(s, id);
     p->link = l;
     int64_t tx = (int64_t)llround((double)p->size * pt->ps_per_byte);
+    if (pt->busy_until_ps > 0 && now == pt->busy_until_ps) pt->saturated_ps += tx; /* back to back */
+    pt->tx_bytes += p->size;
     pt->busy_until_ps = now + tx;
     /* Arrivals on a link come in send order, so the link keeps them in a ring and only the head
      * has an engine event: the event queue holds one entry per busy link, not one per packet. */
@@ -394,7 +395,7 @@ flow *pkt_timer_flow(orr_packet_sim *s, uint64_t arg, uint32_t *id)
 void pkt_change_rate(orr_packet_sim *s, flow *f, double new_Bps)
 {
     /* Move the next send time as if the last packet had been paced at the new rate (reference). */
-    double mtu = (double)s->cfg.mtu_bytes;
+    double mtu = (double)f->mtu;
     f->next_avail_ps += (int64_t)llround(mtu * 1e12 / new_Bps - mtu * 1e12 / f->rate_Bps);
     f->rate_Bps = new_Bps;
 }
@@ -455,7 +456,11 @@ static void ev_flow_start(void *ctx, uint64_t id)
         pt->capqp = (uint32_t)cap;
     }
     pt->qps[pt->nqp++] = (uint32_t)id;
-    cc_init(s, f);
+    const flow *prev = f->prev_qp != PKT_NONE ? F(s, f->prev_qp) : NULL;
+    if (prev && prev->started && prev->snd_nxt >= prev->size) /* the previous message is all sent */
+        cc_continue(s, (uint32_t)id, f, prev);
+    else
+        cc_init(s, f);
     if (s->cfg.rto_ps > 0) pkt_flow_timer(s, (uint32_t)id, TIMER_RTO, s->cfg.rto_ps, ev_rto);
     port_kick(s, f->nic);
 }
@@ -625,10 +630,10 @@ static void path_metrics(const orr_packet_sim *s, const uint32_t *links, int n, 
     int64_t delay = 0;
     double tx = 0, bw = INFINITY;
     for (int i = 0; i < n; i++) {
-        const orr_link *k = &s->t->links[links[i]];
-        delay += k->delay_ps;
-        tx += (double)s->cfg.mtu_bytes * 1e12 / k->rate_Bps;
-        if (k->rate_Bps < bw) bw = k->rate_Bps;
+        const port *pt = &s->ports[links[i]];
+        delay += pt->delay_ps;
+        tx += (double)s->cfg.mtu_bytes * 1e12 / pt->rate_Bps;
+        if (pt->rate_Bps < bw) bw = pt->rate_Bps;
     }
     *rtt_ps = 2 * delay + (int64_t)llround(tx);
     *bw_Bps = bw;
@@ -706,14 +711,21 @@ orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const or
         const orr_link *k = &t->links[l];
         port *pt = &s->ports[l];
         for (int q = 0; q < PKT_NPRIO; q++) pt->qhead[q] = pt->qtail[q] = PKT_NONE;
-        pt->rate_Bps = k->rate_Bps;
-        pt->ps_per_byte = 1e12 / k->rate_Bps;
+        int tier = k->tier < ORR_TIER_COUNT ? k->tier : ORR_TIER_AGG;
+        pt->rate_Bps = k->rate_Bps * (cfg->rate_scale[tier] > 0 ? cfg->rate_scale[tier] : 1.0);
+        pt->ps_per_byte = 1e12 / pt->rate_Bps;
         pt->delay_ps = k->delay_ps;
         pt->error_rate = k->error_rate > 0 ? k->error_rate : cfg->error_rate;
         pt->is_host_nic = t->kind[k->src] == ORR_NODE_HOST;
         pt->wake_at_ps = INT64_MAX;
-        pt->headroom = (uint64_t)(k->rate_Bps * (double)k->delay_ps * 1e-12 * 3);
-        red_for_rate(cfg, k->rate_Bps, pt);
+        /* The reference's headroom (3 x rate x delay), but never less than three full data
+         * packets: the one arriving, the one the upstream port is sending when the pause reaches
+         * it, and one for the pause frame's own wait; on links with (next to) no delay, e.g. the
+         * zero-delay fabrics of `orrery predict`, the reference's formula gives none. */
+        uint64_t min_headroom = 3ull * (cfg->mtu_bytes + PKT_DATA_HDR_BYTES + s->int_bytes);
+        pt->headroom = (uint64_t)(pt->rate_Bps * (double)k->delay_ps * 1e-12 * 3);
+        if (pt->headroom < min_headroom) pt->headroom = min_headroom;
+        red_for_rate(cfg, pt->rate_Bps, pt);
         if (t->kind[k->dst] != ORR_NODE_HOST) s->static_used[k->dst] += pt->headroom + MMU_RESERVE_BYTES;
     }
     global_window(s);
@@ -738,6 +750,16 @@ void orr_packet_sim_free(orr_packet_sim *s)
     free(s->routes);
     free(s->finished);
     free(s);
+}
+
+/* Payload per full packet of a flow of `bytes` (orr_packet_config.min_packets_per_flow). */
+static uint32_t flow_mtu(const orr_packet_config *c, uint64_t bytes)
+{
+    uint32_t n = c->min_packets_per_flow;
+    if (n == 0 || bytes / n >= c->mtu_bytes) return c->mtu_bytes;
+    uint64_t m = (bytes + n - 1) / n;
+    if (m < c->min_payload_bytes) m = c->min_payload_bytes;
+    return m < c->mtu_bytes ? (uint32_t)m : c->mtu_bytes;
 }
 
 static uint32_t store_route(orr_packet_sim *s, const uint32_t *links, int n)
@@ -766,9 +788,11 @@ uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_
     f->dport = dport;
     f->pg = pg < PKT_NPRIO ? pg : PKT_NPRIO - 1;
     f->size = bytes;
+    f->mtu = flow_mtu(&s->cfg, bytes);
     f->milestone = s->cfg.ack_interval_bytes;
     f->start_ps = start_ps > s->e->now_ps ? start_ps : s->e->now_ps;
     f->finish_ps = f->recv_done_ps = -1;
+    f->prev_qp = PKT_NONE;
     f->done = done;
     f->ctx = ctx;
     f->arg = arg;
@@ -783,7 +807,7 @@ uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_
     f->aroute = store_route(s, back, nb);
     f->naroute = (uint32_t)nb;
     f->nic = path[0];
-    f->max_rate_Bps = f->rate_Bps = s->t->links[path[0]].rate_Bps;
+    f->max_rate_Bps = f->rate_Bps = s->ports[path[0]].rate_Bps;
     int64_t rtt;
     double bw;
     path_metrics(s, path, n, &rtt, &bw);
@@ -794,7 +818,7 @@ uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_
         f->win = (uint64_t)((double)rtt * 1e-12 * bw);
         f->base_rtt_ps = rtt;
     }
-    uint64_t npkts = (bytes + s->cfg.mtu_bytes - 1) / s->cfg.mtu_bytes;
+    uint64_t npkts = (bytes + f->mtu - 1) / f->mtu;
     double total = (double)bytes + (double)npkts * PKT_DATA_HDR_BYTES;
     f->standalone_ps = rtt + (int64_t)llround(total * 1e12 / bw);
     orr_engine_at(s->e, f->start_ps, ev_flow_start, s, id);
@@ -802,6 +826,11 @@ uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_
 }
 
 uint32_t orr_packet_flow_count(const orr_packet_sim *s) { return s->nflows; }
+
+void orr_packet_flow_continue(orr_packet_sim *s, uint32_t id, uint32_t prev)
+{
+    if (id < s->nflows && prev < id) F(s, id)->prev_qp = prev;
+}
 
 void orr_packet_flow_get(const orr_packet_sim *s, uint32_t id, orr_packet_flow_info *o)
 {
@@ -840,5 +869,11 @@ void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps)
 }
 
 void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out) { *out = s->st; }
+
+void orr_packet_port_stats_get(const orr_packet_sim *s, uint32_t link, orr_packet_port_stats *out)
+{
+    const port *pt = &s->ports[link];
+    *out = (orr_packet_port_stats){pt->tx_bytes, pt->saturated_ps, pt->events};
+}
 
 void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out) { s->pfc_log = out; }
