@@ -46,6 +46,7 @@ static char *env_entry(const char *name, const char *value)
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err)
 {
     if (!argv || !argv[0]) return orr_fail(err, "orrery emulate: no command after --");
+    if (!o->trace_dir || !*o->trace_dir) return orr_fail(err, "orrery emulate: no trace directory given");
     const char *lib = o->lib_dir && *o->lib_dir ? o->lib_dir : ORRERY_EMU_LIB_DIR;
     orr_buf preload = {0};
     for (size_t i = 0; i < sizeof shim_files / sizeof shim_files[0]; i++) {
