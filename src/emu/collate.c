@@ -520,6 +520,20 @@ static void kdb_close(kdb *d)
     sqlite3_close(d->db);
 }
 
+/* An op of the emulated program: no layer, micro-batch or training phase is known. */
+static orr_op plain_op(orr_op_kind kind, uint8_t stream, uint16_t name)
+{
+    orr_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = (uint8_t)kind;
+    op.stream = stream;
+    op.name = name;
+    op.layer = ORR_NO_LAYER;
+    op.mb = ORR_NO_MB;
+    op.phase = ORR_PHASE_OTHER;
+    return op;
+}
+
 static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_gpu *g, kdb *db, orr_err *err)
 {
     orr_rank *rk = &w->ranks[ri];
@@ -531,12 +545,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
     int rc = 0;
     for (size_t i = 0; i < p->nr && rc == 0; i++) {
         const erec *r = &p->r[i];
-        orr_op op;
-        memset(&op, 0, sizeof op);
-        op.stream = (uint8_t)r->stream;
-        op.layer = ORR_NO_LAYER;
-        op.mb = ORR_NO_MB;
-        op.phase = ORR_PHASE_OTHER;
+        orr_op op = plain_op(ORR_OP_HOST, (uint8_t)r->stream, 0);
         switch (r->t) {
         case R_HOST:
             if (in_group) { /* host time inside an NCCL group: counted after it, so the group stays one batch */
@@ -681,14 +690,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
         orr_rank_push(rk, &op);
         /* a synchronous cudaMemcpy returns when the copy is done */
         if (r->t == R_COPY && r->sync) {
-            orr_op s;
-            memset(&s, 0, sizeof s);
-            s.kind = ORR_OP_STREAM_SYNC;
-            s.stream = op.stream;
-            s.layer = ORR_NO_LAYER;
-            s.mb = ORR_NO_MB;
-            s.phase = ORR_PHASE_OTHER;
-            s.name = orr_workload_name(w, "stream_sync");
+            orr_op s = plain_op(ORR_OP_STREAM_SYNC, op.stream, orr_workload_name(w, "stream_sync"));
             orr_rank_push(rk, &s);
         }
     }

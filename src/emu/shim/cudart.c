@@ -178,31 +178,29 @@ EMU_EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 
 /* ---- memory ---- */
 
-EMU_EXPORT cudaError_t cudaMalloc(void **p, size_t bytes)
+static cudaError_t device_alloc(void **p, size_t bytes)
 {
-    EMU_ENTER("cudaMalloc");
-    if (!p) return ret(cudaErrorInvalidValue);
+    if (!p) return cudaErrorInvalidValue;
     uintptr_t a;
     if (emu_malloc(bytes, &a) < 0) {
         *p = NULL;
-        return ret(cudaErrorMemoryAllocation);
+        return cudaErrorMemoryAllocation;
     }
     *p = (void *)a;
-    return ret(cudaSuccess);
+    return cudaSuccess;
+}
+
+EMU_EXPORT cudaError_t cudaMalloc(void **p, size_t bytes)
+{
+    EMU_ENTER("cudaMalloc");
+    return ret(device_alloc(p, bytes));
 }
 
 EMU_EXPORT cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s)
 {
     EMU_ENTER("cudaMallocAsync");
     (void)stream_or_die(s, "cudaMallocAsync");
-    if (!p) return ret(cudaErrorInvalidValue);
-    uintptr_t a;
-    if (emu_malloc(bytes, &a) < 0) {
-        *p = NULL;
-        return ret(cudaErrorMemoryAllocation);
-    }
-    *p = (void *)a;
-    return ret(cudaSuccess);
+    return ret(device_alloc(p, bytes));
 }
 
 EMU_EXPORT cudaError_t cudaFree(void *p)
@@ -222,21 +220,24 @@ EMU_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 }
 
 /* Pinned host memory is real host memory. */
+static cudaError_t host_alloc(void **p, size_t bytes)
+{
+    if (!p) return cudaErrorInvalidValue;
+    *p = malloc(bytes ? bytes : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
 EMU_EXPORT cudaError_t cudaMallocHost(void **p, size_t bytes)
 {
     EMU_ENTER("cudaMallocHost");
-    if (!p) return ret(cudaErrorInvalidValue);
-    *p = malloc(bytes ? bytes : 1);
-    return ret(*p ? cudaSuccess : cudaErrorMemoryAllocation);
+    return ret(host_alloc(p, bytes));
 }
 
 EMU_EXPORT cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags)
 {
     (void)flags;
     EMU_ENTER("cudaHostAlloc");
-    if (!p) return ret(cudaErrorInvalidValue);
-    *p = malloc(bytes ? bytes : 1);
-    return ret(*p ? cudaSuccess : cudaErrorMemoryAllocation);
+    return ret(host_alloc(p, bytes));
 }
 
 EMU_EXPORT cudaError_t cudaFreeHost(void *p)
@@ -254,7 +255,7 @@ static int copy_kind(const void *dst, const void *src, int kind)
              : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
 }
 
-static cudaError_t do_copy(const char *api, void *dst, const void *src, size_t bytes, int kind, int stream, int sync)
+static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, int stream, int sync)
 {
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidValue;
     kind = copy_kind(dst, src, kind);
@@ -268,20 +269,19 @@ static cudaError_t do_copy(const char *api, void *dst, const void *src, size_t b
     }
     static const char *const names[] = {"h2h", "h2d", "d2h", "d2d"};
     emu_rec("C %d %s %zu %d", stream, names[kind], bytes, sync);
-    (void)api;
     return cudaSuccess;
 }
 
 EMU_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
 {
     EMU_ENTER("cudaMemcpy");
-    return ret(do_copy("cudaMemcpy", dst, src, bytes, kind, 0, 1));
+    return ret(do_copy(dst, src, bytes, kind, 0, 1));
 }
 
 EMU_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, cudaStream_t s)
 {
     EMU_ENTER("cudaMemcpyAsync");
-    return ret(do_copy("cudaMemcpyAsync", dst, src, bytes, kind, stream_or_die(s, "cudaMemcpyAsync"), 0));
+    return ret(do_copy(dst, src, bytes, kind, stream_or_die(s, "cudaMemcpyAsync"), 0));
 }
 
 EMU_EXPORT cudaError_t cudaMemset(void *p, int v, size_t bytes)
@@ -390,23 +390,25 @@ EMU_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e)
     return ret(cudaSuccess);
 }
 
+static cudaError_t event_record(cudaEvent_t e, cudaStream_t s, const char *api)
+{
+    int ei = emu_event_index(e);
+    if (ei < 0) return cudaErrorInvalidResourceHandle;
+    emu_rec("ER %d %d", ei, stream_or_die(s, api));
+    return cudaSuccess;
+}
+
 EMU_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     EMU_ENTER("cudaEventRecord");
-    int ei = emu_event_index(e);
-    if (ei < 0) return ret(cudaErrorInvalidResourceHandle);
-    emu_rec("ER %d %d", ei, stream_or_die(s, "cudaEventRecord"));
-    return ret(cudaSuccess);
+    return ret(event_record(e, s, "cudaEventRecord"));
 }
 
 EMU_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned flags)
 {
     (void)flags;
     EMU_ENTER("cudaEventRecordWithFlags");
-    int ei = emu_event_index(e);
-    if (ei < 0) return ret(cudaErrorInvalidResourceHandle);
-    emu_rec("ER %d %d", ei, stream_or_die(s, "cudaEventRecordWithFlags"));
-    return ret(cudaSuccess);
+    return ret(event_record(e, s, "cudaEventRecordWithFlags"));
 }
 
 EMU_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
@@ -498,13 +500,13 @@ EMU_EXPORT void __cudaRegisterVar(void **h, char *host_var, char *device_address
         (void)global;
 }
 
-static cudaError_t launch(const void *kernel, const char *fallback, dim3 grid, dim3 block, size_t shmem,
+static cudaError_t launch(const void *kernel, dim3 grid, dim3 block, size_t shmem,
                           cudaStream_t s, const char *api)
 {
     int si = stream_or_die(s, api);
     const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
     if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2]) return cudaErrorInvalidValue;
-    emu_launch(kernel ? emu_kernel_name(kernel) : fallback, g, b, shmem, si);
+    emu_launch(emu_kernel_name(kernel), g, b, shmem, si);
     return cudaSuccess;
 }
 
@@ -515,7 +517,7 @@ EMU_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block,
     EMU_ENTER("cudaLaunchKernel");
     const void *k = emu_kernel_lookup(func);
     if (!k) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(k, NULL, grid, block, shmem, s, "cudaLaunchKernel"));
+    return ret(launch(k, grid, block, shmem, s, "cudaLaunchKernel"));
 }
 
 EMU_EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *host_fun)
@@ -532,7 +534,7 @@ EMU_EXPORT cudaError_t __cudaLaunchKernel(void *kernel, dim3 grid, dim3 block, v
     (void)args;
     EMU_ENTER("__cudaLaunchKernel");
     if (!kernel) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(kernel, NULL, grid, block, shmem, s, "__cudaLaunchKernel"));
+    return ret(launch(kernel, grid, block, shmem, s, "__cudaLaunchKernel"));
 }
 
 EMU_EXPORT cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 grid, dim3 block, void **args, size_t shmem,
@@ -541,5 +543,5 @@ EMU_EXPORT cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 grid, dim3 blo
     (void)args;
     EMU_ENTER("__cudaLaunchKernel_ptsz");
     if (!kernel) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(kernel, NULL, grid, block, shmem, s, "__cudaLaunchKernel_ptsz"));
+    return ret(launch(kernel, grid, block, shmem, s, "__cudaLaunchKernel_ptsz"));
 }
