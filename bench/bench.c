@@ -2,8 +2,10 @@
  * bench.c - speed and memory of `orrery predict` on the reference configurations (issue 2):
  *   GPT-3 175B on 1,024 H100 (TP8 PP16 interleaved)   target < 0.5 s on one core
  *   Llama-3-405B-shaped on 16,384 H100 (TP8 PP16 DP128) target < 5 s on one core
- * and (issue 4) GPT-3 175B on 1,024 H100 with --net flow (rail-optimised fat tree, every GPU
- * simulated), target < 30 s on one core; `orrery-bench --flow` runs that one alone.
+ * and (issue 4) GPT-3 175B on 1,024 H100 with --net flow (rail-optimised fat tree, every GPU's
+ * flows), target < 30 s on one core; `orrery-bench --flow` runs that one alone, `orrery-bench
+ * --flow SPEC...` others (examples/gpt3_13b_256_h100.yaml is the mid case), and --no-symmetry
+ * before the specs simulates every rank (the way --net flow ran before its runs were collapsed).
  * Prints, per configuration, the wall time of each stage (generate, estimate, execute, report),
  * ops and events simulated, events/s, and the process's peak RSS. Run: `make bench` (or
  * ./build/orrery-bench [SPEC ...] to time other specs).
@@ -35,12 +37,15 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
-static int bench_one(const char *path, int flow)
+static int bench_one(const char *path, int flow, int no_symmetry)
 {
     orr_spec s;
     orr_err err = {{0}};
     orr_spec_init(&s);
-    if (orr_spec_load_file(&s, path, &err) == 0 && flow) s.net = ORR_NET_FLOW;
+    if (orr_spec_load_file(&s, path, &err) == 0) {
+        if (flow) s.net = ORR_NET_FLOW;
+        if (no_symmetry) s.symmetry = 0;
+    }
     if (err.msg[0] || orr_spec_resolve(&s, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
         return 1;
@@ -77,9 +82,12 @@ static int bench_one(const char *path, int flow)
     double t4 = now_s();
     size_t ops = 0;
     for (size_t i = 0; i < w->nranks; i++) ops += w->ranks[i].nops;
-    printf("%s%s\n", path, s.net == ORR_NET_FLOW ? " --net flow" : "");
+    printf("%s%s%s\n", path, s.net == ORR_NET_FLOW ? " --net flow" : "", s.symmetry ? "" : " --no-symmetry");
     printf("  %u GPUs, %zu unique ranks, %zu ops, %llu events; predicted iteration %.3f s, %.1f TFLOP/s/GPU\n",
            s.gpus, w->nranks, ops, (unsigned long long)x.events, r.iteration_s, r.tflops_per_gpu);
+    if (x.net.present)
+        printf("  %llu flows, %llu of them inside %u mirrored servers (not simulated)\n",
+               (unsigned long long)x.net.flows, (unsigned long long)x.net.mirrored_flows, x.net.mirrored_servers);
     printf("  wall: generate %.3f s, estimate %.3f s, execute %.3f s, report %.3f s, total %.3f s; "
            "%.2f M events/s; peak RSS %.1f MiB\n",
            t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0, (double)x.events / (t3 - t2) / 1e6, peak_rss_mib());
@@ -148,14 +156,22 @@ int main(int argc, char **argv)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml"};
-    int rc = 0;
-    if (argc > 1 && strcmp(argv[1], "--flow") == 0)
-        return bench_one(defaults[0], 1);
-    if (argc > 1)
-        for (int i = 1; i < argc; i++) rc |= bench_one(argv[i], 0);
+    int rc = 0, flow = 0, no_symmetry = 0, first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (strcmp(argv[first], "--flow") == 0) flow = 1;
+        else if (strcmp(argv[first], "--no-symmetry") == 0) no_symmetry = 1;
+        else {
+            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --no-symmetry, netsim)\n", argv[first]);
+            return 2;
+        }
+    }
+    if (first < argc)
+        for (int i = first; i < argc; i++) rc |= bench_one(argv[i], flow, no_symmetry);
+    else if (flow || no_symmetry)
+        rc = bench_one(defaults[0], flow, no_symmetry);
     else {
-        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i], 0);
-        rc |= bench_one(defaults[0], 1);
+        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i], 0, 0);
+        rc |= bench_one(defaults[0], 1, 0);
     }
     return rc;
 }

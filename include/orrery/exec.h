@@ -71,7 +71,10 @@ typedef struct orr_link_use {
 
 typedef struct orr_net_summary {
     int present;             /* 0 for the analytic backend */
-    uint64_t flows;          /* flows started */
+    uint64_t flows;          /* flows of the job (with symmetry: of every GPU) */
+    uint64_t mirrored_flows; /* of which inside mirrored servers, not simulated (src/net/flow_net.c) */
+    uint64_t unmatched_flows;/* inside mirrored servers but simulated, for want of a preimage */
+    uint32_t mirrored_servers;
     struct {
         uint32_t links;
         double bytes;

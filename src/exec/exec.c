@@ -760,11 +760,15 @@ static void summarise_net(orr_net *n, int64_t makespan_ps, orr_net_summary *out)
     if (!tr || makespan_ps <= 0) return;
     orr_flow_sync(tr);
     out->present = 1;
-    out->flows = orr_flow_get_totals(tr).flows;
+    orr_net_flow_counts fc = orr_net_counts(n);
+    out->flows = fc.flows;
+    out->mirrored_flows = fc.mirrored_flows;
+    out->mirrored_servers = fc.mirrored_servers;
+    out->unmatched_flows = fc.unmatched_flows;
     double span_s = (double)makespan_ps / (double)ORR_PS_PER_S;
     const orr_topo *t = tr->topo;
     for (uint32_t l = 0; l < t->n_links; l++) {
-        const orr_flow_link_stats *st = orr_flow_link_stats_of(tr, l);
+        const orr_flow_link_stats *st = orr_net_link_stats(n, l);
         const orr_link *k = &t->links[l];
         int tier = k->tier < ORR_TIER_COUNT ? k->tier : ORR_TIER_AGG;
         orr_link_use u = {l, k->src, k->dst, (uint8_t)tier, st->bytes, st->bytes / (k->rate_Bps * span_s),
@@ -814,12 +818,17 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
         orr_topo_spec_default(&cfg.topo, c);
     }
     if (cfg.gpus < w->world_size) cfg.gpus = w->world_size;
-    if (opts->net == ORR_NET_FLOW)
+    /* A collapsed rank is fine under the flow backend when the workload says which GPUs it stands
+     * for (its images replay its traffic, src/net/flow_net.c); without that the fabric would miss their flows. */
+    cfg.sym = w->sym.nimages > 1 ? &w->sym : NULL;
+    cfg.groups = w->groups;
+    cfg.ngroups = w->ngroups;
+    if (opts->net == ORR_NET_FLOW && !cfg.sym)
         for (size_t r = 0; r < w->nranks; r++)
             if (w->ranks[r].weight > 1)
-                return orr_fail(err, "--net flow: rank %u stands for %u GPUs (symmetry), but the flow backend needs every "
-                                     "GPU simulated to see their traffic; run with --no-symmetry",
-                                w->ranks[r].gpu, w->ranks[r].weight);
+                return orr_fail(err, "--net flow: rank %u stands for %u GPUs (symmetry), but the workload does not say "
+                                     "which (no orr_sym), so the flow backend cannot replay their traffic; run with "
+                                     "--no-symmetry", w->ranks[r].gpu, w->ranks[r].weight);
     x.net = orr_net_create_cfg(opts->net, &x.eng, g, c, &cfg, err);
     if (!x.net) {
         orr_engine_free(&x.eng);

@@ -141,6 +141,8 @@ static void network_json(orr_buf *b, const orr_net_summary *n)
     }
     orr_buf_puts(b, "{");
     key_u64(b, 4, "flows", n->flows, 0);
+    key_u64(b, 4, "mirrored_flows", n->mirrored_flows, 0);
+    key_u64(b, 4, "mirrored_servers", n->mirrored_servers, 0);
     key(b, 4, "tiers");
     orr_buf_puts(b, "[");
     int first = 1;

@@ -219,6 +219,9 @@ static void network_text(const orr_net_summary *n, orr_buf *out)
     if (!n->present) return;
     orr_buf_printf(out, "\nNetwork (flow backend, %llu flows): link utilisation = bytes / (rate x iteration)\n",
                    (unsigned long long)n->flows);
+    if (n->mirrored_servers)
+        orr_buf_printf(out, "  %llu of them inside %u mirrored servers, not simulated (docs/models.md section 7)\n",
+                       (unsigned long long)n->mirrored_flows, n->mirrored_servers);
     orr_buf_printf(out, "  %-12s %8s %14s %12s %14s\n", "tier", "links", "GB carried", "mean util", "bottleneck");
     for (int t = 0; t < ORR_TIER_COUNT; t++)
         if (n->tier[t].links)

@@ -335,9 +335,9 @@ static int resolve_sharding(orr_spec *s, orr_err *err)
     return 0;
 }
 
-/* The fabric defaults to the cluster's topology. Under --net flow every GPU is simulated: a
- * symmetric run would leave out the traffic of the replicas it does not simulate, which is the
- * contention the flow backend is there to show (docs/spec.md "network"). */
+/* The fabric defaults to the cluster's topology. Symmetry stays as asked under --net flow: the
+ * flow backend replays each collective and send of a collapsed rank on every GPU it stands for,
+ * so the fabric carries the whole job's traffic (src/net/flow_net.c, docs/spec.md "network"). */
 static int resolve_network(orr_spec *s, orr_err *err)
 {
     if (!s->topology_set) {
@@ -348,7 +348,6 @@ static int resolve_network(orr_spec *s, orr_err *err)
     if (s->topo.kind == ORR_TOPO_HPCC && !s->topo.path[0])
         return orr_fail(err, "--topology hpcc (network.topology): needs --topology-file (network.topology_file)");
     if (!(s->topo.oversub >= 1)) return orr_fail(err, "--oversub (network.oversub): must be at least 1");
-    if (s->net == ORR_NET_FLOW) s->symmetry = 0;
     return 0;
 }
 
