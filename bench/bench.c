@@ -2,8 +2,10 @@
  * bench.c - speed and memory of `orrery predict` on the reference configurations (issue 2):
  *   GPT-3 175B on 1,024 H100 (TP8 PP16 interleaved)   target < 0.5 s on one core
  *   Llama-3-405B-shaped on 16,384 H100 (TP8 PP16 DP128) target < 5 s on one core
- * and (issue 4) GPT-3 175B on 1,024 H100 with --net flow (rail-optimised fat tree, every GPU
- * simulated), target < 30 s on one core; `orrery-bench --flow` runs that one alone.
+ * and (issue 4) GPT-3 175B on 1,024 H100 with --net flow (rail-optimised fat tree, every GPU's
+ * flows), target < 30 s on one core; `orrery-bench --flow` runs that one alone, `orrery-bench
+ * --flow SPEC...` others (examples/gpt3_13b_256_h100.yaml is the mid case), and --no-symmetry
+ * before the specs simulates every rank (the way --net flow ran before its runs were collapsed).
  * `orrery-bench --packet` runs examples/gpt3_13b_64_h100_packet.yaml (GPT-3 13B, TP8 x DP8 on 64
  * H100, --net packet: the inter-node traffic packet by packet), target: tens of seconds.
  * Prints, per configuration, the wall time of each stage (generate, estimate, execute, report),
@@ -37,13 +39,17 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
-/* Times one spec; net: the backend to use instead of the spec's (ORR_NET_KIND_COUNT: the spec's). */
-static int bench_one(const char *path, orr_net_kind net)
+/* Times one spec; net: the backend to use instead of the spec's (ORR_NET_KIND_COUNT: the spec's);
+ * no_symmetry: simulate every rank. */
+static int bench_one(const char *path, orr_net_kind net, int no_symmetry)
 {
     orr_spec s;
     orr_err err = {{0}};
     orr_spec_init(&s);
-    if (orr_spec_load_file(&s, path, &err) == 0 && net != ORR_NET_KIND_COUNT) s.net = net;
+    if (orr_spec_load_file(&s, path, &err) == 0) {
+        if (net != ORR_NET_KIND_COUNT) s.net = net;
+        if (no_symmetry) s.symmetry = 0;
+    }
     if (err.msg[0] || orr_spec_resolve(&s, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
         return 1;
@@ -82,9 +88,13 @@ static int bench_one(const char *path, orr_net_kind net)
     double t4 = now_s();
     size_t ops = 0;
     for (size_t i = 0; i < w->nranks; i++) ops += w->ranks[i].nops;
-    printf("%s%s%s\n", path, s.net != ORR_NET_ANALYTIC ? " --net " : "", s.net != ORR_NET_ANALYTIC ? orr_net_kind_name(s.net) : "");
+    printf("%s%s%s%s\n", path, s.net != ORR_NET_ANALYTIC ? " --net " : "", s.net != ORR_NET_ANALYTIC ? orr_net_kind_name(s.net) : "",
+           s.symmetry ? "" : " --no-symmetry");
     printf("  %u GPUs, %zu unique ranks, %zu ops, %llu events; predicted iteration %.3f s, %.1f TFLOP/s/GPU\n",
            s.gpus, w->nranks, ops, (unsigned long long)x.events, r.iteration_s, r.tflops_per_gpu);
+    if (x.net.present && x.net.backend == ORR_NET_FLOW)
+        printf("  %llu flows, %llu of them inside %u mirrored servers (not simulated)\n",
+               (unsigned long long)x.net.flows, (unsigned long long)x.net.mirrored_flows, x.net.mirrored_servers);
     printf("  wall: generate %.3f s, estimate %.3f s, execute %.3f s, report %.3f s, total %.3f s; "
            "%.2f M events/s; peak RSS %.1f MiB\n",
            t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0, (double)x.events / (t3 - t2) / 1e6, peak_rss_mib());
@@ -153,16 +163,27 @@ int main(int argc, char **argv)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml"};
-    int rc = 0;
-    if (argc > 1 && strcmp(argv[1], "--flow") == 0)
-        return bench_one(defaults[0], ORR_NET_FLOW);
-    if (argc > 1 && strcmp(argv[1], "--packet") == 0)
-        return bench_one(ORRERY_SOURCE_DIR "/examples/gpt3_13b_64_h100_packet.yaml", ORR_NET_PACKET);
-    if (argc > 1)
-        for (int i = 1; i < argc; i++) rc |= bench_one(argv[i], ORR_NET_KIND_COUNT);
+    int rc = 0, first = 1, no_symmetry = 0;
+    orr_net_kind net = ORR_NET_KIND_COUNT;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (strcmp(argv[first], "--flow") == 0) net = ORR_NET_FLOW;
+        else if (strcmp(argv[first], "--packet") == 0) net = ORR_NET_PACKET;
+        else if (strcmp(argv[first], "--no-symmetry") == 0) no_symmetry = 1;
+        else {
+            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim)\n",
+                    argv[first]);
+            return 2;
+        }
+    }
+    if (first < argc)
+        for (int i = first; i < argc; i++) rc |= bench_one(argv[i], net, no_symmetry);
+    else if (net == ORR_NET_PACKET)
+        rc = bench_one(ORRERY_SOURCE_DIR "/examples/gpt3_13b_64_h100_packet.yaml", net, no_symmetry);
+    else if (net != ORR_NET_KIND_COUNT || no_symmetry)
+        rc = bench_one(defaults[0], net, no_symmetry);
     else {
-        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i], ORR_NET_KIND_COUNT);
-        rc |= bench_one(defaults[0], ORR_NET_FLOW);
+        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) rc |= bench_one(defaults[i], net, 0);
+        rc |= bench_one(defaults[0], ORR_NET_FLOW, 0);
     }
     return rc;
 }

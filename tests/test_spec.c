@@ -719,7 +719,8 @@ static void test_robustness(void)
     CHECK(1);
 }
 
-/* The network section and flags: backend, fabric, the symmetry rule under --net flow, errors. */
+/* The network section and flags: backend, fabric, symmetry left on under --net flow and forced off
+ * under --net packet, errors. */
 static void test_network(void)
 {
     orr_spec s;
@@ -732,7 +733,7 @@ static void test_network(void)
     EXPECT_OK(orr_spec_resolve(&s, &err), err);
     CHECK(s.net == ORR_NET_FLOW && s.topo.kind == ORR_TOPO_CLOS3 && s.topo.oversub == 4 && s.topo.spines == 2);
     CHECK(s.topo.leaf_hosts == 16 && s.topo.pod_leaves == 4 && s.pxn == 1);
-    CHECK(s.symmetry == 0); /* forced off under the flow backend */
+    CHECK(s.symmetry == 1); /* kept under the flow backend, which replays every GPU's traffic */
     /* defaults: analytic, the cluster's topology */
     EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\n", &err, NULL), err);
     EXPECT_OK(orr_spec_resolve(&s, &err), err);

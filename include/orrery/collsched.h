@@ -61,6 +61,9 @@ void orr_sched_clear(orr_sched *s);
 void orr_sched_free(orr_sched *s);
 uint32_t orr_sched_add(orr_sched *s, uint32_t src, uint32_t dst, uint64_t bytes, int64_t delay_ps);
 void orr_sched_dep(orr_sched *s, uint32_t from, uint32_t to);
+/* Appends the flows and edges of src to s (src's flow i becomes s's flow s->nflows + i): the two
+ * DAGs run side by side, and a runner finishes s when both are done. */
+void orr_sched_append(orr_sched *s, const orr_sched *src);
 
 /* Builds the schedule of collective d among members (ascending global ranks, d->size of them) on
  * hardware g, c; the tuner's plan goes to *plan if not NULL. The schedule is cleared first; an

@@ -62,6 +62,7 @@ uint32_t *orr_map_get(const orr_map *m, uint64_t key); /* NULL if absent */
 void orr_map_put(orr_map *m, uint64_t key, uint32_t val);
 int orr_map_del(orr_map *m, uint64_t key);            /* 1 if it was there */
 void orr_map_free(orr_map *m);
+void orr_map_clear(orr_map *m);                       /* empties it, keeping its memory */
 
 /* 64-bit mixing hash (splitmix64 finaliser); deterministic across runs and machines. */
 uint64_t orr_hash64(uint64_t x);

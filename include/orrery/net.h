@@ -45,6 +45,16 @@ typedef struct orr_net_config {
     /* packet backend */
     orr_cc cc;              /* congestion control (0: DCQCN) */
     uint32_t packet_payload_bytes; /* payload per data packet (0: ORR_NET_PACKET_PAYLOAD_DEFAULT) */
+    /* flow backend: the workload's symmetry (workload.h), or NULL: with one, a collective or send
+     * among simulated ranks also runs on each of its distinct images (flows of all of them share
+     * the fabric), and it completes when every image has; see src/net/flow_net.c. The packet
+     * backend ignores it (it needs every GPU simulated). */
+    const orr_sym *sym;
+    const orr_group *groups; /* with sym: the job's communicators (mirroring needs them all to
+                              * pass a check; src/net/flow_net.c) */
+    size_t ngroups;
+    int no_mirror;          /* with sym: simulate the flows inside every server, even where
+                             * mirroring servers is exact (for tests; see src/net/flow_net.c) */
 } orr_net_config;
 
 /* Payload bytes per packet of `--net packet` unless told otherwise: a simulated packet stands for
@@ -56,7 +66,7 @@ typedef struct orr_net_config {
 #define ORR_PACKET_PAYLOAD_MAX 16777216u
 
 /* Creates a backend of the given kind on engine e. Returns NULL with a message if unsupported.
- * The flow backend needs cfg (the analytic one ignores it); orr_net_create passes none. */
+ * The flow and packet backends need cfg (the analytic one ignores it); orr_net_create passes none. */
 orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
                             const orr_net_config *cfg, orr_err *err);
 orr_net *orr_net_create(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
@@ -75,13 +85,24 @@ typedef struct orr_net_link_use {
 const orr_topo *orr_net_topo(const orr_net *n);
 /* Brings the link statistics up to the engine's time (call before reading them). */
 void orr_net_sync(orr_net *n);
-/* The statistics of directed link `link` as of the last orr_net_sync. */
+/* The statistics of directed link `link` as of the last orr_net_sync, as the whole job loads it:
+ * where the flow backend mirrors servers (src/net/flow_net.c), a mirrored server's NVLink link
+ * reports its representative's. */
 void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out);
-/* Flows the backend started (collectives and sends as flows); 0 for the analytic one. */
+/* Flows of the job (collectives and sends as flows): under the flow backend with symmetry, every
+ * GPU's, those inside mirrored servers included; 0 for the analytic backend. */
 uint64_t orr_net_flows(const orr_net *n);
 /* The packet backend's engine and its settings (statistics, reports); NULL for other kinds. */
 orr_packet_sim *orr_net_packet_sim(const orr_net *n);
 const orr_packet_config *orr_net_packet_config(const orr_net *n);
+typedef struct orr_net_flow_counts {
+    uint64_t flows;            /* the whole job's flows: started, plus those inside mirrored servers */
+    uint32_t mirrored_servers; /* servers whose inside flows mirror another server's */
+    uint64_t mirrored_flows;   /* flows inside mirrored servers (not simulated) */
+    uint64_t unmatched_flows;  /* flows inside mirrored servers simulated for want of a preimage */
+} orr_net_flow_counts;
+/* The flow backend's counts; all 0 for other kinds. */
+orr_net_flow_counts orr_net_counts(const orr_net *n);
 
 /* Parses "analytic" / "flow" / "packet"; -1 if unknown. */
 int orr_net_kind_parse(const char *name, orr_net_kind *out);

@@ -10,6 +10,9 @@
  * replicas and TP peers of one pipeline stage). `weight` says how many; collectives of a group rendez-
  * vous only among the simulated ranks that are members of it (the others are, by construction, at
  * the same point at the same time). Costs always use the group's real size and placement.
+ * A front end that collapses ranks can also say which real GPUs a simulated rank stands for, as
+ * the images of the job's symmetry (orr_sym below): backends that must see every GPU's traffic
+ * (--net flow) replay each collective and send on every image instead of simulating every rank.
  */
 #ifndef ORRERY_WORKLOAD_H
 #define ORRERY_WORKLOAD_H
@@ -157,6 +160,29 @@ typedef struct orr_group {
     char label[32];
 } orr_group;
 
+/*
+ * The symmetry of a job, as the front end knows it: a group of permutations of the global ranks
+ * (images), each an automorphism of the whole job (it maps every rank's op stream onto its image's,
+ * every group onto a group, every p2p peer onto the image's peer). Global ranks are written in a
+ * mixed radix, digit 0 fastest (Megatron: tp, cp, dp within a shard, dp replica, pp); an image adds
+ * a shift to each of the `shifted` digits modulo its radix and keeps the others, so image k of
+ * rank g is g with its shifted digits advanced by k written in their mixed radix (image 0 is g).
+ * Every simulated rank stands for its nimages images (its weight), and no two simulated ranks are
+ * images of each other (orr_workload_finalize checks both). nimages 0 or 1: none described.
+ */
+#define ORR_SYM_MAX_DIGITS 8
+typedef struct orr_sym {
+    uint32_t ndigits;
+    uint32_t radix[ORR_SYM_MAX_DIGITS];
+    uint8_t shifted[ORR_SYM_MAX_DIGITS];
+    uint32_t nimages; /* product of the shifted digits' radices */
+} orr_sym;
+
+/* Image k (0 <= k < s->nimages) of global rank gpu. */
+uint32_t orr_sym_image(const orr_sym *s, uint32_t k, uint32_t gpu);
+/* The image that undoes image k. */
+uint32_t orr_sym_inverse(const orr_sym *s, uint32_t k);
+
 typedef struct orr_workload {
     orr_rank *ranks;
     size_t nranks, cap_ranks;
@@ -168,6 +194,7 @@ typedef struct orr_workload {
     uint32_t world_size;     /* real GPUs in the job */
     uint32_t gpus_per_node;
     orr_map gpu_to_rank;     /* global rank -> index into ranks (simulated ranks only) */
+    orr_sym sym;             /* the real GPUs each simulated rank stands for (nimages <= 1: none) */
     /* Accounting for the reports, filled by the front end. */
     double model_flops;      /* model FLOPs per iteration, whole job (MFU convention of the front end) */
     double hw_flops;         /* FLOPs actually executed per iteration, whole job (incl. recompute) */

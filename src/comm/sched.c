@@ -52,6 +52,23 @@ void orr_sched_dep(orr_sched *s, uint32_t from, uint32_t to)
     s->nedges++;
 }
 
+void orr_sched_append(orr_sched *s, const orr_sched *src)
+{
+    uint32_t base = (uint32_t)s->nflows;
+    if (src->nflows == 0) return;
+    if (s->nflows + src->nflows > s->cap_flows)
+        orr_grow((void **)&s->flows, &s->cap_flows, s->nflows + src->nflows, sizeof *s->flows);
+    memcpy(s->flows + s->nflows, src->flows, src->nflows * sizeof *s->flows);
+    s->nflows += src->nflows;
+    if (s->nedges + src->nedges > s->cap_edges)
+        orr_grow((void **)&s->edges, &s->cap_edges, s->nedges + src->nedges, sizeof *s->edges);
+    for (size_t e = 0; e < src->nedges; e++) {
+        s->edges[s->nedges + e][0] = src->edges[e][0] + base;
+        s->edges[s->nedges + e][1] = src->edges[e][1] + base;
+    }
+    s->nedges += src->nedges;
+}
+
 static uint32_t *tmp_array(orr_sched *s, size_t n)
 {
     if (n > s->cap_tmp) orr_grow((void **)&s->tmp, &s->cap_tmp, n, sizeof *s->tmp);

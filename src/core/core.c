@@ -190,6 +190,12 @@ int orr_map_del(orr_map *m, uint64_t key)
     return 1;
 }
 
+void orr_map_clear(orr_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++) m->keys[i] = MAP_EMPTY;
+    m->n = 0;
+}
+
 void orr_map_free(orr_map *m)
 {
     free(m->keys);

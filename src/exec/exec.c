@@ -786,6 +786,10 @@ static void summarise_net(orr_net *n, int64_t makespan_ps, orr_net_summary *out)
     out->present = 1;
     out->backend = n->kind;
     out->flows = orr_net_flows(n);
+    orr_net_flow_counts fc = orr_net_counts(n);
+    out->mirrored_flows = fc.mirrored_flows;
+    out->mirrored_servers = fc.mirrored_servers;
+    out->unmatched_flows = fc.unmatched_flows;
     summarise_packet(n, out);
     double span_s = (double)makespan_ps / (double)ORR_PS_PER_S;
     for (uint32_t l = 0; l < t->n_links; l++) {
@@ -840,13 +844,23 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
         orr_topo_spec_default(&cfg.topo, c);
     }
     if (cfg.gpus < w->world_size) cfg.gpus = w->world_size;
-    if (opts->net == ORR_NET_FLOW || opts->net == ORR_NET_PACKET)
-        for (size_t r = 0; r < w->nranks; r++)
-            if (w->ranks[r].weight > 1)
-                return orr_fail(err, "--net %s: rank %u stands for %u GPUs (symmetry), but the %s backend needs every "
-                                     "GPU simulated to see their traffic; run with --no-symmetry",
-                                orr_net_kind_name(opts->net), w->ranks[r].gpu, w->ranks[r].weight,
-                                orr_net_kind_name(opts->net));
+    /* A collapsed rank is fine under the flow backend when the workload says which GPUs it stands
+     * for (its images replay its traffic, src/net/flow_net.c); without that the fabric would miss
+     * their flows. The packet backend needs every GPU simulated. */
+    cfg.sym = opts->net == ORR_NET_FLOW && w->sym.nimages > 1 ? &w->sym : NULL;
+    cfg.groups = w->groups;
+    cfg.ngroups = w->ngroups;
+    if (opts->net == ORR_NET_PACKET || (opts->net == ORR_NET_FLOW && !cfg.sym))
+        for (size_t r = 0; r < w->nranks; r++) {
+            if (w->ranks[r].weight <= 1) continue;
+            if (opts->net == ORR_NET_PACKET)
+                return orr_fail(err, "--net packet: rank %u stands for %u GPUs (symmetry), but the packet backend "
+                                     "needs every GPU simulated to see their traffic; run with --no-symmetry",
+                                w->ranks[r].gpu, w->ranks[r].weight);
+            return orr_fail(err, "--net flow: rank %u stands for %u GPUs (symmetry), but the workload does not say "
+                                 "which (no orr_sym), so the flow backend cannot replay their traffic; run with "
+                                 "--no-symmetry", w->ranks[r].gpu, w->ranks[r].weight);
+        }
     x.net = orr_net_create_cfg(opts->net, &x.eng, g, c, &cfg, err);
     if (!x.net) {
         orr_engine_free(&x.eng);

@@ -153,17 +153,19 @@ int orr_topo_build(orr_topo *t, const orr_gpu *g, const orr_cluster *c, uint32_t
     return 0;
 }
 
-/* The 2-hop NVLink path a -> NVSwitch -> b of two hosts on one NVSwitch; 0 if there is none. */
+/* The 2-hop NVLink path a -> NVSwitch -> b of two hosts on one NVSwitch; 0 if there is none.
+ * The second hop is the reverse of b's link to that switch (link ^ 1, topo.h), so only the two
+ * hosts' few links are scanned, not the switch's. */
 static int nvlink_path(const orr_topo *t, uint32_t a, uint32_t b, uint32_t *links)
 {
     uint32_t na = t->host_node[a], nb = t->host_node[b];
     for (uint32_t i = t->out_start[na]; i < t->out_start[na + 1]; i++) {
         uint32_t l = t->out[i], sw = t->links[l].dst;
         if (t->kind[sw] != ORR_NODE_NVSWITCH) continue;
-        for (uint32_t j = t->out_start[sw]; j < t->out_start[sw + 1]; j++)
-            if (t->links[t->out[j]].dst == nb) {
+        for (uint32_t j = t->out_start[nb]; j < t->out_start[nb + 1]; j++)
+            if (t->links[t->out[j]].dst == sw) {
                 links[0] = l;
-                links[1] = t->out[j];
+                links[1] = t->out[j] ^ 1;
                 return 2;
             }
     }

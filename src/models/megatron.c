@@ -100,6 +100,27 @@ static uint32_t grank(const gen *G, uint32_t tp, uint32_t dp, uint32_t pp) { ret
 
 static void qsort_u32(uint32_t *m, uint32_t n);
 
+/* The symmetry behind one simulated rank per (stage, cp rank) (workload.h, orr_sym): the digits
+ * of grank4 with dp split into the position within its FSDP shard group and the replica, and tp
+ * and both dp digits shifted. Every group of rank_groups is a full range or a single value of
+ * each shifted digit, so shifting maps groups onto groups (a shard group onto the next replica's,
+ * never across one), and p2p peers differ from the rank only in pp or cp. */
+static void describe_symmetry(gen *G)
+{
+    uint32_t shard_dp = G->rc == R_FSDP ? G->S / G->C : G->D;
+    orr_sym *y = &G->w->sym;
+    memset(y, 0, sizeof *y);
+    const uint32_t radix[5] = {G->T, G->C, shard_dp, G->D / shard_dp, G->P};
+    const uint8_t shifted[5] = {1, 0, 1, 1, 0};
+    y->ndigits = 5;
+    y->nimages = 1;
+    for (uint32_t i = 0; i < 5; i++) {
+        y->radix[i] = radix[i];
+        y->shifted[i] = shifted[i];
+        if (shifted[i]) y->nimages *= radix[i];
+    }
+}
+
 static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)
 {
     uint64_t key = orr_hash64(role);
@@ -1431,6 +1452,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     free(G.unit_ag_ev);
     free(G.unit_fwd_ev);
     orr_map_free(&G.group_ids);
+    if (sym) describe_symmetry(&G);
     if (orr_workload_finalize(G.w, err) < 0) {
         orr_workload_free(G.w);
         return NULL;

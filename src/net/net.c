@@ -1,19 +1,18 @@
 /*
- * net.c - the network backend factory and the analytic backend.
+ * net.c - the network backend factory, the analytic and packet backends, and the statistics of
+ * the topology backends (flow, packet).
  *
  * A backend is the small table of function pointers in net.h: send bytes between two GPUs, run a
  * collective among a group, destroy. The analytic backend has no state beyond the hardware: a
  * send finishes after orr_comm_p2p_ps and a collective after orr_comm_coll_ps (src/comm/nccl.c),
  * both counted from the engine's current time, with no contention between concurrent transfers.
- * The flow backend builds the cluster's topology (src/hw/topo_build.c), runs the max-min flow
- * model on it (src/net/flow/flow.c) and executes every collective and send as NCCL's steps
- * (src/comm/sched.c), with link capacities derated by the cluster's protocol efficiencies
- * (NVLink links by nvlink_eff, NIC and switch links by net_eff) as the analytic model derates its
- * bandwidths, so that with no contention both backends agree (tests/test_collsched.c).
- * The packet backend is the flow backend with the inter-node flows on the packet-level RDMA
- * engine (src/net/packet); see "packet" below for what goes where and why.
+ * The flow backend (src/net/flow_net.c) runs every collective and send as NCCL's steps on a
+ * max-min flow model of the cluster's topology, and under symmetry replays them on every GPU a
+ * simulated rank stands for. The packet backend (here) is the flow backend without symmetry and
+ * with the inter-node flows on the packet-level RDMA engine (src/net/packet); see "packet" below
+ * for what goes where and why. The statistics functions of net.h serve both.
  */
-#include "orrery/net.h"
+#include "net_internal.h"
 #include "orrery/collsched.h"
 #include "orrery/flow.h"
 #include "orrery/packet.h"
@@ -31,8 +30,7 @@ static void analytic_send(orr_net *n, uint32_t src, uint32_t dst, uint64_t bytes
 
 /* Fills nodes and per_node of d from the members (ascending global ranks, as orr_group keeps
  * them) when the caller left them 0. */
-static orr_coll_desc shape_from_members(const orr_net *n, const orr_coll_desc *d,
-                                        const uint32_t *members)
+orr_coll_desc orr_net_coll_shape(const orr_net *n, const orr_coll_desc *d, const uint32_t *members)
 {
     orr_coll_desc s = *d;
     if ((s.nodes && s.per_node) || !members || s.size == 0 || n->cluster->gpus_per_node == 0)
@@ -55,117 +53,43 @@ static orr_coll_desc shape_from_members(const orr_net *n, const orr_coll_desc *d
 static void analytic_collective(orr_net *n, const orr_coll_desc *d, const uint32_t *members,
                                 orr_event_fn done, void *ctx, uint64_t arg)
 {
-    orr_coll_desc s = shape_from_members(n, d, members);
+    orr_coll_desc s = orr_net_coll_shape(n, d, members);
     orr_engine_after(n->engine, orr_comm_coll_ps(n->gpu, n->cluster, &s, NULL), done, ctx, arg);
 }
 
 static void analytic_destroy(orr_net *n) { free(n); }
 
-/* ---- topology backends: flow and packet ----
- *
- * Both build the job's topology and execute every collective and send as NCCL's steps (a DAG of
- * flows, src/comm/sched.c) on a transport: the flow backend on the max-min flow model, the packet
- * backend on a transport that splits the flows between two models (below). */
+/* ---- what the topology backends (flow, packet) share ---- */
 
-typedef struct topo_net {
-    orr_topo topo;
-    orr_transport *tr;    /* what the runner drives: the flow model, or &split */
-    orr_transport *nvl;   /* packet: the flow model, for flows that stay on one node's NVLink */
-    orr_transport *pkt;   /* packet: the packet engine, for everything else */
-    orr_transport split;  /* packet: picks nvl or pkt per flow */
-    orr_route_opts route;
-    orr_packet_config pcfg;
-    orr_runner *run;
-    orr_sched sched;
-    orr_sched_opts opts;
-    uint32_t gpus;
-} topo_net;
-
-static void topo_send(orr_net *n, uint32_t src, uint32_t dst, uint64_t bytes, orr_event_fn done, void *ctx,
-                      uint64_t arg)
+void orr_net_run_send(orr_net *n, orr_runner *run, orr_sched *sched, uint32_t src, uint32_t dst, uint64_t bytes,
+                      orr_event_fn done, void *ctx, uint64_t arg)
 {
-    topo_net *f = n->impl;
-    orr_sched_p2p(&f->sched, n->gpu, n->cluster, src, dst, bytes);
-    orr_runner_run(f->run, &f->sched, done, ctx, arg);
+    orr_sched_p2p(sched, n->gpu, n->cluster, src, dst, bytes);
+    orr_runner_run(run, sched, done, ctx, arg);
 }
 
-static void topo_collective(orr_net *n, const orr_coll_desc *d, const uint32_t *members, orr_event_fn done,
-                            void *ctx, uint64_t arg)
+void orr_net_run_collective(orr_net *n, orr_runner *run, orr_sched *sched, const orr_sched_opts *opts,
+                            const orr_coll_desc *d, const uint32_t *members, orr_event_fn done, void *ctx,
+                            uint64_t arg)
 {
-    topo_net *f = n->impl;
-    orr_coll_desc s = shape_from_members(n, d, members);
-    orr_sched_coll(&f->sched, n->gpu, n->cluster, &s, members, &f->opts, NULL);
-    orr_runner_run(f->run, &f->sched, done, ctx, arg);
-}
-
-static void topo_destroy(orr_net *n)
-{
-    topo_net *f = n->impl;
-    orr_runner_free(f->run);
-    if (f->tr && f->tr != &f->split) f->tr->destroy(f->tr);
-    if (f->nvl) f->nvl->destroy(f->nvl);
-    if (f->pkt) f->pkt->destroy(f->pkt);
-    orr_topo_free(&f->topo);
-    orr_sched_free(&f->sched);
-    free(f);
-    free(n);
-}
-
-/* The flow model on f->topo with the cluster's protocol efficiencies as link capacity scales. */
-static orr_transport *flow_model(orr_net *n, topo_net *f)
-{
-    orr_flow_opts o;
-    memset(&o, 0, sizeof o);
-    o.tier_scale[ORR_TIER_NVLINK] = n->cluster->nvlink_eff;
-    for (int t = ORR_TIER_HOST; t < ORR_TIER_COUNT; t++) o.tier_scale[t] = n->cluster->net_eff;
-    o.route = f->route;
-    return orr_flow_create(n->engine, &f->topo, &o);
-}
-
-static topo_net *topo_net_new(orr_net *n, const orr_net_config *cfg, orr_err *err)
-{
-    if (!cfg || cfg->gpus == 0) {
-        orr_fail(err, "network backend %s: needs the job's GPU count and topology", orr_net_kind_name(n->kind));
-        return NULL;
-    }
-    topo_net *f = orr_xcalloc(1, sizeof *f);
-    if (orr_topo_build(&f->topo, n->gpu, n->cluster, cfg->gpus, &cfg->topo, err)) {
-        free(f);
-        return NULL;
-    }
-    f->route.ecmp = 1;
-    f->route.pxn = cfg->pxn;
-    f->route.gpus_per_node = n->cluster->gpus_per_node;
-    f->opts.gpus_per_node = n->cluster->gpus_per_node;
-    f->opts.max_flows = cfg->max_flows;
-    f->gpus = cfg->gpus;
-    n->impl = f;
-    n->send = topo_send;
-    n->collective = topo_collective;
-    n->destroy = topo_destroy;
-    return f;
-}
-
-static int flow_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
-{
-    topo_net *f = topo_net_new(n, cfg, err);
-    if (!f) return -1;
-    f->tr = flow_model(n, f);
-    f->run = orr_runner_create(f->tr);
-    return 0;
+    orr_coll_desc s = orr_net_coll_shape(n, d, members);
+    orr_sched_coll(sched, n->gpu, n->cluster, &s, members, opts, NULL);
+    orr_runner_run(run, sched, done, ctx, arg);
 }
 
 /* ---- packet ----
  *
- * Flows that leave a node run on the packet engine (src/net/packet): RDMA NICs, shared-buffer
- * switches, PFC, ECN and the congestion control of orr_packet_config_preset. Flows between two GPUs
- * of one node, whose path is NVLink -> NVSwitch -> NVLink, run on the flow model instead (the
- * same max-min model as --net flow, on the same topology's NVLink links): NVLink is not Ethernet
- * (no RoCE NIC, no ECN, no PFC, no DCQCN; credit-based link-level flow control), so packets would
- * model nothing real there, and its TP traffic is most of an iteration's bytes, so packets would
- * multiply the cost for nothing. The two models share no links (a flow leaving a node never
- * crosses NVLink: the packet engine routes by shortest path, and --pxn is refused), so each link
- * is simulated by exactly one of them.
+ * The backend builds the job's topology and executes every collective and send as NCCL's steps (a
+ * DAG of flows, src/comm/sched.c), as the flow backend does, on a transport that splits the flows
+ * between two models. Flows that leave a node run on the packet engine (src/net/packet): RDMA
+ * NICs, shared-buffer switches, PFC, ECN and the congestion control of orr_packet_config_preset.
+ * Flows between two GPUs of one node, whose path is NVLink -> NVSwitch -> NVLink, run on the flow
+ * model instead (the same max-min model as --net flow, on the same topology's NVLink links):
+ * NVLink is not Ethernet (no RoCE NIC, no ECN, no PFC, no DCQCN; credit-based link-level flow
+ * control), so packets would model nothing real there, and its TP traffic is most of an
+ * iteration's bytes, so packets would multiply the cost for nothing. The two models share no links
+ * (a flow leaving a node never crosses NVLink: the packet engine routes by shortest path, and
+ * --pxn is refused), so each link is simulated by exactly one of them.
  *
  * Capacity: the flow backend scales NVLink links by nvlink_eff and the rest by net_eff (achieved
  * payload bandwidth / raw). The packet engine puts headers on the wire itself, so its non-NVLink
@@ -174,9 +98,50 @@ static int flow_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
  * packet's store-and-forward per hop (1.5 us for 64 KiB at 400 Gb/s x 0.85).
  *
  * Link delays are the topology's (0 for built fabrics: NCCL's per-step latency, which the
- * collective scheduler charges, already includes the wire). */
+ * collective scheduler charges, already includes the wire).
+ *
+ * Symmetry: none; every GPU is simulated (the spec turns symmetry off, the executor refuses a
+ * collapsed workload). */
 
-static int nvlink_only(const topo_net *f, uint32_t src, uint32_t dst)
+typedef struct packet_net {
+    orr_topo topo;
+    orr_transport *nvl;   /* the flow model, for flows that stay on one node's NVLink */
+    orr_transport *pkt;   /* the packet engine, for everything else */
+    orr_transport split;  /* what the runner drives: picks nvl or pkt per flow */
+    orr_route_opts route;
+    orr_packet_config pcfg;
+    orr_runner *run;
+    orr_sched sched;
+    orr_sched_opts opts;
+} packet_net;
+
+static void packet_send(orr_net *n, uint32_t src, uint32_t dst, uint64_t bytes, orr_event_fn done, void *ctx,
+                        uint64_t arg)
+{
+    packet_net *f = n->impl;
+    orr_net_run_send(n, f->run, &f->sched, src, dst, bytes, done, ctx, arg);
+}
+
+static void packet_collective(orr_net *n, const orr_coll_desc *d, const uint32_t *members, orr_event_fn done,
+                              void *ctx, uint64_t arg)
+{
+    packet_net *f = n->impl;
+    orr_net_run_collective(n, f->run, &f->sched, &f->opts, d, members, done, ctx, arg);
+}
+
+static void packet_destroy(orr_net *n)
+{
+    packet_net *f = n->impl;
+    orr_runner_free(f->run);
+    if (f->nvl) f->nvl->destroy(f->nvl);
+    if (f->pkt) f->pkt->destroy(f->pkt);
+    orr_topo_free(&f->topo);
+    orr_sched_free(&f->sched);
+    free(f);
+    free(n);
+}
+
+static int nvlink_only(const packet_net *f, uint32_t src, uint32_t dst)
 {
     uint32_t gpn = f->route.gpus_per_node, links[2];
     if (gpn < 2 || src / gpn != dst / gpn) return 0;
@@ -187,24 +152,29 @@ static int nvlink_only(const topo_net *f, uint32_t src, uint32_t dst)
 static void split_start_flow(orr_transport *t, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t flow_id,
                              orr_event_fn done, void *ctx, uint64_t arg)
 {
-    topo_net *f = t->impl;
+    packet_net *f = t->impl;
     orr_transport *to = nvlink_only(f, src, dst) ? f->nvl : f->pkt;
     to->start_flow(to, src, dst, bytes, flow_id, done, ctx, arg);
 }
 
-static void split_destroy(orr_transport *t) { (void)t; /* the parts are topo_destroy's */ }
+static void split_destroy(orr_transport *t) { (void)t; /* the parts are packet_destroy's */ }
 
 static int packet_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
 {
-    if (cfg && cfg->pxn)
+    if (!cfg || cfg->gpus == 0)
+        return orr_fail(err, "network backend packet: needs the job's GPU count and topology");
+    if (cfg->pxn)
         return orr_fail(err, "--pxn (network.pxn): not supported by --net packet (the packet engine routes every "
                              "flow by shortest path); use --net flow for PXN");
-    uint32_t payload = cfg && cfg->packet_payload_bytes ? cfg->packet_payload_bytes : ORR_NET_PACKET_PAYLOAD_DEFAULT;
-    orr_cc cc = cfg && cfg->cc ? cfg->cc : ORR_CC_DCQCN;
+    uint32_t payload = cfg->packet_payload_bytes ? cfg->packet_payload_bytes : ORR_NET_PACKET_PAYLOAD_DEFAULT;
+    orr_cc cc = cfg->cc ? cfg->cc : ORR_CC_DCQCN;
     if (cc != ORR_CC_DCQCN && cc != ORR_CC_HPCC && cc != ORR_CC_TIMELY && cc != ORR_CC_DCTCP)
         return orr_fail(err, "--cc (network.cc): congestion control %d is not implemented", (int)cc);
-    topo_net *f = topo_net_new(n, cfg, err);
-    if (!f) return -1;
+    packet_net *f = orr_xcalloc(1, sizeof *f);
+    if (orr_topo_build(&f->topo, n->gpu, n->cluster, cfg->gpus, &cfg->topo, err)) {
+        free(f);
+        return -1;
+    }
     orr_packet_config *pc = &f->pcfg;
     orr_packet_config_preset(pc, cc, n->cluster->nic_Bps, payload);
     double wire = orr_packet_wire_per_payload(pc);
@@ -215,37 +185,39 @@ static int packet_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     if (!f->pkt) {
         orr_topo_free(&f->topo);
         free(f);
-        n->impl = NULL;
         return -1;
     }
-    f->nvl = flow_model(n, f);
+    f->route.ecmp = 1;
+    f->route.gpus_per_node = n->cluster->gpus_per_node;
+    f->nvl = orr_net_flow_model(n, &f->topo, &f->route);
     f->split.engine = n->engine;
     f->split.topo = &f->topo;
     f->split.start_flow = split_start_flow;
     f->split.destroy = split_destroy;
     f->split.impl = f;
-    f->tr = &f->split;
-    f->run = orr_runner_create(f->tr);
+    f->run = orr_runner_create(&f->split);
+    f->opts.gpus_per_node = n->cluster->gpus_per_node;
+    f->opts.max_flows = cfg->max_flows;
+    n->impl = f;
+    n->send = packet_send;
+    n->collective = packet_collective;
+    n->destroy = packet_destroy;
     return 0;
 }
 
-/* ---- statistics ---- */
-
-orr_transport *orr_net_transport(const orr_net *n)
-{
-    return n && n->kind == ORR_NET_FLOW ? ((topo_net *)n->impl)->tr : NULL;
-}
+/* ---- statistics of the topology backends (flow, packet) ---- */
 
 const orr_topo *orr_net_topo(const orr_net *n)
 {
-    return n && (n->kind == ORR_NET_FLOW || n->kind == ORR_NET_PACKET) ? &((topo_net *)n->impl)->topo : NULL;
+    if (!n) return NULL;
+    if (n->kind == ORR_NET_FLOW) return orr_net_transport(n)->topo;
+    return n->kind == ORR_NET_PACKET ? &((packet_net *)n->impl)->topo : NULL;
 }
 
 void orr_net_sync(orr_net *n)
 {
     if (!orr_net_topo(n)) return;
-    topo_net *f = n->impl;
-    orr_flow_sync(n->kind == ORR_NET_FLOW ? f->tr : f->nvl);
+    orr_flow_sync(n->kind == ORR_NET_FLOW ? orr_net_transport(n) : ((packet_net *)n->impl)->nvl);
 }
 
 void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out)
@@ -253,15 +225,18 @@ void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out
     memset(out, 0, sizeof *out);
     const orr_topo *t = orr_net_topo(n);
     if (!t || link >= t->n_links) return;
-    const topo_net *f = n->impl;
-    if (n->kind == ORR_NET_PACKET && t->links[link].tier != ORR_TIER_NVLINK) {
+    const orr_flow_link_stats *st;
+    if (n->kind == ORR_NET_FLOW) {
+        st = orr_flow_net_link_stats(n, link);
+    } else if (t->links[link].tier != ORR_TIER_NVLINK) {
         orr_packet_port_stats ps;
-        orr_packet_port_stats_get(orr_packet_transport_sim(f->pkt), link, &ps);
+        orr_packet_port_stats_get(orr_packet_transport_sim(((packet_net *)n->impl)->pkt), link, &ps);
         out->bytes = (double)ps.tx_bytes;
         out->bottleneck_ps = ps.saturated_ps;
         return;
+    } else {
+        st = orr_flow_link_stats_of(((packet_net *)n->impl)->nvl, link);
     }
-    const orr_flow_link_stats *st = orr_flow_link_stats_of(n->kind == ORR_NET_FLOW ? f->tr : f->nvl, link);
     out->bytes = st->bytes;
     out->bottleneck_ps = st->saturated_ps;
 }
@@ -269,18 +244,17 @@ void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out
 uint64_t orr_net_flows(const orr_net *n)
 {
     if (!orr_net_topo(n)) return 0;
-    const topo_net *f = n->impl;
-    return n->kind == ORR_NET_FLOW ? orr_flow_get_totals(f->tr).flows : orr_runner_flows(f->run);
+    return n->kind == ORR_NET_FLOW ? orr_net_counts(n).flows : orr_runner_flows(((packet_net *)n->impl)->run);
 }
 
 orr_packet_sim *orr_net_packet_sim(const orr_net *n)
 {
-    return n && n->kind == ORR_NET_PACKET ? orr_packet_transport_sim(((topo_net *)n->impl)->pkt) : NULL;
+    return n && n->kind == ORR_NET_PACKET ? orr_packet_transport_sim(((packet_net *)n->impl)->pkt) : NULL;
 }
 
 const orr_packet_config *orr_net_packet_config(const orr_net *n)
 {
-    return n && n->kind == ORR_NET_PACKET ? &((topo_net *)n->impl)->pcfg : NULL;
+    return n && n->kind == ORR_NET_PACKET ? &((packet_net *)n->impl)->pcfg : NULL;
 }
 
 orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
@@ -302,7 +276,7 @@ orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, 
     n->send = analytic_send;
     n->collective = analytic_collective;
     n->destroy = analytic_destroy;
-    if ((kind == ORR_NET_FLOW && flow_init(n, cfg, err)) || (kind == ORR_NET_PACKET && packet_init(n, cfg, err))) {
+    if ((kind == ORR_NET_FLOW && orr_flow_net_init(n, cfg, err)) || (kind == ORR_NET_PACKET && packet_init(n, cfg, err))) {
         free(n);
         return NULL;
     }

@@ -220,6 +220,9 @@ static void network_text(const orr_net_summary *n, orr_buf *out)
     int pkt = n->backend == ORR_NET_PACKET;
     orr_buf_printf(out, "\nNetwork (%s backend, %llu flows): link utilisation = bytes / (rate x iteration)\n",
                    orr_net_kind_name(n->backend), (unsigned long long)n->flows);
+    if (n->mirrored_servers)
+        orr_buf_printf(out, "  %llu of them inside %u mirrored servers, not simulated (docs/models.md section 7)\n",
+                       (unsigned long long)n->mirrored_flows, n->mirrored_servers);
     if (pkt) {
         orr_buf_printf(out, "  packet engine: %s, %u-byte packets, %llu inter-node flows (NVLink flows on the flow model)\n",
                        orr_cc_name(n->packet.cc), n->packet.payload_bytes, (unsigned long long)n->packet.flows);

@@ -344,9 +344,11 @@ static int resolve_sharding(orr_spec *s, orr_err *err)
     return 0;
 }
 
-/* The fabric defaults to the cluster's topology. Under --net flow and --net packet every GPU is
- * simulated: a symmetric run would leave out the traffic of the replicas it does not simulate,
- * which is the contention these backends are there to show (docs/spec.md "network"). */
+/* The fabric defaults to the cluster's topology. Symmetry stays as asked under --net flow: the
+ * flow backend replays each collective and send of a collapsed rank on every GPU it stands for,
+ * so the fabric carries the whole job's traffic (src/net/flow_net.c). Under --net packet every GPU
+ * is simulated: a symmetric run would leave out the traffic of the replicas it does not simulate,
+ * which is the contention that backend is there to show (docs/spec.md "network"). */
 static int resolve_network(orr_spec *s, orr_err *err)
 {
     if (!s->topology_set) {
@@ -360,7 +362,7 @@ static int resolve_network(orr_spec *s, orr_err *err)
     if (s->net == ORR_NET_PACKET && s->pxn)
         return orr_fail(err, "--pxn (network.pxn): not supported by --net packet (the packet engine routes every flow "
                              "by shortest path); use --net flow for PXN");
-    if (s->net == ORR_NET_FLOW || s->net == ORR_NET_PACKET) s->symmetry = 0;
+    if (s->net == ORR_NET_PACKET) s->symmetry = 0;
     return 0;
 }
 

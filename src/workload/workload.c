@@ -101,8 +101,80 @@ int64_t orr_workload_rank_of(const orr_workload *w, uint32_t gpu)
     return i ? (int64_t)*i : -1;
 }
 
+uint32_t orr_sym_image(const orr_sym *s, uint32_t k, uint32_t gpu)
+{
+    uint32_t out = 0, stride = 1;
+    for (uint32_t i = 0; i < s->ndigits; i++) {
+        uint32_t r = s->radix[i], digit;
+        if (r == 0) continue; /* malformed: orr_workload_finalize refuses it */
+        digit = gpu % r;
+        gpu /= r;
+        if (s->shifted[i]) {
+            digit = (digit + k % r) % r;
+            k /= r;
+        }
+        out += digit * stride;
+        stride *= r;
+    }
+    return out + gpu * stride; /* digits beyond the described ones stay */
+}
+
+uint32_t orr_sym_inverse(const orr_sym *s, uint32_t k)
+{
+    uint32_t out = 0, stride = 1;
+    for (uint32_t i = 0; i < s->ndigits; i++) {
+        if (!s->shifted[i] || s->radix[i] == 0) continue;
+        uint32_t r = s->radix[i], digit = k % r;
+        k /= r;
+        out += (r - digit) % r * stride;
+        stride *= r;
+    }
+    return out;
+}
+
+/* The symmetry must cover the world, and each simulated rank must stand for exactly its images:
+ * weight = nimages, and no two simulated ranks in one orbit (same unshifted digits). */
+static int check_sym(const orr_workload *w, orr_err *err)
+{
+    const orr_sym *s = &w->sym;
+    if (s->nimages <= 1) return 0;
+    uint64_t world = 1, images = 1;
+    if (s->ndigits > ORR_SYM_MAX_DIGITS)
+        return orr_fail(err, "workload: symmetry has %u digits (at most %d)", s->ndigits, ORR_SYM_MAX_DIGITS);
+    for (uint32_t i = 0; i < s->ndigits; i++) {
+        if (s->radix[i] == 0) return orr_fail(err, "workload: symmetry digit %u has radix 0", i);
+        world *= s->radix[i];
+        if (s->shifted[i]) images *= s->radix[i];
+    }
+    if (world != w->world_size || images != s->nimages)
+        return orr_fail(err, "workload: symmetry describes %llu ranks and %llu images, but the job has %u ranks and "
+                             "says %u images", (unsigned long long)world, (unsigned long long)images, w->world_size,
+                        s->nimages);
+    orr_map orbit = {0};
+    int rc = 0;
+    for (size_t r = 0; r < w->nranks && rc == 0; r++) {
+        uint32_t g = w->ranks[r].gpu, key = 0, stride = 1;
+        for (uint32_t i = 0; i < s->ndigits; i++) {
+            uint32_t digit = g % s->radix[i];
+            g /= s->radix[i];
+            if (!s->shifted[i]) key += digit * stride;
+            stride *= s->radix[i];
+        }
+        if (w->ranks[r].weight != s->nimages)
+            rc = orr_fail(err, "workload: rank %u stands for %u GPUs, but the symmetry gives it %u images",
+                          w->ranks[r].gpu, w->ranks[r].weight, s->nimages);
+        else if (orr_map_get(&orbit, key))
+            rc = orr_fail(err, "workload: ranks %u and %u are images of each other under the symmetry; simulate one",
+                          w->ranks[*orr_map_get(&orbit, key)].gpu, w->ranks[r].gpu);
+        else orr_map_put(&orbit, key, (uint32_t)r);
+    }
+    orr_map_free(&orbit);
+    return rc;
+}
+
 int orr_workload_finalize(orr_workload *w, orr_err *err)
 {
+    if (check_sym(w, err) < 0) return -1;
     for (size_t g = 0; g < w->ngroups; g++) {
         orr_group *grp = &w->groups[g];
         grp->nsim = 0;
