@@ -29,6 +29,7 @@ run: build
 	./$(BUILD)/orrery predict $(EXAMPLE)
 
 test-plain: build
+	sh scripts/setup-torch.sh $(BUILD)/torch-venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-san: build-san

@@ -341,7 +341,7 @@ static int cmd_emulate(int argc, char **argv)
         made = 1;
     }
     orr_emu_run_opts ro = {.lib_dir = lib_dir, .trace_dir = trace_dir, .mem_bytes = visible,
-                           .devices = s.cluster.gpus_per_node, .stdout_to_stderr = s.json};
+                           .devices = s.cluster.gpus_per_node, .gpu = &s.gpu, .stdout_to_stderr = s.json};
     int status = 0;
     double t0 = wall_s();
     if (orr_emu_run(argv + dash + 1, &ro, &status, &err) < 0) {
@@ -386,6 +386,12 @@ static int cmd_emulate(int argc, char **argv)
                        (unsigned long long)info.kernels_gemm, (unsigned long long)info.kernels_db,
                        (unsigned long long)info.kernels_geometry, (unsigned long long)info.collectives,
                        (unsigned long long)info.p2p, (unsigned long long)info.copies);
+        if (info.iterations >= 2)
+            orr_buf_printf(&out, "iteration: the last of %u marked iterations (optimizer steps) is predicted\n",
+                           info.iterations);
+        else
+            orr_buf_printf(&out, "iteration: the whole program is predicted (%u iteration marks; the PyTorch hook "
+                                 "marks each optimizer step, two or more select the last iteration)\n", info.iterations);
         if (info.oom)
             orr_buf_printf(&out, "the program's allocation of %llu bytes on rank %u did not fit (%llu of %llu bytes in "
                                  "use): it got cudaErrorMemoryAllocation\n",

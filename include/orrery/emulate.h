@@ -35,6 +35,7 @@ typedef struct orr_emu_opts {
 typedef struct orr_emu_api {
     char name[64];
     uint64_t calls;
+    int unimplemented;       /* a stub of the emulator: a run that called it is refused */
 } orr_emu_api;
 
 typedef struct orr_emu_info {
@@ -49,6 +50,8 @@ typedef struct orr_emu_info {
     uint64_t oom_bytes, oom_used_bytes;
     orr_emu_api *apis;       /* every entry point called, over all processes, by name */
     size_t napis;
+    uint32_t iterations;     /* iteration marks per process ("I", the PyTorch hook's optimizer
+                              * steps); with 2 or more only the last iteration is simulated */
 } orr_emu_info;
 
 /* Reads the traces of o->trace_dir and returns the collated workload (durations of kernels that
@@ -67,6 +70,7 @@ typedef struct orr_emu_run_opts {
     const char *trace_dir;
     uint64_t mem_bytes;
     uint32_t devices;
+    const orr_gpu *gpu;   /* what the program sees as its device (name, SMs, L2, compute capability) */
     int stdout_to_stderr; /* the program's standard output goes to stderr (keeps ours clean for JSON) */
 } orr_emu_run_opts;
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err);

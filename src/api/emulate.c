@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,9 +33,30 @@ extern char **environ;
 
 const char *orr_emu_default_lib_dir(void) { return ORRERY_EMU_LIB_DIR; }
 
-/* The libraries to preload, core first. */
-static const char *const shim_files[] = {"liborrery_emu.so", "libcudart.so.13", "libcudart.so.12", "libcublas.so.13",
-                                         "libcublas.so.12", "libnccl.so.2"};
+/* The libraries to preload, core first: every library a CUDA program or a PyTorch build links
+ * against, so that each reference resolves to the stand-in whatever the program's RPATH says. */
+static const char *const shim_files[] = {
+    "liborrery_emu.so", "libcudart.so.13",   "libcudart.so.12",    "libcublas.so.13",   "libcublas.so.12",
+    "libcublasLt.so.12", "libnccl.so.2",     "libcuda.so.1",       "libnvidia-ml.so.1", "libcudnn.so.9",
+    "libcufft.so.11",   "libcurand.so.10",   "libcusolver.so.11",  "libcusparse.so.12", "libcusparseLt.so.0",
+    "libcufile.so.0",   "libcupti.so.12",    "libnvrtc.so.12",     "libnvshmem_host.so.3"};
+
+#ifndef ORRERY_EMU_PY_DIR
+#define ORRERY_EMU_PY_DIR "python/orrery_emu"
+#endif
+
+/* Compute capability (x10) by architecture, from the catalog name: what a framework reads from
+ * cudaGetDeviceProperties to pick its kernels. */
+static int compute_capability(const char *name)
+{
+    static const struct { const char *prefix; int cc; } m[] = {
+        {"A100", 80}, {"A800", 80}, {"A30", 80}, {"A10", 86}, {"A40", 86}, {"L40", 89}, {"L4", 89},
+        {"H100", 90}, {"H800", 90}, {"H200", 90}, {"H20", 90}, {"GH200", 90}, {"B200", 100}, {"B100", 100},
+        {"GB200", 100}, {"B300", 103}, {"GB300", 103}, {"V100", 70}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strncasecmp(name, m[i].prefix, strlen(m[i].prefix)) == 0) return m[i].cc;
+    return 0;
+}
 
 static char *env_entry(const char *name, const char *value)
 {
@@ -60,12 +82,20 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
         }
         orr_buf_printf(&preload, "%s%s", i ? ":" : "", path);
     }
+    int cc = o->gpu ? compute_capability(o->gpu->name) : 90;
+    if (!cc) {
+        orr_buf_free(&preload);
+        return orr_fail(err, "orrery emulate: --gpu %s: its compute capability is not known to the emulator (known: "
+                             "A100, A800, A30, A10, A40, L40, L4, H100, H800, H200, H20, GH200, B100, B200, GB200, B300, "
+                             "V100)", o->gpu->name);
+    }
     /* the environment: ours first, then everything of the caller's except what we set */
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
-                                       "ORRERY_EMU_DEVICES"};
+                                       "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
+                                       "ORRERY_EMU_L2_BYTES", "PYTHONPATH"};
     size_t n = 0;
     while (environ[n]) n++;
-    char **env = orr_xcalloc(n + 8, sizeof *env);
+    char **env = orr_xcalloc(n + 16, sizeof *env);
     size_t k = 0;
     char num[32];
     env[k++] = env_entry("LD_PRELOAD", preload.s);
@@ -78,6 +108,20 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     env[k++] = env_entry("ORRERY_EMU_MEM_BYTES", num);
     snprintf(num, sizeof num, "%u", o->devices ? o->devices : 1);
     env[k++] = env_entry("ORRERY_EMU_DEVICES", num);
+    if (o->gpu) {
+        env[k++] = env_entry("ORRERY_EMU_GPU", o->gpu->name);
+        snprintf(num, sizeof num, "%u", o->gpu->sms);
+        env[k++] = env_entry("ORRERY_EMU_SMS", num);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)o->gpu->l2_bytes);
+        env[k++] = env_entry("ORRERY_EMU_L2_BYTES", num);
+    }
+    snprintf(num, sizeof num, "%d", cc);
+    env[k++] = env_entry("ORRERY_EMU_CC", num);
+    /* the PyTorch hook (python/orrery_emu), ahead of the caller's Python path */
+    const char *pp = getenv("PYTHONPATH");
+    orr_buf py = {0};
+    orr_buf_printf(&py, "%s%s%s", ORRERY_EMU_PY_DIR, pp && *pp ? ":" : "", pp && *pp ? pp : "");
+    env[k++] = env_entry("PYTHONPATH", py.s);
     size_t first_caller = k;
     for (size_t i = 0; i < n; i++) {
         int skip = 0;
@@ -111,6 +155,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     free(env);
     orr_buf_free(&preload);
     orr_buf_free(&lp);
+    orr_buf_free(&py);
     return rc;
 }
 
@@ -138,11 +183,19 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
     orr_buf_printf(&p->config_json,
                    ", \"gpus\": %u, \"gpus_per_node\": %u, \"simulated_ranks\": %u, \"kernels\": %llu, "
                    "\"kernels_tagged\": %llu, \"kernels_gemm\": %llu, \"kernels_db\": %llu, \"kernels_geometry\": %llu, "
-                   "\"collectives\": %llu, \"p2p\": %llu, \"program_oom\": %s}",
+                   "\"collectives\": %llu, \"p2p\": %llu, \"program_oom\": %s, \"iteration_marks\": %u, "
+                   "\"iteration\": \"%s\", \"entry_points\": {",
                    info->processes, cl.gpus_per_node, info->simulated, (unsigned long long)info->kernels,
                    (unsigned long long)info->kernels_tagged, (unsigned long long)info->kernels_gemm,
                    (unsigned long long)info->kernels_db, (unsigned long long)info->kernels_geometry,
-                   (unsigned long long)info->collectives, (unsigned long long)info->p2p, info->oom ? "true" : "false");
+                   (unsigned long long)info->collectives, (unsigned long long)info->p2p, info->oom ? "true" : "false",
+                   info->iterations, info->iterations >= 2 ? "last" : "whole program");
+    for (size_t i = 0; i < info->napis; i++) { /* every entry point the program called, and how often */
+        orr_buf_puts(&p->config_json, i ? ", " : "");
+        orr_json_str(&p->config_json, info->apis[i].name);
+        orr_buf_printf(&p->config_json, ": %llu", (unsigned long long)info->apis[i].calls);
+    }
+    orr_buf_puts(&p->config_json, "}}");
     p->info.title = p->title;
     p->info.gpu_name = g->name;
     p->info.peak_flops_per_gpu = g->peak_flops[ORR_BF16];

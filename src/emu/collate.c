@@ -21,7 +21,7 @@
 
 enum {
     R_HOST, R_KERNEL, R_COPY, R_SET, R_ALLOC, R_FREE, R_EREC, R_SWAIT, R_ESYNC, R_SSYNC, R_DSYNC, R_GEMM,
-    R_COLL, R_SEND, R_RECV, R_GS, R_GE
+    R_COLL, R_SEND, R_RECV, R_GS, R_GE, R_MARK
 };
 enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D };
 
@@ -62,6 +62,8 @@ typedef struct eproc {
     uint32_t grank;
     int oom;
     uint64_t oom_bytes, oom_used;
+    uint32_t unimplemented;  /* distinct stubs this process called */
+    uint32_t marks;          /* iteration marks */
 } eproc;
 
 typedef struct ecomm {
@@ -127,6 +129,20 @@ static int bad(orr_err *err, const eproc *p, size_t line, const char *what)
     return orr_fail(err, "emulation trace %s line %zu: %s", p->path, line, what);
 }
 
+/* The info's entry for an entry point, added the first time. */
+static orr_emu_api *api_entry(orr_emu_info *in, const char *name)
+{
+    size_t i = 0;
+    while (i < in->napis && strcmp(in->apis[i].name, name) != 0) i++;
+    if (i == in->napis) {
+        in->apis = orr_xrealloc(in->apis, (in->napis + 1) * sizeof *in->apis);
+        memset(&in->apis[i], 0, sizeof in->apis[i]);
+        snprintf(in->apis[i].name, sizeof in->apis[i].name, "%s", name);
+        in->napis++;
+    }
+    return &in->apis[i];
+}
+
 /* One line of a trace. */
 static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
 {
@@ -182,9 +198,10 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         if (ll >= 0) p->tags[ll].kernels++;
     } else if (strcmp(tok, "G") == 0) {
         unsigned m, nn, kk, batch;
-        NEED(sscanf(rest, "%d %u %u %u %u %63s", &i1, &m, &nn, &kk, &batch, str2) == 6 && i1 >= 0 && i1 < 255 &&
-                 batch > 0,
-             "expected G <stream> <m> <n> <k> <batch> <dtype>");
+        char ta = 'n', tb = 'n';
+        int got = sscanf(rest, "%d %u %u %u %u %63s %c %c", &i1, &m, &nn, &kk, &batch, str2, &ta, &tb);
+        NEED((got == 6 || got == 8) && i1 >= 0 && i1 < 255 && batch > 0 && strchr("ntc", ta) && strchr("ntc", tb),
+             "expected G <stream> <m> <n> <k> <batch> <dtype> [<transa n|t|c> <transb n|t|c>]");
         NEED(parse_dtype(str2, &r.sub) == 0, "unknown GEMM dtype (expected fp32, tf32, bf16, fp16 or fp8)");
         r.t = R_GEMM;
         r.stream = i1;
@@ -267,16 +284,18 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         return 0;
     } else if (strcmp(tok, "S") == 0) {
         NEED(sscanf(rest, "%63s %llu", str2, &u1) == 2, "expected S <entry point> <calls>");
-        orr_emu_info *in = k->info;
-        size_t i = 0;
-        while (i < in->napis && strcmp(in->apis[i].name, str2) != 0) i++;
-        if (i == in->napis) {
-            in->apis = orr_xrealloc(in->apis, (in->napis + 1) * sizeof *in->apis);
-            memset(&in->apis[i], 0, sizeof in->apis[i]);
-            snprintf(in->apis[i].name, sizeof in->apis[i].name, "%s", str2);
-            in->napis++;
-        }
-        in->apis[i].calls += u1;
+        api_entry(k->info, str2)->calls += u1;
+        return 0;
+    } else if (strcmp(tok, "U") == 0) {
+        NEED(sscanf(rest, "%63s", str2) == 1, "expected U <entry point>");
+        orr_emu_api *a = api_entry(k->info, str2);
+        if (!a->unimplemented) p->unimplemented++;
+        a->unimplemented = 1;
+        return 0;
+    } else if (strcmp(tok, "I") == 0) {
+        r.t = R_MARK;
+        p->marks++;
+        ORR_PUSH(p->r, p->nr, p->cap_r, r);
         return 0;
     } else if (strcmp(tok, "SC") == 0 || strcmp(tok, "D") == 0) {
         return 0; /* stream creation, device choice: nothing to lower */
@@ -328,6 +347,73 @@ static int read_trace(collator *k, eproc *p, orr_err *err)
     if (rc == 0 && !ended)
         rc = bad(err, p, line, "truncated trace: no END line (the process did not exit normally, or was killed)");
     return rc;
+}
+
+/* Keeps a process's last full iteration: the records between its last two iteration marks,
+ * preceded by the device memory it held at the first of them (its live allocations, as ALLOC
+ * records). The warm-up iterations and the set-up before them are dropped, so the prediction is
+ * of a steady-state iteration, as `orrery predict` makes it. */
+static void keep_last_iteration(eproc *p)
+{
+    size_t prev = SIZE_MAX, last = SIZE_MAX;
+    uint32_t nbuf = 0;
+    for (size_t i = 0; i < p->nr; i++) {
+        if (p->r[i].t == R_MARK) prev = last, last = i;
+        if (p->r[i].t == R_ALLOC && p->r[i].a >= nbuf) nbuf = p->r[i].a + 1;
+    }
+    if (prev == SIZE_MAX) return;
+    size_t *live = orr_xcalloc(nbuf ? nbuf : 1, sizeof *live); /* record index + 1 of a live ALLOC */
+    for (size_t i = 0; i < prev; i++) {
+        const erec *r = &p->r[i];
+        if (r->t == R_ALLOC) live[r->a] = i + 1;
+        else if (r->t == R_FREE && r->a < nbuf) live[r->a] = 0;
+    }
+    erec *out = orr_xmalloc(p->nr * sizeof *out);
+    size_t n = 0;
+    for (uint32_t b = 0; b < nbuf; b++)
+        if (live[b]) out[n++] = p->r[live[b] - 1];
+    for (size_t i = prev + 1; i < last; i++) out[n++] = p->r[i];
+    free(live);
+    free(p->r);
+    p->r = out;
+    p->nr = n;
+    p->cap_r = p->nr;
+}
+
+/* Refuses a run that called an entry point the emulator does not implement, naming them. */
+static int check_unimplemented(const collator *k, orr_err *err)
+{
+    const eproc *first = NULL;
+    for (size_t i = 0; i < k->np && !first; i++)
+        if (k->p[i].unimplemented) first = &k->p[i];
+    if (!first) return 0;
+    orr_buf b = {0};
+    for (size_t i = 0; i < k->info->napis; i++)
+        if (k->info->apis[i].unimplemented) orr_buf_printf(&b, "%s%s", b.n ? ", " : "", k->info->apis[i].name);
+    int rc = orr_fail(err, "emulation traces in %s: the program called entry points the emulator does not implement "
+                           "(%s; first in %s), so it did not run as on a GPU: no prediction", k->dir, b.s, first->path);
+    orr_buf_free(&b);
+    return rc;
+}
+
+/* With iteration marks (two or more in every process, the same number), keeps the last iteration. */
+static int select_iteration(collator *k, orr_err *err)
+{
+    const eproc *ref = NULL;
+    for (size_t i = 0; i < k->np; i++) {
+        const eproc *p = &k->p[i];
+        if (!p->active) continue;
+        if (!ref) ref = p;
+        else if (p->marks != ref->marks)
+            return orr_fail(err, "emulation traces in %s: %s has %u iteration marks but %s has %u (every rank must "
+                                 "run the same number of optimizer steps)", k->dir, ref->path, ref->marks, p->path,
+                            p->marks);
+    }
+    k->info->iterations = ref ? ref->marks : 0;
+    if (!ref || ref->marks < 2) return 0;
+    for (size_t i = 0; i < k->np; i++)
+        if (k->p[i].active) keep_last_iteration(&k->p[i]);
+    return 0;
 }
 
 static int by_path(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -797,7 +883,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     orr_workload *w = NULL;
     kdb db;
     if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
-    if (read_dir(&k, o->trace_dir, err) < 0) goto out;
+    if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0) goto out;
     uint32_t nact = 0;
     for (size_t i = 0; i < k.np; i++) nact += (uint32_t)k.p[i].active;
     info->processes = nact;
@@ -810,7 +896,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
         orr_fail(err, "--gpus %u: the program ran %u processes that used a GPU (one GPU per process)", o->gpus, nact);
         goto out;
     }
-    if (assign_ranks(&k, nact, err) < 0) goto out;
+    if (assign_ranks(&k, nact, err) < 0 || select_iteration(&k, err) < 0) goto out;
     uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : c->gpus_per_node;
     if (gpn > nact) gpn = nact;
     w = orr_workload_new(nact, gpn);

@@ -1,19 +1,24 @@
 /*
  * cublas.c - the cuBLAS stand-in (libcublas.so.12 and libcublas.so.13 from this file, each with
  * its soname and version node). A handle carries its stream and math mode; every GEMM is recorded
- * as "G stream m n k batch dtype" so the estimators size it (the transposes do not change the
- * cost model). Only the entry points listed here exist; a program calling another one fails at
- * symbol lookup with the name of the missing function.
+ * as "G stream m n k batch dtype ta tb" so the estimators size it. Entry points PyTorch links
+ * against that are not here are stubs that record the call (src/emu/shim/syms), so a run that
+ * needed one is refused; any other name fails at symbol lookup.
  */
 #include "emu.h"
 
 #include <stdlib.h>
 
 typedef int cublasStatus_t;
-enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_NOT_INITIALIZED = 1, CUBLAS_STATUS_INVALID_VALUE = 7 };
+enum {
+    CUBLAS_STATUS_SUCCESS = 0,
+    CUBLAS_STATUS_NOT_INITIALIZED = 1,
+    CUBLAS_STATUS_INVALID_VALUE = 7,
+    CUBLAS_STATUS_NOT_SUPPORTED = 15,
+};
 enum { CUBLAS_TF32_TENSOR_OP_MATH = 3 };
 /* cudaDataType_t values (library_types.h) */
-enum { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29 };
+enum { CUDA_R_32F = 0, CUDA_R_16F = 2 };
 /* cublasComputeType_t values that ask for TF32 on FP32 data */
 enum { CUBLAS_COMPUTE_32F_FAST_TF32 = 77 };
 
@@ -119,46 +124,31 @@ EMU_EXPORT const char *cublasGetStatusString(cublasStatus_t s)
     return s == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_INVALID_VALUE";
 }
 
-static cublasStatus_t gemm(cublasHandle_t h, long long m, long long n, long long k, long long batch, const char *dtype)
+static cublasStatus_t gemm(cublasHandle_t h, int ta, int tb, long long m, long long n, long long k, long long batch,
+                           int dtype, int compute)
 {
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (m < 0 || n < 0 || k < 0 || batch < 0 || m > UINT32_MAX || n > UINT32_MAX || k > UINT32_MAX ||
-        batch > UINT32_MAX)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS; /* nothing to do, as cuBLAS does */
-    emu_rec("G %d %lld %lld %lld %lld %s", emu_stream_index(h->stream), m, n, k, batch, dtype);
+    int tf32 = compute == CUBLAS_COMPUTE_32F_FAST_TF32 || h->math_mode == CUBLAS_TF32_TENSOR_OP_MATH;
+    if (emu_gemm(emu_stream_index(h->stream), m, n, k, batch, dtype, tf32, ta, tb) < 0)
+        return CUBLAS_STATUS_NOT_SUPPORTED;
     return CUBLAS_STATUS_SUCCESS;
-}
-
-static const char *dtype_name(int t, int compute, int math_mode)
-{
-    switch (t) {
-    case CUDA_R_16F: return "fp16";
-    case CUDA_R_16BF: return "bf16";
-    case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2: return "fp8";
-    case CUDA_R_32F: return compute == CUBLAS_COMPUTE_32F_FAST_TF32 || math_mode == CUBLAS_TF32_TENSOR_OP_MATH ? "tf32" : "fp32";
-    case CUDA_R_64F:
-        emu_die("cuBLAS: FP64 GEMMs are not modelled (no FP64 rate in the GPU catalog)");
-    default: emu_die("cuBLAS: data type %d is not supported by the emulator", t);
-    }
 }
 
 EMU_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, int ta, int tb, int m, int n, int k, const float *alpha,
                                          const float *A, int lda, const float *B, int ldb, const float *beta, float *C,
                                          int ldc)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
+    (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
     EMU_ENTER("cublasSgemm_v2");
-    return done(gemm(h, m, n, k, 1, h ? dtype_name(CUDA_R_32F, 0, h->math_mode) : "fp32"));
+    return done(gemm(h, ta, tb, m, n, k, 1, CUDA_R_32F, 0));
 }
 
 EMU_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t h, int ta, int tb, int m, int n, int k, const void *alpha,
                                       const void *A, int lda, const void *B, int ldb, const void *beta, void *C, int ldc)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
+    (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
     EMU_ENTER("cublasHgemm");
-    return done(gemm(h, m, n, k, 1, "fp16"));
+    return done(gemm(h, ta, tb, m, n, k, 1, CUDA_R_16F, 0));
 }
 
 EMU_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, int ta, int tb, int m, int n, int k,
@@ -166,20 +156,20 @@ EMU_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, int ta, in
                                                     const float *B, int ldb, long long sb, const float *beta, float *C,
                                                     int ldc, long long sc, int batch)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)sa, (void)B, (void)ldb, (void)sb, (void)beta, (void)C,
+    (void)alpha, (void)A, (void)lda, (void)sa, (void)B, (void)ldb, (void)sb, (void)beta, (void)C,
         (void)ldc, (void)sc;
     EMU_ENTER("cublasSgemmStridedBatched");
-    return done(gemm(h, m, n, k, batch, h ? dtype_name(CUDA_R_32F, 0, h->math_mode) : "fp32"));
+    return done(gemm(h, ta, tb, m, n, k, batch, CUDA_R_32F, 0));
 }
 
 EMU_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, int ta, int tb, int m, int n, int k, const void *alpha,
                                        const void *A, int atype, int lda, const void *B, int btype, int ldb,
                                        const void *beta, void *C, int ctype, int ldc, int compute, int algo)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)btype, (void)ldb, (void)beta, (void)C,
+    (void)alpha, (void)A, (void)lda, (void)B, (void)btype, (void)ldb, (void)beta, (void)C,
         (void)ctype, (void)ldc, (void)algo;
     EMU_ENTER("cublasGemmEx");
-    return done(gemm(h, m, n, k, 1, dtype_name(atype, compute, h ? h->math_mode : 0)));
+    return done(gemm(h, ta, tb, m, n, k, 1, atype, compute));
 }
 
 EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, int ta, int tb, int m, int n, int k,
@@ -188,8 +178,8 @@ EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, int ta, i
                                                      void *C, int ctype, int ldc, long long sc, int batch, int compute,
                                                      int algo)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)sa, (void)B, (void)btype, (void)ldb, (void)sb,
+    (void)alpha, (void)A, (void)lda, (void)sa, (void)B, (void)btype, (void)ldb, (void)sb,
         (void)beta, (void)C, (void)ctype, (void)ldc, (void)sc, (void)algo;
     EMU_ENTER("cublasGemmStridedBatchedEx");
-    return done(gemm(h, m, n, k, batch, dtype_name(atype, compute, h ? h->math_mode : 0)));
+    return done(gemm(h, ta, tb, m, n, k, batch, atype, compute));
 }

@@ -11,9 +11,12 @@
  * cudaErrorMemoryAllocation, so the program's own out-of-memory path runs), and device-to-host
  * copies fill the host buffer with zeros.
  */
+#define _GNU_SOURCE
 #include "emu.h"
 
+#include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +33,7 @@ enum {
     cudaErrorInvalidDevicePointer = 17,
     cudaErrorInvalidDeviceFunction = 98,
     cudaErrorNoDevice = 100,
+    cudaErrorSymbolNotFound = 500,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
     cudaErrorNotReady = 600,
@@ -74,6 +78,7 @@ static const char *error_name(cudaError_t e)
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotReady: return "cudaErrorNotReady";
     case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    case cudaErrorSymbolNotFound: return "cudaErrorSymbolNotFound";
     default: return "cudaErrorUnknown";
     }
 }
@@ -263,9 +268,17 @@ static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, i
         if (bytes) memmove(dst, src, bytes);
         return cudaSuccess;
     }
+    if (bytes && (!dst || !src)) return cudaErrorInvalidValue;
+    void *bd = kind != cudaMemcpyDeviceToHost ? emu_backed((uintptr_t)dst, bytes) : NULL;
+    void *bs = kind != cudaMemcpyHostToDevice ? emu_backed((uintptr_t)src, bytes) : NULL;
     if (kind == cudaMemcpyDeviceToHost && bytes) {
-        if (!dst) return cudaErrorInvalidValue;
-        memset(dst, 0, bytes); /* device memory is not backed: it reads as zeros */
+        if (bs) memcpy(dst, bs, bytes);
+        else memset(dst, 0, bytes); /* unbacked device memory reads as zeros */
+    } else if (kind == cudaMemcpyHostToDevice && bd && bytes) {
+        memcpy(bd, src, bytes);
+    } else if (kind == cudaMemcpyDeviceToDevice && bd && bytes) {
+        if (bs) memmove(bd, bs, bytes);
+        else memset(bd, 0, bytes);
     }
     static const char *const names[] = {"h2h", "h2d", "d2h", "d2d"};
     emu_rec("C %d %s %zu %d", stream, names[kind], bytes, sync);
@@ -284,20 +297,24 @@ EMU_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
     return ret(do_copy(dst, src, bytes, kind, stream_or_die(s, "cudaMemcpyAsync"), 0));
 }
 
+static void backed_set(void *p, int v, size_t bytes)
+{
+    void *b = emu_backed((uintptr_t)p, bytes);
+    if (b) memset(b, v, bytes);
+}
+
 EMU_EXPORT cudaError_t cudaMemset(void *p, int v, size_t bytes)
 {
-    (void)p;
-    (void)v;
     EMU_ENTER("cudaMemset");
+    backed_set(p, v, bytes);
     emu_rec("M 0 %zu", bytes);
     return ret(cudaSuccess);
 }
 
 EMU_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
-    (void)p;
-    (void)v;
     EMU_ENTER("cudaMemsetAsync");
+    backed_set(p, v, bytes);
     emu_rec("M %d %zu", stream_or_die(s, "cudaMemsetAsync"), bytes);
     return ret(cudaSuccess);
 }
@@ -544,4 +561,404 @@ EMU_EXPORT cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 grid, dim3 blo
     EMU_ENTER("__cudaLaunchKernel_ptsz");
     if (!kernel) return ret(cudaErrorInvalidDeviceFunction);
     return ret(launch(kernel, grid, block, shmem, s, "__cudaLaunchKernel_ptsz"));
+}
+
+EMU_EXPORT cudaError_t cudaLaunchKernelExC(const void *config, const void *func, void **args)
+{
+    (void)args;
+    /* cudaLaunchConfig_t: dim3 grid, dim3 block, size_t dynamic shared memory, stream, ... */
+    typedef struct {
+        dim3 grid, block;
+        size_t shmem;
+        cudaStream_t stream;
+    } launch_config;
+    EMU_ENTER("cudaLaunchKernelExC");
+    if (!config) return ret(cudaErrorInvalidValue);
+    const launch_config *c = config;
+    const void *k = emu_kernel_lookup(func);
+    if (!k) return ret(cudaErrorInvalidDeviceFunction);
+    return ret(launch(k, c->grid, c->block, c->shmem, c->stream, "cudaLaunchKernelExC"));
+}
+
+/* ---- device properties and attributes ---- */
+
+static int attr(int a)
+{
+    int v = 0;
+    (void)emu_device_attribute(a, &v);
+    return v;
+}
+
+EMU_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int dev)
+{
+    EMU_ENTER("cudaDeviceGetAttribute");
+    if (!value) return ret(cudaErrorInvalidValue);
+    if (dev < 0 || dev >= emu_device_count()) return ret(cudaErrorInvalidDevice);
+    if (emu_device_attribute(attr, value) < 0) {
+        emu_warn_once("devattr", "cudaDeviceGetAttribute: attribute %d is not known to the emulator", attr);
+        return ret(cudaErrorInvalidValue);
+    }
+    return ret(cudaSuccess);
+}
+
+#if EMU_CUDART_VERSION < 13000
+/* struct cudaDeviceProp of CUDA 12 (driver_types.h), the layout cudaGetDeviceProperties_v2 fills. */
+typedef struct cuda12_device_prop {
+    char name[256];
+    unsigned char uuid[16];
+    char luid[8];
+    unsigned luidDeviceNodeMask;
+    size_t totalGlobalMem, sharedMemPerBlock;
+    int regsPerBlock, warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3], clockRate;
+    size_t totalConstMem;
+    int major, minor;
+    size_t textureAlignment, texturePitchAlignment;
+    int deviceOverlap, multiProcessorCount, kernelExecTimeoutEnabled, integrated, canMapHostMemory, computeMode;
+    int maxTexture1D, maxTexture1DMipmap, maxTexture1DLinear, maxTexture2D[2], maxTexture2DMipmap[2];
+    int maxTexture2DLinear[3], maxTexture2DGather[2], maxTexture3D[3], maxTexture3DAlt[3], maxTextureCubemap;
+    int maxTexture1DLayered[2], maxTexture2DLayered[3], maxTextureCubemapLayered[2], maxSurface1D, maxSurface2D[2];
+    int maxSurface3D[3], maxSurface1DLayered[2], maxSurface2DLayered[3], maxSurfaceCubemap,
+        maxSurfaceCubemapLayered[2];
+    size_t surfaceAlignment;
+    int concurrentKernels, ECCEnabled, pciBusID, pciDeviceID, pciDomainID, tccDriver, asyncEngineCount,
+        unifiedAddressing, memoryClockRate, memoryBusWidth, l2CacheSize, persistingL2CacheMaxSize,
+        maxThreadsPerMultiProcessor, streamPrioritiesSupported, globalL1CacheSupported, localL1CacheSupported;
+    size_t sharedMemPerMultiprocessor;
+    int regsPerMultiprocessor, managedMemory, isMultiGpuBoard, multiGpuBoardGroupID, hostNativeAtomicSupported,
+        singleToDoublePrecisionPerfRatio, pageableMemoryAccess, concurrentManagedAccess, computePreemptionSupported,
+        canUseHostPointerForRegisteredMem, cooperativeLaunch, cooperativeMultiDeviceLaunch;
+    size_t sharedMemPerBlockOptin;
+    int pageableMemoryAccessUsesHostPageTables, directManagedMemAccessFromHost, maxBlocksPerMultiProcessor,
+        accessPolicyMaxWindowSize;
+    size_t reservedSharedMemPerBlock;
+    int hostRegisterSupported, sparseCudaArraySupported, hostRegisterReadOnlySupported,
+        timelineSemaphoreInteropSupported, memoryPoolsSupported, gpuDirectRDMASupported;
+    unsigned gpuDirectRDMAFlushWritesOptions;
+    int gpuDirectRDMAWritesOrdering;
+    unsigned memoryPoolSupportedHandleTypes;
+    int deferredMappingCudaArraySupported, ipcEventSupported, clusterLaunch, unifiedFunctionPointers;
+    int reserved[63];
+} cuda12_device_prop;
+_Static_assert(sizeof(cuda12_device_prop) == 1032, "struct cudaDeviceProp of CUDA 12 is 1032 bytes");
+
+static void fill_props(cuda12_device_prop *p, int dev)
+{
+    memset(p, 0, sizeof *p);
+    const emu_gpu_info *g = emu_gpu();
+    snprintf(p->name, sizeof p->name, "%s", g->name);
+    for (int i = 0; i < 16; i++) p->uuid[i] = (unsigned char)(0x40 + dev * 16 + i);
+    p->totalGlobalMem = (size_t)emu_mem_capacity();
+    p->sharedMemPerBlock = (size_t)attr(8);
+    p->regsPerBlock = attr(12);
+    p->warpSize = attr(10);
+    p->memPitch = (size_t)attr(11);
+    p->maxThreadsPerBlock = attr(1);
+    p->maxThreadsDim[0] = attr(2), p->maxThreadsDim[1] = attr(3), p->maxThreadsDim[2] = attr(4);
+    p->maxGridSize[0] = attr(5), p->maxGridSize[1] = attr(6), p->maxGridSize[2] = attr(7);
+    p->clockRate = attr(13);
+    p->totalConstMem = (size_t)attr(9);
+    p->major = g->cc_major;
+    p->minor = g->cc_minor;
+    p->textureAlignment = (size_t)attr(14);
+    p->texturePitchAlignment = 32;
+    p->deviceOverlap = 1;
+    p->multiProcessorCount = g->sms;
+    p->canMapHostMemory = 1;
+    p->surfaceAlignment = (size_t)attr(30);
+    p->concurrentKernels = 1;
+    p->ECCEnabled = 1;
+    p->pciBusID = dev + 1;
+    p->asyncEngineCount = attr(40);
+    p->unifiedAddressing = 1;
+    p->memoryClockRate = attr(36);
+    p->memoryBusWidth = attr(37);
+    p->l2CacheSize = attr(38);
+    p->persistingL2CacheMaxSize = attr(108);
+    p->maxThreadsPerMultiProcessor = attr(39);
+    p->streamPrioritiesSupported = p->globalL1CacheSupported = p->localL1CacheSupported = 1;
+    p->sharedMemPerMultiprocessor = (size_t)attr(81);
+    p->regsPerMultiprocessor = attr(82);
+    p->managedMemory = 1;
+    p->singleToDoublePrecisionPerfRatio = attr(87);
+    p->concurrentManagedAccess = p->computePreemptionSupported = p->canUseHostPointerForRegisteredMem = 1;
+    p->cooperativeLaunch = 1;
+    p->sharedMemPerBlockOptin = (size_t)attr(97);
+    p->maxBlocksPerMultiProcessor = attr(106);
+    p->accessPolicyMaxWindowSize = attr(109);
+    p->reservedSharedMemPerBlock = (size_t)attr(111);
+    p->hostRegisterSupported = 1;
+    p->memoryPoolsSupported = p->gpuDirectRDMASupported = 1;
+    p->memoryPoolSupportedHandleTypes = 1;
+    p->ipcEventSupported = 1;
+    p->clusterLaunch = attr(120);
+}
+
+EMU_EXPORT cudaError_t cudaGetDeviceProperties_v2(cuda12_device_prop *p, int dev)
+{
+    EMU_ENTER("cudaGetDeviceProperties_v2");
+    if (!p) return ret(cudaErrorInvalidValue);
+    if (dev < 0 || dev >= emu_device_count()) return ret(cudaErrorInvalidDevice);
+    fill_props(p, dev);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaGetDeviceProperties(cuda12_device_prop *p, int dev)
+{
+    EMU_ENTER("cudaGetDeviceProperties");
+    if (!p) return ret(cudaErrorInvalidValue);
+    if (dev < 0 || dev >= emu_device_count()) return ret(cudaErrorInvalidDevice);
+    fill_props(p, dev);
+    return ret(cudaSuccess);
+}
+#endif
+
+EMU_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    EMU_ENTER("cudaDeviceGetStreamPriorityRange");
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
+{
+    EMU_ENTER("cudaStreamGetPriority");
+    if (!priority) return ret(cudaErrorInvalidValue);
+    *priority = emu_stream_priority(stream_or_die(s, "cudaStreamGetPriority"));
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *buf, int len, int dev)
+{
+    EMU_ENTER("cudaDeviceGetPCIBusId");
+    if (!buf || len <= 0) return ret(cudaErrorInvalidValue);
+    if (dev < 0 || dev >= emu_device_count()) return ret(cudaErrorInvalidDevice);
+    snprintf(buf, (size_t)len, "00000000:%02X:00.0", dev + 1);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
+{
+    EMU_ENTER("cudaDeviceCanAccessPeer");
+    if (!can) return ret(cudaErrorInvalidValue);
+    *can = dev != peer;
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags)
+{
+    (void)peer, (void)flags;
+    EMU_ENTER("cudaDeviceEnablePeerAccess");
+    return ret(cudaSuccess);
+}
+
+/* ---- kernels' attributes and occupancy ---- */
+
+typedef struct cuda_func_attributes {
+    size_t sharedSizeBytes, constSizeBytes, localSizeBytes;
+    int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion, cacheModeCA, maxDynamicSharedSizeBytes,
+        preferredShmemCarveout, clusterDimMustBeSet, requiredClusterWidth, requiredClusterHeight,
+        requiredClusterDepth, clusterSchedulingPolicyPreference, nonPortableClusterSizeAllowed, reserved[16];
+} cuda_func_attributes;
+
+/* The binary's real resource use is unknown: a kernel is reported as the most permissive one
+ * (1024 threads, 32 registers, no static shared memory), which is what launch-bound checks need. */
+EMU_EXPORT cudaError_t cudaFuncGetAttributes(cuda_func_attributes *a, const void *func)
+{
+    EMU_ENTER("cudaFuncGetAttributes");
+    if (!a) return ret(cudaErrorInvalidValue);
+    if (!emu_kernel_lookup(func)) return ret(cudaErrorInvalidDeviceFunction);
+    memset(a, 0, sizeof *a);
+    const emu_gpu_info *g = emu_gpu();
+    a->maxThreadsPerBlock = 1024;
+    a->numRegs = 32;
+    a->ptxVersion = a->binaryVersion = g->cc_major * 10 + g->cc_minor;
+    a->maxDynamicSharedSizeBytes = 48 << 10;
+    a->preferredShmemCarveout = -1;
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, int attr_id, int value)
+{
+    (void)attr_id, (void)value;
+    EMU_ENTER("cudaFuncSetAttribute");
+    if (!emu_kernel_lookup(func)) return ret(cudaErrorInvalidDeviceFunction);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *func, int block,
+                                                                                size_t shmem, unsigned flags)
+{
+    (void)flags;
+    EMU_ENTER("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    if (!n || block <= 0) return ret(cudaErrorInvalidValue);
+    if (!emu_kernel_lookup(func)) return ret(cudaErrorInvalidDeviceFunction);
+    int by_threads = 2048 / block, by_smem = shmem ? (int)((size_t)attr(81) / shmem) : 32;
+    *n = by_threads < by_smem ? by_threads : by_smem;
+    if (*n > 32) *n = 32;
+    return ret(cudaSuccess);
+}
+
+/* ---- the driver entry points handed to the program: the driver stand-in's (libcuda.so.1) ---- */
+
+static cudaError_t driver_entry_point(const char *symbol, void **fn, int *status)
+{
+    if (!symbol || !fn) return cudaErrorInvalidValue;
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    *fn = drv ? dlsym(drv, symbol) : NULL;
+    if (status) *status = *fn ? 0 : 1; /* cudaDriverEntryPointSuccess / SymbolNotFound */
+    if (!drv) emu_die("cudaGetDriverEntryPoint(%s): the driver stand-in libcuda.so.1 cannot be loaded: %s", symbol,
+                      dlerror());
+    return *fn ? cudaSuccess : cudaErrorSymbolNotFound;
+}
+
+EMU_EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **fn, unsigned long long flags, int *status)
+{
+    (void)flags;
+    EMU_ENTER("cudaGetDriverEntryPoint");
+    return ret(driver_entry_point(symbol, fn, status));
+}
+
+EMU_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned version,
+                                                        unsigned long long flags, int *status)
+{
+    (void)flags, (void)version;
+    EMU_ENTER("cudaGetDriverEntryPointByVersion");
+    return ret(driver_entry_point(symbol, fn, status));
+}
+
+/* ---- stream capture (CUDA graphs): never capturing; starting a capture is not implemented ---- */
+
+EMU_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t s, int *status)
+{
+    EMU_ENTER("cudaStreamIsCapturing");
+    if (!status) return ret(cudaErrorInvalidValue);
+    (void)stream_or_die(s, "cudaStreamIsCapturing");
+    *status = 0; /* cudaStreamCaptureStatusNone */
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t s, int *status, unsigned long long *id, void **graph,
+                                                   const void **deps, size_t *ndeps)
+{
+    EMU_ENTER("cudaStreamGetCaptureInfo_v2");
+    if (!status) return ret(cudaErrorInvalidValue);
+    (void)stream_or_die(s, "cudaStreamGetCaptureInfo_v2");
+    *status = 0;
+    if (id) *id = 0;
+    if (graph) *graph = NULL;
+    if (deps) *deps = NULL;
+    if (ndeps) *ndeps = 0;
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(int *mode)
+{
+    EMU_ENTER("cudaThreadExchangeStreamCaptureMode");
+    if (!mode) return ret(cudaErrorInvalidValue);
+    static _Thread_local int t_mode; /* cudaStreamCaptureModeGlobal */
+    int old = t_mode;
+    t_mode = *mode;
+    *mode = old;
+    return ret(cudaSuccess);
+}
+
+/* ---- pointers, host memory, host functions ---- */
+
+typedef struct cuda_pointer_attributes {
+    int type; /* cudaMemoryType: 0 unregistered, 1 host, 2 device */
+    int device;
+    void *devicePointer, *hostPointer;
+} cuda_pointer_attributes;
+
+EMU_EXPORT cudaError_t cudaPointerGetAttributes(cuda_pointer_attributes *a, const void *p)
+{
+    EMU_ENTER("cudaPointerGetAttributes");
+    if (!a) return ret(cudaErrorInvalidValue);
+    int dev = emu_is_device_ptr((uintptr_t)p);
+    a->type = dev ? 2 : 0;
+    a->device = dev ? emu_device() : -2;
+    a->devicePointer = dev ? (void *)p : NULL;
+    a->hostPointer = dev ? NULL : (void *)p;
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned flags)
+{
+    (void)p, (void)bytes, (void)flags;
+    EMU_ENTER("cudaHostRegister");
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaHostUnregister(void *p)
+{
+    (void)p;
+    EMU_ENTER("cudaHostUnregister");
+    return ret(cudaSuccess);
+}
+
+/* A host function enqueued on a stream runs when the stream reaches it; the emulated device has
+ * always reached it, so it runs now, on the caller's thread. */
+EMU_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t s, void (*fn)(void *), void *data)
+{
+    EMU_ENTER("cudaLaunchHostFunc");
+    if (!fn) return ret(cudaErrorInvalidValue);
+    (void)stream_or_die(s, "cudaLaunchHostFunc");
+    emu_leave();
+    fn(data);
+    return cudaSuccess;
+}
+
+EMU_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t s, void (*fn)(cudaStream_t, cudaError_t, void *), void *data,
+                                             unsigned flags)
+{
+    (void)flags;
+    EMU_ENTER("cudaStreamAddCallback");
+    if (!fn) return ret(cudaErrorInvalidValue);
+    (void)stream_or_die(s, "cudaStreamAddCallback");
+    emu_leave();
+    fn(s, cudaSuccess, data);
+    return cudaSuccess;
+}
+
+EMU_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                         size_t height, int kind, cudaStream_t s)
+{
+    EMU_ENTER("cudaMemcpy2DAsync");
+    int si = stream_or_die(s, "cudaMemcpy2DAsync");
+    if (width > dpitch || width > spitch) return ret(cudaErrorInvalidValue);
+    kind = copy_kind(dst, src, kind);
+    if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost) {
+        for (size_t r = 0; r < height; r++) {
+            if (kind == cudaMemcpyDeviceToHost) memset((char *)dst + r * dpitch, 0, width);
+            else memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+        }
+        if (kind == cudaMemcpyHostToHost) return ret(cudaSuccess);
+    }
+    static const char *const names[] = {"h2h", "h2d", "d2h", "d2d"};
+    emu_rec("C %d %s %zu 0", si, names[kind], width * height);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev, size_t bytes,
+                                           cudaStream_t s)
+{
+    (void)dst, (void)src, (void)dst_dev, (void)src_dev;
+    EMU_ENTER("cudaMemcpyPeerAsync");
+    emu_rec("C %d d2d %zu 0", stream_or_die(s, "cudaMemcpyPeerAsync"), bytes);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaProfilerStart(void)
+{
+    EMU_ENTER("cudaProfilerStart");
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaProfilerStop(void)
+{
+    EMU_ENTER("cudaProfilerStop");
+    return ret(cudaSuccess);
 }

@@ -21,18 +21,24 @@
 #include <unistd.h>
 
 #define ALIGN_BYTES 512u
+#define PAGE_BYTES 4096u
 
 typedef struct alloc_rec {
     uintptr_t addr;
     uint64_t bytes;
     uint32_t buf;
-    int live;
+    uint8_t live, backed;
 } alloc_rec;
 
 typedef struct kernel_rec {
     const void *host_fun;
     char *name;
 } kernel_rec;
+
+/* The kernel registry is an open-addressing table of records keyed by the host stub's address
+ * (PyTorch registers tens of thousands of kernels at load time). A record never moves: its
+ * address is the handle __cudaGetKernel gives out. */
+#define KERNEL_TABLE_MIN 1024u
 
 typedef struct api_count {
     const char *api;
@@ -53,6 +59,7 @@ static struct {
     uint32_t next_buf;
     /* handles */
     unsigned char stream_live[EMU_MAX_STREAMS];
+    signed char stream_priority[EMU_MAX_STREAMS];
     unsigned char event_live[EMU_MAX_EVENTS];
     int device, device_count;
     int last_error;
@@ -63,12 +70,13 @@ static struct {
     char **names;
     size_t nnames, cap_names;
     /* kernels, registered once per process image (kept across fork) */
-    kernel_rec *kernels;
+    kernel_rec **kernels; /* open addressing, cap_kernels a power of two, NULL: empty */
     size_t nkernels, cap_kernels;
     api_count apis[1024];
     size_t napis;
     char warned[32][64];
     size_t nwarned;
+    emu_gpu_info gpu;
 } E = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .device_count = 1, .tag = -1};
 
 /* Handle tables: the addresses of their entries are the handles. */
@@ -97,6 +105,18 @@ _Noreturn void emu_die(const char *fmt, ...)
         fflush(E.f);
     }
     _exit(3);
+}
+
+int emu_unimplemented(const char *api, int err)
+{
+    pthread_mutex_lock(&E.lock);
+    api = E.names[emu_name_id(api)]; /* a stable copy: the call counts keep the pointer */
+    pthread_mutex_unlock(&E.lock);
+    emu_enter(api);
+    emu_rec("U %s", api);
+    emu_warn_once(api, "%s is not implemented by the emulator (the run will not be predicted)", api);
+    emu_leave();
+    return err;
 }
 
 void emu_warn_once(const char *key, const char *fmt, ...)
@@ -149,6 +169,10 @@ static void reset_process_state(void)
     E.allocs = NULL;
     E.nallocs = E.cap_allocs = 0;
     E.used = 0;
+    if (E.top > E.base) { /* the parent's backed pages: dropped and fenced */
+        madvise((void *)E.base, E.top - E.base, MADV_DONTNEED);
+        mprotect((void *)E.base, E.top - E.base, PROT_NONE);
+    }
     E.top = E.base;
     E.next_buf = 0;
     memset(E.stream_live, 0, sizeof E.stream_live);
@@ -201,6 +225,15 @@ __attribute__((constructor)) static void emu_init(void)
     snprintf(E.dir, sizeof E.dir, "%s", dir);
     const char *cap = getenv("ORRERY_EMU_MEM_BYTES");
     E.capacity = cap && *cap ? strtoull(cap, NULL, 10) : 80ull << 30;
+    const char *gn = getenv("ORRERY_EMU_GPU"), *sms = getenv("ORRERY_EMU_SMS"), *cc = getenv("ORRERY_EMU_CC"),
+               *l2 = getenv("ORRERY_EMU_L2_BYTES");
+    snprintf(E.gpu.name, sizeof E.gpu.name, "NVIDIA %s", gn && *gn ? gn : "H100");
+    E.gpu.sms = sms && *sms ? atoi(sms) : 132;
+    int ccv = cc && *cc ? atoi(cc) : 90;
+    E.gpu.cc_major = ccv / 10;
+    E.gpu.cc_minor = ccv % 10;
+    E.gpu.l2_bytes = l2 && *l2 ? strtoull(l2, NULL, 10) : 50ull << 20;
+    if (E.gpu.sms < 1 || E.gpu.cc_major < 7) emu_die("ORRERY_EMU_SMS/ORRERY_EMU_CC: need SMs >= 1 and compute capability >= 7.0");
     const char *nd = getenv("ORRERY_EMU_DEVICES");
     E.device_count = nd && *nd ? atoi(nd) : 1;
     if (E.device_count < 1) E.device_count = 1;
@@ -254,8 +287,11 @@ const char *emu_dir(void) { return E.dir; }
 int emu_malloc(uint64_t bytes, uintptr_t *addr)
 {
     pthread_mutex_lock(&E.lock);
-    uint64_t rounded = (bytes + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
-    if (rounded == 0) rounded = ALIGN_BYTES;
+    int backed = bytes <= EMU_BACKED_MAX_BYTES;
+    uint64_t align = backed ? PAGE_BYTES : ALIGN_BYTES; /* a backed range is whole pages */
+    uint64_t rounded = (bytes + align - 1) / align * align;
+    if (rounded == 0) rounded = align;
+    E.top = (E.top + align - 1) / align * align;
     E.device_used = 1;
     if (E.used + bytes > E.capacity) {
         emu_rec("OOM %llu %llu", (unsigned long long)bytes, (unsigned long long)E.used);
@@ -275,6 +311,10 @@ int emu_malloc(uint64_t bytes, uintptr_t *addr)
     a->bytes = bytes;
     a->buf = E.next_buf++;
     a->live = 1;
+    a->backed = backed;
+    if (backed && mprotect((void *)E.top, rounded, PROT_READ | PROT_WRITE) != 0)
+        emu_die("cannot back a device allocation of %llu bytes with host memory: %s", (unsigned long long)bytes,
+                strerror(errno));
     E.top += rounded;
     E.used += bytes;
     *addr = a->addr;
@@ -305,12 +345,33 @@ int emu_free(uintptr_t addr)
     }
     a->live = 0;
     E.used -= a->bytes;
+    if (a->backed) { /* addresses are never reused: give the pages back and fence the range again */
+        size_t len = (a->bytes + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
+        madvise((void *)a->addr, len ? len : PAGE_BYTES, MADV_DONTNEED);
+        mprotect((void *)a->addr, len ? len : PAGE_BYTES, PROT_NONE);
+    }
     emu_rec("F %u", a->buf);
     pthread_mutex_unlock(&E.lock);
     return 0;
 }
 
 int emu_is_device_ptr(uintptr_t addr) { return addr >= E.base && addr < E.top; }
+
+void *emu_backed(uintptr_t addr, size_t bytes)
+{
+    if (!emu_is_device_ptr(addr)) return NULL;
+    pthread_mutex_lock(&E.lock);
+    size_t lo = 0, hi = E.nallocs; /* the last allocation starting at or below addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (E.allocs[mid].addr <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    const alloc_rec *a = lo ? &E.allocs[lo - 1] : NULL;
+    int ok = a && a->live && a->backed && addr - a->addr <= a->bytes && bytes <= a->bytes - (addr - a->addr);
+    pthread_mutex_unlock(&E.lock);
+    return ok ? (void *)addr : NULL;
+}
 uint64_t emu_mem_capacity(void) { return E.capacity; }
 uint64_t emu_mem_used(void) { return E.used; }
 
@@ -322,6 +383,7 @@ void *emu_stream_create(int priority)
     for (int i = 1; i < EMU_MAX_STREAMS; i++) {
         if (E.stream_live[i]) continue;
         E.stream_live[i] = 1;
+        E.stream_priority[i] = (signed char)(priority < -100 ? -100 : priority > 100 ? 100 : priority);
         emu_rec("SC %d %d", i, priority);
         pthread_mutex_unlock(&E.lock);
         return &stream_handles[i];
@@ -338,6 +400,8 @@ int emu_stream_index(const void *handle)
     int i = (int)(h - b);
     return E.stream_live[i] ? i : -1;
 }
+
+int emu_stream_priority(int index) { return index > 0 && index < EMU_MAX_STREAMS ? E.stream_priority[index] : 0; }
 
 void emu_stream_destroy(const void *handle)
 {
@@ -373,22 +437,36 @@ void emu_event_destroy(const void *handle)
 
 /* ---- kernels and names ---- */
 
+static size_t kernel_slot(kernel_rec *const *t, size_t cap, const void *host_fun)
+{
+    uint64_t h = (uint64_t)(uintptr_t)host_fun * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 32) & (cap - 1);
+    while (t[i] && t[i]->host_fun != host_fun) i = (i + 1) & (cap - 1);
+    return i;
+}
+
 void emu_kernel_register(const void *host_fun, const char *name)
 {
+    if (!host_fun) return;
     pthread_mutex_lock(&E.lock);
-    for (size_t i = 0; i < E.nkernels; i++)
-        if (E.kernels[i].host_fun == host_fun) {
-            pthread_mutex_unlock(&E.lock);
-            return;
-        }
-    if (E.nkernels == E.cap_kernels) {
-        E.cap_kernels = E.cap_kernels ? 2 * E.cap_kernels : 64;
-        E.kernels = realloc(E.kernels, E.cap_kernels * sizeof *E.kernels);
-        if (!E.kernels) emu_die("out of host memory");
+    if (2 * (E.nkernels + 1) > E.cap_kernels) {
+        size_t cap = E.cap_kernels ? 2 * E.cap_kernels : KERNEL_TABLE_MIN;
+        kernel_rec **t = calloc(cap, sizeof *t);
+        if (!t) emu_die("out of host memory");
+        for (size_t i = 0; i < E.cap_kernels; i++)
+            if (E.kernels[i]) t[kernel_slot(t, cap, E.kernels[i]->host_fun)] = E.kernels[i];
+        free(E.kernels);
+        E.kernels = t;
+        E.cap_kernels = cap;
     }
-    E.kernels[E.nkernels].host_fun = host_fun;
-    E.kernels[E.nkernels].name = strdup(name ? name : "?");
-    E.nkernels++;
+    kernel_rec **slot = &E.kernels[kernel_slot(E.kernels, E.cap_kernels, host_fun)];
+    if (!*slot) {
+        kernel_rec *k = malloc(sizeof *k);
+        if (!k || !(k->name = strdup(name ? name : "?"))) emu_die("out of host memory");
+        k->host_fun = host_fun;
+        *slot = k;
+        E.nkernels++;
+    }
     pthread_mutex_unlock(&E.lock);
 }
 
@@ -396,8 +474,7 @@ const void *emu_kernel_lookup(const void *host_fun)
 {
     const void *k = NULL;
     pthread_mutex_lock(&E.lock);
-    for (size_t i = 0; i < E.nkernels && !k; i++)
-        if (E.kernels[i].host_fun == host_fun) k = &E.kernels[i];
+    if (host_fun && E.cap_kernels) k = E.kernels[kernel_slot(E.kernels, E.cap_kernels, host_fun)];
     pthread_mutex_unlock(&E.lock);
     return k;
 }
@@ -435,6 +512,30 @@ void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3
             block[2], shmem, (long long)E.tag);
 }
 
+int emu_gemm(int stream, long long m, long long n, long long k, long long batch, int dtype, int tf32, int ta, int tb)
+{
+    const char *name;
+    switch (dtype) { /* cudaDataType_t (library_types.h) */
+    case 0: name = tf32 ? "tf32" : "fp32"; break; /* CUDA_R_32F */
+    case 2: name = "fp16"; break;                 /* CUDA_R_16F */
+    case 14: name = "bf16"; break;                /* CUDA_R_16BF */
+    case 28: case 29: name = "fp8"; break;        /* CUDA_R_8F_E4M3, _E5M2 */
+    default: {
+        char what[64];
+        snprintf(what, sizeof what, "GEMM(cudaDataType_t=%d)", dtype);
+        emu_unimplemented(what, 0);
+        return -1;
+    }
+    }
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || m > UINT32_MAX || n > UINT32_MAX || k > UINT32_MAX || batch > UINT32_MAX)
+        return -1;
+    if (m == 0 || n == 0 || batch == 0) return 0; /* nothing to do, as cuBLAS does */
+    E.device_used = 1;
+    emu_rec("G %d %lld %lld %lld %lld %s %c %c", stream, m, n, k, batch, name, "ntc"[ta >= 0 && ta <= 2 ? ta : 0],
+            "ntc"[tb >= 0 && tb <= 2 ? tb : 0]);
+    return 0;
+}
+
 /* The operator hook: a framework (or a test program) names the operator whose kernels follow,
  * with its class and the FLOPs and bytes of the whole operator; the collator divides them over
  * the kernels launched until the next call. cls: gemm, attention_fwd, attention_bwd,
@@ -457,7 +558,97 @@ EMU_EXPORT void orrery_emu_set_op(const char *name, const char *cls, double flop
     pthread_mutex_unlock(&E.lock);
 }
 
+/* The iteration hook: a framework marks the end of each training iteration (the PyTorch hook
+ * does after every optimizer step); with two or more marks the collator predicts the last
+ * iteration alone. */
+EMU_EXPORT void orrery_emu_iteration(void)
+{
+    emu_rec("I");
+}
+
 /* ---- device, errors ---- */
+
+const emu_gpu_info *emu_gpu(void) { return &E.gpu; }
+
+/* Shared memory per SM and the opt-in maximum per block, by compute capability (CUDA C
+ * Programming Guide, "Technical Specifications per Compute Capability"). */
+static void smem_limits(int *per_sm, int *optin)
+{
+    int cc = E.gpu.cc_major * 10 + E.gpu.cc_minor;
+    if (cc == 80 || cc == 87) *per_sm = 164 << 10, *optin = 163 << 10;
+    else if (cc >= 90 && cc != 120 && cc != 121) *per_sm = 228 << 10, *optin = 227 << 10;
+    else *per_sm = 100 << 10, *optin = 99 << 10;
+}
+
+int emu_device_attribute(int attr, int *value)
+{
+    int per_sm, optin;
+    smem_limits(&per_sm, &optin);
+    int v;
+    switch (attr) {
+    case 1: v = 1024; break;                 /* max threads per block */
+    case 2: case 3: v = 1024; break;         /* max block dim x, y */
+    case 4: v = 64; break;                   /* max block dim z */
+    case 5: v = 2147483647; break;           /* max grid dim x */
+    case 6: case 7: v = 65535; break;        /* max grid dim y, z */
+    case 8: v = 48 << 10; break;             /* shared memory per block */
+    case 9: v = 64 << 10; break;             /* constant memory */
+    case 10: v = 32; break;                  /* warp size */
+    case 11: v = 2147483647; break;          /* max pitch */
+    case 12: v = 65536; break;               /* registers per block */
+    case 13: v = 1980000; break;             /* clock rate, kHz */
+    case 14: v = 512; break;                 /* texture alignment */
+    case 15: v = 1; break;                   /* copy/compute overlap */
+    case 16: v = E.gpu.sms; break;           /* multiprocessors */
+    case 17: case 18: v = 0; break;          /* kernel timeout, integrated */
+    case 19: v = 1; break;                   /* can map host memory */
+    case 20: v = 0; break;                   /* compute mode: default */
+    case 30: v = 512; break;                 /* surface alignment */
+    case 31: case 32: v = 1; break;          /* concurrent kernels, ECC */
+    case 33: v = E.device + 1; break;        /* PCI bus id */
+    case 34: case 50: v = 0; break;          /* PCI device id, domain id */
+    case 35: v = 0; break;                   /* TCC driver */
+    case 36: v = 2619000; break;             /* memory clock, kHz */
+    case 37: v = 5120; break;                /* memory bus width, bits */
+    case 38: v = (int)E.gpu.l2_bytes; break; /* L2 size */
+    case 39: v = 2048; break;                /* threads per SM */
+    case 40: v = 5; break;                   /* async engines */
+    case 41: v = 1; break;                   /* unified addressing */
+    case 75: v = E.gpu.cc_major; break;
+    case 76: v = E.gpu.cc_minor; break;
+    case 78: case 79: case 80: v = 1; break; /* stream priorities, global/local L1 */
+    case 81: v = per_sm; break;              /* shared memory per SM */
+    case 82: v = 65536; break;               /* registers per SM */
+    case 83: v = 1; break;                   /* managed memory */
+    case 84: case 85: case 86: v = 0; break; /* multi-GPU board, group, host native atomics */
+    case 87: v = 2; break;                   /* single/double precision ratio */
+    case 88: v = 0; break;                   /* pageable memory access */
+    case 89: case 90: case 91: v = 1; break; /* concurrent managed access, preemption, host ptr */
+    case 95: v = 1; break;                   /* cooperative launch */
+    case 96: v = 0; break;                   /* cooperative multi-device launch */
+    case 97: v = optin; break;               /* shared memory per block, opt-in */
+    case 98: v = 0; break;                   /* can flush remote writes */
+    case 99: v = 1; break;                   /* host register */
+    case 100: case 101: v = 0; break;        /* pageable uses host page tables, direct managed */
+    case 106: v = 32; break;                 /* blocks per SM */
+    case 108: v = (int)(E.gpu.l2_bytes * 3 / 4); break; /* persisting L2 */
+    case 109: v = 134213632; break;          /* access policy window */
+    case 111: v = 1024; break;               /* reserved shared memory per block */
+    case 112: case 113: case 114: v = 0; break;
+    case 115: case 116: v = 1; break;        /* memory pools, GPUDirect RDMA */
+    case 117: case 118: v = 0; break;
+    case 119: v = 1; break;                  /* pool handle types: POSIX fd */
+    case 120: v = E.gpu.cc_major >= 9; break;/* cluster launch */
+    case 121: v = 0; break;
+    case 125: v = 1; break;                  /* IPC events */
+    case 126: v = E.gpu.cc_major >= 9 ? 4 : 1; break; /* memory sync domains */
+    case 130: case 133: v = 0; break;        /* NUMA config, MPS */
+    case 131: case 134: v = -1; break;       /* NUMA ids */
+    default: return -1;
+    }
+    *value = v;
+    return 0;
+}
 
 int emu_device(void) { return E.device; }
 

@@ -37,6 +37,11 @@ void emu_rec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "orrery emulate: <msg>" to stderr and ends the process with status 3: for calls the
  * emulator does not implement and states it cannot represent, which must never pass silently. */
 _Noreturn void emu_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An entry point the emulator does not implement (the generated stubs of every shim, see
+ * src/emu/shim/syms): writes "U name" to the trace, warns once on stderr and returns err, the
+ * library's own "not supported" status. The collator refuses a trace with a U line, so a run
+ * that needed one never yields a prediction. */
+int emu_unimplemented(const char *api, int err);
 /* Prints a warning once per key. */
 void emu_warn_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -45,12 +50,19 @@ void emu_warn_once(const char *key, const char *fmt, ...) __attribute__((format(
 int emu_malloc(uint64_t bytes, uintptr_t *addr);
 int emu_free(uintptr_t addr);
 int emu_is_device_ptr(uintptr_t addr);
+/* Small allocations (up to EMU_BACKED_MAX_BYTES: PyTorch's small-pool segments, where its
+ * metadata tensors live) are backed by host memory, so what a program copies in reads back and
+ * framework sanity checks (DDP's parameter-count agreement) pass; bigger ones read as zeros.
+ * Returns the host address of [addr, addr + bytes) when that range is backed, else NULL. */
+#define EMU_BACKED_MAX_BYTES (2u << 20)
+void *emu_backed(uintptr_t addr, size_t bytes);
 uint64_t emu_mem_capacity(void);
 uint64_t emu_mem_used(void);
 
 /* Stream and event handles. Index -1: not a handle of ours. */
 void *emu_stream_create(int priority);
 int emu_stream_index(const void *handle);
+int emu_stream_priority(int index);
 void emu_stream_destroy(const void *handle);
 void *emu_event_create(void);
 int emu_event_index(const void *handle);
@@ -63,8 +75,25 @@ const void *emu_kernel_lookup(const void *host_fun);
 const char *emu_kernel_name(const void *kernel);
 /* Records a kernel launch on a stream (the name is interned into the trace's name table). */
 void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3], size_t shmem, int stream);
+/* Records a GEMM of cuBLAS or cuBLASLt ("G" line). dtype: cudaDataType_t of A; tf32: FP32 data
+ * computed in TF32; ta, tb: cublasOperation_t (0 N, 1 T, 2 C). Returns 0, or -1 for a data type
+ * the emulator cannot size (the caller returns its library's status). */
+int emu_gemm(int stream, long long m, long long n, long long k, long long batch, int dtype, int tf32, int ta, int tb);
 /* Interns a name into the trace (an "N id name" line the first time); returns its id. */
 uint32_t emu_name_id(const char *name);
+
+/* The emulated GPU, from the environment `orrery emulate` sets (ORRERY_EMU_GPU, _SMS, _CC,
+ * _L2_BYTES; an H100 SXM when unset). */
+typedef struct emu_gpu_info {
+    char name[256];
+    int sms;
+    int cc_major, cc_minor;
+    uint64_t l2_bytes;
+} emu_gpu_info;
+const emu_gpu_info *emu_gpu(void);
+/* A device attribute (the CUDA runtime's cudaDeviceAttr and the driver's CUdevice_attribute share
+ * their numbering). Returns 0, or -1 for an attribute the emulator does not know. */
+int emu_device_attribute(int attr, int *value);
 
 /* The device the process uses (cudaSetDevice); the emulator models one GPU per process. */
 int emu_device(void);

@@ -292,10 +292,27 @@ EMU_EXPORT ncclResult_t ncclAllReduce(const void *sb, void *rb, size_t count, in
     return done(coll("ncclAllReduce", "allreduce", count, dt, 0, c, s));
 }
 
+/* On backed (small) buffers an all-gather fills every rank's slot with this rank's data: the
+ * ranks of an emulated job are taken to agree, which is what the framework checks that gather
+ * metadata (DDP's parameter shapes) test. Other collectives leave the data as it is. */
+static void gather_backed(const void *sb, void *rb, size_t sendcount, int dt, ncclComm_t c)
+{
+    size_t n = sendcount * (size_t)dtype_bytes(dt);
+    if (!c || !n || c->nranks < 1) return;
+    const void *src = emu_backed((uintptr_t)sb, n);
+    char *dst = emu_backed((uintptr_t)rb, n * (size_t)c->nranks);
+    if (!src || !dst) return;
+    char *mine = malloc(n);
+    if (!mine) emu_die("out of host memory");
+    memcpy(mine, src, n); /* the send buffer may be a slot of the receive buffer (in place) */
+    for (int r = 0; r < c->nranks; r++) memcpy(dst + (size_t)r * n, mine, n);
+    free(mine);
+}
+
 EMU_EXPORT ncclResult_t ncclAllGather(const void *sb, void *rb, size_t sendcount, int dt, ncclComm_t c, void *s)
 {
-    (void)sb, (void)rb;
     EMU_ENTER("ncclAllGather");
+    gather_backed(sb, rb, sendcount, dt, c);
     return done(coll("ncclAllGather", "allgather", sendcount, dt, 0, c, s));
 }
 

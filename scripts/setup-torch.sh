@@ -1,0 +1,17 @@
+#!/bin/sh
+# setup-torch.sh VENV - a virtual environment with a CUDA build of PyTorch for the emulator's
+# PyTorch tests (tests/cli_emulate_torch.sh). Idempotent: does nothing when VENV already holds the
+# pinned versions. The CUDA libraries torch depends on (the nvidia-* wheels) and triton are NOT
+# installed: under `orrery emulate` Orrery's stand-ins take their place, and nothing runs on a GPU.
+# torch 2.9.1 is the PyPI wheel built for CUDA 12.8 (cp311: Debian 12's Python 3.11); the
+# emulator's stub lists (src/emu/shim/syms) were made from it (scripts/emu-symbols.sh).
+set -eu
+venv=${1:?usage: setup-torch.sh VENV}
+stamp="$venv/.orrery-torch-2.9.1"
+[ -f "$stamp" ] && exit 0
+echo "setup-torch: installing torch 2.9.1 (CUDA 12.8 build, ~900 MB) into $venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check --no-deps torch==2.9.1 \
+    filelock==4.2.11 fsspec==2026.9.0 Jinja2==3.1.6 MarkupSafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
+    sympy==1.14.0 typing_extensions==4.16.0 numpy==2.4.6
+touch "$stamp"

@@ -1,0 +1,82 @@
+#!/bin/sh
+# `orrery emulate` on real PyTorch (torch 2.9.1, CUDA 12.8 build, in BUILD/torch-venv, installed by
+# scripts/setup-torch.sh from `make test`): a training step of a small GPT on one process, then
+# torchrun with 4 processes under DDP and under FSDP2 (tests/emu/torch/step.py), on this CPU-only
+# machine. Checked: the runs complete; no entry point the emulator does not implement was called
+# (such a run is refused); the GEMM and collective counts are those of the model; PyTorch's own
+# torch.cuda.max_memory_reserved() equals Orrery's peak; a too-small --mem-capacity gives
+# PyTorch's OutOfMemoryError.
+# Usage: cli_emulate_torch.sh ORRERY_BINARY SOURCE_DIR
+ORR="$1"
+SRC="$2"
+PY="$(dirname "$ORR")/torch-venv/bin/python"
+STEP="$SRC/tests/emu/torch/step.py"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+if [ ! -x "$PY" ]; then
+    echo "FAIL: $PY missing: run scripts/setup-torch.sh $(dirname "$ORR")/torch-venv (make test does)" >&2
+    exit 1
+fi
+# json FILE EXPR: prints a value of the JSON report (EXPR over d, the parsed report)
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# result FILE KEY: the value of KEY in the program's first ORRERY_RESULT line
+result() { grep -m1 ORRERY_RESULT "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# one process, 4 layers, 2 optimizer steps: the last is predicted
+"$ORR" emulate --json --gpu H100 -- "$PY" "$STEP" --steps 2 > "$TMP/j" 2> "$TMP/e"; rc=$?
+if [ $rc -ne 0 ]; then
+    bad "single-process step (rc $rc)"
+    tail -20 "$TMP/e" >&2
+else
+    ok
+    # per iteration: 4 layers x 4 Linear + LM head = 17 GEMMs forward, 34 backward (data, weight)
+    [ "$(json "$TMP/j" "d['config']['kernels_gemm']")" = 51 ] && ok || bad "single: GEMMs $(json "$TMP/j" "d['config']['kernels_gemm']") != 51"
+    [ "$(json "$TMP/j" "d['config']['iteration_marks']")" = 2 ] && ok || bad "single: iteration marks"
+    [ "$(json "$TMP/j" "d['config']['collectives']")" = 0 ] && ok || bad "single: collectives"
+    res=$(result "$TMP/e" max_memory_reserved)
+    peak=$(json "$TMP/j" "d['peak_memory_bytes']")
+    [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "single: torch max_memory_reserved $res != Orrery peak $peak"
+    [ "$(json "$TMP/j" "'cublasLtMatmul' in d['config']['entry_points'] and 'cudaLaunchKernel' in d['config']['entry_points']")" = True ] \
+        && ok || bad "single: entry points"
+    t=$(json "$TMP/j" "d['iteration_time_s']")
+    python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) < 10 else 1)" "$t" && ok || bad "single: iteration time $t"
+fi
+
+# too little memory: PyTorch's own out-of-memory error, no prediction
+"$ORR" emulate --gpu H100 --mem-capacity 4GiB -- "$PY" "$STEP" --steps 1 > "$TMP/o" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "torch.OutOfMemoryError: CUDA out of memory" "$TMP/o" && ok || bad "OOM (rc $rc)"
+
+# torchrun, 4 processes, 2 layers: DDP, then FSDP2
+for mode in ddp fsdp; do
+    "$ORR" emulate --json --gpu H100 --gpus 4 -- "$(dirname "$PY")/torchrun" --standalone --nproc-per-node 4 \
+        "$STEP" --steps 2 --dist $mode --layers 2 > "$TMP/j" 2> "$TMP/e"; rc=$?
+    if [ $rc -ne 0 ]; then
+        bad "$mode (rc $rc)"
+        grep -E "Error|orrery" "$TMP/e" | tail -10 >&2
+        continue
+    fi
+    ok
+    [ "$(grep -c ORRERY_RESULT "$TMP/e")" = 4 ] && ok || bad "$mode: not every rank finished"
+    # per rank: 2 layers x 4 Linear + LM head = 9 GEMMs forward, 18 backward
+    [ "$(json "$TMP/j" "d['config']['kernels_gemm']")" = 108 ] && ok || bad "$mode: GEMMs $(json "$TMP/j" "d['config']['kernels_gemm']") != 4 x 27"
+    [ "$(json "$TMP/j" "d['world_size']")" = 4 ] && ok || bad "$mode: world size"
+    n=$(json "$TMP/j" "d['config']['collectives']")
+    if [ $mode = fsdp ]; then
+        # per rank: all-gather of 3 units forward, of the 2 resharded blocks backward, 3 reduce-scatters
+        [ "$n" = 32 ] && ok || bad "fsdp: collectives $n != 4 x 8"
+    else
+        # per rank: one all-reduce per gradient bucket (DDP's 25 MiB buckets; the embedding and the LM
+        # head are a bucket each), the same on every rank
+        [ "$n" -gt 0 ] && [ $((n % 4)) -eq 0 ] && ok || bad "ddp: collectives $n"
+    fi
+    res=$(result "$TMP/e" max_memory_reserved)
+    peak=$(json "$TMP/j" "d['peak_memory_bytes']")
+    [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "$mode: torch max_memory_reserved $res != Orrery peak $peak"
+done
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
