@@ -14,10 +14,11 @@
 #include <math.h>
 #include <string.h>
 
-/* Rows Orrery does not yet predict within +-15% (docs/models.md, section 6, says why). They are
- * held to +-30% so that a regression still fails, and printed as KNOWN MISS; issue 2 stays open
- * until they pass at +-15%. */
-static const char *const known_miss[] = {"GPT 1.7B", "GPT 7.1B", "GPT 32B"};
+/* Rows Orrery does not yet predict within +-15% (docs/models.md, section 6, says why: with
+ * micro-batch 1 and fp32 gradient reduction the 32B row's DP traffic cannot be hidden even at NIC
+ * line rate). They are held to +-30% so that a regression still fails, and printed as KNOWN MISS;
+ * issue 2 stays open until they pass at +-15%. */
+static const char *const known_miss[] = {"GPT 32B"};
 
 static double row_tolerance(const char *model)
 {
