@@ -5,7 +5,8 @@
 # machine. Checked: the runs complete; no entry point the emulator does not implement was called
 # (such a run is refused); the GEMM and collective counts are those of the model; PyTorch's own
 # torch.cuda.max_memory_reserved() equals Orrery's peak; a too-small --mem-capacity gives
-# PyTorch's OutOfMemoryError.
+# PyTorch's OutOfMemoryError; the predicted iteration time is within 15% of `orrery predict` of the
+# same model and parallelism (tests/emu/torch/gpt_small.yaml).
 # Usage: cli_emulate_torch.sh ORRERY_BINARY SOURCE_DIR
 ORR="$1"
 SRC="$2"
@@ -23,11 +24,20 @@ if [ ! -x "$PY" ]; then
 fi
 # json FILE EXPR: prints a value of the JSON report (EXPR over d, the parsed report)
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# agree EMULATE_JSON PREDICT_JSON WHAT: iteration times within 15%
+agree() {
+    e=$(json "$1" "d['iteration_time_s']")
+    p=$(json "$2" "d['iteration_time_s']")
+    echo "$3: emulate $e s, predict $p s"
+    python3 -c "import sys; e, p = map(float, sys.argv[1:]); sys.exit(0 if p > 0 and abs(e - p) <= 0.15 * p else 1)" \
+        "$e" "$p" && ok || bad "$3: emulate $e s vs predict $p s (more than 15% apart)"
+}
 # result FILE KEY: the value of KEY in the program's first ORRERY_RESULT line
 result() { grep -m1 ORRERY_RESULT "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-# one process, 4 layers, 2 optimizer steps: the last is predicted
-"$ORR" emulate --json --gpu H100 -- "$PY" "$STEP" --steps 2 > "$TMP/j" 2> "$TMP/e"; rc=$?
+SPEC="$SRC/tests/emu/torch/gpt_small.yaml"
+# one process, 4 layers, micro-batch 32, 2 optimizer steps: the last is predicted
+"$ORR" emulate --json --gpu H100 -- "$PY" "$STEP" --steps 2 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
 if [ $rc -ne 0 ]; then
     bad "single-process step (rc $rc)"
     tail -20 "$TMP/e" >&2
@@ -42,18 +52,18 @@ else
     [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "single: torch max_memory_reserved $res != Orrery peak $peak"
     [ "$(json "$TMP/j" "'cublasLtMatmul' in d['config']['entry_points'] and 'cudaLaunchKernel' in d['config']['entry_points']")" = True ] \
         && ok || bad "single: entry points"
-    t=$(json "$TMP/j" "d['iteration_time_s']")
-    python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) < 10 else 1)" "$t" && ok || bad "single: iteration time $t"
+    [ "$(json "$TMP/j" "d['config']['kernels_geometry']")" = 0 ] && ok || bad "single: kernels not tagged by the hook"
+    "$ORR" predict "$SPEC" --json > "$TMP/p" && agree "$TMP/j" "$TMP/p" "single process" || bad "predict $SPEC"
 fi
 
 # too little memory: PyTorch's own out-of-memory error, no prediction
 "$ORR" emulate --gpu H100 --mem-capacity 4GiB -- "$PY" "$STEP" --steps 1 > "$TMP/o" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "torch.OutOfMemoryError: CUDA out of memory" "$TMP/o" && ok || bad "OOM (rc $rc)"
 
-# torchrun, 4 processes, 2 layers: DDP, then FSDP2
+# torchrun, 4 processes, micro-batch 64, 3 steps (the last is predicted): DDP, then FSDP2
 for mode in ddp fsdp; do
     "$ORR" emulate --json --gpu H100 --gpus 4 -- "$(dirname "$PY")/torchrun" --standalone --nproc-per-node 4 \
-        "$STEP" --steps 2 --dist $mode --layers 2 > "$TMP/j" 2> "$TMP/e"; rc=$?
+        "$STEP" --steps 3 --dist $mode --batch 64 > "$TMP/j" 2> "$TMP/e"; rc=$?
     if [ $rc -ne 0 ]; then
         bad "$mode (rc $rc)"
         grep -E "Error|orrery" "$TMP/e" | tail -10 >&2
@@ -61,21 +71,25 @@ for mode in ddp fsdp; do
     fi
     ok
     [ "$(grep -c ORRERY_RESULT "$TMP/e")" = 4 ] && ok || bad "$mode: not every rank finished"
-    # per rank: 2 layers x 4 Linear + LM head = 9 GEMMs forward, 18 backward
-    [ "$(json "$TMP/j" "d['config']['kernels_gemm']")" = 108 ] && ok || bad "$mode: GEMMs $(json "$TMP/j" "d['config']['kernels_gemm']") != 4 x 27"
+    [ "$(json "$TMP/j" "d['config']['kernels_gemm']")" = 204 ] && ok || bad "$mode: GEMMs $(json "$TMP/j" "d['config']['kernels_gemm']") != 4 x 51"
     [ "$(json "$TMP/j" "d['world_size']")" = 4 ] && ok || bad "$mode: world size"
     n=$(json "$TMP/j" "d['config']['collectives']")
     if [ $mode = fsdp ]; then
-        # per rank: all-gather of 3 units forward, of the 2 resharded blocks backward, 3 reduce-scatters
-        [ "$n" = 32 ] && ok || bad "fsdp: collectives $n != 4 x 8"
+        # per rank: all-gather of 5 units forward (4 blocks, the root), of the 4 resharded blocks
+        # backward, 5 reduce-scatters
+        [ "$n" = 56 ] && ok || bad "fsdp: collectives $n != 4 x 14"
+        par="--fsdp 4"
     else
         # per rank: one all-reduce per gradient bucket (DDP's 25 MiB buckets; the embedding and the LM
         # head are a bucket each), the same on every rank
         [ "$n" -gt 0 ] && [ $((n % 4)) -eq 0 ] && ok || bad "ddp: collectives $n"
+        par="--dp 4"
     fi
     res=$(result "$TMP/e" max_memory_reserved)
     peak=$(json "$TMP/j" "d['peak_memory_bytes']")
     [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "$mode: torch max_memory_reserved $res != Orrery peak $peak"
+    "$ORR" predict "$SPEC" --gpus 4 $par --mbs 64 --gbs 256 --json > "$TMP/p" && agree "$TMP/j" "$TMP/p" "$mode" \
+        || bad "predict $SPEC $par"
 done
 
 echo "$pass passed, $fail failed"

@@ -183,6 +183,14 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         t.bytes = by;
         ORR_PUSH(p->tags, p->ntags, p->cap_tags, t);
         return 0;
+    } else if (strcmp(tok, "TC") == 0) {
+        double fl = 0, by = 0;
+        NEED(sscanf(rest, "%llu %lf %lf", &u1, &fl, &by) == 3 && u1 < p->ntags && isfinite(fl) && isfinite(by) &&
+                 fl >= 0 && by >= 0,
+             "expected TC <tag id> <flops> <bytes>");
+        p->tags[u1].flops = fl;
+        p->tags[u1].bytes = by;
+        return 0;
     } else if (strcmp(tok, "K") == 0) {
         unsigned g[6];
         unsigned long long shmem;

@@ -84,6 +84,9 @@ static unsigned char stream_handles[EMU_MAX_STREAMS];
 static unsigned char event_handles[EMU_MAX_EVENTS];
 
 static _Thread_local int64_t t_last_leave_ns = -1;
+/* The operator hook's own host time before each operator (orrery_emu_op_begin): t_gap_ns is the host
+ * time recorded since the hook's last operator ended, t_credit_ns what is still to be taken off. */
+static _Thread_local int64_t t_gap_ns, t_credit_ns;
 
 static int64_t thread_cpu_ns(void)
 {
@@ -214,6 +217,7 @@ static void at_fork_child(void)
     E.f = NULL;
     reset_process_state();
     t_last_leave_ns = -1;
+    t_gap_ns = t_credit_ns = 0;
     open_trace();
 }
 
@@ -254,8 +258,13 @@ void emu_enter(const char *api)
     int64_t now = thread_cpu_ns();
     pthread_mutex_lock(&E.lock);
     if (E.depth++ > 0) return; /* a call made from inside another entry point */
-    if (t_last_leave_ns >= 0 && now > t_last_leave_ns && E.f)
-        fprintf(E.f, "H %lld\n", (long long)(now - t_last_leave_ns));
+    if (t_last_leave_ns >= 0 && now > t_last_leave_ns && E.f) {
+        int64_t host = now - t_last_leave_ns, take = host < t_credit_ns ? host : t_credit_ns;
+        host -= take;
+        t_credit_ns -= take;
+        t_gap_ns += host;
+        if (host > 0) fprintf(E.f, "H %lld\n", (long long)host);
+    }
     size_t i = 0;
     while (i < E.napis && E.apis[i].api != api && strcmp(E.apis[i].api, api) != 0) i++;
     if (i == E.napis && E.napis < sizeof E.apis / sizeof E.apis[0]) E.apis[E.napis++] = (api_count){api, 0};
@@ -536,6 +545,8 @@ int emu_gemm(int stream, long long m, long long n, long long k, long long batch,
     return 0;
 }
 
+static void set_op_locked(const char *name, const char *cls, double flops, double bytes);
+
 /* The operator hook: a framework (or a test program) names the operator whose kernels follow,
  * with its class and the FLOPs and bytes of the whole operator; the collator divides them over
  * the kernels launched until the next call. cls: gemm, attention_fwd, attention_bwd,
@@ -543,7 +554,27 @@ int emu_gemm(int stream, long long m, long long n, long long k, long long batch,
  * dlsym so that a program runs unchanged on a real GPU where the symbol does not exist. */
 EMU_EXPORT void orrery_emu_set_op(const char *name, const char *cls, double flops, double bytes)
 {
-    pthread_mutex_lock(&E.lock);
+    emu_enter("orrery_emu_set_op"); /* closes the program's host interval */
+    set_op_locked(name, cls, flops, bytes);
+    emu_leave();
+}
+
+/* orrery_emu_set_op for a hook that knows its own cost: hook_ns of the host time since the hook's
+ * previous operator ended was spent in the hook (the PyTorch dispatch mode's measured overhead of
+ * entering an operator), not in the program, and is not counted (at most that gap). */
+EMU_EXPORT void orrery_emu_op_begin(const char *name, const char *cls, double hook_ns)
+{
+    if (t_last_leave_ns >= 0 && hook_ns > 0) {
+        int64_t gap = t_gap_ns + (thread_cpu_ns() - t_last_leave_ns), d = (int64_t)hook_ns;
+        t_credit_ns += d < gap ? d : gap;
+    }
+    emu_enter("orrery_emu_op_begin");
+    set_op_locked(name, cls, 0, 0);
+    emu_leave();
+}
+
+static void set_op_locked(const char *name, const char *cls, double flops, double bytes)
+{
     if (!name) {
         E.tag = -1;
     } else {
@@ -555,8 +586,25 @@ EMU_EXPORT void orrery_emu_set_op(const char *name, const char *cls, double flop
             if (*p == ' ') *p = '_';
         emu_rec("T %lld %u %s %.17g %.17g", (long long)E.tag, id, c, flops, bytes);
     }
-    pthread_mutex_unlock(&E.lock);
 }
+
+/* Ends the current operator, giving its FLOPs and bytes when they are known only once it has run
+ * (the PyTorch hook computes them from the op's outputs): "TC tag flops bytes". The host time
+ * since the op's last CUDA call is not counted: it is the hook's own bookkeeping (sizing the op's
+ * tensors, its FLOP formula), most of a small op's host time under the hook, not the program's. */
+EMU_EXPORT void orrery_emu_op_end(double flops, double bytes)
+{
+    pthread_mutex_lock(&E.lock);
+    if (E.tag >= 0 && flops >= 0 && bytes >= 0)
+        emu_rec("TC %lld %.17g %.17g", (long long)E.tag, flops, bytes);
+    E.tag = -1;
+    pthread_mutex_unlock(&E.lock);
+    t_last_leave_ns = thread_cpu_ns();
+    t_gap_ns = 0;
+}
+
+/* Does nothing: the PyTorch hook calls it in place of the two above to measure its own cost. */
+EMU_EXPORT void orrery_emu_hook_nop(void) {}
 
 /* The iteration hook: a framework marks the end of each training iteration (the PyTorch hook
  * does after every optimizer step); with two or more marks the collator predicts the last

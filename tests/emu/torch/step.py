@@ -71,12 +71,14 @@ def main():
     if a.dist == "ddp":
         model = torch.nn.parallel.DistributedDataParallel(model)
     elif a.dist == "fsdp":
-        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+        # as TorchTitan: bf16 parameters for compute (all-gathered in bf16), fp32 gradient reduction
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         for blk in model.blocks:
-            fully_shard(blk)
-        fully_shard(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=a.dist != "fsdp")
+            fully_shard(blk, mp_policy=mp)
+        fully_shard(model, mp_policy=mp)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     idx = torch.randint(0, a.vocab, (a.batch, a.seq), device="cuda")
     for _ in range(a.steps):
         with torch.autocast("cuda", dtype=torch.bfloat16):
