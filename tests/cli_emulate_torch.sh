@@ -24,20 +24,25 @@ if [ ! -x "$PY" ]; then
 fi
 # json FILE EXPR: prints a value of the JSON report (EXPR over d, the parsed report)
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-# agree EMULATE_JSON PREDICT_JSON WHAT: iteration times within 15%
+# agree EMULATE_JSON PREDICT_JSON WHAT: iteration times within 15%; executed FLOPs per iteration (the
+# emulator's from GEMM shapes and PyTorch's FLOP formulas, predict's from the model) within 3%
 agree() {
     e=$(json "$1" "d['iteration_time_s']")
     p=$(json "$2" "d['iteration_time_s']")
     echo "$3: emulate $e s, predict $p s"
     python3 -c "import sys; e, p = map(float, sys.argv[1:]); sys.exit(0 if p > 0 and abs(e - p) <= 0.15 * p else 1)" \
         "$e" "$p" && ok || bad "$3: emulate $e s vs predict $p s (more than 15% apart)"
+    e=$(json "$1" "d['hw_flops_per_iteration']")
+    p=$(json "$2" "d['hw_flops_per_iteration']")
+    python3 -c "import sys; e, p = map(float, sys.argv[1:]); sys.exit(0 if p > 0 and abs(e - p) <= 0.03 * p else 1)" \
+        "$e" "$p" && ok || bad "$3: executed FLOPs per iteration: emulate $e vs predict $p (more than 3% apart)"
 }
 # result FILE KEY: the value of KEY in the program's first ORRERY_RESULT line
 result() { grep -m1 ORRERY_RESULT "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 SPEC="$SRC/tests/emu/torch/gpt_small.yaml"
 # one process, 4 layers, micro-batch 32, 2 optimizer steps: the last is predicted
-"$ORR" emulate --json --gpu H100 -- "$PY" "$STEP" --steps 2 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
+"$ORR" emulate --json --gpu H100 --tokens 32768 -- "$PY" "$STEP" --steps 2 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
 if [ $rc -ne 0 ]; then
     bad "single-process step (rc $rc)"
     tail -20 "$TMP/e" >&2
@@ -53,6 +58,7 @@ else
     [ "$(json "$TMP/j" "'cublasLtMatmul' in d['config']['entry_points'] and 'cudaLaunchKernel' in d['config']['entry_points']")" = True ] \
         && ok || bad "single: entry points"
     [ "$(json "$TMP/j" "d['config']['kernels_geometry']")" = 0 ] && ok || bad "single: kernels not tagged by the hook"
+    [ "$(json "$TMP/j" "int(d['tokens_per_iteration'])")" = 32768 ] && ok || bad "single: --tokens"
     "$ORR" predict "$SPEC" --json > "$TMP/p" && agree "$TMP/j" "$TMP/p" "single process" || bad "predict $SPEC"
 fi
 

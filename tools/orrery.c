@@ -269,6 +269,19 @@ static int cmd_emulate(int argc, char **argv)
             eo.dedup = 0;
             continue;
         }
+        if (strcmp(a, "--tokens") == 0) {
+            char *end = NULL;
+            double t = has_next ? strtod(argv[i + 1], &end) : 0;
+            if (!has_next || !end || *end || !(t > 0) || t > 1e15) {
+                fprintf(stderr, "orrery: emulate: --tokens: expected the tokens per iteration of the whole job (a "
+                                "positive number)\n");
+                free(pass);
+                return ORR_EXIT_USAGE;
+            }
+            eo.tokens = t;
+            i++;
+            continue;
+        }
         if (strcmp(a, "--profile") == 0) {
             fprintf(stderr, "orrery: emulate: --profile (forward to the real libraries on a GPU and record kernel "
                             "times) is not implemented yet\n");
@@ -282,7 +295,7 @@ static int cmd_emulate(int argc, char **argv)
         if (!ok) {
             fprintf(stderr, "orrery: emulate: unknown flag %s (expected --gpu, --cluster, --gpus, --gpus-per-node, "
                             "--mem-capacity, --launch-us, --json, --trace, --trace-dir, --kernel-db, --lib-dir, "
-                            "--no-dedup)\n", a);
+                            "--no-dedup, --tokens)\n", a);
             free(pass);
             return ORR_EXIT_USAGE;
         }

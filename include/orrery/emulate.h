@@ -30,6 +30,7 @@ typedef struct orr_emu_opts {
     uint32_t gpus_per_node;  /* 0: the cluster's */
     const char *kernel_db;   /* SQLite kernel database (NULL: none) */
     int dedup;               /* simulate identical ranks once */
+    double tokens;           /* tokens per iteration, whole job (0: unknown; tokens/s is then n/a) */
 } orr_emu_opts;
 
 typedef struct orr_emu_api {

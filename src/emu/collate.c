@@ -80,6 +80,7 @@ typedef struct collator {
     size_t nc, cap_c;
     orr_emu_info *info;
     const char *dir;
+    double flops;            /* FLOPs of the sized kernels (tagged, GEMM), all processes */
 } collator;
 
 static uint32_t comm_index(collator *k, const char *id)
@@ -666,6 +667,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 op.flops = t->flops / t->kernels;
                 op.bytes = (uint64_t)llround(t->bytes / t->kernels);
                 in->kernels_tagged++;
+                k->flops += op.flops;
             } else {
                 int64_t d = kdb_get(db, g->name, name, r->dims);
                 if (d > 0) {
@@ -695,6 +697,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             op.bytes = (uint64_t)((m * kk + kk * n + m * n) * b * eb);
             in->kernels++;
             in->kernels_gemm++;
+            k->flops += op.flops;
             break;
         }
         case R_COPY:
@@ -928,6 +931,13 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
         }
     }
     if (o->dedup) w = dedup(w);
+    /* FLOPs: what the kernels that carry a size execute (operator tags and GEMM shapes; kernels
+     * sized from launch geometry alone have no FLOP count). Counted in lowering, before deduplication, so
+     * over every process; they are the job's per iteration when the run had iteration marks. */
+    w->hw_flops = w->model_flops = k.flops;
+    w->tokens = o->tokens;
+    snprintf(w->flops_convention, sizeof w->flops_convention, "%s",
+             "executed FLOPs of the emulated program: GEMM shapes, PyTorch's flop_counter formulas (causal attention halved)");
     info->simulated = (uint32_t)w->nranks;
     if (orr_workload_finalize(w, err) < 0) goto fail;
     goto out;

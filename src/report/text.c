@@ -39,8 +39,11 @@ static void headline_text(const orr_result *r, const orr_workload *w, const orr_
     double peak_tflops = info ? info->peak_flops_per_gpu / 1e12 : 0.0;
     orr_buf_printf(out, "%s\n", title);
     orr_buf_printf(out, "  %-34s %.6f s\n", "iteration time", r->iteration_s);
-    orr_buf_printf(out, "  %-34s %.1f tokens/s (%.0f tokens per iteration)\n", "throughput",
-                   r->tokens_per_s, w->tokens);
+    if (w->tokens > 0)
+        orr_buf_printf(out, "  %-34s %.1f tokens/s (%.0f tokens per iteration)\n", "throughput",
+                       r->tokens_per_s, w->tokens);
+    else
+        orr_buf_printf(out, "  %-34s n/a (tokens per iteration not known)\n", "throughput");
     orr_buf_printf(out, "  %-34s %.2f TFLOP/s\n", "model TFLOP/s per GPU", r->tflops_per_gpu);
     orr_buf_printf(out, "  %-34s %.2f TFLOP/s\n", "executed TFLOP/s per GPU",
                    r->hw_tflops_per_gpu);
