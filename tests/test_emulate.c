@@ -180,6 +180,75 @@ static void test_kernel_db(void)
     rm_dir(d);
 }
 
+/* Profiles (prof-<pid>.txt of `--profile`): the median per kernel and geometry goes to the database,
+ * where a later GPU-free collation finds it; launches with no time are counted, not stored. */
+static void test_profile_store(void)
+{
+    char *d = make_dir();
+    put(d, "prof-1.txt", "K k_a 8 1 1 128 1 1 10000\nK k_a 8 1 1 128 1 1 30000\nK k_b 4 1 1 64 1 1 0\n");
+    put(d, "prof-2.txt", "K k_a 8 1 1 128 1 1 20000\nK k_a 16 1 1 128 1 1 5000\n");
+    char db[128];
+    snprintf(db, sizeof db, "%s/k.db", d);
+    orr_err err = {{0}};
+    orr_emu_profile_stats st;
+    CHECK_MSG(orr_emu_profile_store(d, G.name, db, &st, &err) == 0, "%s", err.msg);
+    CHECK_EQ_I64(st.launches, 5);
+    CHECK_EQ_I64(st.kernels, 3);
+    CHECK_EQ_I64(st.stored, 2);
+    /* the first launch is tagged: a measured time still comes first */
+    put(d, "trace-7.txt", HDR "N 0 k_a\nT 0 0 elementwise 0 4096\nK 0 0 8 1 1 128 1 1 0 0\nK 0 0 16 1 1 128 1 1 0 -1\n"
+                          "N 1 k_b\nK 0 1 4 1 1 64 1 1 0 -1\nEND\n");
+    orr_emu_info info;
+    orr_workload *w = collate(d, 1, db, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK_EQ_I64(w->ranks[0].ops[0].dur_ps, 20000 * ORR_PS_PER_NS); /* median of 10, 20, 30 us */
+        CHECK_EQ_I64(w->ranks[0].ops[1].dur_ps, 5000 * ORR_PS_PER_NS);
+        CHECK_EQ_I64(info.kernels_db, 2);
+        CHECK_EQ_I64(info.kernels_geometry, 1); /* k_b had no time */
+        CHECK_EQ_I64(info.kernels_tagged, 0);
+        CHECK(w->ranks[0].ops[0].cls == ORR_CLS_ELEMENTWISE);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    put(d, "prof-3.txt", "K k_a 8 1 1\n");
+    CHECK(orr_emu_profile_store(d, G.name, db, &st, &err) < 0 && strstr(err.msg, "prof-3.txt line 1"));
+    rm_dir(d);
+}
+
+/* Iteration marks keep the last iteration, with the memory live at its start; operator costs given
+ * after the op (TC) size its kernels; a stub's call (U) refuses the run, naming it. */
+static void test_iterations_and_stubs(void)
+{
+    char *d = make_dir();
+    put(d, "trace-7.txt", HDR "A 0 1000\nN 0 k\nK 0 0 8 1 1 128 1 1 0 -1\nA 1 50\nF 1\nI\n"
+                          "A 2 300\nT 0 0 elementwise 0 0\nK 0 0 8 1 1 128 1 1 0 0\nTC 0 0 4096\nF 2\nI\n"
+                          "K 0 0 8 1 1 128 1 1 0 -1\nEND\n");
+    orr_err err = {{0}};
+    orr_emu_info info;
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        const orr_rank *r = &w->ranks[0];
+        CHECK_EQ_I64(info.iterations, 2);
+        /* buffer 0 (live), then the window: alloc 2, the tagged kernel, free 2 */
+        CHECK_EQ_I64(count_kind(r, ORR_OP_ALLOC), 2);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_FREE), 1);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_KERNEL), 1);
+        const orr_op *k = nth(r, ORR_OP_KERNEL, 0, NULL);
+        CHECK(k && k->bytes == 4096 && k->cls == ORR_CLS_ELEMENTWISE);
+        const orr_op *a = nth(r, ORR_OP_ALLOC, 0, NULL);
+        CHECK(a && a->bytes == 1000);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    put(d, "trace-8.txt", HDR "S cudaMalloc 1\nU cufftExecC2C\nS cufftExecC2C 2\nA 0 10\nEND\n");
+    CHECK(collate(d, 1, NULL, &info, &err) == NULL && strstr(err.msg, "does not implement") &&
+          strstr(err.msg, "cufftExecC2C") && strstr(err.msg, "trace-8.txt"));
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
 /* ---- real programs ---- */
 
 static const uint64_t MEM = 8ull << 30;
@@ -388,6 +457,8 @@ int main(void)
     test_collate_records();
     test_collate_errors();
     test_kernel_db();
+    test_profile_store();
+    test_iterations_and_stubs();
     test_run_errors();
     if (ORRERY_HAVE_NVCC) {
         test_streams_program();

@@ -247,6 +247,7 @@ static int cmd_emulate(int argc, char **argv)
                                          "--json", "--trace", "--launch-us"};
     orr_emu_opts eo = {.dedup = 1};
     const char *trace_dir = NULL, *lib_dir = NULL;
+    int profile = ORR_EMU_EMULATE;
     char **pass = calloc((size_t)dash + 1, sizeof *pass);
     int npass = 0;
     for (int i = 0; i < dash; i++) {
@@ -282,11 +283,9 @@ static int cmd_emulate(int argc, char **argv)
             i++;
             continue;
         }
-        if (strcmp(a, "--profile") == 0) {
-            fprintf(stderr, "orrery: emulate: --profile (forward to the real libraries on a GPU and record kernel "
-                            "times) is not implemented yet\n");
-            free(pass);
-            return ORR_EXIT_USAGE;
+        if (strcmp(a, "--profile") == 0 || strcmp(a, "--profile-on-emulator") == 0) {
+            profile = a[9] ? ORR_EMU_PROFILE_EMULATED : ORR_EMU_PROFILE;
+            continue;
         }
         size_t len = strcspn(a, "=");
         int ok = 0;
@@ -295,12 +294,18 @@ static int cmd_emulate(int argc, char **argv)
         if (!ok) {
             fprintf(stderr, "orrery: emulate: unknown flag %s (expected --gpu, --cluster, --gpus, --gpus-per-node, "
                             "--mem-capacity, --launch-us, --json, --trace, --trace-dir, --kernel-db, --lib-dir, "
-                            "--no-dedup, --tokens)\n", a);
+                            "--no-dedup, --tokens, --profile, --profile-on-emulator)\n", a);
             free(pass);
             return ORR_EXIT_USAGE;
         }
         pass[npass++] = argv[i];
         if (!strchr(a, '=') && strcmp(a, "--json") != 0 && has_next) pass[npass++] = argv[++i];
+    }
+    if (profile && !eo.kernel_db) {
+        fprintf(stderr, "orrery: emulate: --profile: give --kernel-db FILE, the SQLite database the measured kernel "
+                        "times go to\n");
+        free(pass);
+        return ORR_EXIT_USAGE;
     }
     orr_spec s;
     orr_err err = {{0}};
@@ -338,7 +343,9 @@ static int cmd_emulate(int argc, char **argv)
         struct dirent *e;
         int old = 0;
         while (d && (e = readdir(d)))
-            if (strncmp(e->d_name, "trace-", 6) == 0 || strncmp(e->d_name, "split-", 6) == 0) old = 1;
+            if (strncmp(e->d_name, "trace-", 6) == 0 || strncmp(e->d_name, "split-", 6) == 0 ||
+                strncmp(e->d_name, "prof-", 5) == 0)
+                old = 1;
         if (d) closedir(d);
         if (old) {
             fprintf(stderr, "orrery: emulate: --trace-dir %s: holds traces of an earlier run (give an empty or new "
@@ -354,7 +361,8 @@ static int cmd_emulate(int argc, char **argv)
         made = 1;
     }
     orr_emu_run_opts ro = {.lib_dir = lib_dir, .trace_dir = trace_dir, .mem_bytes = visible,
-                           .devices = s.cluster.gpus_per_node, .gpu = &s.gpu, .stdout_to_stderr = s.json};
+                           .devices = s.cluster.gpus_per_node, .gpu = &s.gpu, .profile = profile,
+                           .stdout_to_stderr = s.json};
     int status = 0;
     double t0 = wall_s();
     if (orr_emu_run(argv + dash + 1, &ro, &status, &err) < 0) {
@@ -363,10 +371,22 @@ static int cmd_emulate(int argc, char **argv)
     }
     double run_wall = wall_s() - t0;
     if (status != 0) {
-        fprintf(stderr, "orrery: emulate: %s exited with status %d under emulation; no prediction (traces %s)\n",
-                argv[dash + 1], status, made ? "removed" : "kept");
+        fprintf(stderr, "orrery: emulate: %s exited with status %d under %s; no %s (traces %s)\n", argv[dash + 1], status,
+                profile == ORR_EMU_PROFILE ? "the profiler" : "emulation", profile ? "profile" : "prediction",
+                made ? "removed" : "kept");
         if (made) remove_trace_dir(trace_dir);
         return 1;
+    }
+    if (profile) { /* the program ran on the libraries for its times: store them, predict nothing */
+        orr_emu_profile_stats ps;
+        rc = orr_emu_profile_store(trace_dir, s.gpu.name, eo.kernel_db, &ps, &err);
+        if (made) remove_trace_dir(trace_dir);
+        if (rc < 0) return fail(&err);
+        printf("profiled %llu kernel launches of %llu kernels (name, grid, block) in %.3f s: %llu median times stored "
+               "in %s for %s%s\n", (unsigned long long)ps.launches, (unsigned long long)ps.kernels, run_wall,
+               (unsigned long long)ps.stored, eo.kernel_db, s.gpu.name,
+               ps.stored < ps.kernels ? " (the others had no device time: run under the emulator)" : "");
+        return 0;
     }
     eo.trace_dir = trace_dir;
     eo.gpus = s.gpus;

@@ -66,16 +66,34 @@ void orr_emu_info_free(orr_emu_info *info);
  * must exist), the device memory the program sees (bytes) and the GPUs per process's node it may
  * pick from (cudaGetDeviceCount). *status gets the program's exit status (128+signal if killed).
  * Returns -1 only when the program could not be started. */
+enum {
+    ORR_EMU_EMULATE = 0,          /* the emulation libraries (no GPU) */
+    ORR_EMU_PROFILE = 1,          /* the profiler in front of the real CUDA runtime (a GPU) */
+    ORR_EMU_PROFILE_EMULATED = 2  /* the profiler in front of the emulation libraries: checks the
+                                   * profiler without a GPU (the times it reads are zero) */
+};
 typedef struct orr_emu_run_opts {
     const char *lib_dir;   /* NULL: the build's emu/ directory */
     const char *trace_dir;
     uint64_t mem_bytes;
     uint32_t devices;
     const orr_gpu *gpu;   /* what the program sees as its device (name, SMs, L2, compute capability) */
+    int profile;          /* ORR_EMU_PROFILE_*: run on the real libraries with the kernel profiler */
     int stdout_to_stderr; /* the program's standard output goes to stderr (keeps ours clean for JSON) */
 } orr_emu_run_opts;
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err);
 const char *orr_emu_default_lib_dir(void);
+
+/* After a profiled run: reads the prof-<pid>.txt files of trace_dir and stores, per kernel name and
+ * launch geometry, the median measured time into the kernel database under the GPU's name
+ * (source "profile"); launches with no time (under the emulator) are counted, not stored. */
+typedef struct orr_emu_profile_stats {
+    uint64_t launches;     /* timed kernel launches read */
+    uint64_t kernels;      /* distinct (name, grid, block) */
+    uint64_t stored;       /* of which stored (median time > 0) */
+} orr_emu_profile_stats;
+int orr_emu_profile_store(const char *trace_dir, const char *gpu, const char *db, orr_emu_profile_stats *st,
+                          orr_err *err);
 
 /* Kernel database (SQLite): measured kernel times by GPU, kernel name and launch geometry.
  * Creates the table if the file is new. */

@@ -15,7 +15,9 @@
 #include "orrery/emulate.h"
 #include "orrery/estimate.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,9 +73,12 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     if (!o->trace_dir || !*o->trace_dir) return orr_fail(err, "orrery emulate: no trace directory given");
     const char *lib = o->lib_dir && *o->lib_dir ? o->lib_dir : ORRERY_EMU_LIB_DIR;
     orr_buf preload = {0};
-    for (size_t i = 0; i < sizeof shim_files / sizeof shim_files[0]; i++) {
+    /* the profiler first (in front of what follows); the emulation libraries unless on the real ones */
+    static const char *const prof_files[] = {"liborrery_prof13.so", "liborrery_prof12.so"};
+    size_t nprof = o->profile ? 2 : 0, nshim = o->profile == ORR_EMU_PROFILE ? 0 : sizeof shim_files / sizeof shim_files[0];
+    for (size_t i = 0; i < nprof + nshim; i++) {
         char path[1200];
-        snprintf(path, sizeof path, "%s/%s", lib, shim_files[i]);
+        snprintf(path, sizeof path, "%s/%s", lib, i < nprof ? prof_files[i] : shim_files[i - nprof]);
         struct stat st;
         if (stat(path, &st) != 0) {
             orr_buf_free(&preload);
@@ -100,8 +105,9 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     char num[32];
     env[k++] = env_entry("LD_PRELOAD", preload.s);
     const char *llp = getenv("LD_LIBRARY_PATH");
-    orr_buf lp = {0};
-    orr_buf_printf(&lp, "%s%s%s", lib, llp && *llp ? ":" : "", llp && *llp ? llp : "");
+    orr_buf lp = {0}; /* on the real libraries the caller's path stays as it is */
+    orr_buf_printf(&lp, "%s%s%s", o->profile == ORR_EMU_PROFILE ? "" : lib,
+                   llp && *llp && o->profile != ORR_EMU_PROFILE ? ":" : "", llp && *llp ? llp : "");
     env[k++] = env_entry("LD_LIBRARY_PATH", lp.s);
     env[k++] = env_entry("ORRERY_EMU_DIR", o->trace_dir);
     snprintf(num, sizeof num, "%llu", (unsigned long long)o->mem_bytes);
@@ -156,6 +162,79 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     orr_buf_free(&preload);
     orr_buf_free(&lp);
     orr_buf_free(&py);
+    return rc;
+}
+
+typedef struct prof_row {
+    char *key;      /* "name grid block" */
+    int64_t ns;
+} prof_row;
+
+static int by_key_then_ns(const void *a, const void *b)
+{
+    const prof_row *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+int orr_emu_profile_store(const char *trace_dir, const char *gpu, const char *db, orr_emu_profile_stats *st,
+                          orr_err *err)
+{
+    memset(st, 0, sizeof *st);
+    DIR *d = opendir(trace_dir);
+    if (!d) return orr_fail(err, "orrery emulate --profile: cannot read %s: %s", trace_dir, strerror(errno));
+    prof_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strncmp(e->d_name, "prof-", 5) != 0) continue;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", trace_dir, e->d_name);
+        size_t len;
+        char *text = orr_read_file(path, &len, err);
+        if (!text) {
+            rc = -1;
+            break;
+        }
+        size_t line = 0;
+        char *save = NULL;
+        for (char *l = strtok_r(text, "\n", &save); l && rc == 0; l = strtok_r(NULL, "\n", &save)) {
+            line++;
+            char name[512];
+            unsigned g[3], b[3];
+            double ns;
+            if (sscanf(l, "K %511s %u %u %u %u %u %u %lf", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2], &ns) != 8 ||
+                !(ns >= 0) || ns > 1e15) {
+                rc = orr_fail(err, "profile %s line %zu: expected K <kernel> <grid x y z> <block x y z> <ns>", path, line);
+                break;
+            }
+            orr_buf key = {0};
+            orr_buf_printf(&key, "%s %u %u %u %u %u %u", name, g[0], g[1], g[2], b[0], b[1], b[2]);
+            prof_row r = {key.s, (int64_t)llround(ns)};
+            ORR_PUSH(rows, n, cap, r);
+        }
+        free(text);
+    }
+    closedir(d);
+    st->launches = n;
+    if (rc == 0) qsort(rows, n, sizeof *rows, by_key_then_ns);
+    for (size_t i = 0; rc == 0 && i < n;) {
+        size_t j = i;
+        while (j < n && strcmp(rows[j].key, rows[i].key) == 0) j++;
+        st->kernels++;
+        int64_t med_ns = rows[i + (j - i) / 2].ns; /* the median launch (the upper one of an even count) */
+        if (med_ns > 0) {
+            char name[512];
+            unsigned g[3], b[3];
+            sscanf(rows[i].key, "%511s %u %u %u %u %u %u", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2]);
+            if (orr_kdb_put(db, gpu, name, g, b, med_ns * ORR_PS_PER_NS, "profile", err) < 0) rc = -1;
+            else st->stored++;
+        }
+        i = j;
+    }
+    for (size_t i = 0; i < n; i++) free(rows[i].key);
+    free(rows);
     return rc;
 }
 

@@ -661,7 +661,13 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             op.name = orr_workload_name(w, name);
             op.dtype = ORR_BF16;
             in->kernels++;
-            if (r->x >= 0) {
+            int64_t d = kdb_get(db, g->name, name, r->dims); /* a measured time first (--profile) */
+            if (d > 0) {
+                op.cls = r->x >= 0 ? p->tags[r->x].cls : ORR_CLS_OTHER;
+                op.dur_ps = d;
+                in->kernels_db++;
+                if (r->x >= 0) k->flops += p->tags[r->x].flops / p->tags[r->x].kernels;
+            } else if (r->x >= 0) {
                 const etag *t = &p->tags[r->x];
                 op.cls = t->cls;
                 op.flops = t->flops / t->kernels;
@@ -669,19 +675,12 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 in->kernels_tagged++;
                 k->flops += op.flops;
             } else {
-                int64_t d = kdb_get(db, g->name, name, r->dims);
-                if (d > 0) {
-                    op.cls = ORR_CLS_OTHER;
-                    op.dur_ps = d;
-                    in->kernels_db++;
-                } else {
-                    /* launch geometry only: a memory-bound kernel moving 8 bytes per thread */
-                    double threads = (double)r->dims[0] * r->dims[1] * r->dims[2] * r->dims[3] * r->dims[4] * r->dims[5];
-                    op.cls = ORR_CLS_ELEMENTWISE;
-                    op.flops = threads;
-                    op.bytes = (uint64_t)(threads * 8.0);
-                    in->kernels_geometry++;
-                }
+                /* launch geometry only: a memory-bound kernel moving 8 bytes per thread */
+                double threads = (double)r->dims[0] * r->dims[1] * r->dims[2] * r->dims[3] * r->dims[4] * r->dims[5];
+                op.cls = ORR_CLS_ELEMENTWISE;
+                op.flops = threads;
+                op.bytes = (uint64_t)(threads * 8.0);
+                in->kernels_geometry++;
             }
             break;
         }
