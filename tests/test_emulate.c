@@ -242,6 +242,19 @@ static void test_iterations_and_stubs(void)
         orr_workload_free(w);
     }
     orr_emu_info_free(&info);
+    /* an untagged kernel gets its class from its name */
+    put(d, "trace-7.txt", HDR "N 0 void_at::native::vectorized_layer_norm_kernel<float>\nK 0 0 8 1 1 128 1 1 0 -1\n"
+                          "N 1 flash_bwd_dq_dk_dv_loop_kernel\nK 0 1 8 1 1 128 1 1 0 -1\nN 2 some_kernel\n"
+                          "K 0 2 8 1 1 128 1 1 0 -1\nEND\n");
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK(w->ranks[0].ops[0].cls == ORR_CLS_NORM && w->ranks[0].ops[1].cls == ORR_CLS_ATTENTION_BWD &&
+              w->ranks[0].ops[2].cls == ORR_CLS_ELEMENTWISE);
+        CHECK_EQ_I64(info.kernels_geometry, 3);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
     put(d, "trace-8.txt", HDR "S cudaMalloc 1\nU cufftExecC2C\nS cufftExecC2C 2\nA 0 10\nEND\n");
     CHECK(collate(d, 1, NULL, &info, &err) == NULL && strstr(err.msg, "does not implement") &&
           strstr(err.msg, "cufftExecC2C") && strstr(err.msg, "trace-8.txt"));

@@ -615,6 +615,24 @@ static void kdb_close(kdb *d)
     sqlite3_close(d->db);
 }
 
+/* The class of an untagged kernel from its name (the families of PyTorch's, FlashAttention's,
+ * Apex's and CUTLASS's kernel names); elementwise when nothing matches. */
+static uint8_t class_of_kernel(const char *name)
+{
+    static const struct { const char *part; orr_op_class cls; } m[] = {
+        {"flash_bwd", ORR_CLS_ATTENTION_BWD}, {"fmha_bwd", ORR_CLS_ATTENTION_BWD},
+        {"attention_backward", ORR_CLS_ATTENTION_BWD}, {"flash", ORR_CLS_ATTENTION_FWD},
+        {"fmha", ORR_CLS_ATTENTION_FWD}, {"attention", ORR_CLS_ATTENTION_FWD}, {"layer_norm", ORR_CLS_NORM},
+        {"LayerNorm", ORR_CLS_NORM}, {"rms_norm", ORR_CLS_NORM}, {"RMSNorm", ORR_CLS_NORM},
+        {"softmax", ORR_CLS_REDUCTION}, {"Softmax", ORR_CLS_REDUCTION}, {"reduce_kernel", ORR_CLS_REDUCTION},
+        {"nll_loss", ORR_CLS_REDUCTION}, {"adam", ORR_CLS_OPTIMIZER}, {"Adam", ORR_CLS_OPTIMIZER},
+        {"multi_tensor_apply", ORR_CLS_OPTIMIZER}, {"gemm", ORR_CLS_GEMM}, {"Gemm", ORR_CLS_GEMM},
+        {"cutlass", ORR_CLS_GEMM}, {"xmma", ORR_CLS_GEMM}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strstr(name, m[i].part)) return (uint8_t)m[i].cls;
+    return ORR_CLS_ELEMENTWISE;
+}
+
 /* An op of the emulated program: no layer, micro-batch or training phase is known. */
 static orr_op plain_op(orr_op_kind kind, uint8_t stream, uint16_t name)
 {
@@ -675,9 +693,9 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 in->kernels_tagged++;
                 k->flops += op.flops;
             } else {
-                /* launch geometry only: a memory-bound kernel moving 8 bytes per thread */
+                /* launch geometry only: moving 8 bytes per thread, its class from its name */
                 double threads = (double)r->dims[0] * r->dims[1] * r->dims[2] * r->dims[3] * r->dims[4] * r->dims[5];
-                op.cls = ORR_CLS_ELEMENTWISE;
+                op.cls = class_of_kernel(name);
                 op.flops = threads;
                 op.bytes = (uint64_t)(threads * 8.0);
                 in->kernels_geometry++;
