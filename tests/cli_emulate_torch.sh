@@ -41,8 +41,8 @@ agree() {
 result() { grep -m1 ORRERY_RESULT "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 SPEC="$SRC/tests/emu/torch/gpt_small.yaml"
-# one process, 4 layers, micro-batch 32, 2 optimizer steps: the last is predicted
-"$ORR" emulate --json --gpu H100 --tokens 32768 -- "$PY" "$STEP" --steps 2 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
+# one process, 4 layers of hidden 2048, micro-batch 32, 2 optimizer steps: the last is predicted
+"$ORR" emulate --json --gpu H100 --tokens 32768 -- "$PY" "$STEP" --steps 2 --hidden 2048 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
 if [ $rc -ne 0 ]; then
     bad "single-process step (rc $rc)"
     tail -20 "$TMP/e" >&2
@@ -66,10 +66,14 @@ fi
 "$ORR" emulate --gpu H100 --mem-capacity 4GiB -- "$PY" "$STEP" --steps 1 > "$TMP/o" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "torch.OutOfMemoryError: CUDA out of memory" "$TMP/o" && ok || bad "OOM (rc $rc)"
 
-# torchrun, 4 processes, micro-batch 64, 3 steps (the last is predicted): DDP, then FSDP2
+# an operator whose library the emulator only stubs (cuFFT): PyTorch's own error, and the stub named
+"$ORR" emulate -- "$PY" -c "import torch; torch.fft.fft(torch.ones(64, device='cuda'))" > "$TMP/o" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "does not implement: cufftCreate" "$TMP/o" && ok || bad "cuFFT stub (rc $rc): $(tail -3 "$TMP/o")"
+
+# torchrun, 4 processes, hidden 2048, micro-batch 32, 3 steps (the last is predicted): DDP, then FSDP2
 for mode in ddp fsdp; do
     "$ORR" emulate --json --gpu H100 --gpus 4 -- "$(dirname "$PY")/torchrun" --standalone --nproc-per-node 4 \
-        "$STEP" --steps 3 --dist $mode --batch 64 > "$TMP/j" 2> "$TMP/e"; rc=$?
+        "$STEP" --steps 3 --dist $mode --hidden 2048 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
     if [ $rc -ne 0 ]; then
         bad "$mode (rc $rc)"
         grep -E "Error|orrery" "$TMP/e" | tail -10 >&2
@@ -94,7 +98,7 @@ for mode in ddp fsdp; do
     res=$(result "$TMP/e" max_memory_reserved)
     peak=$(json "$TMP/j" "d['peak_memory_bytes']")
     [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "$mode: torch max_memory_reserved $res != Orrery peak $peak"
-    "$ORR" predict "$SPEC" --gpus 4 $par --mbs 64 --gbs 256 --json > "$TMP/p" && agree "$TMP/j" "$TMP/p" "$mode" \
+    "$ORR" predict "$SPEC" --gpus 4 $par --mbs 32 --gbs 128 --json > "$TMP/p" && agree "$TMP/j" "$TMP/p" "$mode" \
         || bad "predict $SPEC $par"
 done
 

@@ -371,6 +371,11 @@ static int cmd_emulate(int argc, char **argv)
     }
     double run_wall = wall_s() - t0;
     if (status != 0) {
+        orr_buf stubs = {0};
+        if (profile != ORR_EMU_PROFILE && orr_emu_unimplemented_calls(trace_dir, &stubs))
+            fprintf(stderr, "orrery: emulate: the program called entry points the emulator does not implement: %s\n",
+                    stubs.s);
+        orr_buf_free(&stubs);
         fprintf(stderr, "orrery: emulate: %s exited with status %d under %s; no %s (traces %s)\n", argv[dash + 1], status,
                 profile == ORR_EMU_PROFILE ? "the profiler" : "emulation", profile ? "profile" : "prediction",
                 made ? "removed" : "kept");

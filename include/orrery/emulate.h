@@ -84,6 +84,11 @@ typedef struct orr_emu_run_opts {
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err);
 const char *orr_emu_default_lib_dir(void);
 
+/* The entry points the emulator does not implement that the run's processes called (the U records
+ * of trace_dir), comma-separated into *names, each once; returns how many (0 when none or the
+ * directory cannot be read). For the message when a program fails under emulation. */
+size_t orr_emu_unimplemented_calls(const char *trace_dir, orr_buf *names);
+
 /* After a profiled run: reads the prof-<pid>.txt files of trace_dir and stores, per kernel name and
  * launch geometry, the median measured time into the kernel database under the GPU's name
  * (source "profile"); launches with no time (under the emulator) are counted, not stored. */

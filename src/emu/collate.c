@@ -973,6 +973,37 @@ void orr_emu_info_free(orr_emu_info *info)
     memset(info, 0, sizeof *info);
 }
 
+size_t orr_emu_unimplemented_calls(const char *trace_dir, orr_buf *names)
+{
+    DIR *d = opendir(trace_dir);
+    if (!d) return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "trace-", 6) != 0) continue;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", trace_dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            if (strncmp(line, "U ", 2) != 0) continue;
+            line[strcspn(line, "\n")] = 0;
+            const char *name = line + 2;
+            size_t len = strlen(name);
+            int seen = 0; /* already listed? */
+            for (const char *p = names->s; p && (p = strstr(p, name)); p += len)
+                if ((p == names->s || p[-1] == ' ') && (p[len] == ',' || p[len] == 0)) seen = 1;
+            if (!seen) {
+                orr_buf_printf(names, "%s%s", n ? ", " : "", name);
+                n++;
+            }
+        }
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
 int orr_kdb_put(const char *path, const char *gpu, const char *kernel, const unsigned grid[3], const unsigned block[3],
                 int64_t dur_ps, const char *source, orr_err *err)
 {

@@ -117,6 +117,7 @@ int emu_unimplemented(const char *api, int err)
     pthread_mutex_unlock(&E.lock);
     emu_enter(api);
     emu_rec("U %s", api);
+    if (E.f) fflush(E.f); /* the record survives if the program then crashes on the stub's answer */
     emu_warn_once(api, "%s is not implemented by the emulator (the run will not be predicted)", api);
     emu_leave();
     return err;
@@ -490,6 +491,17 @@ const void *emu_kernel_lookup(const void *host_fun)
 
 const char *emu_kernel_name(const void *kernel) { return kernel ? ((const kernel_rec *)kernel)->name : "?"; }
 
+void emu_trace_name(const char *name, char out[EMU_NAME_MAX + 1])
+{
+    size_t n = strlen(name);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    if (n <= EMU_NAME_MAX) snprintf(out, EMU_NAME_MAX + 1, "%s", name);
+    else snprintf(out, EMU_NAME_MAX + 1, "%.*s~%016llx", EMU_NAME_MAX - 17, name, (unsigned long long)h);
+    for (char *c = out; *c; c++)
+        if ((unsigned char)*c <= ' ') *c = '_';
+}
+
 uint32_t emu_name_id(const char *name)
 {
     pthread_mutex_lock(&E.lock);
@@ -502,11 +514,8 @@ uint32_t emu_name_id(const char *name)
             if (!E.names) emu_die("out of host memory");
         }
         E.names[E.nnames++] = strdup(name);
-        /* names may not contain spaces or newlines in the trace */
-        char clean[256];
-        snprintf(clean, sizeof clean, "%s", name);
-        for (char *c = clean; *c; c++)
-            if (*c == ' ' || *c == '\n' || *c == '\t') *c = '_';
+        char clean[EMU_NAME_MAX + 1];
+        emu_trace_name(name, clean);
         emu_rec("N %zu %s", i, clean);
     }
     pthread_mutex_unlock(&E.lock);
