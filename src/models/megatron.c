@@ -80,6 +80,7 @@ typedef struct gen {
     uint32_t *unit_ag_ev;         /* event after the unit's all-gather (per chunk*(Lc+1)+u) */
     uint32_t *unit_buf;           /* its unsharded-parameter buffer, UINT32_MAX when not gathered */
     uint32_t *unit_fwd_ev;        /* event after the unit's forward (frees its AG buffer) */
+    uint32_t *unit_grad_buf;      /* its sharded fp32 gradients (FSDP2), from its reduce-scatter to zero_grad */
     uint32_t rs_buf_pending;      /* reduce-scatter input buffer still in flight (freed at the next) */
     uint32_t head_base;           /* buffer ids head_base + mb: the loss's saved tensor per micro-batch */
     uint32_t head_tmp;            /* logits-gradient buffer between head_bwd's loss and its GEMMs */
@@ -667,10 +668,16 @@ static void embedding_bwd(gen *G, const ctx *c)
  *   TorchTitan eager: bf16 logits 2, their fp32 copy 4 and the log-softmax output 4 (kept) at once;
  *     backward: the nll gradient 4 and the log-softmax gradient 4, then the bf16 gradient 2.
  *   TorchTitan compiled: the fused loss keeps the bf16 logits (2) and writes the bf16 gradient (2). */
+/* Whether the loss runs under torch.compile (spec.compile_loss, resolved; as compile if unset). */
+static int loss_compiled(const gen *G)
+{
+    return G->s->compile_loss < 0 ? G->s->compile : G->s->compile_loss;
+}
+
 static void loss_mem_fwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
-    int compiled = G->rc != R_MEGATRON && G->s->compile;
+    int compiled = G->rc != R_MEGATRON && loss_compiled(G);
     uint32_t b = UINT32_MAX, f = UINT32_MAX;
     if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
     if (!compiled && G->rc != R_MEGATRON) f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
@@ -683,7 +690,7 @@ static void loss_mem_bwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
     uint32_t saved = G->head_base + c->mb;
-    if (G->rc == R_FSDP && !G->s->compile) {
+    if (G->rc == R_FSDP && !loss_compiled(G)) {
         uint32_t n = mem_alloc(G, c, S_COMPUTE, "nll_grad", logits * 4.0, ORR_MEM_TEMP);
         uint32_t l = mem_alloc(G, c, S_COMPUTE, "log_softmax_grad", logits * 4.0, ORR_MEM_TEMP);
         mem_free(G, c, S_COMPUTE, n);
@@ -931,6 +938,9 @@ static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
     if (G->S > 1) coll_in(G, &cx, S_DP, "fsdp_reducescatter", ORR_COLL_REDUCESCATTER, G->g_shard, &G->seq_shard, p * rb);
     if (G->D / (G->S / G->C) > 1)
         coll_in(G, &cx, S_DP, "hsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_rep, &G->seq_rep, p * rb / G->S);
+    uint32_t u = unit_id(G, c, root, li);
+    if (G->s->zero != 3 && G->unit_grad_buf[u] == UINT32_MAX)
+        G->unit_grad_buf[u] = mem_alloc(G, &cx, S_DP, "fsdp_sharded_grads", 4.0 * p / G->S, ORR_MEM_GRAD);
     mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
     G->rs_buf_pending = buf;
 }
@@ -1274,13 +1284,13 @@ static void persistent_memory(gen *G)
         param = pb * P / S;
         grad = pb * P / S;
         optim = 12.0 * P / S;
-    } else {
+    } else { /* the sharded fp32 gradients come per unit with its reduce-scatter (unit_reduce) */
         param = 4.0 * P / S;
-        grad = 4.0 * P / S;
+        grad = 0;
         optim = 8.0 * P / S;
     }
     mem_alloc(G, &cx, S_COMPUTE, "parameters", param, ORR_MEM_PARAM);
-    mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
+    if (grad > 0) mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
     mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
     /* FSDP2 with gradient accumulation keeps the unsharded bf16 gradients of the stage until the
      * last micro-batch's reduce-scatter (no_sync); with one micro-batch they are transient */
@@ -1297,7 +1307,8 @@ static void gen_rank(gen *G)
     G->rs_buf_pending = UINT32_MAX;
     if (G->rc == R_FSDP) {
         uint32_t nu = G->V * (G->Lc + 1);
-        for (uint32_t u = 0; u < nu; u++) G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = UINT32_MAX;
+        for (uint32_t u = 0; u < nu; u++)
+            G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = UINT32_MAX;
     }
     rank_groups(G);
     build_buckets(G);
@@ -1336,6 +1347,11 @@ static void gen_rank(gen *G)
              G->vocab * G->h / G->T * G->grad_B);
     }
     optimizer_step(G);
+    if (G->rc == R_FSDP) /* TorchTitan's zero_grad(): set_to_none frees the sharded gradients */
+        for (uint32_t u = 0; u < G->V * (G->Lc + 1); u++) {
+            mem_free(G, &cx, S_COMPUTE, G->unit_grad_buf[u]);
+            G->unit_grad_buf[u] = UINT32_MAX;
+        }
     orr_op *sy = emit(G, ORR_OP_DEVICE_SYNC, S_COMPUTE, "iteration_end_sync");
     tag_op(sy, &cx);
 }
@@ -1412,6 +1428,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.unit_buf = orr_xmalloc(nu * sizeof *G.unit_buf);
     G.unit_ag_ev = orr_xmalloc(nu * sizeof *G.unit_ag_ev);
     G.unit_fwd_ev = orr_xmalloc(nu * sizeof *G.unit_fwd_ev);
+    G.unit_grad_buf = orr_xmalloc(nu * sizeof *G.unit_grad_buf);
     /* With symmetry one rank per (pipeline stage, cp rank) is simulated and stands for its tp x dp
      * peers; cp ranks are all simulated because ring attention talks to them point to point. */
     int sym = s->symmetry;
@@ -1440,6 +1457,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
                     free(G.unit_buf);
                     free(G.unit_ag_ev);
                     free(G.unit_fwd_ev);
+                    free(G.unit_grad_buf);
                     orr_map_free(&G.group_ids);
                     return orr_fail(err, "%s: this job would need about %.0f million ops (about %.0f GB) to simulate; "
                                          "%s", sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * 120 / 1e9,
@@ -1451,6 +1469,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     free(G.unit_buf);
     free(G.unit_ag_ev);
     free(G.unit_fwd_ev);
+    free(G.unit_grad_buf);
     orr_map_free(&G.group_ids);
     if (sym) describe_symmetry(&G);
     if (orr_workload_finalize(G.w, err) < 0) {
