@@ -4,15 +4,20 @@
  * A100. Every describable row is predicted and printed with tokens/s per GPU and peak memory (PyTorch
  * max reserved), measured vs predicted. Rows that cannot be described are printed with the reason.
  *
- * Status (issue 3): the acceptance bounds (memory within 10%, tokens/s within 15%, medians 5%/8%)
- * are NOT met yet. The model has no per-kernel calibration for eager PyTorch (SDPA, unfused
- * elementwise ops) nor for what torch.compile fuses; the numbers printed here are the state of the
- * model, and the test holds them to the current bounds so that a change that makes them worse
- * fails: tokens/s within 60%, memory within 35%, medians 40% and 35%. Known misses, held looser:
- *   - T2 (FSDP+CP, full AC, 32k-262k sequences) and T4 (70B FSDP+TP, full AC): measured peaks are
- *     67-85 GiB, predicted 37-41 GiB; what fills the rest under full AC is not modelled (memory 60%,
- *     CP tokens/s 100%);
- *   - AsyncTP 8B with float8: the fp8 GEMM speed-up is overestimated for TP-sharded shapes (100%).
+ * Status (issue 3): memory median |error| 4.0% (target 5%), tokens/s median 15.5% (target 8%).
+ * Memory: the loss dominates these peaks. TorchTitan of 2024 (the T1-T6 rows) left the loss eager
+ * under torch.compile, so it keeps bf16 logits, their fp32 copy and the fp32 log-softmax (and two
+ * fp32 gradients at the start of the backward): --no-compile-loss for rows not from 2025. FSDP2's
+ * sharded gradients exist only from each block's reduce-scatter to zero_grad(set_to_none). With
+ * both, an emulated replica of T1 row 1 (Llama-3-8B, FSDP2 x8, selective per-op AC, eager loss,
+ * AdamW foreach; `orrery emulate`, torch 2.9.1) peaks at 66.7 GiB allocated, 82.4 GiB reserved
+ * (measured 82.4); predicted 66.1 allocated, 74.2 reserved. What is left: the allocator's
+ * fragmentation (real 15.6 GiB of reserved-minus-allocated; the generator's one buffer per layer's
+ * activations cannot fragment as hundreds of per-tensor blocks do): eager rows run ~10% low. T4
+ * (70B FSDP+TP+SP, full AC) is 22-30% low: the fragmentation, and what SP all-gathers keep, are not
+ * modelled. Bounds hold today's numbers so that a regression fails: memory within 12% (T4 30%),
+ * median 5%; tokens/s within 30% (AsyncTP 8B with float8 45%: the fp8 GEMM speed-up is overestimated
+ * for TP-sharded shapes), median 17%.
  */
 #include "check.h"
 #include "csv.h"
@@ -120,16 +125,15 @@ int main(void)
         double e_tok = (ptok - tok) / tok;
         tok_err[ntok++] = fabs(e_tok);
         const char *table = csv_get(&t, r, "table");
-        int miss_mem = strncmp(table, "T2", 2) == 0 || strncmp(table, "T4", 2) == 0;
-        int miss_tok = strncmp(table, "T2", 2) == 0 ||
-                       (strncmp(table, "AsyncTP 8B", 10) == 0 && strcasecmp(csv_get(&t, r, "float8"), "True") == 0);
-        CHECK_MSG(fabs(e_tok) <= (miss_tok ? 1.0 : 0.60), "%s %s tokens/s %.0f vs %.0f", csv_get(&t, r, "table"), cfg, ptok, tok);
+        int miss_mem = strncmp(table, "T4", 2) == 0;
+        int miss_tok = strncmp(table, "AsyncTP 8B", 10) == 0 && strcasecmp(csv_get(&t, r, "float8"), "True") == 0;
+        CHECK_MSG(fabs(e_tok) <= (miss_tok ? 0.45 : 0.30), "%s %s tokens/s %.0f vs %.0f", csv_get(&t, r, "table"), cfg, ptok, tok);
         const char *mem_s = csv_get(&t, r, "peak_mem_gib");
         double pmem = p.r.mem.peak_reserved_bytes / 1073741824.0;
         if (mem_s[0]) {
             double mem = atof(mem_s), e_mem = (pmem - mem) / mem;
             mem_err[nmem++] = fabs(e_mem);
-            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.60 : 0.35), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
+            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.30 : 0.12), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%\n", csv_get(&t, r, "table"), cfg, tok, ptok,
                    100 * e_tok, mem, pmem, 100 * e_mem);
         } else {
@@ -142,8 +146,8 @@ int main(void)
     printf("rows predicted %d (tokens/s), %d with memory; skipped %d; median |error| tokens/s %.1f%%, memory %.1f%%\n",
            ntok, nmem, skipped, 100 * mt, 100 * mm);
     CHECK(ntok >= 20);
-    CHECK(mt <= 0.40);
-    CHECK(mm <= 0.35);
+    CHECK(mt <= 0.17);
+    CHECK(mm <= 0.05);
     csv_free(&t);
     return check_done();
 }
