@@ -674,11 +674,52 @@ static int loss_compiled(const gen *G)
     return G->s->compile_loss < 0 ? G->s->compile : G->s->compile_loss;
 }
 
+/* TorchTitan with TP runs the eager loss under loss_parallel() (on unless
+ * training.disable_loss_parallel): the logits stay vocab-sharded and DTensor's own log-softmax and
+ * nll-loss backward run (torch/distributed/tensor/parallel/loss.py, torch 2.9.1):
+ *   forward _log_softmax: bf16 logits 2, fp32 copy 4, shifted = x - max 4, exp(shifted) 4 (summed,
+ *     freed), result = shifted - logsumexp 4 (kept): 14 B per logit at its peak;
+ *   backward _nll_loss_and_log_softmax_backward: the kept result 4, grad_input = zeros_like 4,
+ *     exp(x) 4 and (grad_input + exp(x)) 4, then that times grad_output 4: 16 B per logit at its
+ *     peak; then the bf16 gradient 2. */
+static int loss_parallel(const gen *G) { return G->rc == R_FSDP && G->s->fsdp && G->T > 1 && !loss_compiled(G); }
+
+static void loss_parallel_mem_fwd(gen *G, const ctx *c, double logits)
+{
+    uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * G->act_B, ORR_MEM_TEMP);
+    uint32_t f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t sh = mem_alloc(G, c, S_COMPUTE, "log_softmax_shifted", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t e = mem_alloc(G, c, S_COMPUTE, "log_softmax_exp", logits * 4.0, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, e);
+    mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * 4.0, ORR_MEM_ACT);
+    mem_free(G, c, S_COMPUTE, sh);
+    mem_free(G, c, S_COMPUTE, f);
+    mem_free(G, c, S_COMPUTE, b);
+}
+
+static void loss_parallel_mem_bwd(gen *G, const ctx *c, double logits)
+{
+    uint32_t z = mem_alloc(G, c, S_COMPUTE, "nll_grad_zeros", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t e = mem_alloc(G, c, S_COMPUTE, "nll_grad_exp", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t a = mem_alloc(G, c, S_COMPUTE, "nll_grad_sum", logits * 4.0, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, e);
+    uint32_t g = mem_alloc(G, c, S_COMPUTE, "log_softmax_grad", logits * 4.0, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, a);
+    mem_free(G, c, S_COMPUTE, z);
+    mem_free(G, c, S_COMPUTE, G->head_base + c->mb);
+    G->head_tmp = mem_alloc(G, c, S_COMPUTE, "logits_grad", logits * G->act_B, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, g);
+}
+
 static void loss_mem_fwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
     int compiled = G->rc != R_MEGATRON && loss_compiled(G);
     uint32_t b = UINT32_MAX, f = UINT32_MAX;
+    if (loss_parallel(G)) {
+        loss_parallel_mem_fwd(G, c, logits);
+        return;
+    }
     if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
     if (!compiled && G->rc != R_MEGATRON) f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * (compiled ? eb : 4.0), ORR_MEM_ACT);
@@ -690,6 +731,10 @@ static void loss_mem_bwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
     uint32_t saved = G->head_base + c->mb;
+    if (loss_parallel(G)) {
+        loss_parallel_mem_bwd(G, c, logits);
+        return;
+    }
     if (G->rc == R_FSDP && !loss_compiled(G)) {
         uint32_t n = mem_alloc(G, c, S_COMPUTE, "nll_grad", logits * 4.0, ORR_MEM_TEMP);
         uint32_t l = mem_alloc(G, c, S_COMPUTE, "log_softmax_grad", logits * 4.0, ORR_MEM_TEMP);
@@ -1234,6 +1279,8 @@ static void param_gather_prefetch(gen *G)
         }
 }
 
+static void fsdp_adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first);
+
 static void optimizer_step(gen *G)
 {
     ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
@@ -1252,11 +1299,76 @@ static void optimizer_step(gen *G)
      * half-precision copy (2 B): 30 bytes per parameter, in multi-tensor-apply launches of ~50M. */
     uint32_t launches = (uint32_t)ceil(local / 5e7);
     if (launches < 1) launches = 1;
+    int fsdp_temps = G->rc == R_FSDP && G->s->zero != 3;
+    uint32_t tmp0 = UINT32_MAX;
+    if (fsdp_temps) fsdp_adam_temporaries(G, &cx, 1, &tmp0);
     for (uint32_t i = 0; i < launches; i++)
         memop(G, &cx, "adam_step", ORR_CLS_OPTIMIZER, local / launches * 30.0, local / launches * 12.0);
+    if (fsdp_temps) fsdp_adam_temporaries(G, &cx, 0, &tmp0);
     if (G->dist && G->D > 1 && !G->overlap_pg)
         for (size_t i = G->nbk; i-- > 0;)
             coll(G, &cx, S_COMPUTE, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP, G->bk[i].params * G->act_B);
+}
+
+/* The parameter tensors of this rank in model order (PyTorch's model.parameters(): embedding, each
+ * layer's q, k, v, o, w1, w3, w2 and the rest (norms), final norm and output), elements per rank
+ * before FSDP sharding; returns how many (at most cap). PyTorch's Adam keeps one exp_avg and one
+ * exp_avg_sq tensor per parameter, and its foreach step one temporary per parameter. */
+static uint32_t param_tensors(const gen *G, double *out, uint32_t cap)
+{
+    uint32_t n = 0;
+    double t = G->T, q = G->a * G->hd, kv = G->g * G->hd, h = G->h, f = G->f;
+    const double mats[7] = {h * q / t, h * kv / t, h * kv / t, q * h / t, h * f / t, G->gated ? h * f / t : 0, f * h / t};
+    double lsum = 0;
+    for (int i = 0; i < 7; i++) lsum += mats[i];
+    for (uint32_t c = 0; c < G->V; c++) {
+        if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G);
+        for (uint32_t l = 0; l < G->Lc; l++) {
+            for (int i = 0; i < 7; i++)
+                if (mats[i] > 0 && n < cap) out[n++] = mats[i];
+            double rest = layer_params_local(G) - lsum;
+            if (rest > 0 && n < cap) out[n++] = rest;
+        }
+        if (chunk_has_head(G, c) && n + 2 <= cap) {
+            out[n++] = 2.0 * h;
+            out[n++] = head_params_local(G) - 2.0 * h;
+        }
+    }
+    return n;
+}
+
+static uint32_t param_tensor_count(const gen *G) { return G->V * (2 + G->Lc * 8) + 1; }
+
+/* FSDP2: Adam's exp_avg and exp_avg_sq, one fp32 shard each per parameter (4 B x elements / S). */
+static void fsdp_optimizer_state(gen *G, const ctx *cx)
+{
+    uint32_t cap = param_tensor_count(G);
+    double *el = orr_xmalloc(cap * sizeof *el);
+    uint32_t n = param_tensors(G, el, cap);
+    for (uint32_t i = 0; i < n; i++) {
+        mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
+        mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
+    }
+    free(el);
+}
+
+/* FSDP2: torch.optim.AdamW(foreach=True), _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(...)
+ * is one fp32 temporary per parameter shard, freed when the step returns (seen under `orrery
+ * emulate`, torch 2.9.1, tests/emu/torch/llama_titan.py). */
+static void fsdp_adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first)
+{
+    uint32_t cap = param_tensor_count(G);
+    double *el = orr_xmalloc(cap * sizeof *el);
+    uint32_t n = param_tensors(G, el, cap);
+    for (uint32_t i = 0; i < n; i++) {
+        if (alloc) {
+            uint32_t b = mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq_sqrt", 4.0 * el[i] / G->S, ORR_MEM_TEMP);
+            if (i == 0) *first = b;
+        } else {
+            mem_free(G, cx, S_COMPUTE, *first + i);
+        }
+    }
+    free(el);
 }
 
 /* Memory that lives through the iteration (bytes per parameter of this rank, P):
@@ -1291,7 +1403,8 @@ static void persistent_memory(gen *G)
     }
     mem_alloc(G, &cx, S_COMPUTE, "parameters", param, ORR_MEM_PARAM);
     if (grad > 0) mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
-    mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
+    if (G->rc == R_FSDP && G->s->zero != 3) fsdp_optimizer_state(G, &cx);
+    else mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
     /* FSDP2 with gradient accumulation keeps the unsharded bf16 gradients of the stage until the
      * last micro-batch's reduce-scatter (no_sync); with one micro-batch they are transient */
     if (G->rc == R_FSDP && G->nmb > 1) mem_alloc(G, &cx, S_COMPUTE, "unsharded_gradients", pb * P, ORR_MEM_GRAD);
