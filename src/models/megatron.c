@@ -84,6 +84,7 @@ typedef struct gen {
     uint32_t rs_buf_pending;      /* reduce-scatter input buffer still in flight (freed at the next) */
     uint32_t head_base;           /* buffer ids head_base + mb: the loss's saved tensor per micro-batch */
     uint32_t head_tmp;            /* logits-gradient buffer between head_bwd's loss and its GEMMs */
+    uint32_t head_in_base;        /* buffer ids head_in_base + mb: the LM head's saved input (TorchTitan) */
     int has_emb_group;
     /* buckets of the current rank, and per layer which bucket holds it */
     bucket *bk; size_t nbk, capbk;
@@ -752,6 +753,11 @@ static void head_fwd(gen *G, const ctx *c)
 {
     double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc, eb = G->act_B;
     norm(G, c, "final_norm", 0);
+    /* TorchTitan: autograd keeps the output projection's input, the final norm's output, for the
+     * weight gradient; with SP the all-gathered one (ColwiseParallel(input_layouts=Shard(1)): the
+     * mm saves the redistributed tensor; 2 B x tokens x h per rank under `orrery emulate`) */
+    if (G->rc == R_FSDP && G->s->fsdp)
+        mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "lm_head_input", G->head_in_base + c->mb, M * G->h * eb, ORR_MEM_ACT);
     gemm_tp(G, c, "lm_head_gemm", M, vloc, G->h, "tp_allgather_head", ORR_COLL_ALLGATHER);
     loss_mem_fwd(G, c);
     memop(G, c, "logits_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
@@ -776,6 +782,7 @@ static void head_bwd(gen *G, const ctx *c)
     memop(G, c, "logits_grad_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
     loss_mem_bwd(G, c);
     column_linear_bwd(G, c, "lm_head_dgrad", "lm_head_wgrad", vloc);
+    if (G->rc == R_FSDP && G->s->fsdp) mem_free(G, c, S_COMPUTE, G->head_in_base + c->mb);
     mem_free(G, c, S_COMPUTE, G->head_tmp);
     G->head_tmp = UINT32_MAX;
     norm(G, c, "final_norm_bwd", 1);
@@ -1415,6 +1422,8 @@ static void gen_rank(gen *G)
     G->nev = 0;
     G->nbuf = G->nmb * G->V * G->Lc; /* activation buffers come first (act_buf) */
     G->head_base = G->nbuf;
+    G->nbuf += G->nmb;
+    G->head_in_base = G->nbuf;
     G->nbuf += G->nmb;
     G->head_tmp = UINT32_MAX;
     G->rs_buf_pending = UINT32_MAX;
