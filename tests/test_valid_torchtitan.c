@@ -4,20 +4,22 @@
  * A100. Every describable row is predicted and printed with tokens/s per GPU and peak memory (PyTorch
  * max reserved), measured vs predicted. Rows that cannot be described are printed with the reason.
  *
- * Status (issue 3): memory median |error| 4.0% (target 5%), tokens/s median 15.5% (target 8%).
+ * Status (issue 3): memory median |error| 3.7% (target 5%), tokens/s median 15.5% (target 8%).
  * Memory: the loss dominates these peaks. TorchTitan of 2024 (the T1-T6 rows) left the loss eager
- * under torch.compile, so it keeps bf16 logits, their fp32 copy and the fp32 log-softmax (and two
- * fp32 gradients at the start of the backward): --no-compile-loss for rows not from 2025. FSDP2's
- * sharded gradients exist only from each block's reduce-scatter to zero_grad(set_to_none). With
- * both, an emulated replica of T1 row 1 (Llama-3-8B, FSDP2 x8, selective per-op AC, eager loss,
- * AdamW foreach; `orrery emulate`, torch 2.9.1) peaks at 66.7 GiB allocated, 82.4 GiB reserved
- * (measured 82.4); predicted 66.1 allocated, 74.2 reserved. What is left: the allocator's
- * fragmentation (real 15.6 GiB of reserved-minus-allocated; the generator's one buffer per layer's
- * activations cannot fragment as hundreds of per-tensor blocks do): eager rows run ~10% low. T4
- * (70B FSDP+TP+SP, full AC) is 22-30% low: the fragmentation, and what SP all-gathers keep, are not
- * modelled. Bounds hold today's numbers so that a regression fails: memory within 12% (T4 30%),
- * median 5%; tokens/s within 30% (AsyncTP 8B with float8 45%: the fp8 GEMM speed-up is overestimated
- * for TP-sharded shapes), median 17%.
+ * under torch.compile, so it keeps bf16 logits, their fp32 copy and the fp32 log-softmax (10 B per
+ * logit; 12 B at the start of the backward): --no-compile-loss for rows not from 2025. With TP the
+ * loss runs under loss_parallel (14 B per logit in the forward, 16 B in the backward). FSDP2's
+ * sharded gradients exist only from each block's reduce-scatter to zero_grad(set_to_none). An
+ * emulated replica of T1 row 1 (tests/emu/torch/llama_titan.py: Llama-3-8B, FSDP2 x8, selective
+ * per-op AC, eager loss, AdamW foreach; torch 2.9.1) peaks at 66.7 GiB allocated, 82.4 GiB reserved
+ * (measured 82.4); predicted 66.1 allocated, 74.3 reserved. What is left: the allocator's
+ * fragmentation (real 15.6 GiB reserved-minus-allocated, predicted 8.2; the generator keeps one
+ * buffer per layer's activations, where PyTorch carves hundreds of saved tensors and temporaries
+ * out of cached segments, and the optimizer state created in the first step splits the segments
+ * the loss needs in the next): eager rows run 10% low, T4 (70B FSDP+TP+SP, full AC) 7-13% low.
+ * Bounds hold today's numbers so that a regression fails: memory within 11% (T4 15%), median 4.5%;
+ * tokens/s within 30% (AsyncTP 8B with float8 45%: the fp8 GEMM speed-up is overestimated for
+ * TP-sharded shapes), median 17%.
  */
 #include "check.h"
 #include "csv.h"
@@ -133,7 +135,7 @@ int main(void)
         if (mem_s[0]) {
             double mem = atof(mem_s), e_mem = (pmem - mem) / mem;
             mem_err[nmem++] = fabs(e_mem);
-            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.30 : 0.12), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
+            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.15 : 0.11), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%\n", csv_get(&t, r, "table"), cfg, tok, ptok,
                    100 * e_tok, mem, pmem, 100 * e_mem);
         } else {
@@ -147,7 +149,7 @@ int main(void)
            ntok, nmem, skipped, 100 * mt, 100 * mm);
     CHECK(ntok >= 20);
     CHECK(mt <= 0.17);
-    CHECK(mm <= 0.05);
+    CHECK(mm <= 0.045);
     csv_free(&t);
     return check_done();
 }
