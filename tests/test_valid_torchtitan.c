@@ -4,15 +4,22 @@
  * A100. Every describable row is predicted and printed with tokens/s per GPU and peak memory (PyTorch
  * max reserved), measured vs predicted. Rows that cannot be described are printed with the reason.
  *
- * Status (issue 3): the acceptance bounds (memory within 10%, tokens/s within 15%, medians 5%/8%)
- * are NOT met yet. The model has no per-kernel calibration for eager PyTorch (SDPA, unfused
- * elementwise ops) nor for what torch.compile fuses; the numbers printed here are the state of the
- * model, and the test holds them to the current bounds so that a change that makes them worse
- * fails: tokens/s within 60%, memory within 35%, medians 40% and 35%. Known misses, held looser:
- *   - T2 (FSDP+CP, full AC, 32k-262k sequences) and T4 (70B FSDP+TP, full AC): measured peaks are
- *     67-85 GiB, predicted 37-41 GiB; what fills the rest under full AC is not modelled (memory 60%,
- *     CP tokens/s 100%);
- *   - AsyncTP 8B with float8: the fp8 GEMM speed-up is overestimated for TP-sharded shapes (100%).
+ * Status (issue 3): memory median |error| 3.7% (target 5%), tokens/s median 15.5% (target 8%).
+ * Memory: the loss dominates these peaks. TorchTitan of 2024 (the T1-T6 rows) left the loss eager
+ * under torch.compile, so it keeps bf16 logits, their fp32 copy and the fp32 log-softmax (10 B per
+ * logit; 12 B at the start of the backward): --no-compile-loss for rows not from 2025. With TP the
+ * loss runs under loss_parallel (14 B per logit in the forward, 16 B in the backward). FSDP2's
+ * sharded gradients exist only from each block's reduce-scatter to zero_grad(set_to_none). An
+ * emulated replica of T1 row 1 (tests/emu/torch/llama_titan.py: Llama-3-8B, FSDP2 x8, selective
+ * per-op AC, eager loss, AdamW foreach; torch 2.9.1) peaks at 66.7 GiB allocated, 82.4 GiB reserved
+ * (measured 82.4); predicted 66.1 allocated, 74.3 reserved. What is left: the allocator's
+ * fragmentation (real 15.6 GiB reserved-minus-allocated, predicted 8.2; the generator keeps one
+ * buffer per layer's activations, where PyTorch carves hundreds of saved tensors and temporaries
+ * out of cached segments, and the optimizer state created in the first step splits the segments
+ * the loss needs in the next): eager rows run 10% low, T4 (70B FSDP+TP+SP, full AC) 7-13% low.
+ * Bounds hold today's numbers so that a regression fails: memory within 11% (T4 15%), median 4.5%;
+ * tokens/s within 30% (AsyncTP 8B with float8 45%: the fp8 GEMM speed-up is overestimated for
+ * TP-sharded shapes), median 17%.
  */
 #include "check.h"
 #include "csv.h"
@@ -100,6 +107,9 @@ int main(void)
         for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) argv[n++] = base[i];
         if (tp > 1) argv[n++] = "--sp";
         if (strcasecmp(csv_get(&t, r, "torch_compile"), "True") == 0) argv[n++] = "--compile";
+        /* TorchTitan of 2024 left the loss eager under compile (train.py: "TODO: compiling loss
+         * function causes CUDA errors, turning off for now"); from 2025 components/loss.py compiles it */
+        if (!strstr(csv_get(&t, r, "source"), "2025")) argv[n++] = "--no-compile-loss";
         if (strcasecmp(csv_get(&t, r, "float8"), "True") == 0) argv[n++] = "--precision", argv[n++] = "fp8";
         if (strcasecmp(csv_get(&t, r, "async_tp"), "True") == 0) argv[n++] = "--async-tp";
         if (strstr(csv_get(&t, r, "pp_schedule"), "Interleaved")) argv[n++] = "--vpp", argv[n++] = "2";
@@ -117,16 +127,15 @@ int main(void)
         double e_tok = (ptok - tok) / tok;
         tok_err[ntok++] = fabs(e_tok);
         const char *table = csv_get(&t, r, "table");
-        int miss_mem = strncmp(table, "T2", 2) == 0 || strncmp(table, "T4", 2) == 0;
-        int miss_tok = strncmp(table, "T2", 2) == 0 ||
-                       (strncmp(table, "AsyncTP 8B", 10) == 0 && strcasecmp(csv_get(&t, r, "float8"), "True") == 0);
-        CHECK_MSG(fabs(e_tok) <= (miss_tok ? 1.0 : 0.60), "%s %s tokens/s %.0f vs %.0f", csv_get(&t, r, "table"), cfg, ptok, tok);
+        int miss_mem = strncmp(table, "T4", 2) == 0;
+        int miss_tok = strncmp(table, "AsyncTP 8B", 10) == 0 && strcasecmp(csv_get(&t, r, "float8"), "True") == 0;
+        CHECK_MSG(fabs(e_tok) <= (miss_tok ? 0.45 : 0.30), "%s %s tokens/s %.0f vs %.0f", csv_get(&t, r, "table"), cfg, ptok, tok);
         const char *mem_s = csv_get(&t, r, "peak_mem_gib");
         double pmem = p.r.mem.peak_reserved_bytes / 1073741824.0;
         if (mem_s[0]) {
             double mem = atof(mem_s), e_mem = (pmem - mem) / mem;
             mem_err[nmem++] = fabs(e_mem);
-            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.60 : 0.35), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
+            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.15 : 0.11), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%\n", csv_get(&t, r, "table"), cfg, tok, ptok,
                    100 * e_tok, mem, pmem, 100 * e_mem);
         } else {
@@ -139,8 +148,8 @@ int main(void)
     printf("rows predicted %d (tokens/s), %d with memory; skipped %d; median |error| tokens/s %.1f%%, memory %.1f%%\n",
            ntok, nmem, skipped, 100 * mt, 100 * mm);
     CHECK(ntok >= 20);
-    CHECK(mt <= 0.40);
-    CHECK(mm <= 0.35);
+    CHECK(mt <= 0.17);
+    CHECK(mm <= 0.045);
     csv_free(&t);
     return check_done();
 }

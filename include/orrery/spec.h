@@ -34,6 +34,9 @@ typedef struct orr_spec {
     int reshard_after_forward; /* FSDP: free unsharded params after forward (default 1; 0 with PP) */
     int fp8_allgather;    /* FSDP: all-gather float8 weights (float8 training only) */
     int compile;          /* torch.compile: fused elementwise kernels and their saved tensors */
+    int compile_loss;     /* the loss compiled too (-1 until resolve: as compile). TorchTitan compiles
+                           * its loss only from 2025 (components/loss.py); before, train.py left it
+                           * eager ("compiling loss function causes CUDA errors") */
     orr_recompute recompute;
     orr_dtype precision;  /* bf16 / fp16 / fp8 */
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */

@@ -80,9 +80,11 @@ typedef struct gen {
     uint32_t *unit_ag_ev;         /* event after the unit's all-gather (per chunk*(Lc+1)+u) */
     uint32_t *unit_buf;           /* its unsharded-parameter buffer, UINT32_MAX when not gathered */
     uint32_t *unit_fwd_ev;        /* event after the unit's forward (frees its AG buffer) */
+    uint32_t *unit_grad_buf;      /* its sharded fp32 gradients (FSDP2), from its reduce-scatter to zero_grad */
     uint32_t rs_buf_pending;      /* reduce-scatter input buffer still in flight (freed at the next) */
     uint32_t head_base;           /* buffer ids head_base + mb: the loss's saved tensor per micro-batch */
     uint32_t head_tmp;            /* logits-gradient buffer between head_bwd's loss and its GEMMs */
+    uint32_t head_in_base;        /* buffer ids head_in_base + mb: the LM head's saved input (TorchTitan) */
     int has_emb_group;
     /* buckets of the current rank, and per layer which bucket holds it */
     bucket *bk; size_t nbk, capbk;
@@ -667,11 +669,58 @@ static void embedding_bwd(gen *G, const ctx *c)
  *   TorchTitan eager: bf16 logits 2, their fp32 copy 4 and the log-softmax output 4 (kept) at once;
  *     backward: the nll gradient 4 and the log-softmax gradient 4, then the bf16 gradient 2.
  *   TorchTitan compiled: the fused loss keeps the bf16 logits (2) and writes the bf16 gradient (2). */
+/* Whether the loss runs under torch.compile (spec.compile_loss, resolved; as compile if unset). */
+static int loss_compiled(const gen *G)
+{
+    return G->s->compile_loss < 0 ? G->s->compile : G->s->compile_loss;
+}
+
+/* TorchTitan with TP runs the eager loss under loss_parallel() (on unless
+ * training.disable_loss_parallel): the logits stay vocab-sharded and DTensor's own log-softmax and
+ * nll-loss backward run (torch/distributed/tensor/parallel/loss.py, torch 2.9.1):
+ *   forward _log_softmax: bf16 logits 2, fp32 copy 4, shifted = x - max 4, exp(shifted) 4 (summed,
+ *     freed), result = shifted - logsumexp 4 (kept): 14 B per logit at its peak;
+ *   backward _nll_loss_and_log_softmax_backward: the kept result 4, grad_input = zeros_like 4,
+ *     exp(x) 4 and (grad_input + exp(x)) 4, then that times grad_output 4: 16 B per logit at its
+ *     peak; then the bf16 gradient 2. */
+static int loss_parallel(const gen *G) { return G->rc == R_FSDP && G->s->fsdp && G->T > 1 && !loss_compiled(G); }
+
+static void loss_parallel_mem_fwd(gen *G, const ctx *c, double logits)
+{
+    uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * G->act_B, ORR_MEM_TEMP);
+    uint32_t f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t sh = mem_alloc(G, c, S_COMPUTE, "log_softmax_shifted", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t e = mem_alloc(G, c, S_COMPUTE, "log_softmax_exp", logits * 4.0, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, e);
+    mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * 4.0, ORR_MEM_ACT);
+    mem_free(G, c, S_COMPUTE, sh);
+    mem_free(G, c, S_COMPUTE, f);
+    mem_free(G, c, S_COMPUTE, b);
+}
+
+static void loss_parallel_mem_bwd(gen *G, const ctx *c, double logits)
+{
+    uint32_t z = mem_alloc(G, c, S_COMPUTE, "nll_grad_zeros", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t e = mem_alloc(G, c, S_COMPUTE, "nll_grad_exp", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t a = mem_alloc(G, c, S_COMPUTE, "nll_grad_sum", logits * 4.0, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, e);
+    uint32_t g = mem_alloc(G, c, S_COMPUTE, "log_softmax_grad", logits * 4.0, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, a);
+    mem_free(G, c, S_COMPUTE, z);
+    mem_free(G, c, S_COMPUTE, G->head_base + c->mb);
+    G->head_tmp = mem_alloc(G, c, S_COMPUTE, "logits_grad", logits * G->act_B, ORR_MEM_TEMP);
+    mem_free(G, c, S_COMPUTE, g);
+}
+
 static void loss_mem_fwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
-    int compiled = G->rc != R_MEGATRON && G->s->compile;
+    int compiled = G->rc != R_MEGATRON && loss_compiled(G);
     uint32_t b = UINT32_MAX, f = UINT32_MAX;
+    if (loss_parallel(G)) {
+        loss_parallel_mem_fwd(G, c, logits);
+        return;
+    }
     if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
     if (!compiled && G->rc != R_MEGATRON) f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * (compiled ? eb : 4.0), ORR_MEM_ACT);
@@ -683,7 +732,11 @@ static void loss_mem_bwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
     uint32_t saved = G->head_base + c->mb;
-    if (G->rc == R_FSDP && !G->s->compile) {
+    if (loss_parallel(G)) {
+        loss_parallel_mem_bwd(G, c, logits);
+        return;
+    }
+    if (G->rc == R_FSDP && !loss_compiled(G)) {
         uint32_t n = mem_alloc(G, c, S_COMPUTE, "nll_grad", logits * 4.0, ORR_MEM_TEMP);
         uint32_t l = mem_alloc(G, c, S_COMPUTE, "log_softmax_grad", logits * 4.0, ORR_MEM_TEMP);
         mem_free(G, c, S_COMPUTE, n);
@@ -700,6 +753,11 @@ static void head_fwd(gen *G, const ctx *c)
 {
     double M = tokens(G), vloc = G->vocab / G->T, logits = M * vloc, eb = G->act_B;
     norm(G, c, "final_norm", 0);
+    /* TorchTitan: autograd keeps the output projection's input, the final norm's output, for the
+     * weight gradient; with SP the all-gathered one (ColwiseParallel(input_layouts=Shard(1)): the
+     * mm saves the redistributed tensor; 2 B x tokens x h per rank under `orrery emulate`) */
+    if (G->rc == R_FSDP && G->s->fsdp)
+        mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "lm_head_input", G->head_in_base + c->mb, M * G->h * eb, ORR_MEM_ACT);
     gemm_tp(G, c, "lm_head_gemm", M, vloc, G->h, "tp_allgather_head", ORR_COLL_ALLGATHER);
     loss_mem_fwd(G, c);
     memop(G, c, "logits_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
@@ -724,6 +782,7 @@ static void head_bwd(gen *G, const ctx *c)
     memop(G, c, "logits_grad_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
     loss_mem_bwd(G, c);
     column_linear_bwd(G, c, "lm_head_dgrad", "lm_head_wgrad", vloc);
+    if (G->rc == R_FSDP && G->s->fsdp) mem_free(G, c, S_COMPUTE, G->head_in_base + c->mb);
     mem_free(G, c, S_COMPUTE, G->head_tmp);
     G->head_tmp = UINT32_MAX;
     norm(G, c, "final_norm_bwd", 1);
@@ -931,6 +990,9 @@ static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
     if (G->S > 1) coll_in(G, &cx, S_DP, "fsdp_reducescatter", ORR_COLL_REDUCESCATTER, G->g_shard, &G->seq_shard, p * rb);
     if (G->D / (G->S / G->C) > 1)
         coll_in(G, &cx, S_DP, "hsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_rep, &G->seq_rep, p * rb / G->S);
+    uint32_t u = unit_id(G, c, root, li);
+    if (G->s->zero != 3 && G->unit_grad_buf[u] == UINT32_MAX)
+        G->unit_grad_buf[u] = mem_alloc(G, &cx, S_DP, "fsdp_sharded_grads", 4.0 * p / G->S, ORR_MEM_GRAD);
     mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
     G->rs_buf_pending = buf;
 }
@@ -1224,6 +1286,8 @@ static void param_gather_prefetch(gen *G)
         }
 }
 
+static void fsdp_adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first);
+
 static void optimizer_step(gen *G)
 {
     ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
@@ -1242,11 +1306,76 @@ static void optimizer_step(gen *G)
      * half-precision copy (2 B): 30 bytes per parameter, in multi-tensor-apply launches of ~50M. */
     uint32_t launches = (uint32_t)ceil(local / 5e7);
     if (launches < 1) launches = 1;
+    int fsdp_temps = G->rc == R_FSDP && G->s->zero != 3;
+    uint32_t tmp0 = UINT32_MAX;
+    if (fsdp_temps) fsdp_adam_temporaries(G, &cx, 1, &tmp0);
     for (uint32_t i = 0; i < launches; i++)
         memop(G, &cx, "adam_step", ORR_CLS_OPTIMIZER, local / launches * 30.0, local / launches * 12.0);
+    if (fsdp_temps) fsdp_adam_temporaries(G, &cx, 0, &tmp0);
     if (G->dist && G->D > 1 && !G->overlap_pg)
         for (size_t i = G->nbk; i-- > 0;)
             coll(G, &cx, S_COMPUTE, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP, G->bk[i].params * G->act_B);
+}
+
+/* The parameter tensors of this rank in model order (PyTorch's model.parameters(): embedding, each
+ * layer's q, k, v, o, w1, w3, w2 and the rest (norms), final norm and output), elements per rank
+ * before FSDP sharding; returns how many (at most cap). PyTorch's Adam keeps one exp_avg and one
+ * exp_avg_sq tensor per parameter, and its foreach step one temporary per parameter. */
+static uint32_t param_tensors(const gen *G, double *out, uint32_t cap)
+{
+    uint32_t n = 0;
+    double t = G->T, q = G->a * G->hd, kv = G->g * G->hd, h = G->h, f = G->f;
+    const double mats[7] = {h * q / t, h * kv / t, h * kv / t, q * h / t, h * f / t, G->gated ? h * f / t : 0, f * h / t};
+    double lsum = 0;
+    for (int i = 0; i < 7; i++) lsum += mats[i];
+    for (uint32_t c = 0; c < G->V; c++) {
+        if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G);
+        for (uint32_t l = 0; l < G->Lc; l++) {
+            for (int i = 0; i < 7; i++)
+                if (mats[i] > 0 && n < cap) out[n++] = mats[i];
+            double rest = layer_params_local(G) - lsum;
+            if (rest > 0 && n < cap) out[n++] = rest;
+        }
+        if (chunk_has_head(G, c) && n + 2 <= cap) {
+            out[n++] = 2.0 * h;
+            out[n++] = head_params_local(G) - 2.0 * h;
+        }
+    }
+    return n;
+}
+
+static uint32_t param_tensor_count(const gen *G) { return G->V * (2 + G->Lc * 8) + 1; }
+
+/* FSDP2: Adam's exp_avg and exp_avg_sq, one fp32 shard each per parameter (4 B x elements / S). */
+static void fsdp_optimizer_state(gen *G, const ctx *cx)
+{
+    uint32_t cap = param_tensor_count(G);
+    double *el = orr_xmalloc(cap * sizeof *el);
+    uint32_t n = param_tensors(G, el, cap);
+    for (uint32_t i = 0; i < n; i++) {
+        mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
+        mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
+    }
+    free(el);
+}
+
+/* FSDP2: torch.optim.AdamW(foreach=True), _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(...)
+ * is one fp32 temporary per parameter shard, freed when the step returns (seen under `orrery
+ * emulate`, torch 2.9.1, tests/emu/torch/llama_titan.py). */
+static void fsdp_adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first)
+{
+    uint32_t cap = param_tensor_count(G);
+    double *el = orr_xmalloc(cap * sizeof *el);
+    uint32_t n = param_tensors(G, el, cap);
+    for (uint32_t i = 0; i < n; i++) {
+        if (alloc) {
+            uint32_t b = mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq_sqrt", 4.0 * el[i] / G->S, ORR_MEM_TEMP);
+            if (i == 0) *first = b;
+        } else {
+            mem_free(G, cx, S_COMPUTE, *first + i);
+        }
+    }
+    free(el);
 }
 
 /* Memory that lives through the iteration (bytes per parameter of this rank, P):
@@ -1274,14 +1403,15 @@ static void persistent_memory(gen *G)
         param = pb * P / S;
         grad = pb * P / S;
         optim = 12.0 * P / S;
-    } else {
+    } else { /* the sharded fp32 gradients come per unit with its reduce-scatter (unit_reduce) */
         param = 4.0 * P / S;
-        grad = 4.0 * P / S;
+        grad = 0;
         optim = 8.0 * P / S;
     }
     mem_alloc(G, &cx, S_COMPUTE, "parameters", param, ORR_MEM_PARAM);
-    mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
-    mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
+    if (grad > 0) mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
+    if (G->rc == R_FSDP && G->s->zero != 3) fsdp_optimizer_state(G, &cx);
+    else mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
     /* FSDP2 with gradient accumulation keeps the unsharded bf16 gradients of the stage until the
      * last micro-batch's reduce-scatter (no_sync); with one micro-batch they are transient */
     if (G->rc == R_FSDP && G->nmb > 1) mem_alloc(G, &cx, S_COMPUTE, "unsharded_gradients", pb * P, ORR_MEM_GRAD);
@@ -1293,11 +1423,14 @@ static void gen_rank(gen *G)
     G->nbuf = G->nmb * G->V * G->Lc; /* activation buffers come first (act_buf) */
     G->head_base = G->nbuf;
     G->nbuf += G->nmb;
+    G->head_in_base = G->nbuf;
+    G->nbuf += G->nmb;
     G->head_tmp = UINT32_MAX;
     G->rs_buf_pending = UINT32_MAX;
     if (G->rc == R_FSDP) {
         uint32_t nu = G->V * (G->Lc + 1);
-        for (uint32_t u = 0; u < nu; u++) G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = UINT32_MAX;
+        for (uint32_t u = 0; u < nu; u++)
+            G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = UINT32_MAX;
     }
     rank_groups(G);
     build_buckets(G);
@@ -1336,6 +1469,11 @@ static void gen_rank(gen *G)
              G->vocab * G->h / G->T * G->grad_B);
     }
     optimizer_step(G);
+    if (G->rc == R_FSDP) /* TorchTitan's zero_grad(): set_to_none frees the sharded gradients */
+        for (uint32_t u = 0; u < G->V * (G->Lc + 1); u++) {
+            mem_free(G, &cx, S_COMPUTE, G->unit_grad_buf[u]);
+            G->unit_grad_buf[u] = UINT32_MAX;
+        }
     orr_op *sy = emit(G, ORR_OP_DEVICE_SYNC, S_COMPUTE, "iteration_end_sync");
     tag_op(sy, &cx);
 }
@@ -1412,6 +1550,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.unit_buf = orr_xmalloc(nu * sizeof *G.unit_buf);
     G.unit_ag_ev = orr_xmalloc(nu * sizeof *G.unit_ag_ev);
     G.unit_fwd_ev = orr_xmalloc(nu * sizeof *G.unit_fwd_ev);
+    G.unit_grad_buf = orr_xmalloc(nu * sizeof *G.unit_grad_buf);
     /* With symmetry one rank per (pipeline stage, cp rank) is simulated and stands for its tp x dp
      * peers; cp ranks are all simulated because ring attention talks to them point to point. */
     int sym = s->symmetry;
@@ -1440,6 +1579,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
                     free(G.unit_buf);
                     free(G.unit_ag_ev);
                     free(G.unit_fwd_ev);
+                    free(G.unit_grad_buf);
                     orr_map_free(&G.group_ids);
                     return orr_fail(err, "%s: this job would need about %.0f million ops (about %.0f GB) to simulate; "
                                          "%s", sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * 120 / 1e9,
@@ -1451,6 +1591,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     free(G.unit_buf);
     free(G.unit_ag_ev);
     free(G.unit_fwd_ev);
+    free(G.unit_grad_buf);
     orr_map_free(&G.group_ids);
     if (sym) describe_symmetry(&G);
     if (orr_workload_finalize(G.w, err) < 0) {

@@ -19,7 +19,7 @@ typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
     F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
-    F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_MEM_CAPACITY,
+    F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD
@@ -66,6 +66,8 @@ static const flag_def flags[] = {
     {"--fp8-allgather", F_FP8_AG, NULL},
     {"--compile", F_COMPILE, NULL},
     {"--no-compile", F_NO_COMPILE, NULL},
+    {"--compile-loss", F_COMPILE_LOSS, NULL},
+    {"--no-compile-loss", F_NO_COMPILE_LOSS, NULL},
     {"--async-tp", F_TP_COMM_OVERLAP, NULL},
     {"--mem-capacity", F_MEM_CAPACITY, "a memory size like 80GiB, 96GB or 81920MiB"},
     {"--caching-allocator", F_CACHING, NULL},
@@ -193,6 +195,8 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_FP8_AG: s->fp8_allgather = 1; return 0;
     case F_COMPILE: s->compile = 1; return 0;
     case F_NO_COMPILE: s->compile = 0; return 0;
+    case F_COMPILE_LOSS: s->compile_loss = 1; return 0;
+    case F_NO_COMPILE_LOSS: s->compile_loss = 0; return 0;
     case F_CACHING: s->caching_allocator = 1; return 0;
     case F_NO_CACHING: s->caching_allocator = 0; return 0;
     case F_MEM_CAPACITY: {

@@ -38,6 +38,7 @@ void orr_spec_init(orr_spec *s)
     s->cp = 1;
     s->reshard_after_forward = -1; /* resolve: 1, or 0 with PP as TorchTitan does */
     s->caching_allocator = 1;
+    s->compile_loss = -1; /* resolve: as compile */
 }
 
 uint64_t orr_spec_alloc_capacity(const orr_spec *s)
@@ -84,6 +85,7 @@ static const orr_yfield options_fields[] = {
     SF("tp_comm_overlap", ORR_YF_BOOL, tp_comm_overlap),
     SF("symmetry", ORR_YF_BOOL, symmetry),
     SF("compile", ORR_YF_BOOL, compile),
+    SF("compile_loss", ORR_YF_BOOL, compile_loss),
     SF("caching_allocator", ORR_YF_BOOL, caching_allocator),
     {.key = "mem_capacity_gib", .type = ORR_YF_U64, .offset = offsetof(orr_spec, mem_capacity_bytes),
      .scale = 1073741824.0, .min = 0.001, .max = 1e6},
@@ -341,6 +343,7 @@ static int resolve_sharding(orr_spec *s, orr_err *err)
     if (s->fp8_allgather && (!s->fsdp || s->precision != ORR_FP8))
         return orr_fail(err, "--fp8-allgather (parallel.fp8_allgather): needs --fsdp and --precision fp8");
     if (s->reshard_after_forward < 0) s->reshard_after_forward = s->pp == 1;
+    if (s->compile_loss < 0) s->compile_loss = s->compile;
     return 0;
 }
 
