@@ -41,8 +41,8 @@ agree() {
 result() { grep -m1 ORRERY_RESULT "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 SPEC="$SRC/tests/emu/torch/gpt_small.yaml"
-# one process, 4 layers of hidden 2048, micro-batch 32, 2 optimizer steps: the last is predicted
-"$ORR" emulate --json --gpu H100 --tokens 32768 -- "$PY" "$STEP" --steps 2 --hidden 2048 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
+# one process, 4 layers of hidden 3072, micro-batch 32, 2 optimizer steps: the last is predicted
+"$ORR" emulate --json --gpu H100 --tokens 32768 -- "$PY" "$STEP" --steps 2 --hidden 3072 --heads 24 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
 if [ $rc -ne 0 ]; then
     bad "single-process step (rc $rc)"
     tail -20 "$TMP/e" >&2
@@ -70,10 +70,10 @@ fi
 "$ORR" emulate -- "$PY" -c "import torch; torch.fft.fft(torch.ones(64, device='cuda'))" > "$TMP/o" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "does not implement: cufftCreate" "$TMP/o" && ok || bad "cuFFT stub (rc $rc): $(tail -3 "$TMP/o")"
 
-# torchrun, 4 processes, hidden 2048, micro-batch 32, 3 steps (the last is predicted): DDP, then FSDP2
+# torchrun, 4 processes, hidden 3072, micro-batch 32, 3 steps (the last is predicted): DDP, then FSDP2
 for mode in ddp fsdp; do
     "$ORR" emulate --json --gpu H100 --gpus 4 -- "$(dirname "$PY")/torchrun" --standalone --nproc-per-node 4 \
-        "$STEP" --steps 3 --dist $mode --hidden 2048 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
+        "$STEP" --steps 3 --dist $mode --hidden 3072 --heads 24 --batch 32 > "$TMP/j" 2> "$TMP/e"; rc=$?
     if [ $rc -ne 0 ]; then
         bad "$mode (rc $rc)"
         grep -E "Error|orrery" "$TMP/e" | tail -10 >&2
