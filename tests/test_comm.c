@@ -37,7 +37,8 @@ static orr_gpu h100(void)
  * one 400 Gb/s-equivalent EFA NIC per GPU (p5: 3200 Gb/s per node), NCCL choosing ring or tree.
  * Calibration fitted in docs/models.md: NVLink (nvlink_eff, nvlink_lat, coll_base) on
  * nccl_allreduce_h100_1node_dgxc.csv, net_eff on the 2-node rows of the playbook file; net_lat is
- * NCCL's own network ring latency (tuning.cc, Simple protocol), which 256 MB rows cannot identify.
+ * NCCL's own network ring latency (tuning.cc, Simple protocol), which 256 MB rows cannot identify,
+ * and net_plugin_lat the 75 us the aws-ofi-nccl plugin reports to NCCL for EFA (catalog aws-p5-efa).
  */
 static orr_cluster h100_efa(void)
 {
@@ -48,9 +49,10 @@ static orr_cluster h100_efa(void)
     c.nic_Bps = 50e9;
     strcpy(c.topology, "rail-fat-tree");
     c.nvlink_eff = 0.97;
-    c.net_eff = 0.50;
+    c.net_eff = 0.54;
     c.nvlink_lat_ps = 4 * ORR_PS_PER_US;
     c.net_lat_ps = 14 * ORR_PS_PER_US;
+    c.net_plugin_lat_ps = 75 * ORR_PS_PER_US;
     c.coll_base_ps = 6 * ORR_PS_PER_US;
     c.p2p_base_ps = 6 * ORR_PS_PER_US;
     return c;
@@ -66,7 +68,7 @@ static orr_coll_desc desc(orr_coll_kind k, uint64_t bytes, uint32_t nodes, uint3
 /* Tolerances: what the model achieves on these files (docs/models.md) plus a margin. */
 #define TOL_1NODE_LARGE_BUSBW 0.12 /* achieved 9.3% (>= 64 MiB, bus bandwidth) */
 #define TOL_1NODE_TIME 0.27        /* achieved 22.3% (every size below 64 MiB, time) */
-#define TOL_PLAYBOOK_FITTED 0.08   /* achieved 5.3% (1-node all-reduce; all 2-node rows) */
+#define TOL_PLAYBOOK_FITTED 0.08   /* achieved 6.2% (1-node all-reduce; all 2-node rows) */
 
 /* Single node, 8 x H100, all-reduce from 8 B to 16 GiB (nccl-tests on DGX Cloud). Measured time is
  * the smaller of out-of-place and in-place: the same operation, and the out-of-place column has
@@ -126,11 +128,13 @@ static orr_coll_kind kind_of(const char *name)
  *     within TOL_PLAYBOOK_FITTED. At 2 nodes one parameter (net_eff) predicts three collectives
  *     on two algorithms (tree all-reduce, ring all-gather / reduce-scatter).
  *   - every other row: that the prediction is not below the measurement (by more than 5%). From 4
- *     nodes on, the measured per-node bandwidth falls with the node count (all-gather: 185 GB/s at
- *     2 nodes, 11 GB/s at 64), which no contention-free model with a constant per-hop latency
- *     reproduces: the analytic backend has no fabric congestion, so it is an upper bound there,
- *     1.5x at 4 nodes to 9x at 64. The 1-node all-gather / reduce-scatter rows (250 GB/s) are
- *     below the ring's NVLink bound that all-reduce reaches (436). docs/models.md has the table.
+ *     nodes on, the measured median falls with the node count (all-gather: 185 GB/s at 2 nodes,
+ *     11 GB/s at 64) while the playbook's own 95th percentile stays near this model (within -29%
+ *     to +4%; tests/test_valid_nccl_flow.c checks the band): run-to-run interference on a shared
+ *     cluster, which a model without other tenants does not contain, so it is an upper bound on
+ *     the median, 1.3x at 4 nodes to 4.6x at 64. The 1-node all-gather / reduce-scatter rows
+ *     (250 GB/s) are below the ring's NVLink bound that all-reduce reaches (436). docs/models.md
+ *     has the table.
  */
 static void validate_multinode(const orr_gpu *g, const orr_cluster *c)
 {
@@ -183,6 +187,7 @@ static orr_cluster round_cluster(void)
     c.nic_Bps = 25e9;
     c.nvlink_lat_ps = 1 * ORR_PS_PER_US;
     c.net_lat_ps = 5 * ORR_PS_PER_US;
+    c.net_plugin_lat_ps = 0;
     c.coll_base_ps = 10 * ORR_PS_PER_US;
     c.p2p_base_ps = 3 * ORR_PS_PER_US;
     return c;

@@ -2,23 +2,31 @@
  * Validation of the flow-level backend against shared/validation/nccl_collectives_multinode_playbook.csv:
  * all-reduce, all-gather and reduce-scatter of 256 MB (taken as 256 MiB, as docs/models.md does)
  * on 1-64 nodes of 8 x H100 (AWS p5, EFA), bus bandwidth from the flow model (nccl-tests'
- * convention: algbw x busbw factor). Every row is printed.
+ * convention: algbw x busbw factor; the playbook says it uses nccl-tests' busbw formulas). Every
+ * row is printed.
  *
  * Topology assumed (what is known of p5): the catalog cluster aws-p5-efa (NVSwitch per node at
- * 450 GB/s per GPU, one 400 Gb/s EFA port per GPU, nvlink_eff 0.97, net_eff 0.50 fitted on the
- * 2-node rows) on a 2-tier non-blocking Clos (AWS describes its UltraCluster fabric as
- * non-blocking): leaves of 32 ports (4 nodes), 8 spines, oversubscription 1, ECMP by flow hash,
- * the job's nodes contiguous in rank order.
+ * 450 GB/s per GPU, 32 x 100 Gb/s EFA = 400 Gb/s per GPU, nvlink_eff 0.97, net_eff 0.54 fitted on
+ * the 2-node rows, NCCL's Simple-protocol network step latency 14 us plus the 75 us that the
+ * aws-ofi-nccl plugin reports to NCCL for EFA on every inter-node step) on a 2-tier non-blocking
+ * Clos (AWS describes its UltraCluster fabric as non-blocking): leaves of 32 ports (4 nodes),
+ * 8 spines, oversubscription 1, ECMP by flow hash, the job's nodes contiguous in rank order, no
+ * other tenant on the fabric.
  *
- * Tolerance: +-20% where the model can meet it. Known misses, held to a looser bound (the model is
- * an upper bound on the bandwidth, and within 10x of it) and named below:
+ * The medians and their spread. The playbook's figure source (the Plotly data of
+ * pp_comm_bandwidth, nanotron ultrascale-playbook assets/data/benchmarks/pp_comm_bandwidth.html)
+ * gives, besides the medians of the CSV (the same numbers, exactly), the 5th and 95th percentiles
+ * of the runs; they are in PCT below. From 4 nodes on the runs spread 4x to 14x (64-node
+ * all-reduce: 12.5 to 177 GB/s), the 95th percentile stays near the contention-free prediction
+ * while the median falls 17x from 2 to 64 nodes: run-to-run interference on a shared cluster,
+ * which a model of one job alone on its fabric does not contain.
+ *
+ * Tolerance: +-20% of the median at 1 node (all-reduce) and 2 nodes. Known misses, named:
  *   - 1 node, all-gather and reduce-scatter (+64%): NVLS-era NCCL on NVSwitch 3 runs these below the
- *     ring bound the all-reduce-fitted nvlink_eff implies (docs/models.md §5);
- *   - 4-64 nodes (+50% to +800%): the measured bus bandwidth falls 17x from 2 to 64 nodes, which a
- *     non-blocking fabric without other tenants cannot produce and the 2-node rows rule out as a
- *     constant fabric property. The same test prints what the flow model gives if every node sat on
- *     its own leaf (scattered placement: every ring hop crosses the spine, ECMP collisions): lower,
- *     but flat in the node count where the data fall steadily, and far off the 2-node rows.
+ *     ring bound the all-reduce-fitted nvlink_eff implies (docs/models.md §5); held as an upper
+ *     bound within 2x;
+ *   - 4-64 nodes, medians (+30% to +360%): interference (above); held to the measured band, i.e.
+ *     at or above the 5th percentile and at most 20% above the 95th.
  */
 #include "check.h"
 #include "orrery/orrery.h"
@@ -62,6 +70,31 @@ static double flow_busbw_GBps(const orr_gpu *g, const orr_cluster *c, orr_coll_k
     return (double)bytes / ((double)done_at / 1e12) * orr_comm_busbw_factor(k, n) / 1e9;
 }
 
+/* 5th and 95th percentiles of the measured bus bandwidth, GB/s, per collective and node count
+ * (source above; the CSV holds the medians). */
+typedef struct pct_row {
+    const char *coll;
+    uint32_t nodes;
+    double p5_GBps, p95_GBps;
+} pct_row;
+
+static const pct_row PCT[] = {
+    {"AllReduce", 1, 422.3, 461.5},     {"AllReduce", 2, 302.3, 436.1},     {"AllReduce", 4, 44.5, 219.1},
+    {"AllReduce", 8, 41.6, 192.7},      {"AllReduce", 16, 31.3, 188.4},     {"AllReduce", 32, 25.0, 194.2},
+    {"AllReduce", 64, 12.5, 177.4},     {"AllGather", 1, 239.6, 264.9},     {"AllGather", 2, 148.0, 226.3},
+    {"AllGather", 4, 40.8, 229.4},      {"AllGather", 8, 47.1, 178.5},      {"AllGather", 16, 24.5, 126.7},
+    {"AllGather", 32, 12.3, 77.0},      {"AllGather", 64, 6.2, 44.4},       {"ReduceScatter", 1, 240.8, 264.6},
+    {"ReduceScatter", 2, 146.1, 226.4}, {"ReduceScatter", 4, 41.2, 215.5},  {"ReduceScatter", 8, 46.8, 177.5},
+    {"ReduceScatter", 16, 24.5, 126.5}, {"ReduceScatter", 32, 12.4, 77.3},  {"ReduceScatter", 64, 6.1, 45.1},
+};
+
+static const pct_row *pct_of(const char *coll, uint32_t nodes)
+{
+    for (size_t i = 0; i < sizeof PCT / sizeof PCT[0]; i++)
+        if (strcmp(PCT[i].coll, coll) == 0 && PCT[i].nodes == nodes) return &PCT[i];
+    return NULL;
+}
+
 int main(void)
 {
     orr_gpu g;
@@ -75,7 +108,7 @@ int main(void)
     if (rc) return check_done();
     const uint64_t bytes = 256ull << 20;
     int within = 0, misses = 0;
-    printf("collective     nodes  gpus  meas_bus  flow_bus      err  scattered   verdict\n");
+    printf("collective     nodes  gpus  meas_bus   p5_bus  p95_bus  flow_bus      err  vs_p95  scattered   verdict\n");
     for (int r = 1; r < t.nrows; r++) {
         const char *name = orr_csv_get(&t, r, "collective");
         orr_coll_kind k = strcmp(name, "AllReduce") == 0   ? ORR_COLL_ALLREDUCE
@@ -86,21 +119,30 @@ int main(void)
         double flow = flow_busbw_GBps(&g, &c, k, nodes, 32, bytes);
         double scattered = flow_busbw_GBps(&g, &c, k, nodes, 8, bytes);
         double e = (flow - meas) / meas;
-        int known_miss = (nodes == 1 && k != ORR_COLL_ALLREDUCE) || nodes >= 4;
+        const pct_row *pc = pct_of(name, nodes);
+        CHECK_MSG(pc != NULL, "no percentiles for %s %u nodes", name, nodes);
+        if (!pc) continue;
+        double e95 = (flow - pc->p95_GBps) / pc->p95_GBps;
         const char *verdict;
-        if (!known_miss) {
+        if (nodes == 1 && k != ORR_COLL_ALLREDUCE) {
+            CHECK_MSG(flow >= meas && flow <= 2 * meas, "%s %u nodes (known miss, NVLS): flow %.1f GB/s, measured %.1f",
+                      name, nodes, flow, meas);
+            verdict = "known miss: NVLS (upper bound)";
+            misses++;
+        } else if (nodes <= 2) {
             CHECK_MSG(fabs(e) <= 0.20, "%s %u nodes: flow %.1f GB/s, measured %.1f (%+.1f%%)", name, nodes, flow, meas,
                       100 * e);
             verdict = "within 20%";
             within++;
         } else {
-            CHECK_MSG(flow >= meas && flow <= 10 * meas, "%s %u nodes (known miss): flow %.1f GB/s, measured %.1f", name,
-                      nodes, flow, meas);
-            verdict = "known miss (upper bound)";
+            CHECK_MSG(flow >= pc->p5_GBps && flow <= 1.2 * pc->p95_GBps,
+                      "%s %u nodes (known miss, interference): flow %.1f GB/s outside the measured band %.1f-%.1f (+20%%)",
+                      name, nodes, flow, pc->p5_GBps, pc->p95_GBps);
+            verdict = "known miss: interference (in band)";
             misses++;
         }
-        printf("%-13s %6u %5u %9.1f %9.1f %+7.1f%% %10.1f   %s\n", name, nodes, nodes * 8, meas, flow, 100 * e,
-               scattered, verdict);
+        printf("%-13s %6u %5u %9.1f %8.1f %8.1f %9.1f %+7.1f%% %+6.1f%% %10.1f   %s\n", name, nodes, nodes * 8, meas,
+               pc->p5_GBps, pc->p95_GBps, flow, 100 * e, 100 * e95, scattered, verdict);
     }
     printf("%d rows within 20%%, %d known misses\n", within, misses);
     orr_csv_free(&t);

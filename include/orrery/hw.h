@@ -42,7 +42,9 @@ typedef struct orr_cluster {
     double nvlink_eff;         /* achieved bus bandwidth / NVLink bandwidth for large messages */
     double net_eff;            /* achieved bus bandwidth / NIC bandwidth for large messages */
     int64_t nvlink_lat_ps;     /* per-step latency of an intra-node ring/tree step */
-    int64_t net_lat_ps;        /* per-step latency of an inter-node step */
+    int64_t net_lat_ps;        /* per-step latency of an inter-node step, Simple protocol */
+    int64_t net_plugin_lat_ps; /* latency the network plugin adds to every inter-node step, any
+                                  protocol (NCCL's latencyInter; aws-ofi-nccl reports 75 us on EFA) */
     int64_t coll_base_ps;      /* fixed launch+setup cost of one collective */
     int64_t p2p_base_ps;       /* fixed cost of one p2p transfer */
 } orr_cluster;

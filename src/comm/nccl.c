@@ -55,10 +55,13 @@ static const proto_model PROTOCOLS[] = {
 #define COMM_MAX_PS (ORR_PS_PER_S * 1000000LL)
 
 /* The parts of an algorithm's time, in seconds, at the Simple protocol: the sums of its steps'
- * latencies on NVLink and on the network, and the transfer time of its busiest link. */
+ * latencies on NVLink and on the network, the network plugin's latency over the same network
+ * steps (the same for every protocol: NCCL adds the plugin's latencyInter to hwLat[NET][p]), and
+ * the transfer time of its busiest link. */
 typedef struct coll_cost {
     double nvlink_latency_s;
     double net_latency_s;
+    double net_plugin_latency_s;
     double transfer_s;
 } coll_cost;
 
@@ -112,6 +115,7 @@ static void add_ring_latency(coll_cost *cost, const orr_cluster *c, double steps
 {
     cost->nvlink_latency_s += (steps - inter_steps) * ps_to_s(c->nvlink_lat_ps);
     cost->net_latency_s += inter_steps * ps_to_s(c->net_lat_ps);
+    cost->net_plugin_latency_s += inter_steps * ps_to_s(c->net_plugin_lat_ps);
 }
 
 /* Passes round the ring of collective k: 2 for all-reduce (reduce-scatter then all-gather),
@@ -135,7 +139,7 @@ static double ring_link_bytes(orr_coll_kind k, uint32_t n, double S)
  * GPUs of one remote node leave together), as a ring pass counts them. */
 static coll_cost alltoall_cost(const orr_gpu *g, const orr_cluster *c, comm_shape sh, double S)
 {
-    coll_cost cost = {0, 0, 0};
+    coll_cost cost = {0, 0, 0, 0};
     double intra = transfer_seconds(S * (sh.per_node - 1) / sh.n, nvlink_bus_Bps(g, c));
     double inter = transfer_seconds(S * (sh.n - sh.per_node) / sh.n, nic_bus_Bps(c));
     add_ring_latency(&cost, c, (sh.per_node - 1) + (sh.nodes - 1), sh.nodes - 1);
@@ -146,7 +150,7 @@ static coll_cost alltoall_cost(const orr_gpu *g, const orr_cluster *c, comm_shap
 static coll_cost ring_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind k, comm_shape sh,
                            double S)
 {
-    coll_cost cost = {0, 0, 0};
+    coll_cost cost = {0, 0, 0, 0};
     if (sh.n <= 1) return cost;
     if (k == ORR_COLL_ALLTOALL) return alltoall_cost(g, c, sh, S);
     double passes = ring_passes(k);
@@ -169,12 +173,13 @@ static coll_cost tree_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind
                            double S)
 {
     if (k != ORR_COLL_ALLREDUCE || sh.n <= 1) return ring_cost(g, c, k, sh, S);
-    coll_cost cost = {0, 0, 0};
+    coll_cost cost = {0, 0, 0, 0};
     double intra_s = sh.per_node > 1 ? transfer_seconds(2.0 * S, nvlink_bus_Bps(g, c)) : 0;
     double inter_s = 0;
     if (sh.nodes > 1)
         inter_s = transfer_seconds(2.0 * (sh.nodes - 1) / sh.nodes * S, sh.per_node * nic_bus_Bps(c));
     cost.net_latency_s = 2.0 * ceil_log2(sh.nodes) * ps_to_s(c->net_lat_ps);
+    cost.net_plugin_latency_s = 2.0 * ceil_log2(sh.nodes) * ps_to_s(c->net_plugin_lat_ps);
     cost.nvlink_latency_s = 2.0 * (sh.per_node - 1) * ps_to_s(c->nvlink_lat_ps);
     cost.transfer_s = max_d(intra_s, inter_s);
     return cost;
@@ -184,6 +189,7 @@ static coll_cost add_cost(coll_cost a, coll_cost b)
 {
     a.nvlink_latency_s += b.nvlink_latency_s;
     a.net_latency_s += b.net_latency_s;
+    a.net_plugin_latency_s += b.net_plugin_latency_s;
     a.transfer_s += b.transfer_s;
     return a;
 }
@@ -212,14 +218,15 @@ static coll_cost hier_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind
 
 /* Fastest protocol for a cost, in seconds:
  *   coll_base + NVLink latency x nvlink_lat_frac + network latency x net_lat_frac
- *             + transfer / bw_frac;
+ *             + network plugin latency + transfer / bw_frac;
  * its index into PROTOCOLS goes to *proto and its latency part (seconds) to *latency_s. */
 static double best_protocol_parts(const orr_cluster *c, coll_cost cost, size_t *proto, double *latency_s)
 {
     double best = INFINITY;
     for (size_t p = 0; p < NPROTOCOLS; p++) {
         const proto_model *pm = &PROTOCOLS[p];
-        double lat = cost.nvlink_latency_s * pm->nvlink_lat_frac + cost.net_latency_s * pm->net_lat_frac;
+        double lat = cost.nvlink_latency_s * pm->nvlink_lat_frac + cost.net_latency_s * pm->net_lat_frac +
+                     cost.net_plugin_latency_s;
         double t = lat + cost.transfer_s / pm->bw_frac;
         if (t < best) {
             best = t;
@@ -337,7 +344,7 @@ int64_t orr_comm_p2p_ps(const orr_gpu *g, const orr_cluster *c, uint32_t src, ui
     int same_node = c->gpus_per_node == 0 || orr_node_of(c, src) == orr_node_of(c, dst);
     double t = ps_to_s(c->p2p_base_ps);
     if (same_node) t += transfer_seconds((double)bytes, nvlink_bus_Bps(g, c));
-    else t += ps_to_s(c->net_lat_ps) + transfer_seconds((double)bytes, nic_bus_Bps(c));
+    else t += ps_to_s(c->net_lat_ps + c->net_plugin_lat_ps) + transfer_seconds((double)bytes, nic_bus_Bps(c));
     return s_to_ps(t);
 }
 

@@ -334,7 +334,7 @@ void orr_sched_p2p(orr_sched *s, const orr_gpu *g, const orr_cluster *c, uint32_
     (void)g;
     orr_sched_clear(s);
     int same = c->gpus_per_node == 0 || orr_node_of(c, src) == orr_node_of(c, dst);
-    orr_sched_add(s, src, dst, src == dst ? 0 : bytes, c->p2p_base_ps + (same ? 0 : c->net_lat_ps));
+    orr_sched_add(s, src, dst, src == dst ? 0 : bytes, c->p2p_base_ps + (same ? 0 : c->net_lat_ps + c->net_plugin_lat_ps));
 }
 
 /* ---- the runner ---- */

@@ -65,6 +65,7 @@ static const orr_yfield cluster_fields[] = {
     CF("net_eff", ORR_YF_DOUBLE, net_eff, 1, 0, 1, 1),
     CF("nvlink_lat_us", ORR_YF_I64, nvlink_lat_ps, 1e6, 0, 0, 1e6),
     CF("net_lat_us", ORR_YF_I64, net_lat_ps, 1e6, 0, 0, 1e6),
+    CF("net_plugin_lat_us", ORR_YF_I64, net_plugin_lat_ps, 1e6, 0, 0, 1e6),
     CF("coll_base_us", ORR_YF_I64, coll_base_ps, 1e6, 0, 0, 1e6),
     CF("p2p_base_us", ORR_YF_I64, p2p_base_ps, 1e6, 0, 0, 1e6),
 };
