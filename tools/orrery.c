@@ -270,6 +270,10 @@ static int cmd_emulate(int argc, char **argv)
             eo.dedup = 0;
             continue;
         }
+        if (strcmp(a, "--no-host-time") == 0) {
+            eo.no_host_time = 1;
+            continue;
+        }
         if (strcmp(a, "--tokens") == 0) {
             char *end = NULL;
             double t = has_next ? strtod(argv[i + 1], &end) : 0;
@@ -294,7 +298,7 @@ static int cmd_emulate(int argc, char **argv)
         if (!ok) {
             fprintf(stderr, "orrery: emulate: unknown flag %s (expected --gpu, --cluster, --gpus, --gpus-per-node, "
                             "--mem-capacity, --launch-us, --json, --trace, --trace-dir, --kernel-db, --lib-dir, "
-                            "--no-dedup, --tokens, --profile, --profile-on-emulator)\n", a);
+                            "--no-dedup, --no-host-time, --tokens, --profile, --profile-on-emulator)\n", a);
             free(pass);
             return ORR_EXIT_USAGE;
         }

@@ -31,6 +31,8 @@ typedef struct orr_emu_opts {
     const char *kernel_db;   /* SQLite kernel database (NULL: none) */
     int dedup;               /* simulate identical ranks once */
     double tokens;           /* tokens per iteration, whole job (0: unknown; tokens/s is then n/a) */
+    int no_host_time;        /* drop the host CPU time measured between calls (only the launch cost
+                              * per device op remains): the device-bound time of the program */
 } orr_emu_opts;
 
 typedef struct orr_emu_api {

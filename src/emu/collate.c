@@ -81,6 +81,7 @@ typedef struct collator {
     orr_emu_info *info;
     const char *dir;
     double flops;            /* FLOPs of the sized kernels (tagged, GEMM), all processes */
+    int no_host_time;        /* drop the measured host time (orr_emu_opts) */
 } collator;
 
 static uint32_t comm_index(collator *k, const char *id)
@@ -661,6 +662,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
         orr_op op = plain_op(ORR_OP_HOST, (uint8_t)r->stream, 0);
         switch (r->t) {
         case R_HOST:
+            if (k->no_host_time) continue;
             if (in_group) { /* host time inside an NCCL group: counted after it, so the group stays one batch */
                 group_host_ns += r->n;
                 continue;
@@ -908,6 +910,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     memset(&k, 0, sizeof k);
     k.info = info;
     k.dir = o->trace_dir;
+    k.no_host_time = o->no_host_time;
     orr_workload *w = NULL;
     kdb db;
     if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
