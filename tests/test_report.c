@@ -776,6 +776,10 @@ static void test_trace(void)
     set_time(x, 0, 4, 80, 80, 90);
     set_time(x, 0, 5, 85, 85, 95);
     set_time(x, 0, 6, 45, 60, 1234567); /* 1.234567 us */
+    /* memory over time: a counter track per rank */
+    orr_mem_sample samples[2] = {{0, 1000, 2048}, {2500000, 3000, 4096}};
+    x->ranks[0].mem.samples = samples;
+    x->ranks[0].mem.nsamples = 2;
 
     char path[128];
     snprintf(path, sizeof path, "/tmp/orrery_test_trace_%d.json", (int)getpid());
@@ -802,6 +806,9 @@ static void test_trace(void)
         CHECK(strstr(text, "\"cat\":\"all_reduce,tp\"") != NULL);
         CHECK(strstr(text, "\"ts\":0.000060,\"dur\":1.234507") != NULL);
         CHECK(strstr(text, "\"flops\":1000000000") != NULL);
+        CHECK(strstr(text, "{\"name\":\"memory\",\"ph\":\"C\",\"pid\":0,\"ts\":0.000000,\"args\":"
+                           "{\"allocated_bytes\":1000,\"reserved_bytes\":2048}}") != NULL);
+        CHECK(strstr(text, "\"ts\":2.500000,\"args\":{\"allocated_bytes\":3000,\"reserved_bytes\":4096}}") != NULL);
     }
 
     /* Identical inputs give an identical file. */
@@ -819,6 +826,8 @@ static void test_trace(void)
     CHECK(strstr(err.msg, bad) != NULL);
     CHECK(strchr(err.msg, '\n') == NULL);
 
+    x->ranks[0].mem.samples = NULL; /* on the stack */
+    x->ranks[0].mem.nsamples = 0;
     exec_free(x);
     orr_workload_free(w);
 }

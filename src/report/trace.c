@@ -322,12 +322,31 @@ static void write_rank_metadata(trace_writer *tw, const orr_rank *rk, int pid)
     }
 }
 
+/* The rank's device memory over time: a counter track "memory" (Perfetto draws one line per
+ * argument: allocated and reserved bytes), one sample per allocation or free that changed them. */
+static void write_memory_counter(trace_writer *tw, const orr_mem_rank *m, int pid)
+{
+    for (size_t i = 0; i < m->nsamples; i++) {
+        const orr_mem_sample *s = &m->samples[i];
+        event_begin(tw);
+        orr_buf *b = &tw->line;
+        put_key_u64(b, "{\"name\":\"memory\",\"ph\":\"C\",\"pid\":", (uint64_t)pid);
+        put(b, ",\"ts\":");
+        put_us(b, s->t_ps);
+        put_key_u64(b, ",\"args\":{\"allocated_bytes\":", s->allocated_bytes);
+        put_key_u64(b, ",\"reserved_bytes\":", s->reserved_bytes);
+        put(b, "}}");
+        event_end(tw);
+    }
+}
+
 static void write_rank(trace_writer *tw, const orr_workload *w, const orr_exec_result *x, size_t ri)
 {
     const orr_rank *rk = &w->ranks[ri];
     const orr_op_time *t = x->ranks[ri].t;
     for (unsigned s = 0; s < STREAMS_PER_RANK; s++) tw->lanes[s].n = 0;
     for (size_t i = 0; t && i < rk->nops; i++) write_op(tw, w, (int)ri, &rk->ops[i], &t[i]);
+    write_memory_counter(tw, &x->ranks[ri].mem, (int)ri);
     write_rank_metadata(tw, rk, (int)ri);
 }
 
