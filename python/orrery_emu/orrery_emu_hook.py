@@ -94,10 +94,10 @@ def _install_tags(lib):
             if info is None:
                 name = str(func.name()).replace("aten::", "")
                 skip = func.is_view  # views launch no kernels
-                causal = None
+                causal = None  # the position of an is_causal argument
                 for i, a in enumerate(func._schema.arguments):
                     if a.name == "is_causal":
-                        causal = (i, a.name)
+                        causal = i
                 info = (skip, name.encode(), _classify(name).encode(), flop_registry.get(func._overloadpacket),
                         causal)
                 self.info[func] = info
@@ -117,11 +117,8 @@ def _install_tags(lib):
                     flops = float(flop_fn(*args, **kwargs, out_val=out))
                 except Exception:  # a formula that does not fit this call: size by bytes alone
                     flops = 0.0
-                if causal is not None:
-                    i, key = causal
-                    on = kwargs.get(key, args[i] if i < len(args) else False)
-                    if on:
-                        flops /= 2.0
+                if causal is not None and kwargs.get("is_causal", args[causal] if causal < len(args) else False):
+                    flops /= 2.0
             self.op_end(flops, float(tensor_bytes(args) + tensor_bytes(kwargs) + tensor_bytes(out)))
             if self.dry:
                 self.inside_ns += time.thread_time_ns() - t0

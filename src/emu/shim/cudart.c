@@ -695,22 +695,24 @@ static void fill_props(cuda12_device_prop *p, int dev)
     p->clusterLaunch = attr(120);
 }
 
+static cudaError_t device_properties(cuda12_device_prop *p, int dev)
+{
+    if (!p) return cudaErrorInvalidValue;
+    if (dev < 0 || dev >= emu_device_count()) return cudaErrorInvalidDevice;
+    fill_props(p, dev);
+    return cudaSuccess;
+}
+
 EMU_EXPORT cudaError_t cudaGetDeviceProperties_v2(cuda12_device_prop *p, int dev)
 {
     EMU_ENTER("cudaGetDeviceProperties_v2");
-    if (!p) return ret(cudaErrorInvalidValue);
-    if (dev < 0 || dev >= emu_device_count()) return ret(cudaErrorInvalidDevice);
-    fill_props(p, dev);
-    return ret(cudaSuccess);
+    return ret(device_properties(p, dev));
 }
 
 EMU_EXPORT cudaError_t cudaGetDeviceProperties(cuda12_device_prop *p, int dev)
 {
     EMU_ENTER("cudaGetDeviceProperties");
-    if (!p) return ret(cudaErrorInvalidValue);
-    if (dev < 0 || dev >= emu_device_count()) return ret(cudaErrorInvalidDevice);
-    fill_props(p, dev);
-    return ret(cudaSuccess);
+    return ret(device_properties(p, dev));
 }
 #endif
 
