@@ -139,7 +139,7 @@ EMU_EXPORT CUresult cuDeviceGetUuid(unsigned char uuid[16], int dev)
     EMU_ENTER("cuDeviceGetUuid");
     if (!uuid) return ret(CUDA_ERROR_INVALID_VALUE);
     if (!valid_device(dev)) return ret(CUDA_ERROR_INVALID_DEVICE);
-    for (int i = 0; i < 16; i++) uuid[i] = (unsigned char)(0x40 + dev * 16 + i); /* as cudaGetDeviceProperties */
+    emu_device_uuid(dev, uuid);
     return ret(CUDA_SUCCESS);
 }
 

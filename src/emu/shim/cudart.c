@@ -648,7 +648,7 @@ static void fill_props(cuda12_device_prop *p, int dev)
     memset(p, 0, sizeof *p);
     const emu_gpu_info *g = emu_gpu();
     snprintf(p->name, sizeof p->name, "%s", g->name);
-    for (int i = 0; i < 16; i++) p->uuid[i] = (unsigned char)(0x40 + dev * 16 + i);
+    emu_device_uuid(dev, p->uuid);
     p->totalGlobalMem = (size_t)emu_mem_capacity();
     p->sharedMemPerBlock = (size_t)attr(8);
     p->regsPerBlock = attr(12);

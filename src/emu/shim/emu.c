@@ -627,6 +627,11 @@ EMU_EXPORT void orrery_emu_iteration(void)
 
 const emu_gpu_info *emu_gpu(void) { return &E.gpu; }
 
+void emu_device_uuid(int dev, unsigned char uuid[16])
+{
+    for (int i = 0; i < 16; i++) uuid[i] = (unsigned char)(0x40 + dev * 16 + i);
+}
+
 /* Shared memory per SM and the opt-in maximum per block, by compute capability (CUDA C
  * Programming Guide, "Technical Specifications per Compute Capability"). */
 static void smem_limits(int *per_sm, int *optin)

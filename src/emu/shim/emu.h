@@ -100,6 +100,8 @@ const emu_gpu_info *emu_gpu(void);
 /* A device attribute (the CUDA runtime's cudaDeviceAttr and the driver's CUdevice_attribute share
  * their numbering). Returns 0, or -1 for an attribute the emulator does not know. */
 int emu_device_attribute(int attr, int *value);
+/* The UUID of emulated device dev, the same from the runtime, the driver and NVML. */
+void emu_device_uuid(int dev, unsigned char uuid[16]);
 
 /* The device the process uses (cudaSetDevice); the emulator models one GPU per process. */
 int emu_device(void);

@@ -94,7 +94,7 @@ EMU_EXPORT nvmlReturn_t nvmlDeviceGetUUID(void *h, char *uuid, unsigned len)
     int d = device_index(h);
     if (d < 0 || !uuid || len < 41) return ret(NVML_ERROR_INVALID_ARGUMENT);
     unsigned char u[16];
-    for (int i = 0; i < 16; i++) u[i] = (unsigned char)(0x40 + d * 16 + i); /* as cudaGetDeviceProperties */
+    emu_device_uuid(d, u);
     snprintf(uuid, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
              u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
     return ret(NVML_SUCCESS);
