@@ -276,6 +276,63 @@ static void test_dp_buckets(void)
     }
 }
 
+/* Eager TorchTitan (FSDP, no torch.compile): the memory-bound ops of one Llama layer move, per
+ * token, forward 84h + 20(q + kv) + 8q + 10f bytes and backward 206h + 24(q + kv) + 18f (plus
+ * 8-12 B per row for the norms' scalars), as the op-by-op trace of tests/emu/torch/llama_titan.py
+ * under `orrery emulate` (torch 2.9.1, Llama-3-8B) gives them: forward 622,592 B and backward
+ * 1,224,704 B per token. Compiled, the fused kernels move much less; selective AC re-runs the
+ * forward's. */
+static double layer_membytes(const orr_workload *w, uint32_t layer, orr_phase ph)
+{
+    double b = 0;
+    const orr_rank *r = &w->ranks[0];
+    for (size_t i = 0; i < r->nops; i++) {
+        const orr_op *op = &r->ops[i];
+        if (op->layer != layer || op->mb != 0 || op->phase != ph || op->kind != ORR_OP_KERNEL) continue;
+        if (op->cls == ORR_CLS_GEMM || op->cls == ORR_CLS_ATTENTION_FWD || op->cls == ORR_CLS_ATTENTION_BWD) continue;
+        if (strncmp(w->names[op->name], "fsdp_", 5) == 0) continue; /* FSDP's gradient cast, not the model's */
+        b += (double)op->bytes;
+    }
+    return b;
+}
+
+static void test_eager_torch(void)
+{
+    orr_spec s;
+    orr_err err;
+    orr_spec_init(&s);
+    const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "2",
+                          "--seq", "8192", "--no-compile-loss", "--recompute", "none"};
+    int ok = orr_spec_apply_flags(&s, (int)(sizeof argv / sizeof argv[0]), (char **)argv, &err) == 0 &&
+             orr_spec_resolve(&s, &err) == 0;
+    CHECK_MSG(ok, "%s", err.msg);
+    if (!ok) return;
+    const double tok = 2.0 * 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    double fwd = layer_membytes(w, 1, ORR_PHASE_FWD) / tok, bwd = layer_membytes(w, 1, ORR_PHASE_BWD) / tok;
+    double want_f = 84 * h + 20 * (q + kv) + 8 * q + 10 * f, want_b = 206 * h + 24 * (q + kv) + 18 * f;
+    printf("eager Llama-3-8B layer: forward %.0f B/token (trace %.0f), backward %.0f (trace %.0f)\n", fwd, want_f, bwd,
+           want_b);
+    CHECK_MSG(fwd >= want_f && fwd <= want_f + 64, "forward %.0f vs %.0f", fwd, want_f);
+    CHECK_MSG(bwd >= want_b && bwd <= want_b + 64, "backward %.0f vs %.0f", bwd, want_b);
+    orr_workload_free(w);
+    s.compile = 1;
+    s.compile_loss = 0;
+    w = gen(&s);
+    if (!w) return;
+    double cf = layer_membytes(w, 1, ORR_PHASE_FWD) / tok, cb = layer_membytes(w, 1, ORR_PHASE_BWD) / tok;
+    CHECK_MSG(cf < 0.5 * fwd && cb < 0.5 * bwd, "compiled %.0f/%.0f vs eager %.0f/%.0f", cf, cb, fwd, bwd);
+    orr_workload_free(w);
+    s.compile = 0;
+    s.recompute = ORR_RECOMPUTE_SELECTIVE;
+    w = gen(&s);
+    if (!w) return;
+    double rf = layer_membytes(w, 1, ORR_PHASE_RECOMPUTE) / tok;
+    CHECK_MSG(rf >= fwd - 4 && rf <= fwd + 4, "selective AC recompute %.0f vs forward %.0f", rf, fwd);
+    orr_workload_free(w);
+}
+
 int main(void)
 {
     test_layer_ops();
@@ -283,5 +340,6 @@ int main(void)
     test_schedules();
     test_schedules_complete_and_symmetry();
     test_dp_buckets();
+    test_eager_torch();
     return check_done();
 }

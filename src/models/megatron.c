@@ -492,16 +492,134 @@ static void gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n,
 /* The g operator's forward collective: reduce-scatter with SP, else all-reduce. */
 static orr_coll_kind g_fwd_kind(const gen *G) { return G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE; }
 
+/* ---- eager PyTorch (TorchTitan without torch.compile) ----
+ *
+ * Eager mode runs every ATen op of the model's Python code as its own kernel, with fp32
+ * intermediates where the code upcasts; torch.compile fuses each group into one kernel (the plain
+ * norm(), rotary and swiglu ops below). The sequences are TorchTitan's Llama (2024-12):
+ * RMSNorm `(x.float() * rsqrt(x.pow(2).mean(-1) + eps)).type_as(x) * weight`, rotary via
+ * view_as_complex on fp32 copies, repeat_kv's expand+reshape copies for GQA, silu(w1 x) * w3 x.
+ * Bytes per element are read + written as the ATen ops' tensors give them (bf16 2 B, fp32 4 B), read
+ * off the op-by-op trace of tests/emu/torch/llama_titan.py under `orrery emulate` (torch 2.9.1,
+ * Llama-3-8B shapes, AC none): per layer and token, forward 84h + 20(q + kv) + 8q + 10f bytes,
+ * backward 206h + 24(q + kv) + 18f, h = hidden, q = heads x head_dim, kv = kv_heads x head_dim,
+ * f = ffn (per TP rank). Per-row scalars (eps add, rsqrt, the backward's pow) are 8-12 B a row. */
+static int eager(const gen *G) { return G->rc == R_FSDP && !G->s->compile; }
+static int eager_norm(const gen *G) { return eager(G) && G->s->model.rmsnorm; }
+
+static void eop(gen *G, const ctx *c, const char *name, orr_op_class cls, double bytes, double n)
+{
+    memop(G, c, name, cls, bytes * G->act_B / 2.0, n);
+}
+
+static void eager_rmsnorm(gen *G, const ctx *c, int backward)
+{
+    double n = local_tokens(G) * G->h, rows = local_tokens(G);
+    if (!backward) {
+        eop(G, c, "rmsnorm_to_fp32", ORR_CLS_ELEMENTWISE, 6.0 * n, n);
+        eop(G, c, "rmsnorm_pow", ORR_CLS_ELEMENTWISE, 8.0 * n, n);
+        eop(G, c, "rmsnorm_mean", ORR_CLS_REDUCTION, 4.0 * n, n);
+        eop(G, c, "rmsnorm_add_eps", ORR_CLS_ELEMENTWISE, 8.0 * rows, rows);
+        eop(G, c, "rmsnorm_rsqrt", ORR_CLS_ELEMENTWISE, 8.0 * rows, rows);
+        eop(G, c, "rmsnorm_mul", ORR_CLS_ELEMENTWISE, 8.0 * n, n);
+        eop(G, c, "rmsnorm_to_bf16", ORR_CLS_ELEMENTWISE, 6.0 * n, n);
+        eop(G, c, "rmsnorm_mul_weight", ORR_CLS_ELEMENTWISE, 4.0 * n, n);
+        return;
+    }
+    eop(G, c, "rmsnorm_bwd_mul_normed", ORR_CLS_ELEMENTWISE, 6.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_mul_weight", ORR_CLS_ELEMENTWISE, 4.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_weight_sum", ORR_CLS_REDUCTION, 2.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_to_fp32", ORR_CLS_ELEMENTWISE, 6.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_mul_x", ORR_CLS_ELEMENTWISE, 12.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_mul_rsqrt", ORR_CLS_ELEMENTWISE, 8.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_sum", ORR_CLS_REDUCTION, 4.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_pow", ORR_CLS_ELEMENTWISE, 8.0 * rows, rows);
+    eop(G, c, "rmsnorm_bwd_scale", ORR_CLS_ELEMENTWISE, 8.0 * rows, rows);
+    eop(G, c, "rmsnorm_bwd_mul_rows", ORR_CLS_ELEMENTWISE, 12.0 * rows, rows);
+    eop(G, c, "rmsnorm_bwd_div", ORR_CLS_ELEMENTWISE, 8.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_mul_2", ORR_CLS_ELEMENTWISE, 8.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_mul_x2", ORR_CLS_ELEMENTWISE, 12.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_add", ORR_CLS_ELEMENTWISE, 12.0 * n, n);
+    eop(G, c, "rmsnorm_bwd_to_bf16", ORR_CLS_ELEMENTWISE, 6.0 * n, n);
+}
+
 static void norm(gen *G, const ctx *c, const char *name, int backward)
 {
+    if (eager_norm(G)) {
+        eager_rmsnorm(G, c, backward);
+        return;
+    }
     double n = local_tokens(G) * G->h;
     memop(G, c, name, ORR_CLS_NORM, (backward ? 3.0 : 2.0) * n * G->act_B, (backward ? 8.0 : 5.0) * n);
+}
+
+/* Rotary embeddings on q and k (Llama-style models): one fused kernel, or eagerly per tensor an fp32
+ * copy (6 B), the complex multiply (8 B) and the cast back (6 B), forward and backward alike; with
+ * GQA repeat_kv copies k and v out to all heads (4 B per element of q each), and the backward sums
+ * the copies' gradients back (2 B per element of q and of kv each). */
+static void rotary(gen *G, const ctx *c, int backward)
+{
+    if (!G->s->model.rmsnorm) return;
+    double M = tokens(G), t = G->T, q = M * G->a * G->hd / t, kv = M * G->g * G->hd / t;
+    if (!eager(G)) {
+        memop(G, c, backward ? "rotary_bwd" : "rotary", ORR_CLS_ELEMENTWISE, 2.0 * (q + kv) * G->act_B, 3.0 * (q + kv));
+        return;
+    }
+    if (backward && G->g < G->a) {
+        eop(G, c, "repeat_kv_grad_sum_k", ORR_CLS_REDUCTION, 2.0 * (q + kv), q);
+        eop(G, c, "repeat_kv_grad_sum_v", ORR_CLS_REDUCTION, 2.0 * (q + kv), q);
+    }
+    eop(G, c, backward ? "rotary_bwd_k_to_fp32" : "rotary_k_to_fp32", ORR_CLS_ELEMENTWISE, 6.0 * kv, kv);
+    eop(G, c, backward ? "rotary_bwd_k_mul" : "rotary_k_mul", ORR_CLS_ELEMENTWISE, 8.0 * kv, 6.0 * kv);
+    eop(G, c, backward ? "rotary_bwd_k_to_bf16" : "rotary_k_to_bf16", ORR_CLS_ELEMENTWISE, 6.0 * kv, kv);
+    eop(G, c, backward ? "rotary_bwd_q_to_fp32" : "rotary_q_to_fp32", ORR_CLS_ELEMENTWISE, 6.0 * q, q);
+    eop(G, c, backward ? "rotary_bwd_q_mul" : "rotary_q_mul", ORR_CLS_ELEMENTWISE, 8.0 * q, 6.0 * q);
+    eop(G, c, backward ? "rotary_bwd_q_to_bf16" : "rotary_q_to_bf16", ORR_CLS_ELEMENTWISE, 6.0 * q, q);
+    if (!backward && G->g < G->a) {
+        eop(G, c, "repeat_kv_k", ORR_CLS_ELEMENTWISE, 4.0 * q, q);
+        eop(G, c, "repeat_kv_v", ORR_CLS_ELEMENTWISE, 4.0 * q, q);
+    }
+}
+
+/* The MLP activation: GeLU, or SwiGLU silu(x W1) * (x W3); eagerly silu (4 B) and the product (6 B)
+ * per element, in the backward the two products and silu_backward (6 B each). */
+static void mlp_act(gen *G, const ctx *c, int backward)
+{
+    double fl = tokens(G) * G->f / G->T;
+    if (eager(G) && G->gated) {
+        if (!backward) {
+            eop(G, c, "silu", ORR_CLS_ELEMENTWISE, 4.0 * fl, 4.0 * fl);
+            eop(G, c, "swiglu_mul", ORR_CLS_ELEMENTWISE, 6.0 * fl, fl);
+        } else {
+            eop(G, c, "swiglu_bwd_mul_up", ORR_CLS_ELEMENTWISE, 6.0 * fl, fl);
+            eop(G, c, "swiglu_bwd_mul_gate", ORR_CLS_ELEMENTWISE, 6.0 * fl, fl);
+            eop(G, c, "silu_bwd", ORR_CLS_ELEMENTWISE, 6.0 * fl, 6.0 * fl);
+        }
+        return;
+    }
+    if (!backward)
+        memop(G, c, G->gated ? "swiglu" : "gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * fl * G->act_B, 8.0 * fl);
+    else
+        memop(G, c, G->gated ? "swiglu_bwd" : "gelu_bwd", ORR_CLS_ELEMENTWISE, (G->gated ? 5.0 : 3.0) * fl * G->act_B,
+              10.0 * fl);
+}
+
+/* Eager backward of separate projections sharing an input (TorchTitan's wq/wk/wv, w1/w3): autograd
+ * adds their input gradients, 6 B per element of the (unsplit) hidden each. */
+static void eager_grad_adds(gen *G, const ctx *c, const char *name, int adds)
+{
+    if (!eager(G) || !G->s->model.rmsnorm) return;
+    double n = tokens(G) * G->h;
+    for (int i = 0; i < adds; i++) eop(G, c, name, ORR_CLS_ELEMENTWISE, 6.0 * n, n);
 }
 
 static void residual(gen *G, const ctx *c, const char *name)
 {
     double n = local_tokens(G) * G->h;
-    memop(G, c, name, ORR_CLS_ELEMENTWISE, 3.0 * n * G->act_B + n, 3.0 * n);
+    if (eager(G)) /* a plain add, no dropout mask */
+        memop(G, c, name, ORR_CLS_ELEMENTWISE, 3.0 * n * G->act_B, n);
+    else
+        memop(G, c, name, ORR_CLS_ELEMENTWISE, 3.0 * n * G->act_B + n, 3.0 * n);
 }
 
 /* Bytes of activations one layer keeps for its backward, per rank (Korthikanti et al. 2022,
@@ -576,21 +694,44 @@ static double layer_grad_temp_bytes(const gen *G)
     return tokens(G) * G->act_B * (G->f * (G->gated ? 2.0 : 1.0) / G->T + 2.0 * G->h / (G->sp ? G->T : 1.0));
 }
 
+/* Float8 training with dynamic tensorwise scaling (torchao's Float8Linear as TorchTitan uses it,
+ * Transformer Engine alike): before each fp8 GEMM its operands are cast, each a read for the amax,
+ * a read and a one-byte write for the scaled cast and a one-byte transposed copy for the other
+ * GEMM that uses it: 6 B per element of bf16 input, as torch.compile (or TE's fused cast-transpose)
+ * leaves them. Forward: the inputs of QKV (shared by wq/wk/wv), of the output projection, of the
+ * up projections (shared) and of the down projection, and the layer's weights (2 B per element:
+ * the transposed copy only when FSDP all-gathers them already in fp8). Backward: the gradients of
+ * every projection's output. Attention and the LM head stay in bf16. */
+static double layer_params_local(const gen *G);
+static void fp8_casts(gen *G, const ctx *c, int backward)
+{
+    if (G->dt != ORR_FP8) return;
+    double M = tokens(G), t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = G->f / t;
+    double up = G->gated ? 2.0 * f : f;
+    if (!backward) {
+        double in = M * (G->h + q + G->h + f);
+        memop(G, c, "fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * in, 3.0 * in);
+        double wts = layer_params_local(G);
+        memop(G, c, "fp8_cast_weights", ORR_CLS_ELEMENTWISE, (G->s->fp8_allgather ? 2.0 : 6.0) * wts, 3.0 * wts);
+    } else {
+        double out = M * (q + 2.0 * kv + G->h + up + G->h);
+        memop(G, c, "fp8_cast_grads", ORR_CLS_ELEMENTWISE, 6.0 * out, 3.0 * out);
+    }
+}
+
 static void layer_fwd(gen *G, const ctx *c)
 {
     double M = tokens(G), t = G->T;
+    fp8_casts(G, c, 0);
     norm(G, c, "input_norm", 0);
     gemm_tp(G, c, "qkv_gemm", M, (G->a + 2.0 * G->g) * G->hd / t, G->h, "tp_allgather_attn", ORR_COLL_ALLGATHER);
-    if (G->s->model.rmsnorm) /* Llama-style models use rotary embeddings on q and k */
-        memop(G, c, "rotary", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
-              3.0 * M * (G->a + G->g) * G->hd / t);
+    rotary(G, c, 0); /* Llama-style models (RMSNorm) use rotary embeddings on q and k */
     attention(G, c, 0);
     gemm_tp(G, c, "proj_gemm", M, G->h, G->a * G->hd / t, "tp_attn_out", g_fwd_kind(G));
     residual(G, c, "bias_dropout_add");
     norm(G, c, "post_attn_norm", 0);
     gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
-    double fl = M * G->f / t;
-    memop(G, c, G->gated ? "swiglu" : "gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * fl * G->act_B, 8.0 * fl);
+    mlp_act(G, c, 0);
     gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
     residual(G, c, "bias_dropout_add");
 }
@@ -614,14 +755,14 @@ static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const cha
 static void layer_bwd(gen *G, const ctx *c)
 {
     double M = tokens(G), t = G->T;
-    double fl = M * G->f / t;
+    fp8_casts(G, c, 1);
     residual(G, c, "bias_dropout_add_bwd");
     /* the g operator's backward: with SP, the output gradient is all-gathered for the dgrad GEMM */
     gemm_tp(G, c, "fc2_dgrad", M, G->f / t, G->h, "tp_allgather_mlp_grad", ORR_COLL_ALLGATHER);
     gemm(G, c, "fc2_wgrad", G->f / t, G->h, M);
-    memop(G, c, G->gated ? "swiglu_bwd" : "gelu_bwd", ORR_CLS_ELEMENTWISE, (G->gated ? 5.0 : 3.0) * fl * G->act_B,
-          10.0 * fl);
+    mlp_act(G, c, 1);
     column_linear_bwd(G, c, "fc1_dgrad", "fc1_wgrad", G->f * (G->gated ? 2.0 : 1.0) / t);
+    if (G->gated) eager_grad_adds(G, c, "w1_w3_input_grad_add", 1);
     norm(G, c, "post_attn_norm_bwd", 1);
     residual(G, c, "bias_dropout_add_bwd");
     gemm_tp(G, c, "proj_dgrad", M, G->a * G->hd / t, G->h, "tp_allgather_attn_grad", ORR_COLL_ALLGATHER);
@@ -632,10 +773,9 @@ static void layer_bwd(gen *G, const ctx *c)
         attention(G, &rc, 0);
     }
     attention(G, c, 1);
-    if (G->s->model.rmsnorm)
-        memop(G, c, "rotary_bwd", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
-              3.0 * M * (G->a + G->g) * G->hd / t);
+    rotary(G, c, 1);
     column_linear_bwd(G, c, "qkv_dgrad", "qkv_wgrad", (G->a + 2.0 * G->g) * G->hd / t);
+    eager_grad_adds(G, c, "wq_wk_wv_input_grad_add", 2);
     norm(G, c, "input_norm_bwd", 1);
 }
 
@@ -909,14 +1049,13 @@ static void sac_recompute(gen *G, const ctx *c)
     double M = tokens(G), t = G->T;
     norm(G, c, "input_norm", 0);
     gemm(G, c, "k_gemm", M, G->g * G->hd / t, G->h);
-    if (G->s->model.rmsnorm)
-        memop(G, c, "rotary", ORR_CLS_ELEMENTWISE, 2.0 * M * (G->a + G->g) * G->hd / t * G->act_B,
-              3.0 * M * (G->a + G->g) * G->hd / t);
+    rotary(G, c, 0);
     gemm(G, c, "proj_gemm", M, G->h, G->a * G->hd / t);
+    if (eager(G)) residual(G, c, "residual_add");
     norm(G, c, "post_attn_norm", 0);
     gemm(G, c, "fc_up_gemm", M, G->f / t, G->h);
-    double fl = M * G->f / t;
-    memop(G, c, G->gated ? "swiglu" : "gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * fl * G->act_B, 8.0 * fl);
+    mlp_act(G, c, 0);
+    if (eager(G)) residual(G, c, "residual_add");
 }
 
 /* ---- FSDP units (TorchTitan's fully_shard per block, and the root) ---- */
