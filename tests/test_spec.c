@@ -434,7 +434,7 @@ static void test_bad_spec_files(void)
     EXPECT_FAIL(rc, err, ":2: parallel.tpp: unknown key (allowed: tp, pp, dp, vpp, sp, dist_opt, cp, fsdp, zero, "
                           "reshard_after_forward, fp8_allgather)");
     rc = load_text(&s, "modle: gpt3-175b\n", &err, NULL);
-    EXPECT_FAIL(rc, err, "modle: unknown key (allowed: model, gpu, cluster, gpus, parallel, training, options, network)");
+    EXPECT_FAIL(rc, err, "modle: unknown key (allowed: model, gpu, cluster, gpus, parallel, training, options, network, jobs)");
     rc = load_text(&s, "model: [gpt3\ngpu: H100\n", &err, path);
     EXPECT_FAIL(rc, err, path, "invalid YAML");
     rc = load_text(&s, "model: gpt3-175b\n  gpu: H100\n", &err, NULL);

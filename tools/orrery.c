@@ -51,6 +51,35 @@ static double wall_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* A spec with jobs: (docs/spec.md "jobs"): each job alone and all together on one cluster. */
+static int predict_jobs(const orr_spec *s)
+{
+    orr_err err = {{0}};
+    double t0 = wall_s();
+    orr_jobs_prediction p;
+    if (orr_predict_jobs(s, &p, &err) < 0) return fail(&err);
+    double wall = wall_s() - t0;
+    if (s->trace_path[0] && orr_report_trace(s->trace_path, p.w, &p.x, &err) < 0) {
+        orr_jobs_prediction_free(&p);
+        return fail(&err);
+    }
+    orr_buf out = {0};
+    if (s->json) {
+        orr_report_jobs_json(&p.report, &out);
+    } else {
+        orr_report_jobs_text(&p.report, &out);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        orr_buf_printf(&out, "simulated in %.3f s wall, peak RSS %.1f MiB\n", wall, (double)ru.ru_maxrss / 1024.0);
+        if (s->trace_path[0])
+            orr_buf_printf(&out, "trace of the shared run written to %s (open in ui.perfetto.dev)\n", s->trace_path);
+    }
+    fwrite(out.s, 1, out.n, stdout);
+    orr_buf_free(&out);
+    orr_jobs_prediction_free(&p);
+    return 0;
+}
+
 static int cmd_predict(int argc, char **argv)
 {
     orr_spec s;
@@ -61,8 +90,15 @@ static int cmd_predict(int argc, char **argv)
         if (orr_spec_load_file(&s, argv[0], &err) < 0) return fail(&err);
         i = 1;
     }
-    if (orr_spec_apply_flags(&s, argc - i, argv + i, &err) < 0) return fail(&err);
-    if (orr_spec_resolve(&s, &err) < 0) return fail(&err);
+    if (orr_spec_apply_flags(&s, argc - i, argv + i, &err) < 0 || orr_spec_resolve(&s, &err) < 0) {
+        orr_spec_free(&s);
+        return fail(&err);
+    }
+    if (s.njobs) {
+        int rc = predict_jobs(&s);
+        orr_spec_free(&s);
+        return rc;
+    }
 
     double t0 = wall_s();
     orr_prediction p;

@@ -27,6 +27,32 @@ typedef struct orr_prediction {
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err);
 void orr_prediction_free(orr_prediction *p);
 
+/* Several jobs on one cluster (a spec with jobs:, docs/spec.md "jobs"): every job is run alone on
+ * its GPUs of the shared topology, then all of them in one run over one network, where their flows
+ * compete (under --net flow). Ranks keep their job's numbering in each job's workload and results;
+ * the shared run places them with orr_workload_append. */
+typedef struct orr_job_prediction {
+    orr_workload *w;         /* the job's own workload (ranks 0..gpus-1 of the job) */
+    orr_result alone;        /* the job alone on its GPUs */
+    orr_result shared;       /* the job in the shared run (network summary in the run's, below) */
+    orr_report_info info;
+    char title[256];
+    orr_buf config_json;
+} orr_job_prediction;
+
+typedef struct orr_jobs_prediction {
+    size_t njobs;
+    orr_job_prediction *jobs;
+    orr_workload *w;         /* every job placed on the cluster: the shared run's workload */
+    orr_exec_result x;       /* the shared run */
+    orr_job_report *rep;     /* njobs entries, for report */
+    orr_jobs_report report;  /* what orr_report_jobs_text/json print */
+    char fabric[300];
+} orr_jobs_prediction;
+
+int orr_predict_jobs(const orr_spec *s, orr_jobs_prediction *p, orr_err *err);
+void orr_jobs_prediction_free(orr_jobs_prediction *p);
+
 /* The emulator's pipeline (emulate.h): collate the traces of eo->trace_dir, estimate, execute
  * with the analytic network, build the result. device_bytes: the GPU memory of the run (the
  * verdict's capacity is that minus gpu.runtime_reserved). info gets what the collator saw. */

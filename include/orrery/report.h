@@ -88,6 +88,11 @@ typedef struct orr_result {
     char flops_convention[160];
     orr_mem_summary mem;
     orr_net_summary net;         /* link use under --net flow (net.present 0 otherwise) */
+    /* Per communicator (group id of the workload): the time its collectives ran (transfer, from
+     * the last member joining to the end), summed over the iteration, mean over its simulated
+     * members. ngroups entries (0 for a group no simulated rank is in). */
+    int64_t *group_comm_ps;
+    size_t ngroups;
 } orr_result;
 
 int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
@@ -101,6 +106,36 @@ void orr_report_json(const orr_result *r, const orr_workload *w, const orr_repor
  * plus one for the host. */
 int orr_report_trace(const char *path, const orr_workload *w, const orr_exec_result *x,
                      orr_err *err);
+/* Several jobs sharing one cluster (`orrery predict` with jobs:): each job alone on its GPUs and
+ * all of them in one run. */
+typedef struct orr_job_report {
+    const char *name;
+    const orr_workload *w;        /* the job's own workload (its ranks numbered 0..gpus-1) */
+    const orr_report_info *info;
+    const orr_result *alone;      /* the job alone on its GPUs of the shared topology */
+    const orr_result *shared;     /* the job in the run of all jobs */
+    const uint32_t *gpu_of;       /* global GPU of each of its ranks (w->world_size entries) */
+} orr_job_report;
+
+typedef struct orr_jobs_report {
+    orr_net_kind backend;         /* analytic: the jobs do not interact */
+    uint32_t cluster_gpus;
+    const char *fabric;           /* e.g. "fat-tree, oversubscription 2" (NULL: not shown) */
+    int64_t makespan_ps;          /* the shared run, until its last job finished */
+    uint64_t events;              /* of the shared run */
+    const orr_net_summary *net;   /* the shared run's fabric (present under --net flow) */
+    size_t njobs;
+    const orr_job_report *jobs;
+} orr_jobs_report;
+
+void orr_report_jobs_text(const orr_jobs_report *j, orr_buf *out);
+void orr_report_jobs_json(const orr_jobs_report *j, orr_buf *out);
+/* The network section of the text report (nothing when n->present is 0). */
+void orr_report_net_text(const orr_net_summary *n, orr_buf *out);
+/* The network member of the JSON report at indent 2, `\n  "network": {...},` with its comma
+ * (null when n->present is 0). */
+void orr_report_net_json(const orr_net_summary *n, orr_buf *out);
+
 /* JSON string escaping into a buffer (used by every JSON writer). */
 void orr_json_str(orr_buf *b, const char *s);
 /* A JSON number: the shortest of %.15g/%.16g/%.17g that reads back as exactly v; null for NaN or

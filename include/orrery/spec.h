@@ -16,6 +16,8 @@ typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RE
  * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
 typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
 
+struct orr_job;
+
 typedef struct orr_spec {
     orr_model model;
     orr_gpu gpu;
@@ -56,10 +58,32 @@ typedef struct orr_spec {
     orr_cc cc;                 /* packet backend: congestion control (default DCQCN) */
     uint32_t packet_payload_bytes; /* packet backend: payload per packet (default 65536) */
     char spec_path[256];       /* where the spec came from, for messages */
+    /* Several jobs on one cluster (docs/spec.md "jobs"): njobs > 0 when the spec has a `jobs:`
+     * list. Each job is a spec of its own (the top level's keys overlaid by the job's entry); gpus
+     * is then the cluster's GPU count (0: just enough nodes for the jobs, set by resolve). */
+    uint32_t njobs;
+    struct orr_job *jobs;      /* heap, njobs entries; freed by orr_spec_free */
     /* Output options (front door). */
     int json;
     char trace_path[256];
 } orr_spec;
+
+/* One job of a multi-job spec and where it runs. Placement: `first_gpu` (contiguous GPUs from
+ * there), `nodes` (whole nodes, in the order given), or neither (packed after the previous job).
+ * Resolve fills gpu_of: the global GPU (host of the shared topology) of each of the job's ranks. */
+#define ORR_JOBS_MAX 256
+#define ORR_JOB_NODES_MAX 4096
+typedef struct orr_job {
+    char name[32];
+    int line;                  /* line of the entry in the spec file (0: unknown) */
+    int placement_line;        /* line of first_gpu: or nodes: */
+    int first_gpu_set;
+    uint32_t first_gpu;
+    uint32_t nnodes;           /* nodes: given (0: not) */
+    uint32_t *nodes;           /* heap */
+    uint32_t *gpu_of;          /* resolve: s.gpus entries (heap) */
+    orr_spec s;                /* the job's own spec (njobs 0) */
+} orr_job;
 
 /* Defaults: everything unset except the tunables with documented defaults. */
 void orr_spec_init(orr_spec *s);
@@ -73,6 +97,10 @@ int orr_model_load_file(orr_model *m, const char *path, orr_err *err);
 int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err);
 /* Derives what was left out (dp, seq, ...) and checks every divisibility and range rule. */
 int orr_spec_resolve(orr_spec *s, orr_err *err);
+
+/* Frees what a spec holds on the heap (the jobs of a multi-job spec); the spec can be reused
+ * after orr_spec_init. */
+void orr_spec_free(orr_spec *s);
 
 /* Bytes the framework's allocator may use on one GPU: --mem-capacity (or the GPU's HBM) minus the
  * memory outside it (gpu.runtime_reserved_gib). */

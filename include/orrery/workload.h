@@ -216,6 +216,15 @@ orr_op *orr_rank_push(orr_rank *r, const orr_op *op);
 /* Checks references (streams, events, groups, peers), fills nsim/nstreams/nevents.
  * Returns -1 with a message for an inconsistent workload. */
 int orr_workload_finalize(orr_workload *w, orr_err *err);
+/* Appends every rank and communicator of src to dst, with src's global rank g moved to gpu_of[g]
+ * (src->world_size entries, each below dst->world_size, distinct): rank GPUs, group members and
+ * p2p peers are mapped, collectives are renumbered onto dst's new groups, op names re-interned and
+ * labels prefixed with "prefix " when prefix is not empty. This places a job on part of a larger
+ * cluster, several jobs in one workload (multi-job prediction). src must simulate every GPU (no
+ * rank standing for others); dst gets no symmetry. Finalize dst afterwards. Returns the index of
+ * the first appended rank, or -1 with a message. */
+int64_t orr_workload_append(orr_workload *dst, const orr_workload *src, const uint32_t *gpu_of, const char *prefix,
+                            orr_err *err);
 /* Index of the simulated rank for global rank gpu, or -1. */
 int64_t orr_workload_rank_of(const orr_workload *w, uint32_t gpu);
 

@@ -7,6 +7,7 @@
 #include "orrery/estimate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void config_json(const orr_spec *s, orr_buf *b)
@@ -38,6 +39,27 @@ static void config_json(const orr_spec *s, orr_buf *b)
     orr_buf_puts(b, "}");
 }
 
+/* The title, the configuration echo and the report info of a resolved single-job spec. */
+static void describe(const orr_spec *s, char *title, size_t cap, orr_buf *config, orr_report_info *info)
+{
+    char par[96];
+    int n = snprintf(par, sizeof par, "TP%u PP%u DP%u", s->tp, s->pp, s->dp);
+    if (s->vpp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " VPP%u", s->vpp);
+    if (s->cp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " CP%u", s->cp);
+    if (s->fsdp && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " FSDP%u", s->fsdp);
+    if (s->zero && n > 0 && (size_t)n < sizeof par) snprintf(par + n, sizeof par - (size_t)n, " ZeRO-%u", s->zero);
+    snprintf(title, cap, "%s on %u x %s (%s, mbs %u, gbs %u, seq %u, %s)", s->model.name, s->gpus,
+             s->gpu.name, par, s->mbs, s->gbs, s->seq, orr_dtype_name(s->precision));
+    config_json(s, config);
+    info->title = title;
+    info->gpu_name = s->gpu.name;
+    info->peak_flops_per_gpu = s->gpu.peak_flops[s->precision];
+    info->config_json = config->s;
+    info->device_bytes = s->mem_capacity_bytes ? s->mem_capacity_bytes : s->gpu.hbm_bytes;
+    info->runtime_reserved_bytes = s->gpu.runtime_reserved_bytes;
+    info->caching_allocator = s->caching_allocator;
+}
+
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
 {
     memset(p, 0, sizeof *p);
@@ -57,22 +79,7 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
         orr_prediction_free(p);
         return -1;
     }
-    char par[96];
-    int n = snprintf(par, sizeof par, "TP%u PP%u DP%u", s->tp, s->pp, s->dp);
-    if (s->vpp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " VPP%u", s->vpp);
-    if (s->cp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " CP%u", s->cp);
-    if (s->fsdp && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " FSDP%u", s->fsdp);
-    if (s->zero && n > 0 && (size_t)n < sizeof par) snprintf(par + n, sizeof par - (size_t)n, " ZeRO-%u", s->zero);
-    snprintf(p->title, sizeof p->title, "%s on %u x %s (%s, mbs %u, gbs %u, seq %u, %s)", s->model.name, s->gpus,
-             s->gpu.name, par, s->mbs, s->gbs, s->seq, orr_dtype_name(s->precision));
-    config_json(s, &p->config_json);
-    p->info.title = p->title;
-    p->info.gpu_name = s->gpu.name;
-    p->info.peak_flops_per_gpu = s->gpu.peak_flops[s->precision];
-    p->info.config_json = p->config_json.s;
-    p->info.device_bytes = s->mem_capacity_bytes ? s->mem_capacity_bytes : s->gpu.hbm_bytes;
-    p->info.runtime_reserved_bytes = s->gpu.runtime_reserved_bytes;
-    p->info.caching_allocator = s->caching_allocator;
+    describe(s, p->title, sizeof p->title, &p->config_json, &p->info);
     if (orr_result_build(&p->r, p->w, &p->x, &p->info, err) < 0) {
         orr_prediction_free(p);
         return -1;
@@ -86,5 +93,152 @@ void orr_prediction_free(orr_prediction *p)
     orr_exec_result_free(&p->x);
     orr_workload_free(p->w);
     orr_buf_free(&p->config_json);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- Several jobs on one cluster (a spec with jobs:) ---- */
+
+/* Runs w (jobs already placed on the cluster of s) over the shared network settings of s. */
+static int run_placed(const orr_spec *s, const orr_workload *w, orr_exec_result *x, orr_err *err)
+{
+    orr_net_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gpus = s->gpus;
+    cfg.topo = s->topo;
+    cfg.pxn = s->pxn;
+    cfg.cc = s->cc;
+    cfg.packet_payload_bytes = s->packet_payload_bytes;
+    orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .net_cfg = &cfg,
+                          .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator};
+    return orr_execute(w, &s->gpu, &s->cluster, &opts, x, err);
+}
+
+/* Job j's workload on its GPUs of the cluster (alone: only it). */
+static orr_workload *placed(const orr_spec *s, const orr_workload *const *jw, size_t first, size_t count,
+                            int64_t *rank0, orr_err *err)
+{
+    orr_workload *w = orr_workload_new(s->gpus, s->cluster.gpus_per_node);
+    for (size_t i = first; i < first + count; i++) {
+        int64_t r0 = orr_workload_append(w, jw[i], s->jobs[i].gpu_of, count > 1 ? s->jobs[i].name : "", err);
+        if (r0 < 0) {
+            orr_workload_free(w);
+            return NULL;
+        }
+        if (rank0) rank0[i] = r0;
+    }
+    if (orr_workload_finalize(w, err) < 0) {
+        orr_workload_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Builds job j's result from its ranks [r0, r0 + n) of the shared run x. Dependencies there point at
+ * shared-run rank indices; they are moved to the job's own numbering for the critical path and
+ * back afterwards (no job depends on another's ops: nothing crosses jobs but the network). */
+static int shared_result(orr_jobs_prediction *p, size_t j, int64_t r0, orr_err *err)
+{
+    orr_job_prediction *jp = &p->jobs[j];
+    size_t n = jp->w->nranks;
+    orr_exec_result v;
+    memset(&v, 0, sizeof v);
+    v.nranks = n;
+    v.ranks = orr_xmalloc((n ? n : 1) * sizeof *v.ranks);
+    v.events = p->x.events;
+    for (size_t r = 0; r < n; r++) {
+        v.ranks[r] = p->x.ranks[(size_t)r0 + r];
+        for (size_t i = 0; i < jp->w->ranks[r].nops; i++)
+            if (v.ranks[r].t[i].dep_kind != ORR_DEP_NONE) v.ranks[r].t[i].dep_rank -= (uint32_t)r0;
+        /* the makespan and its last op as orr_execute picks them */
+        if (r == 0 || v.ranks[r].end_ps > v.makespan_ps) {
+            v.makespan_ps = v.ranks[r].end_ps;
+            v.last_rank = (uint32_t)r;
+            v.last_op = 0;
+            for (uint32_t i = 0; i < jp->w->ranks[r].nops; i++)
+                if (v.ranks[r].t[i].end_ps >= v.ranks[r].end_ps) v.last_op = i;
+        }
+    }
+    int rc = orr_result_build(&jp->shared, jp->w, &v, &jp->info, err);
+    for (size_t r = 0; r < n; r++)
+        for (size_t i = 0; i < jp->w->ranks[r].nops; i++)
+            if (v.ranks[r].t[i].dep_kind != ORR_DEP_NONE) v.ranks[r].t[i].dep_rank += (uint32_t)r0;
+    free(v.ranks);
+    return rc;
+}
+
+int orr_predict_jobs(const orr_spec *s, orr_jobs_prediction *p, orr_err *err)
+{
+    memset(p, 0, sizeof *p);
+    if (!s->njobs) return orr_fail(err, "predict: the spec has no jobs: list");
+    p->njobs = s->njobs;
+    p->jobs = orr_xcalloc(s->njobs, sizeof *p->jobs);
+    p->rep = orr_xcalloc(s->njobs, sizeof *p->rep);
+    orr_workload **jw = orr_xcalloc(s->njobs, sizeof *jw);
+    int64_t *rank0 = orr_xcalloc(s->njobs, sizeof *rank0);
+    int rc = 0;
+    for (size_t i = 0; i < s->njobs && rc == 0; i++) {
+        orr_job_prediction *jp = &p->jobs[i];
+        const orr_spec *js = &s->jobs[i].s;
+        orr_err e;
+        jp->w = jw[i] = orr_gen_megatron(js, &e);
+        if (!jp->w) {
+            rc = orr_fail(err, "jobs[%zu] (\"%s\"): %s", i, s->jobs[i].name, e.msg);
+            break;
+        }
+        orr_estimate_workload(jp->w, &js->gpu);
+        describe(js, jp->title, sizeof jp->title, &jp->config_json, &jp->info);
+        /* alone: only this job on its GPUs of the same topology */
+        orr_workload *a = placed(s, (const orr_workload *const *)jw, i, 1, NULL, err);
+        orr_exec_result xa;
+        if (!a || run_placed(s, a, &xa, err) < 0) {
+            orr_workload_free(a);
+            rc = -1;
+            break;
+        }
+        rc = orr_result_build(&jp->alone, jp->w, &xa, &jp->info, err);
+        orr_exec_result_free(&xa);
+        orr_workload_free(a);
+    }
+    if (rc == 0) {
+        p->w = placed(s, (const orr_workload *const *)jw, 0, s->njobs, rank0, err);
+        if (!p->w || run_placed(s, p->w, &p->x, err) < 0) rc = -1;
+    }
+    for (size_t i = 0; i < s->njobs && rc == 0; i++) rc = shared_result(p, i, rank0[i], err);
+    free(rank0);
+    free(jw);
+    if (rc) {
+        orr_jobs_prediction_free(p);
+        return -1;
+    }
+    for (size_t i = 0; i < s->njobs; i++)
+        p->rep[i] = (orr_job_report){.name = s->jobs[i].name, .w = p->jobs[i].w, .info = &p->jobs[i].info,
+                                     .alone = &p->jobs[i].alone, .shared = &p->jobs[i].shared,
+                                     .gpu_of = s->jobs[i].gpu_of};
+    p->report = (orr_jobs_report){.backend = s->net, .cluster_gpus = s->gpus, .makespan_ps = p->x.makespan_ps,
+                                  .events = p->x.events, .net = p->x.net.present ? &p->x.net : NULL,
+                                  .njobs = s->njobs, .jobs = p->rep};
+    if (s->net != ORR_NET_ANALYTIC) {
+        if (s->topo.kind == ORR_TOPO_HPCC)
+            snprintf(p->fabric, sizeof p->fabric, "topology file %s", s->topo.path);
+        else
+            snprintf(p->fabric, sizeof p->fabric, "%s, oversubscription %g%s", orr_topo_kind_name(s->topo.kind),
+                     s->topo.oversub, s->pxn ? ", PXN" : "");
+        p->report.fabric = p->fabric;
+    }
+    return 0;
+}
+
+void orr_jobs_prediction_free(orr_jobs_prediction *p)
+{
+    for (size_t i = 0; i < p->njobs && p->jobs; i++) {
+        orr_result_free(&p->jobs[i].alone);
+        orr_result_free(&p->jobs[i].shared);
+        orr_workload_free(p->jobs[i].w);
+        orr_buf_free(&p->jobs[i].config_json);
+    }
+    free(p->jobs);
+    free(p->rep);
+    orr_exec_result_free(&p->x);
+    orr_workload_free(p->w);
     memset(p, 0, sizeof *p);
 }

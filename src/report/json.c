@@ -308,6 +308,11 @@ static int has_text(const char *s)
     return 0;
 }
 
+void orr_report_net_json(const orr_net_summary *n, orr_buf *out)
+{
+    network_json(out, n);
+}
+
 void orr_report_json(const orr_result *r, const orr_workload *w, const orr_report_info *info,
                      orr_buf *out)
 {

@@ -429,6 +429,22 @@ static void mem_summary(orr_mem_summary *m, const orr_workload *w, const orr_exe
         m->running_op = running_at(&w->ranks[m->peak_rank], x->ranks[m->peak_rank].t, m->peak_t_ps);
 }
 
+/* Transfer time of each communicator's collectives, mean over its simulated members. */
+static void group_comm(orr_result *r, const orr_workload *w, const orr_exec_result *x)
+{
+    r->ngroups = w->ngroups;
+    r->group_comm_ps = orr_xcalloc(w->ngroups ? w->ngroups : 1, sizeof *r->group_comm_ps);
+    for (size_t k = 0; k < w->nranks; k++)
+        for (size_t i = 0; i < w->ranks[k].nops; i++) {
+            const orr_op *op = &w->ranks[k].ops[i];
+            const orr_op_time *t = &x->ranks[k].t[i];
+            if (op->kind == ORR_OP_COLL && op->a < w->ngroups && t->end_ps > t->start_ps)
+                r->group_comm_ps[op->a] += t->end_ps - t->start_ps;
+        }
+    for (size_t g = 0; g < w->ngroups; g++)
+        if (w->groups[g].nsim) r->group_comm_ps[g] /= w->groups[g].nsim;
+}
+
 int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
                      const orr_report_info *info, orr_err *err)
 {
@@ -454,6 +470,7 @@ int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result
         rank_breakdown(&w->ranks[i], x->ranks[i].t, r->iteration_ps, ev, &r->ranks[i]);
     free(ev);
     mean_breakdown(w, r->ranks, r->iteration_ps, &r->mean);
+    group_comm(r, w, x);
 
     if (critical_path(w, x, &r->cp, err) < 0) {
         orr_result_free(r);
@@ -468,4 +485,7 @@ void orr_result_free(orr_result *r)
     free(r->ranks);
     r->ranks = NULL;
     r->nranks = 0;
+    free(r->group_comm_ps);
+    r->group_comm_ps = NULL;
+    r->ngroups = 0;
 }

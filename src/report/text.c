@@ -251,6 +251,11 @@ static void network_text(const orr_net_summary *n, orr_buf *out)
     }
 }
 
+void orr_report_net_text(const orr_net_summary *n, orr_buf *out)
+{
+    network_text(n, out);
+}
+
 void orr_report_text(const orr_result *r, const orr_workload *w, const orr_report_info *info,
                      orr_buf *out)
 {

@@ -251,7 +251,23 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     return orr_fail(err, "%s: internal error: flag without a handler", f->name);
 }
 
-int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err)
+/* With jobs: (docs/spec.md "jobs") flags set only what the jobs share: the hardware, the cluster's
+ * GPU count, the network, the run-wide options and the output. */
+static int shared_flag(flag_id id)
+{
+    switch (id) {
+    case F_GPU: case F_CLUSTER: case F_GPUS: case F_GPUS_PER_NODE: case F_JSON: case F_TRACE: case F_NO_SYMMETRY:
+    case F_LAUNCH_US: case F_MEM_CAPACITY: case F_CACHING: case F_NO_CACHING: case F_NET: case F_TOPOLOGY:
+    case F_TOPOLOGY_FILE: case F_OVERSUB: case F_PXN: case F_NO_PXN: case F_CC: case F_PACKET_PAYLOAD:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* job: s is one job of a multi-job spec; the flags that are the top level's own (the cluster's GPU
+ * count, the output) are left to it. */
+static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, orr_err *err)
 {
     uint32_t gpn = 0;
     for (int i = 0; i < argc; i++) {
@@ -273,10 +289,28 @@ int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err)
         } else if (eq) {
             return orr_fail(err, "%s takes no value", f->name);
         }
+        if (!job && s->njobs && !shared_flag(f->id)) {
+            orr_buf list = {0};
+            for (size_t k = 0; k < NFLAGS; k++)
+                if (shared_flag(flags[k].id)) orr_buf_printf(&list, "%s%s", list.n ? " " : "", flags[k].name);
+            int rc = orr_fail(err, "%s: the spec has jobs:, so this is set per job in the spec file (jobs[].*); "
+                                   "flags may set only what the jobs share: %s", f->name, list.s);
+            orr_buf_free(&list);
+            return rc;
+        }
+        if (job && (f->id == F_GPUS || f->id == F_JSON || f->id == F_TRACE)) continue;
         if (apply_flag(s, f, val, &gpn, err)) return -1;
     }
     /* --gpus-per-node applies to the cluster in effect after all the flags, whatever their order. If
      * none is named yet, it is kept in the unnamed cluster for resolve to apply to the default. */
     if (gpn) s->cluster.gpus_per_node = gpn;
+    return 0;
+}
+
+int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err)
+{
+    if (apply_flags_to(s, argc, argv, 0, err)) return -1;
+    for (uint32_t j = 0; j < s->njobs; j++)
+        if (apply_flags_to(&s->jobs[j].s, argc, argv, 1, err)) return -1;
     return 0;
 }

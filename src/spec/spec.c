@@ -12,8 +12,10 @@
 
 #include "spec/yaml.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void orr_spec_init(orr_spec *s)
@@ -39,6 +41,17 @@ void orr_spec_init(orr_spec *s)
     s->reshard_after_forward = -1; /* resolve: 1, or 0 with PP as TorchTitan does */
     s->caching_allocator = 1;
     s->compile_loss = -1; /* resolve: as compile */
+}
+
+void orr_spec_free(orr_spec *s)
+{
+    for (uint32_t i = 0; i < s->njobs; i++) {
+        free(s->jobs[i].nodes);
+        free(s->jobs[i].gpu_of);
+    }
+    free(s->jobs);
+    s->jobs = NULL;
+    s->njobs = 0;
 }
 
 uint64_t orr_spec_alloc_capacity(const orr_spec *s)
@@ -152,26 +165,112 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
     return orr_y_apply_fields(s, f, nf, sec, err);
 }
 
+/* ---- jobs: several jobs on one cluster (docs/spec.md "jobs") ---- */
+
+static const char *const job_keys[] = {"name", "model", "gpus", "parallel", "training", "options", "first_gpu",
+                                       "nodes", NULL};
+/* Options the executor applies to the whole run, so every job of a multi-job spec shares them. */
+static const char *const run_options[] = {"launch_us", "symmetry", "caching_allocator", "mem_capacity_gib", NULL};
+
+static int apply_sections(orr_spec *s, const orr_ynode *map, orr_err *err)
+{
+    const orr_ynode *n;
+    if ((n = orr_y_get(map, "gpus")) && orr_y_u32(n, 1, &s->gpus, err)) return -1;
+    if ((n = orr_y_get(map, "parallel")) &&
+        apply_section(s, n, parallel_fields, N(parallel_fields), NULL, err))
+        return -1;
+    if ((n = orr_y_get(map, "training")) &&
+        apply_section(s, n, training_fields, N(training_fields), training_enums, err))
+        return -1;
+    if ((n = orr_y_get(map, "options")) && apply_section(s, n, options_fields, N(options_fields), options_enums, err))
+        return -1;
+    return 0;
+}
+
+/* One entry of jobs:, on top of the top level's keys (its defaults). */
+static int apply_job(const orr_spec *top, orr_job *j, const orr_ynode *e, size_t idx, orr_err *err)
+{
+    if (orr_y_check_keys(e, NULL, 0, job_keys, err)) return -1;
+    j->s = *top;
+    j->s.njobs = 0;
+    j->s.jobs = NULL;
+    j->s.gpus = 0; /* the top level's gpus is the cluster's */
+    j->line = e->line;
+    snprintf(j->name, sizeof j->name, "job%zu", idx);
+    const orr_ynode *n, *opt = orr_y_get(e, "options");
+    if ((n = orr_y_get(e, "name"))) {
+        if (orr_y_str(n, j->name, sizeof j->name, err)) return -1;
+        if (!j->name[0]) return orr_y_fail(n, err, "expected a non-empty name");
+    }
+    if (opt && opt->kind == ORR_YMAP)
+        for (const orr_ynode *c = opt->first; c; c = c->next)
+            for (size_t k = 0; run_options[k]; k++)
+                if (strcmp(c->key, run_options[k]) == 0)
+                    return orr_y_fail(c, err, "applies to the whole run, not to one job: set it in the top-level "
+                                              "options:");
+    if ((n = orr_y_get(e, "model")) && orr_model_from_yaml(&j->s.model, n, err)) return -1;
+    if (apply_sections(&j->s, e, err)) return -1;
+    const orr_ynode *fg = orr_y_get(e, "first_gpu"), *nodes = orr_y_get(e, "nodes");
+    if (fg && nodes) return orr_y_fail(nodes, err, "give first_gpu or nodes, not both");
+    if (fg) {
+        uint64_t v;
+        if (orr_y_uint(fg, 0, UINT32_MAX - 1, &v, err)) return -1;
+        j->first_gpu = (uint32_t)v;
+        j->first_gpu_set = 1;
+        j->placement_line = fg->line;
+    }
+    if (nodes) {
+        j->placement_line = nodes->line;
+        if (nodes->kind != ORR_YSEQ || nodes->n == 0 || nodes->n > ORR_JOB_NODES_MAX) {
+            char got[96];
+            orr_y_describe(nodes, got, sizeof got);
+            return orr_y_fail(nodes, err, "expected a list of 1 to %d node indices, got %s", ORR_JOB_NODES_MAX, got);
+        }
+        j->nodes = orr_xmalloc(nodes->n * sizeof *j->nodes);
+        for (const orr_ynode *c = nodes->first; c; c = c->next) {
+            uint64_t v;
+            if (orr_y_uint(c, 0, UINT32_MAX - 1, &v, err)) return -1;
+            j->nodes[j->nnodes++] = (uint32_t)v;
+        }
+    }
+    return 0;
+}
+
+static int apply_jobs(orr_spec *s, const orr_ynode *list, orr_err *err)
+{
+    if (list->kind != ORR_YSEQ || list->n == 0 || list->n > ORR_JOBS_MAX) {
+        char got[96];
+        orr_y_describe(list, got, sizeof got);
+        return orr_y_fail(list, err, "expected a list of 1 to %d job mappings, got %s", ORR_JOBS_MAX, got);
+    }
+    s->jobs = orr_xcalloc(list->n, sizeof *s->jobs);
+    size_t i = 0;
+    for (const orr_ynode *e = list->first; e; e = e->next, i++) {
+        s->njobs = (uint32_t)i + 1; /* so orr_spec_free sees what this entry allocated */
+        if (apply_job(s, &s->jobs[i], e, i, err)) return -1;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(s->jobs[k].name, s->jobs[i].name) == 0) {
+                const orr_ynode *nm = orr_y_get(e, "name");
+                return orr_y_fail(nm ? nm : e, err, "job name \"%s\" is also the name of jobs[%zu]; names must differ",
+                                  s->jobs[i].name, k);
+            }
+    }
+    return 0;
+}
+
 static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
 {
     static const char *const top[] = {"model", "gpu", "cluster", "gpus", "parallel", "training", "options", "network",
-                                      NULL};
+                                      "jobs", NULL};
     const orr_ynode *n;
     if (orr_y_check_keys(root, NULL, 0, top, err)) return -1;
     if ((n = orr_y_get(root, "model")) && orr_model_from_yaml(&s->model, n, err)) return -1;
     if ((n = orr_y_get(root, "gpu")) && orr_gpu_from_yaml(&s->gpu, n, err)) return -1;
     if ((n = orr_y_get(root, "cluster")) && orr_cluster_from_yaml(&s->cluster, n, err)) return -1;
-    if ((n = orr_y_get(root, "gpus")) && orr_y_u32(n, 1, &s->gpus, err)) return -1;
-    if ((n = orr_y_get(root, "parallel")) &&
-        apply_section(s, n, parallel_fields, N(parallel_fields), NULL, err))
-        return -1;
-    if ((n = orr_y_get(root, "training")) &&
-        apply_section(s, n, training_fields, N(training_fields), training_enums, err))
-        return -1;
-    if ((n = orr_y_get(root, "options")) && apply_section(s, n, options_fields, N(options_fields), options_enums, err))
-        return -1;
+    if (apply_sections(s, root, err)) return -1;
     if ((n = orr_y_get(root, "network")) && apply_section(s, n, network_fields, N(network_fields), network_enums, err))
         return -1;
+    if ((n = orr_y_get(root, "jobs")) && apply_jobs(s, n, err)) return -1;
     return 0;
 }
 
@@ -182,6 +281,7 @@ int orr_spec_load_file(orr_spec *s, const char *path, orr_err *err)
     snprintf(s->spec_path, sizeof s->spec_path, "%s", path);
     int rc = doc.root ? apply_spec(s, doc.root, err) : 0;
     orr_yaml_free(&doc);
+    if (rc) orr_spec_free(s);
     return rc;
 }
 
@@ -369,8 +469,11 @@ static int resolve_network(orr_spec *s, orr_err *err)
     return 0;
 }
 
+static int resolve_jobs(orr_spec *s, orr_err *err);
+
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
+    if (s->njobs) return resolve_jobs(s, err);
     if (resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) || resolve_sharding(s, err))
         return -1;
     if (s->precision != ORR_BF16 && s->precision != ORR_FP16 && s->precision != ORR_FP8)
@@ -388,4 +491,137 @@ int orr_spec_resolve(orr_spec *s, orr_err *err)
         s->bucket_params = by_dp > 40e6 ? by_dp : 40e6;
     }
     return resolve_network(s, err);
+}
+
+/* ---- Resolve a multi-job spec ---- */
+
+/* "FILE:LINE: jobs[i] ("name"): message" (the line when known). */
+static int job_fail(const orr_spec *s, size_t i, int line, orr_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int job_fail(const orr_spec *s, size_t i, int line, orr_err *err, const char *fmt, ...)
+{
+    char msg[400], where[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *file = s->spec_path[0] ? s->spec_path : "spec";
+    if (line > 0) snprintf(where, sizeof where, "%s:%d: ", file, line);
+    else snprintf(where, sizeof where, "%s: ", file);
+    return orr_fail(err, "%sjobs[%zu] (\"%s\"): %s", where, i, s->jobs[i].name, msg);
+}
+
+typedef struct gpu_owner { uint32_t gpu, job; } gpu_owner;
+
+static int cmp_owner(const void *a, const void *b)
+{
+    const gpu_owner *x = a, *y = b;
+    if (x->gpu != y->gpu) return x->gpu < y->gpu ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
+}
+
+/* Where job i's ranks run: gpu_of[k] = global GPU of its rank k. next is the first GPU after the
+ * previous job (the default placement packs jobs in list order). */
+static int place_job(orr_spec *s, size_t i, uint32_t gpn, uint64_t *next, orr_err *err)
+{
+    orr_job *j = &s->jobs[i];
+    uint32_t n = j->s.gpus;
+    j->gpu_of = orr_xmalloc((size_t)n * sizeof *j->gpu_of);
+    if (j->nnodes) {
+        uint64_t held = (uint64_t)j->nnodes * gpn;
+        if (n >= gpn && held != n)
+            return job_fail(s, i, j->placement_line, err, "nodes: %u nodes of %u GPUs (cluster.gpus_per_node) hold "
+                            "%llu GPUs, but the job has %u (gpus); list %u nodes", j->nnodes, gpn,
+                            (unsigned long long)held, n, n / gpn);
+        if (n < gpn && j->nnodes != 1)
+            return job_fail(s, i, j->placement_line, err, "nodes: the job has %u GPUs, fewer than a node's %u: list one "
+                            "node", n, gpn);
+        for (uint32_t k = 0; k < n; k++) {
+            uint64_t g = (uint64_t)j->nodes[k / gpn] * gpn + k % gpn;
+            if (g >= UINT32_MAX)
+                return job_fail(s, i, j->placement_line, err, "nodes: node %u is beyond the largest cluster",
+                                j->nodes[k / gpn]);
+            j->gpu_of[k] = (uint32_t)g;
+        }
+    } else {
+        uint64_t start = j->first_gpu_set ? j->first_gpu : *next;
+        int whole = n >= gpn, spills = !whole && start % gpn + n > gpn;
+        if (j->first_gpu_set && whole && start % gpn)
+            return job_fail(s, i, j->placement_line, err, "first_gpu: %llu is not the first GPU of a node; a job of "
+                            "%u GPUs takes whole nodes, so first_gpu must be a multiple of gpus_per_node (%u)",
+                            (unsigned long long)start, n, gpn);
+        if (j->first_gpu_set && spills)
+            return job_fail(s, i, j->placement_line, err, "first_gpu: a job of %u GPUs, fewer than a node's %u, must "
+                            "lie within one node, but GPUs %llu..%llu span two", n, gpn,
+                            (unsigned long long)start, (unsigned long long)(start + n - 1));
+        if ((whole && start % gpn) || spills) start += gpn - start % gpn; /* packed: the next node that fits */
+        if (start + n > UINT32_MAX)
+            return job_fail(s, i, j->placement_line, err, "first_gpu: GPUs %llu.. are beyond the largest cluster",
+                            (unsigned long long)start);
+        for (uint32_t k = 0; k < n; k++) j->gpu_of[k] = (uint32_t)(start + k);
+    }
+    uint64_t end = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (j->gpu_of[k] + 1ull > end) end = j->gpu_of[k] + 1ull;
+    *next = end;
+    return 0;
+}
+
+/* Each job on its own (orr_spec_resolve), then what they share: the hardware, the network, the
+ * cluster's GPU count, and placements that fit and do not overlap. */
+static int resolve_jobs(orr_spec *s, orr_err *err)
+{
+    for (size_t i = 0; i < s->njobs; i++) {
+        orr_job *j = &s->jobs[i];
+        orr_err e;
+        /* One run holds every job, and the symmetry of one job is no symmetry of the whole: every
+         * GPU is simulated (docs/spec.md "jobs"). */
+        j->s.symmetry = 0;
+        if (orr_spec_resolve(&j->s, &e)) return job_fail(s, i, j->line, err, "%s", e.msg);
+    }
+    const orr_spec *j0 = &s->jobs[0].s;
+    if (j0->net == ORR_NET_PACKET)
+        return orr_fail(err, "--net packet (network.backend): not supported with jobs: (%s); use --net flow for "
+                             "jobs that share the fabric, or --net analytic", s->spec_path[0] ? s->spec_path : "spec");
+    uint32_t gpn = j0->cluster.gpus_per_node;
+    uint64_t next = 0, end = 0, total = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        if (place_job(s, i, gpn, &next, err)) return -1;
+        if (next > end) end = next;
+        total += s->jobs[i].s.gpus;
+    }
+    if (s->gpus == 0) {
+        uint64_t world = (end + gpn - 1) / gpn * gpn;
+        if (world > UINT32_MAX) return orr_fail(err, "jobs: the jobs need more than 2^32 GPUs");
+        s->gpus = (uint32_t)world;
+    } else if (s->gpus > gpn && s->gpus % gpn) {
+        return orr_fail(err, "--gpus %u (gpus): with jobs: the cluster's GPUs, which must be a multiple of "
+                             "--gpus-per-node (%u, cluster.gpus_per_node) or fewer than it", s->gpus, gpn);
+    }
+    gpu_owner *own = orr_xmalloc((size_t)total * sizeof *own);
+    size_t m = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        for (uint32_t k = 0; k < s->jobs[i].s.gpus; k++) own[m++] = (gpu_owner){s->jobs[i].gpu_of[k], (uint32_t)i};
+    qsort(own, m, sizeof *own, cmp_owner);
+    int rc = 0;
+    for (size_t k = 0; k < m && rc == 0; k++) {
+        const orr_job *j = &s->jobs[own[k].job];
+        if (own[k].gpu >= s->gpus)
+            rc = job_fail(s, own[k].job, j->placement_line ? j->placement_line : j->line, err,
+                          "uses GPU %u, but the cluster has %u GPUs (gpus: %u; give a larger gpus or place the "
+                          "job lower)", own[k].gpu, s->gpus, s->gpus);
+        else if (k > 0 && own[k].gpu == own[k - 1].gpu)
+            rc = job_fail(s, own[k].job, j->placement_line ? j->placement_line : j->line, err,
+                          "GPU %u is also used by jobs[%u] (\"%s\"); jobs must not overlap", own[k].gpu,
+                          own[k - 1].job, s->jobs[own[k - 1].job].name);
+    }
+    free(own);
+    if (rc) return -1;
+    /* The shared keys, as every job resolved them. */
+    s->gpu = j0->gpu;
+    s->cluster = j0->cluster;
+    s->topo = j0->topo;
+    s->net = j0->net;
+    s->symmetry = 0;
+    return 0;
 }

@@ -95,6 +95,60 @@ orr_op *orr_rank_push(orr_rank *r, const orr_op *op)
     return &r->ops[r->nops - 1];
 }
 
+int64_t orr_workload_append(orr_workload *dst, const orr_workload *src, const uint32_t *gpu_of, const char *prefix,
+                            orr_err *err)
+{
+    if (src->sym.nimages > 1) return orr_fail(err, "workload: a job placed on a cluster must simulate every GPU (no symmetry)");
+    for (size_t r = 0; r < src->nranks; r++)
+        if (src->ranks[r].weight != 1 || src->ranks[r].gpu >= src->world_size)
+            return orr_fail(err, "workload: rank %u of a job placed on a cluster stands for %u GPUs or lies outside its "
+                                 "%u; every GPU must be simulated", src->ranks[r].gpu, src->ranks[r].weight,
+                            src->world_size);
+    for (uint32_t g = 0; g < src->world_size; g++)
+        if (gpu_of[g] >= dst->world_size)
+            return orr_fail(err, "workload: rank %u placed on GPU %u, outside the cluster's %u", g, gpu_of[g],
+                            dst->world_size);
+    int64_t first = (int64_t)dst->nranks;
+    uint32_t gbase = (uint32_t)dst->ngroups;
+    uint32_t *members = NULL;
+    size_t cap = 0;
+    for (size_t g = 0; g < src->ngroups; g++) {
+        const orr_group *sg = &src->groups[g];
+        if (sg->size > cap) {
+            free(members);
+            cap = sg->size;
+            members = orr_xmalloc(cap * sizeof *members);
+        }
+        for (uint32_t i = 0; i < sg->size; i++)
+            members[i] = sg->members[i] < src->world_size ? gpu_of[sg->members[i]] : dst->world_size;
+        orr_workload_add_group(dst, (orr_comm_role)sg->role, members, sg->size, sg->label);
+    }
+    free(members);
+    uint16_t *name_of = orr_xmalloc((src->nnames ? src->nnames : 1) * sizeof *name_of);
+    for (size_t i = 0; i < src->nnames; i++) name_of[i] = orr_workload_name(dst, src->names[i]);
+    for (size_t r = 0; r < src->nranks; r++) {
+        const orr_rank *sr = &src->ranks[r];
+        char label[2 * sizeof sr->label + 2]; /* add_rank cuts it to the label size */
+        if (prefix && prefix[0]) snprintf(label, sizeof label, "%s %s", prefix, sr->label);
+        else snprintf(label, sizeof label, "%s", sr->label);
+        uint32_t ri = orr_workload_add_rank(dst, gpu_of[sr->gpu], 1, label);
+        orr_rank *dr = &dst->ranks[ri];
+        dr->ops = orr_xmalloc((sr->nops ? sr->nops : 1) * sizeof *dr->ops);
+        dr->cap = sr->nops ? sr->nops : 1;
+        dr->nops = sr->nops;
+        if (sr->nops) memcpy(dr->ops, sr->ops, sr->nops * sizeof *dr->ops);
+        for (size_t i = 0; i < dr->nops; i++) {
+            orr_op *op = &dr->ops[i];
+            if (op->name < src->nnames) op->name = name_of[op->name];
+            if (op->kind == ORR_OP_COLL) op->a = op->a < src->ngroups ? op->a + gbase : UINT32_MAX;
+            else if (op->kind == ORR_OP_SEND || op->kind == ORR_OP_RECV)
+                op->a = op->a < src->world_size ? gpu_of[op->a] : dst->world_size;
+        }
+    }
+    free(name_of);
+    return first;
+}
+
 int64_t orr_workload_rank_of(const orr_workload *w, uint32_t gpu)
 {
     uint32_t *i = orr_map_get(&w->gpu_to_rank, gpu);
