@@ -4,7 +4,7 @@
  * slowdown distribution compared with ns-3's: mean and p99 within 15%, median within 10%. Both
  * sets of numbers are printed.
  *
- * The k=4 scenarios run by default; the k=8 ones (1,000 flows, ~7 s each) run when
+ * The k=4 scenarios run by default; the k=8 ones (1,000 flows, ~5 s each) run when
  * ORRERY_VALID_K8=1 is set (results are recorded in docs/netsim.md).
  *
  * Paths are ns-3's: `orrery netsim` reproduces its ECMP (hash, seeds, next-hop order, source
