@@ -3,7 +3,8 @@
  * the standalone formula; PFC prevents loss under an incast that overflows the buffer without it;
  * HPCC and DCQCN converge to fair shares on a shared bottleneck; RED marking probability; go-back-N
  * recovers injected loss; identical inputs give identical FCT files; the transport runs flows on a
- * shared engine; bad config and flow lines give one-line errors naming file, line and field.
+ * shared engine; `orrery netsim` routes as ns-3 does (hash, next-hop order, source ports); bad
+ * config and flow lines give one-line errors naming file, line and field.
  */
 #include "check.h"
 #include "net/packet/pkt_internal.h"
@@ -252,6 +253,91 @@ static void test_determinism(void)
     orr_topo_free(&t);
 }
 
+/* The node ids a path visits, from its first link's source. */
+static int path_nodes(const orr_topo *t, const uint32_t *links, int n, uint32_t *nodes)
+{
+    if (n <= 0) return 0;
+    nodes[0] = t->links[links[0]].src;
+    for (int i = 0; i < n; i++) nodes[i + 1] = t->links[links[i]].dst;
+    return n + 1;
+}
+
+/* ns-3-compatible ECMP (ns3route.c). Hash values are those of an independent MurmurHash3
+ * (checked on the algorithm's published vectors); the pinned k=4 paths are what a literal Python
+ * transcription of ns-3's CalculateRoute / SetRoutingEntries / GetOutDev gives (it also agrees
+ * with orr_ns3_router_path on all 2,000 data and ACK paths of the k=8 scenario). Every path is a
+ * shortest path; source ports count from 10000 per (src, dst) pair. */
+static void test_ns3_ecmp(void)
+{
+    CHECK(orr_ns3_ip(8) == 0x0b000801u && orr_ns3_ip(300) == 0x0b012c01u);
+    CHECK(orr_ns3_ecmp_hash(0x0b000801u, 0x0b000001u, 10000, 100, 20) == 0x4afd922bu);
+    CHECK(orr_ns3_ecmp_hash(0x0b000001u, 0x0b000801u, 100, 10000, 16) == 0xe6941b05u);
+    CHECK(orr_ns3_ecmp_hash(0x0b000101u, 0x0b000a01u, 10000, 100, 25) == 0x5b7516e5u);
+    CHECK(orr_ns3_ecmp_hash(0x0b012c01u, 0x0b000501u, 10001, 4791, 0) == 0xb3398b2cu);
+
+    orr_topo t;
+    orr_err err;
+    int rc = orr_topo_read_hpcc(&t, ORRERY_VALIDATION_DIR "/ns3/topo_k4.txt", &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc) return;
+    orr_ns3_router *r = orr_ns3_router_create(&t);
+    static const struct {
+        uint32_t src, dst;
+        uint16_t sport, dport;
+        uint32_t nodes[7];
+    } pinned[] = {
+        {8, 0, 10000, 100, {8, 20, 28, 32, 24, 16, 0}},   {0, 8, 100, 10000, {0, 16, 24, 32, 28, 20, 8}},
+        {9, 0, 10000, 100, {9, 20, 29, 35, 25, 16, 0}},   {12, 0, 10000, 100, {12, 22, 31, 35, 25, 16, 0}},
+        {0, 12, 100, 10000, {0, 16, 24, 33, 30, 22, 12}}, {1, 10, 10000, 100, {1, 16, 25, 34, 29, 21, 10}},
+        {2, 11, 10000, 100, {2, 17, 24, 32, 28, 21, 11}}, {15, 6, 100, 10000, {15, 23, 30, 32, 26, 19, 6}},
+    };
+    for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++) {
+        uint32_t links[16], nodes[17];
+        int n = orr_ns3_router_path(r, t.node_host[pinned[i].src], t.node_host[pinned[i].dst], pinned[i].sport,
+                                    pinned[i].dport, links, 16);
+        CHECK_EQ_I64(n, 6);
+        if (n != 6) continue;
+        path_nodes(&t, links, n, nodes);
+        CHECK_MSG(memcmp(nodes, pinned[i].nodes, sizeof pinned[i].nodes) == 0, "path %u->%u: via %u %u %u %u %u",
+                  pinned[i].src, pinned[i].dst, nodes[1], nodes[2], nodes[3], nodes[4], nodes[5]);
+    }
+    int bad = 0;
+    for (uint32_t a = 0; a < t.n_hosts; a++)
+        for (uint32_t b = 0; b < t.n_hosts; b++) {
+            if (a == b) continue;
+            uint32_t links[16], ref[16];
+            int n = orr_ns3_router_path(r, a, b, (uint16_t)(10000 + a), 100, links, 16);
+            int m = orr_topo_path(&t, a, b, 0, 0, ref, 16);
+            if (n != m || n <= 0 || t.links[links[n - 1]].dst != t.host_node[b] || t.links[links[0]].src != t.host_node[a])
+                bad++;
+            for (int i = 1; i < n; i++)
+                if (t.links[links[i]].src != t.links[links[i - 1]].dst) bad++;
+        }
+    CHECK_EQ_I64(bad, 0);
+    uint32_t links[4];
+    CHECK_EQ_I64(orr_ns3_router_path(r, 0, 8, 10000, 100, links, 4), -1); /* 6 hops, max too small */
+    orr_ns3_router_free(r);
+    orr_topo_free(&t);
+
+    /* ports per pair: the second 1->0 flow gets 10001, 1->2 starts again at 10000 */
+    orr_topo st;
+    star(&st, 3);
+    orr_packet_config c;
+    config(&c, ORR_CC_DCQCN, NULL);
+    const char *flows = write_tmp("flows_ports.txt", "3\n1 0 3 100 10000 0\n1 2 3 100 10000 0\n1 0 3 100 10000 0.00001\n");
+    orr_netsim_result res;
+    rc = orr_netsim_run_with(&st, &c, flows, &res, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc == 0) {
+        CHECK(strstr(res.fct_text.s, "0b000101 0b000001 10000 100 10000 0 ") != NULL);
+        CHECK(strstr(res.fct_text.s, "0b000101 0b000201 10000 100 10000 0 ") != NULL);
+        CHECK(strstr(res.fct_text.s, "0b000101 0b000001 10001 100 10000 10000 ") != NULL);
+        orr_netsim_result_free(&res);
+    }
+    unlink(flows);
+    orr_topo_free(&st);
+}
+
 static void expect_config_error(const char *text, const char *needle)
 {
     orr_packet_config c;
@@ -409,6 +495,7 @@ int main(void)
     test_red();
     test_go_back_n();
     test_determinism();
+    test_ns3_ecmp();
     test_errors();
     test_transport();
     return check_done();

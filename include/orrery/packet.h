@@ -81,6 +81,10 @@ typedef struct orr_packet_config {
     double timely_alpha, timely_beta; /* TIMELY EWMA of the RTT difference, decrease factor */
     int64_t timely_t_low_ps, timely_t_high_ps, timely_min_rtt_ps;
     uint64_t seed;                    /* RANDOM_SEED: RED marking and loss draws */
+    /* ECMP_NS3 (Orrery extension, default 1): `orrery netsim` chooses paths as the HPCC / SimAI
+     * ns-3 does (its switch hash, seeds and next-hop order: orr_ns3_router); 0: by Orrery's hash
+     * of the 5-tuple (orr_topo_ecmp). */
+    int ecmp_ns3;
     int64_t stop_ps;                  /* SIMULATOR_STOP_TIME (s); 0 = run until every flow is done */
     /* Link capacity = topology rate x rate_scale[tier] (ORR_TIER_*; 0 means 1): the protocol
      * efficiency `orrery predict` applies, as the flow backend does. Not a config.txt key. */
@@ -151,6 +155,11 @@ void orr_packet_sim_free(orr_packet_sim *s);
 uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_host, uint64_t bytes,
                              int64_t start_ps, uint8_t pg, uint16_t sport, uint16_t dport, uint64_t hash,
                              orr_event_fn done, void *ctx, uint64_t arg);
+/* The same on given paths: path (n links from src's NIC to dst) for the data, back (nb links from
+ * dst to src) for its ACKs, as orr_topo_path or orr_ns3_router_path write them. */
+uint32_t orr_packet_add_flow_on(orr_packet_sim *s, uint32_t src_host, uint32_t dst_host, uint64_t bytes,
+                                int64_t start_ps, uint8_t pg, uint16_t sport, uint16_t dport, const uint32_t *path,
+                                int n, const uint32_t *back, int nb, orr_event_fn done, void *ctx, uint64_t arg);
 uint32_t orr_packet_flow_count(const orr_packet_sim *s);
 /* Flow id (added, not started yet) continues the queue pair of flow prev (< id): if prev has sent
  * all its data when id starts, id starts at prev's rate with prev's congestion-control state and
@@ -190,6 +199,21 @@ orr_transport *orr_packet_transport_create(orr_engine *e, const orr_topo *t, con
 orr_packet_sim *orr_packet_transport_sim(orr_transport *t);
 
 /* ---- orrery netsim ---- */
+
+/* ECMP as the HPCC / SimAI ns-3 chooses (src/net/packet/ns3route.c explains it): the path of a
+ * packet with (sip, dip, sport, dport) from host src to host dst, sip and dip being the hosts'
+ * ns-3 addresses (orr_ns3_ip of their node ids). A flow's ACKs take
+ * orr_ns3_router_path(r, dst, src, dport, sport, ...). Writes up to max link ids and returns the
+ * hop count, -1 if dst is unreachable or max too small. The topology must outlive the router. */
+typedef struct orr_ns3_router orr_ns3_router;
+orr_ns3_router *orr_ns3_router_create(const orr_topo *t);
+void orr_ns3_router_free(orr_ns3_router *r);
+int orr_ns3_router_path(orr_ns3_router *r, uint32_t src_host, uint32_t dst_host, uint16_t sport, uint16_t dport,
+                        uint32_t *links, uint32_t max);
+/* ns-3's switch ECMP hash (MurmurHash3 x86 32-bit of {sip, dip, sport | dport << 16}, seeded by
+ * the switch's node id) and its address of node id (0x0b000001 + (id / 256) << 16 + (id % 256) << 8). */
+uint32_t orr_ns3_ecmp_hash(uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport, uint32_t seed);
+uint32_t orr_ns3_ip(uint32_t node);
 
 typedef struct orr_fct_summary {
     uint32_t flows;

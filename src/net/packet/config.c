@@ -57,6 +57,7 @@ void orr_packet_config_default(orr_packet_config *c)
     c->timely_t_high_ps = 500 * ORR_PS_PER_US;
     c->timely_min_rtt_ps = 20 * ORR_PS_PER_US;
     c->seed = 1;
+    c->ecmp_ns3 = 1;
 }
 
 /* run.py writes its presets for a NIC of `bw` Gb/s; these are its quantities per bit/s of NIC
@@ -207,6 +208,7 @@ static const key_def keys[] = {
     {"FCT_OUTPUT_FILE", K_PATH, OFF(fct_output)},
     {"PFC_OUTPUT_FILE", K_PATH, OFF(pfc_output)},
     {"RANDOM_SEED", K_U64, OFF(seed)},
+    {"ECMP_NS3", K_BOOL, OFF(ecmp_ns3)},
     {"FLOW_FILE", K_IGNORED, 0},
     {"TOPOLOGY_FILE", K_IGNORED, 0},
     {"TRACE_FILE", K_IGNORED, 0},

@@ -5,7 +5,9 @@
  * runs every flow on a private orr_engine, and produces the FCT file in the reference format
  * (`sip dip sport dport size start_ns fct_ns standalone_fct_ns`, IPs 0x0b000001 + node * 0x100,
  * one line per flow in the order flows finished), the PFC event lines and a summary. Source ports
- * count up from 10000 per source host, as the reference assigns them; the 5-tuple seeds ECMP.
+ * count up from 10000 per (source, destination) pair, as the reference assigns them; paths are
+ * the reference's (ns3route.c) unless the config says ECMP_NS3 0 (then the 5-tuple seeds
+ * Orrery's ECMP hash).
  */
 #include "orrery/packet.h"
 
@@ -185,7 +187,36 @@ static int read_flows(const char *path, const orr_topo *t, flow_line **out, uint
 
 /* ---- the run ---- */
 
-static uint32_t host_ip(const orr_topo *t, uint32_t host) { return 0x0b000001u + t->host_node[host] * 0x100u; }
+static uint32_t host_ip(const orr_topo *t, uint32_t host) { return orr_ns3_ip(t->host_node[host]); }
+
+typedef struct pair_ix {
+    uint32_t src, dst, i;
+} pair_ix;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const pair_ix *x = a, *y = b;
+    if (x->src != y->src) return (x->src > y->src) - (x->src < y->src);
+    if (x->dst != y->dst) return (x->dst > y->dst) - (x->dst < y->dst);
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Source ports as the reference assigns them: from 10000 for each (src, dst) pair, in the order of
+ * the flow file (third.cc / SimAI ScheduleFlowInputs: portNumber[src][dst]++, a uint16_t). */
+static uint16_t *source_ports(const flow_line *fl, uint32_t n)
+{
+    pair_ix *ix = orr_xmalloc((n ? n : 1) * sizeof *ix);
+    for (uint32_t i = 0; i < n; i++) ix[i] = (pair_ix){fl[i].src, fl[i].dst, i};
+    qsort(ix, n, sizeof *ix, cmp_pair);
+    uint16_t *port = orr_xmalloc((n ? n : 1) * sizeof *port);
+    uint16_t next = 10000;
+    for (uint32_t k = 0; k < n; k++) {
+        if (k == 0 || ix[k].src != ix[k - 1].src || ix[k].dst != ix[k - 1].dst) next = 10000;
+        port[ix[k].i] = next++;
+    }
+    free(ix);
+    return port;
+}
 
 int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const char *flows_path,
                         orr_netsim_result *r, orr_err *err)
@@ -204,15 +235,24 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
         return -1;
     }
     orr_packet_record_pfc(s, &r->pfc_text);
-    uint16_t *next_port = orr_xcalloc(t->n_hosts, sizeof *next_port);
+    uint16_t *sport = source_ports(fl, nf);
+    orr_ns3_router *router = cfg->ecmp_ns3 ? orr_ns3_router_create(t) : NULL;
     for (uint32_t i = 0; i < nf; i++) {
-        uint16_t sport = (uint16_t)(10000 + next_port[fl[i].src]++);
-        uint64_t tuple = ((uint64_t)host_ip(t, fl[i].src) << 32 | host_ip(t, fl[i].dst)) ^
-                         orr_hash64(((uint64_t)sport << 16 | fl[i].dport) ^ ((uint64_t)fl[i].pg << 40));
-        orr_packet_add_flow(s, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start_ps, fl[i].pg, sport, fl[i].dport,
-                            orr_hash64(tuple), NULL, NULL, 0);
+        if (router) {
+            uint32_t path[ORR_PKT_PATH_MAX], back[ORR_PKT_PATH_MAX];
+            int n = orr_ns3_router_path(router, fl[i].src, fl[i].dst, sport[i], fl[i].dport, path, ORR_PKT_PATH_MAX);
+            int nb = orr_ns3_router_path(router, fl[i].dst, fl[i].src, fl[i].dport, sport[i], back, ORR_PKT_PATH_MAX);
+            orr_packet_add_flow_on(s, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start_ps, fl[i].pg, sport[i],
+                                   fl[i].dport, path, n, back, nb, NULL, NULL, 0);
+        } else {
+            uint64_t tuple = ((uint64_t)host_ip(t, fl[i].src) << 32 | host_ip(t, fl[i].dst)) ^
+                             orr_hash64(((uint64_t)sport[i] << 16 | fl[i].dport) ^ ((uint64_t)fl[i].pg << 40));
+            orr_packet_add_flow(s, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start_ps, fl[i].pg, sport[i], fl[i].dport,
+                                orr_hash64(tuple), NULL, NULL, 0);
+        }
     }
-    free(next_port);
+    orr_ns3_router_free(router);
+    free(sport);
     free(fl);
     if (cfg->stop_ps > 0) orr_packet_set_stop(s, cfg->stop_ps);
     double t1 = now_s();

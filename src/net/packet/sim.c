@@ -779,6 +779,14 @@ uint32_t orr_packet_add_flow(orr_packet_sim *s, uint32_t src_host, uint32_t dst_
     uint32_t path[ORR_PKT_PATH_MAX], back[ORR_PKT_PATH_MAX];
     int n = orr_topo_path(s->t, src_host, dst_host, hash, 1, path, ORR_PKT_PATH_MAX);
     int nb = orr_topo_path(s->t, dst_host, src_host, orr_hash64(hash ^ 0xacull), 1, back, ORR_PKT_PATH_MAX);
+    return orr_packet_add_flow_on(s, src_host, dst_host, bytes, start_ps, pg, sport, dport, path, n, back, nb, done,
+                                  ctx, arg);
+}
+
+uint32_t orr_packet_add_flow_on(orr_packet_sim *s, uint32_t src_host, uint32_t dst_host, uint64_t bytes,
+                                int64_t start_ps, uint8_t pg, uint16_t sport, uint16_t dport, const uint32_t *path,
+                                int n, const uint32_t *back, int nb, orr_event_fn done, void *ctx, uint64_t arg)
+{
     uint32_t id = flow_alloc(s);
     flow *f = F(s, id);
     memset(f, 0, sizeof *f);
