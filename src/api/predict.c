@@ -60,12 +60,9 @@ static void describe(const orr_spec *s, char *title, size_t cap, orr_buf *config
     info->caching_allocator = s->caching_allocator;
 }
 
-int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
+/* Runs w (one job, or jobs already placed on the cluster of s) over the network settings of s. */
+static int run_placed(const orr_spec *s, const orr_workload *w, orr_exec_result *x, orr_err *err)
 {
-    memset(p, 0, sizeof *p);
-    p->w = orr_gen_megatron(s, err);
-    if (!p->w) return -1;
-    orr_estimate_workload(p->w, &s->gpu);
     orr_net_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gpus = s->gpus;
@@ -75,7 +72,16 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
     cfg.packet_payload_bytes = s->packet_payload_bytes;
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .net_cfg = &cfg,
                           .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator};
-    if (orr_execute(p->w, &s->gpu, &s->cluster, &opts, &p->x, err) < 0) {
+    return orr_execute(w, &s->gpu, &s->cluster, &opts, x, err);
+}
+
+int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->w = orr_gen_megatron(s, err);
+    if (!p->w) return -1;
+    orr_estimate_workload(p->w, &s->gpu);
+    if (run_placed(s, p->w, &p->x, err) < 0) {
         orr_prediction_free(p);
         return -1;
     }
@@ -97,21 +103,6 @@ void orr_prediction_free(orr_prediction *p)
 }
 
 /* ---- Several jobs on one cluster (a spec with jobs:) ---- */
-
-/* Runs w (jobs already placed on the cluster of s) over the shared network settings of s. */
-static int run_placed(const orr_spec *s, const orr_workload *w, orr_exec_result *x, orr_err *err)
-{
-    orr_net_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gpus = s->gpus;
-    cfg.topo = s->topo;
-    cfg.pxn = s->pxn;
-    cfg.cc = s->cc;
-    cfg.packet_payload_bytes = s->packet_payload_bytes;
-    orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .net_cfg = &cfg,
-                          .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator};
-    return orr_execute(w, &s->gpu, &s->cluster, &opts, x, err);
-}
 
 /* Job j's workload on its GPUs of the cluster (alone: only it). */
 static orr_workload *placed(const orr_spec *s, const orr_workload *const *jw, size_t first, size_t count,

@@ -507,6 +507,8 @@ static orr_coll_kind g_fwd_kind(const gen *G) { return G->sp ? ORR_COLL_REDUCESC
 static int eager(const gen *G) { return G->rc == R_FSDP && !G->s->compile; }
 static int eager_norm(const gen *G) { return eager(G) && G->s->model.rmsnorm; }
 
+/* An eager op of `bytes` as counted for bf16 activations; scaled for other activation widths (an
+ * approximation for fp32 training, where the upcasts are no-ops). */
 static void eop(gen *G, const ctx *c, const char *name, orr_op_class cls, double bytes, double n)
 {
     memop(G, c, name, cls, bytes * G->act_B / 2.0, n);
