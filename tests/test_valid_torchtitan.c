@@ -142,11 +142,11 @@ int main(void)
             double mem = atof(mem_s), e_mem = (pmem - mem) / mem;
             mem_err[nmem++] = fabs(e_mem);
             CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.15 : 0.11), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
-            printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%\n", csv_get(&t, r, "table"), cfg, tok, ptok,
-                   100 * e_tok, mem, pmem, 100 * e_mem);
+            printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
+                   100 * e_tok, mem, pmem, 100 * e_mem, miss_tok ? "  known miss (tokens/s)" : "");
         } else {
-            printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7s %7.1f\n", csv_get(&t, r, "table"), cfg, tok, ptok,
-                   100 * e_tok, "-", pmem);
+            printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7s %7.1f%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
+                   100 * e_tok, "-", pmem, miss_tok ? "  known miss (tokens/s)" : "");
         }
         orr_prediction_free(&p);
     }
