@@ -38,7 +38,9 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['trace
 # --net flow: symmetry stays on (the flow backend replays every GPU's traffic), deterministic, the
 # same flows as simulating every GPU and the same iteration time up to the executor's tie order
 # (a kernel starting in the same picosecond as a collective is slowed by it or not: 1.4e-4 here;
-# tests/test_symflow.c), close to the analytic backend on a quiet fabric
+# tests/test_symflow.c), close to the analytic backend on a quiet fabric: within 3%, the NVLink
+# contention the analytic backend leaves out (each pipeline stage's DP all-reduce, NVLS over the 4
+# GPUs of a node, overlaps the backward's TP all-reduces on the same GPUs' NVLink: +2.6%)
 "$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net flow --json > "$TMP/f1.json" \
     && ok || bad "predict --net flow exit code"
 "$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net flow --json > "$TMP/f2.json"
@@ -53,11 +55,12 @@ assert n['config']['symmetry'] is False and n['unique_ranks_simulated'] == 16
 assert f['unique_ranks_simulated'] == 2
 assert abs(f['iteration_time_ps'] / n['iteration_time_ps'] - 1) < 1e-3, (f['iteration_time_ps'], n['iteration_time_ps'])
 assert f['network']['flows'] == n['network']['flows'], (f['network']['flows'], n['network']['flows'])
-assert abs(f['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.02, (f['iteration_time_s'], a['iteration_time_s'])
+assert abs(f['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.03, (f['iteration_time_s'], a['iteration_time_s'])
 " "$TMP/f1.json" "$TMP/fn.json" "$TMP/fa.json" && ok || bad "--net flow config, ranks or time"
 
 # --net packet: the inter-node flows packet by packet; every GPU simulated, deterministic, close to
-# the analytic backend on a quiet fabric, with the packet engine's counters in the report
+# the analytic backend on a quiet fabric (3%, as --net flow above), with the packet engine's
+# counters in the report
 "$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --json > "$TMP/p1.json" \
     && ok || bad "predict --net packet exit code"
 "$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --json > "$TMP/p2.json"
@@ -70,7 +73,7 @@ assert c['network'] == 'packet' and c['symmetry'] is False and c['cc'] == 'dcqcn
 assert p['unique_ranks_simulated'] == 16
 n=p['network']
 assert n['backend'] == 'packet' and n['packet']['flows'] > 0 and n['packet']['drops'] == 0, n['packet']
-assert abs(p['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.02, (p['iteration_time_s'], a['iteration_time_s'])
+assert abs(p['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.03, (p['iteration_time_s'], a['iteration_time_s'])
 " "$TMP/p1.json" "$TMP/fa.json" && ok || bad "--net packet config, network or time"
 "$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --cc hpcc --packet-payload 16384 \
     > "$TMP/p.txt" 2>&1 && grep -q "Network (packet backend" "$TMP/p.txt" \

@@ -200,8 +200,8 @@ static size_t op_time_diffs(const flow_run *a, size_t r, const flow_run *b, uint
 
 /* Collapsed against full on fabrics without path choice: the same flows, link bytes and op
  * times, up to the executor's tie order (below), which moves a few ops: the iteration time and
- * every GPU's end are equal in these three cases; the bound TIE_TOL is there for shapes where a
- * slowed kernel lands on the critical path (1.4e-4 in tests/cli_predict.sh). */
+ * every GPU's end are equal in the first two cases; the bound TIE_TOL is there for shapes where a
+ * slowed kernel lands on the critical path (the tp2 case: 6.7e-4; 1.4e-4 in tests/cli_predict.sh). */
 #define TIE_TOL 1e-3
 
 static void test_collapsed_equals_full(void)
@@ -239,15 +239,16 @@ static void test_collapsed_equals_full(void)
         CHECK_EQ_I64(nn->mirrored_flows, 0);
         CHECK_EQ_I64(full.x.net.mirrored_flows, 0);
         CHECK_EQ_I64(col.x.makespan_ps, nomir.x.makespan_ps);
-        CHECK_REL(col.x.makespan_ps, full.x.makespan_ps, TIE_TOL); /* equal in these cases */
+        CHECK_REL(col.x.makespan_ps, full.x.makespan_ps, TIE_TOL);
         CHECK_EQ_I64(nc->flows, nf->flows);
         CHECK_EQ_I64(nn->flows, nf->flows);
-        /* Link statistics: the same bytes; the time links are bottlenecks can differ slightly
-         * (tp2: 6e-4 of it), as flows start a few ps apart: see the note below. */
+        /* Link statistics: the same bytes; utilisation is over the run's length, which the tie
+         * order can move (below: 6.7e-4 in the tp2 case), and the time links are bottlenecks
+         * can differ slightly (tp2: 6e-4 of it), as flows start a few ps apart. */
         for (int t = 0; t < ORR_TIER_COUNT; t++) {
             CHECK_REL(nc->tier[t].bytes, nf->tier[t].bytes, 1e-9);
-            CHECK_REL(nc->tier[t].util, nf->tier[t].util, 1e-9);
-            CHECK_REL(nc->tier[t].bottleneck_frac, nf->tier[t].bottleneck_frac, 1e-3);
+            CHECK_REL(nc->tier[t].util, nf->tier[t].util, TIE_TOL);
+            CHECK_REL(nc->tier[t].bottleneck_frac, nf->tier[t].bottleneck_frac, 2e-3);
             CHECK(nc->tier[t].bottleneck_frac == nn->tier[t].bottleneck_frac);
         }
         /* Mirroring moves no op, and every GPU a collapsed rank stands for ends when it does.

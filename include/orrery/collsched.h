@@ -25,6 +25,9 @@
  *         and, between nodes, one ring per rail carrying 2(N-1)/N x S / k, streamed concurrently.
  *   hier  ring phases one after the other (intra-node reduce-scatter, per-rail all-reduce of S/k,
  *         intra-node all-gather).
+ *   nvls  (all-reduce) inside each node every GPU sends S/(k-1) to each other GPU, its NVLink
+ *         carrying S each way as the in-switch reduction does; across nodes (NVLS-tree) also the
+ *         tree's per-rail rings; streamed concurrently after the whole latency.
  *   broadcast, reduce: a pipelined chain per channel, streamed. all-to-all: pairwise, posted
  *         together; a GPU's slices for another node go to that node's GPU on its rail (PXN-style
  *         aggregation).

@@ -1,6 +1,7 @@
 /*
  * comm.h - collective algorithms. A collective is an algorithm, not a number: NCCL's ring, tree
- * (double binary tree) and hierarchical (intra-node then inter-node) algorithms, each with its
+ * (double binary tree), hierarchical (intra-node then inter-node) and NVLS (in-switch reduction)
+ * algorithms, each with its
  * steps' latency and the bottleneck link's bandwidth and protocol efficiency. The analytic backend
  * uses the closed forms below; flow and packet backends (later issues) will decompose the same
  * algorithms into flows.
@@ -17,6 +18,7 @@ typedef enum orr_coll_algo {
     ORR_ALGO_RING,
     ORR_ALGO_TREE,
     ORR_ALGO_HIER,
+    ORR_ALGO_NVLS, /* all-reduce reduced in the NVLink switch (NVLS; NVLS-tree across nodes) */
     ORR_ALGO_COUNT
 } orr_coll_algo;
 
@@ -36,6 +38,7 @@ int64_t orr_comm_coll_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_
 int64_t orr_comm_ring_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d);
 int64_t orr_comm_tree_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d);
 int64_t orr_comm_hier_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d);
+int64_t orr_comm_nvls_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d);
 /* What the tuner chose for a collective, for the flow-level scheduler (src/comm/sched.c): the
  * algorithm, NCCL's protocol and its payload fraction of the wire bandwidth (LL 0.5, LL128
  * 120/128, Simple 1), and the parts of the analytic time: coll_base, the sum of the per-step

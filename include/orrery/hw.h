@@ -46,6 +46,9 @@ typedef struct orr_cluster {
     int64_t net_plugin_lat_ps; /* latency the network plugin adds to every inter-node step, any
                                   protocol (NCCL's latencyInter; aws-ofi-nccl reports 75 us on EFA) */
     int64_t coll_base_ps;      /* fixed launch+setup cost of one collective */
+    int nvls;                  /* 1: the NVLink switch reduces in the fabric (NVSwitch 3+ with
+                                  NVLink SHARP), so NCCL has its NVLS / NVLS-tree all-reduce */
+    int64_t nvls_lat_ps;       /* fixed latency of an NVLS all-reduce over coll_base */
     int64_t p2p_base_ps;       /* fixed cost of one p2p transfer */
 } orr_cluster;
 

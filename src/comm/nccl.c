@@ -25,6 +25,12 @@
  *         each GPU's NVLink 2S. Other collectives have no tree in NCCL: the ring.
  *   hier  intra-node phase(s) on NVLink rings and an inter-node phase of k parallel rings, one
  *         per NIC, over S/k (all-reduce: reduce-scatter, all-reduce, all-gather).
+ *   nvls  all-reduce only, where the cluster has NVLink SHARP (NVSwitch 3+): the switch reduces
+ *         (multimem load-reduce) and multicasts (multimem store), so each GPU's NVLink carries S
+ *         each way instead of a ring's 2(n-1)/n x S. Across nodes NCCL's NVLS-tree: NVLS inside
+ *         each node, pipelined with the tree between nodes (the tree's network load and hops).
+ *         Simple protocol only, with its own fixed latency (nvls_lat) and no per-hop NVLink
+ *         latency. Other collectives: the ring.
  */
 #include "orrery/comm.h"
 
@@ -63,6 +69,8 @@ typedef struct coll_cost {
     double net_latency_s;
     double net_plugin_latency_s;
     double transfer_s;
+    double fixed_latency_s; /* the same at every protocol (NVLS's) */
+    int simple_only;        /* NCCL runs the algorithm at the Simple protocol only (NVLS) */
 } coll_cost;
 
 /* Shape of a communicator after defaults: n ranks on `nodes` nodes, `per_node` on each. */
@@ -99,13 +107,16 @@ static double nvlink_bus_Bps(const orr_gpu *g, const orr_cluster *c)
 static double nic_bus_Bps(const orr_cluster *c) { return c->nic_Bps * c->net_eff; }
 
 /* Bus bandwidth of a ring over the shape: NVLink inside one node; across nodes the ring leaves
- * each node once per channel, and NCCL spreads the channels over the node's k NICs, so the
- * bottleneck is the smaller of one GPU's NVLink and the k NICs together. */
+ * each node once per channel, and NCCL spreads the k channels over the node's k NICs, so each
+ * GPU is the exit of one channel (its send goes to its NIC) and forwards over NVLink in the other
+ * k-1: the bottleneck is the smaller of one GPU's NVLink carrying (k-1)/k of the ring's bytes
+ * and the k NICs together. */
 static double ring_bus_bandwidth_Bps(const orr_gpu *g, const orr_cluster *c, comm_shape sh)
 {
     if (sh.nodes <= 1) return nvlink_bus_Bps(g, c);
     double net = sh.per_node * nic_bus_Bps(c);
-    return sh.per_node <= 1 ? net : min_d(nvlink_bus_Bps(g, c), net);
+    if (sh.per_node <= 1) return net;
+    return min_d(nvlink_bus_Bps(g, c) * sh.per_node / (sh.per_node - 1), net);
 }
 
 /* The latency of a ring's steps: a chunk goes once round the ring per pass (twice for
@@ -139,7 +150,7 @@ static double ring_link_bytes(orr_coll_kind k, uint32_t n, double S)
  * GPUs of one remote node leave together), as a ring pass counts them. */
 static coll_cost alltoall_cost(const orr_gpu *g, const orr_cluster *c, comm_shape sh, double S)
 {
-    coll_cost cost = {0, 0, 0, 0};
+    coll_cost cost = {0, 0, 0, 0, 0, 0};
     double intra = transfer_seconds(S * (sh.per_node - 1) / sh.n, nvlink_bus_Bps(g, c));
     double inter = transfer_seconds(S * (sh.n - sh.per_node) / sh.n, nic_bus_Bps(c));
     add_ring_latency(&cost, c, (sh.per_node - 1) + (sh.nodes - 1), sh.nodes - 1);
@@ -150,7 +161,7 @@ static coll_cost alltoall_cost(const orr_gpu *g, const orr_cluster *c, comm_shap
 static coll_cost ring_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind k, comm_shape sh,
                            double S)
 {
-    coll_cost cost = {0, 0, 0, 0};
+    coll_cost cost = {0, 0, 0, 0, 0, 0};
     if (sh.n <= 1) return cost;
     if (k == ORR_COLL_ALLTOALL) return alltoall_cost(g, c, sh, S);
     double passes = ring_passes(k);
@@ -173,7 +184,7 @@ static coll_cost tree_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind
                            double S)
 {
     if (k != ORR_COLL_ALLREDUCE || sh.n <= 1) return ring_cost(g, c, k, sh, S);
-    coll_cost cost = {0, 0, 0, 0};
+    coll_cost cost = {0, 0, 0, 0, 0, 0};
     double intra_s = sh.per_node > 1 ? transfer_seconds(2.0 * S, nvlink_bus_Bps(g, c)) : 0;
     double inter_s = 0;
     if (sh.nodes > 1)
@@ -185,12 +196,34 @@ static coll_cost tree_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind
     return cost;
 }
 
+/* NVLS all-reduce: inside a node the switch reduces and multicasts, so each GPU sends its S bytes
+ * once into the switch and receives the S reduced bytes once (NVLS); across nodes (NVLS-tree) the
+ * node's reduced data goes up and down NCCL's tree between nodes, pipelined with the in-switch
+ * part, so the time is the busier of the two plus the tree's network hops. Only where the
+ * cluster has NVLS and a node holds more than one rank; otherwise the ring. */
+static coll_cost nvls_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind k, comm_shape sh, double S)
+{
+    if (k != ORR_COLL_ALLREDUCE || !c->nvls || sh.per_node <= 1) return ring_cost(g, c, k, sh, S);
+    coll_cost cost = {0, 0, 0, 0, 0, 1};
+    double intra_s = transfer_seconds(S, nvlink_bus_Bps(g, c));
+    double inter_s = 0;
+    if (sh.nodes > 1)
+        inter_s = transfer_seconds(2.0 * (sh.nodes - 1) / sh.nodes * S, sh.per_node * nic_bus_Bps(c));
+    cost.net_latency_s = 2.0 * ceil_log2(sh.nodes) * ps_to_s(c->net_lat_ps);
+    cost.net_plugin_latency_s = 2.0 * ceil_log2(sh.nodes) * ps_to_s(c->net_plugin_lat_ps);
+    cost.fixed_latency_s = ps_to_s(c->nvls_lat_ps);
+    cost.transfer_s = max_d(intra_s, inter_s);
+    return cost;
+}
+
 static coll_cost add_cost(coll_cost a, coll_cost b)
 {
     a.nvlink_latency_s += b.nvlink_latency_s;
     a.net_latency_s += b.net_latency_s;
     a.net_plugin_latency_s += b.net_plugin_latency_s;
     a.transfer_s += b.transfer_s;
+    a.fixed_latency_s += b.fixed_latency_s;
+    a.simple_only |= b.simple_only;
     return a;
 }
 
@@ -218,15 +251,16 @@ static coll_cost hier_cost(const orr_gpu *g, const orr_cluster *c, orr_coll_kind
 
 /* Fastest protocol for a cost, in seconds:
  *   coll_base + NVLink latency x nvlink_lat_frac + network latency x net_lat_frac
- *             + network plugin latency + transfer / bw_frac;
+ *             + network plugin latency + fixed latency + transfer / bw_frac
+ * (Simple only where the algorithm has no other protocol);
  * its index into PROTOCOLS goes to *proto and its latency part (seconds) to *latency_s. */
 static double best_protocol_parts(const orr_cluster *c, coll_cost cost, size_t *proto, double *latency_s)
 {
     double best = INFINITY;
-    for (size_t p = 0; p < NPROTOCOLS; p++) {
+    for (size_t p = cost.simple_only ? NPROTOCOLS - 1 : 0; p < NPROTOCOLS; p++) {
         const proto_model *pm = &PROTOCOLS[p];
         double lat = cost.nvlink_latency_s * pm->nvlink_lat_frac + cost.net_latency_s * pm->net_lat_frac +
-                     cost.net_plugin_latency_s;
+                     cost.net_plugin_latency_s + cost.fixed_latency_s;
         double t = lat + cost.transfer_s / pm->bw_frac;
         if (t < best) {
             best = t;
@@ -263,6 +297,7 @@ static coll_cost algo_cost(const orr_gpu *g, const orr_cluster *c, const orr_col
     switch (a) {
     case ORR_ALGO_TREE: return tree_cost(g, c, d->kind, sh, S);
     case ORR_ALGO_HIER: return hier_cost(g, c, d->kind, sh, S);
+    case ORR_ALGO_NVLS: return nvls_cost(g, c, d->kind, sh, S);
     default: return ring_cost(g, c, d->kind, sh, S);
     }
 }
@@ -290,25 +325,32 @@ int64_t orr_comm_hier_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_
     return s_to_ps(algo_seconds(g, c, d, ORR_ALGO_HIER));
 }
 
+int64_t orr_comm_nvls_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d)
+{
+    return s_to_ps(algo_seconds(g, c, d, ORR_ALGO_NVLS));
+}
+
 /*
  * AUTO picks as NCCL's tuner does: the fastest of the algorithms NCCL has for the collective.
- * All-reduce: ring, tree, and hierarchical (standing for NCCL's NVLS-tree / CollNet-chain
- * family, intra-node reduction around an inter-node exchange). All-gather, reduce-scatter,
- * broadcast, reduce, all-to-all: NCCL runs them on rings only, so AUTO gives the ring; TREE and
- * HIER asked for explicitly are still computed. Ties go to the ring.
+ * All-reduce: ring, tree, hierarchical (standing for NCCL's CollNet-chain family, intra-node
+ * reduction around an inter-node exchange) and, where the cluster has NVLS, NVLS / NVLS-tree.
+ * All-gather, reduce-scatter, broadcast, reduce, all-to-all: the ring (NCCL's NVLS all-gather and
+ * reduce-scatter load each GPU's NVLink with the same (n-1)/n x S as the ring, so they add
+ * nothing to model); TREE, HIER and NVLS asked for explicitly are still computed (NVLS for an
+ * all-reduce only, else the ring). Ties go to the ring.
  */
 int64_t orr_comm_coll_ps(const orr_gpu *g, const orr_cluster *c, const orr_coll_desc *d,
                          orr_coll_algo *chosen)
 {
     orr_coll_algo best_algo = ORR_ALGO_RING;
     int64_t best;
-    if (d->algo == ORR_ALGO_TREE || d->algo == ORR_ALGO_HIER) {
+    if (d->algo == ORR_ALGO_TREE || d->algo == ORR_ALGO_HIER || d->algo == ORR_ALGO_NVLS) {
         best_algo = d->algo;
         best = s_to_ps(algo_seconds(g, c, d, d->algo));
     } else {
         best = s_to_ps(algo_seconds(g, c, d, ORR_ALGO_RING));
         if (d->algo == ORR_ALGO_AUTO && d->kind == ORR_COLL_ALLREDUCE) {
-            for (int a = ORR_ALGO_TREE; a <= ORR_ALGO_HIER; a++) {
+            for (int a = ORR_ALGO_TREE; a <= ORR_ALGO_NVLS; a++) {
                 int64_t t = s_to_ps(algo_seconds(g, c, d, (orr_coll_algo)a));
                 if (t < best) {
                     best = t;
@@ -369,6 +411,7 @@ const char *orr_coll_algo_name(orr_coll_algo a)
     case ORR_ALGO_RING: return "ring";
     case ORR_ALGO_TREE: return "tree";
     case ORR_ALGO_HIER: return "hier";
+    case ORR_ALGO_NVLS: return "nvls";
     default: return "unknown";
     }
 }

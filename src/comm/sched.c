@@ -275,6 +275,28 @@ static void tree(coll_ctx *x)
     }
 }
 
+/* NVLS all-reduce: inside each node every GPU sends S/(k-1) to each other GPU of the node, so its
+ * NVLink carries S each way, the in-switch reduction's load (the switch itself is not a flow
+ * endpoint); across nodes (NVLS-tree) the tree's per-rail rings at the analytic model's load, all
+ * streamed concurrently after coll_base and the whole latency, as the analytic model pipelines them. */
+static void nvls(coll_ctx *x)
+{
+    uint32_t k = x->kmin, N = x->nodes;
+    int64_t delay = x->base_ps + llround(x->step_lat_ps);
+    double share = x->S / (k - 1) * x->wire;
+    for (uint32_t j = 0; j < N; j++)
+        for (uint32_t a = x->start[j]; a < x->start[j + 1]; a++)
+            for (uint32_t b = x->start[j]; b < x->start[j + 1]; b++)
+                if (b != a) orr_sched_add(x->s, x->m[a], x->m[b], (uint64_t)llround(share), delay);
+    if (N > 1) {
+        rail_rings(x);
+        ring_phase ph = phase_of(x, k, N, 1, 2.0 * (N - 1) / N * x->S / k, 0, 0);
+        ph.step_lat_ps = 0;
+        ph.first_delay_ps = delay;
+        add_ring_phase(x->s, &ph, NONE);
+    }
+}
+
 /* All-to-all: every GPU sends S/n to each GPU of its node and, to every other node, that node's
  * slices in one flow to its GPU on the sender's rail. */
 static void alltoall(coll_ctx *x)
@@ -312,10 +334,11 @@ void orr_sched_coll(orr_sched *s, const orr_gpu *g, const orr_cluster *c, const 
     int hier_ok = x.nodes > 1 && x.kmin > 1 && x.kmin * x.nodes == n;
     orr_coll_algo a = pl.algo;
     if ((a == ORR_ALGO_HIER && !(hier_ok && d->kind <= ORR_COLL_REDUCESCATTER)) ||
-        (a == ORR_ALGO_TREE && !(d->kind == ORR_COLL_ALLREDUCE && x.kmin * x.nodes == n)))
+        ((a == ORR_ALGO_TREE || a == ORR_ALGO_NVLS) && !(d->kind == ORR_COLL_ALLREDUCE && x.kmin * x.nodes == n)) ||
+        (a == ORR_ALGO_NVLS && x.kmin < 2))
         a = ORR_ALGO_RING;
     double steps;
-    if (d->kind == ORR_COLL_ALLTOALL) steps = 1;
+    if (d->kind == ORR_COLL_ALLTOALL || a == ORR_ALGO_NVLS) steps = 1;
     else if (a == ORR_ALGO_TREE) steps = 2.0 * (x.nodes - 1) + 2.0 * (x.kmin - 1);
     else if (a == ORR_ALGO_HIER)
         steps = (d->kind == ORR_COLL_ALLREDUCE ? 2.0 : 1.0) * (x.nodes - 1) +
@@ -324,6 +347,7 @@ void orr_sched_coll(orr_sched *s, const orr_gpu *g, const orr_cluster *c, const 
     x.step_lat_ps = steps > 0 ? (double)pl.latency_ps / steps : 0;
     if (d->kind == ORR_COLL_ALLTOALL) alltoall(&x);
     else if (a == ORR_ALGO_TREE) tree(&x);
+    else if (a == ORR_ALGO_NVLS) nvls(&x);
     else if (a == ORR_ALGO_HIER) hier(&x, d->kind);
     else flat_ring(&x, d->kind);
 }

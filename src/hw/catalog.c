@@ -67,6 +67,8 @@ static const orr_yfield cluster_fields[] = {
     CF("net_lat_us", ORR_YF_I64, net_lat_ps, 1e6, 0, 0, 1e6),
     CF("net_plugin_lat_us", ORR_YF_I64, net_plugin_lat_ps, 1e6, 0, 0, 1e6),
     CF("coll_base_us", ORR_YF_I64, coll_base_ps, 1e6, 0, 0, 1e6),
+    {.key = "nvls", .type = ORR_YF_BOOL, .offset = offsetof(orr_cluster, nvls)},
+    CF("nvls_lat_us", ORR_YF_I64, nvls_lat_ps, 1e6, 0, 0, 1e6),
     CF("p2p_base_us", ORR_YF_I64, p2p_base_ps, 1e6, 0, 0, 1e6),
 };
 #define NCLUSTER_FIELDS (sizeof cluster_fields / sizeof cluster_fields[0])
