@@ -105,7 +105,7 @@ expect_error() { # expected-substring, then the arguments
 expect_error 'H300' predict --model gpt3-175b --gpu H300 --gpus 8
 expect_error 'gpt5' predict --model gpt5 --gpu H100 --gpus 8
 expect_error '--tp' predict --model gpt3-175b --gpu H100 --gpus 40 --tp 5
-expect_error '--pp' predict --model gpt3-175b --gpu H100 --gpus 56 --tp 8 --pp 7
+expect_error '--pp 128' predict --model gpt3-175b --gpu H100 --gpus 1024 --tp 8 --pp 128
 expect_error 'gpus' predict --model gpt3-1.3b --gpu H100 --gpus 10 --tp 4
 expect_error 'gbs' predict --model gpt3-1.3b --gpu H100 --gpus 8 --gbs 12
 expect_error '--tp' predict --model gpt3-1.3b --gpu H100 --gpus 8 --tp

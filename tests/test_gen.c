@@ -1,7 +1,9 @@
 /* The Megatron workload generator: per-layer op counts and FLOPs against closed forms, TP
  * collectives with and without sequence parallelism, recomputation, DP buckets, the 1F1B and
  * interleaved orders per stage, deadlock-free schedules over many shapes, and symmetry (one rank per
- * stage) giving exactly the iteration time of simulating every rank. */
+ * stage) giving exactly the iteration time of simulating every rank; uneven pipeline splits
+ * (orr_pp_split: TorchTitan's default rule, Megatron's first/last stage counts, explicit lists) with
+ * each stage's own layers and the whole model's GEMM work over the stages. */
 #include "check.h"
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
@@ -243,6 +245,146 @@ static void test_schedules_complete_and_symmetry(void)
     CHECK(sym > 0);
 }
 
+/* Layers of rank r (fwd qkv_gemm of micro-batch 0): how many, the lowest and highest index. */
+static uint32_t rank_layers(const orr_workload *w, uint32_t r, uint32_t *lo, uint32_t *hi)
+{
+    uint32_t n = 0;
+    *lo = UINT32_MAX;
+    *hi = 0;
+    const orr_rank *rk = &w->ranks[r];
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (op->kind != ORR_OP_KERNEL || op->phase != ORR_PHASE_FWD || op->mb != 0 ||
+            strcmp(w->names[op->name], "qkv_gemm") != 0)
+            continue;
+        n++;
+        if (op->layer < *lo) *lo = op->layer;
+        if (op->layer > *hi) *hi = op->layer;
+    }
+    return n;
+}
+
+/* GEMM FLOPs of the whole job (every rank times the ranks it stands for). */
+static double job_gemm_flops(const orr_workload *w)
+{
+    double f = 0;
+    for (size_t r = 0; r < w->nranks; r++)
+        for (size_t i = 0; i < w->ranks[r].nops; i++)
+            if (w->ranks[r].ops[i].kind == ORR_OP_KERNEL && w->ranks[r].ops[i].cls == ORR_CLS_GEMM)
+                f += w->ranks[r].ops[i].flops * w->ranks[r].weight;
+    return f;
+}
+
+static void test_uneven_split(void)
+{
+    /* TorchTitan's generate_split_points (9dec370): Llama 3.1 405B, 126 layers */
+    orr_spec s = base_spec();
+    orr_err err = {{0}};
+    uint32_t out[64];
+    s.model.layers = 126;
+    s.pp = 8;
+    CHECK(orr_pp_split(&s, out, &err) == 0);
+    const uint32_t want8[8] = {15, 16, 16, 16, 16, 16, 16, 15};
+    for (int v = 0; v < 8; v++) CHECK_EQ_I64(out[v], want8[v]);
+    s.vpp = 2; /* interleaved: 16 virtual stages of 7 or 8; rank 0 holds stages 0 and 8 */
+    CHECK(orr_pp_split(&s, out, &err) == 0);
+    for (int v = 0; v < 16; v++) CHECK_EQ_I64(out[v], v == 0 || v == 15 ? 7 : 8);
+    /* a split that divides stays even */
+    s.model.layers = 128;
+    CHECK(orr_pp_split(&s, out, &err) == 0);
+    for (int v = 0; v < 16; v++) CHECK_EQ_I64(out[v], 8);
+    /* Megatron's --decoder-first/last-pipeline-num-layers, per chunk with vpp */
+    s.model.layers = 96;
+    s.pp = 4;
+    s.vpp = 2;
+    s.pp_first_layers = 22;
+    s.pp_last_layers = 22;
+    CHECK(orr_pp_split(&s, out, &err) == 0);
+    const uint32_t wantm[8] = {11, 13, 13, 11, 11, 13, 13, 11};
+    for (int v = 0; v < 8; v++) CHECK_EQ_I64(out[v], wantm[v]);
+    s.pp_first_layers = 23;
+    CHECK(orr_pp_split(&s, out, &err) < 0 && strstr(err.msg, "--decoder-first-pipeline-num-layers") != NULL);
+
+    /* the generator: 10 layers over 4 stages = 2, 3, 3, 2; each stage runs its own layers, in order */
+    s = base_spec();
+    s.model.layers = 10;
+    s.tp = 1;
+    s.pp = 4;
+    s.gpus = 4;
+    s.gbs = 6;
+    s.symmetry = 0;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    const uint32_t n4[4] = {2, 3, 3, 2}, lo4[4] = {0, 2, 5, 8};
+    for (uint32_t p = 0; p < 4; p++) {
+        uint32_t lo, hi, n = rank_layers(w, p, &lo, &hi);
+        CHECK_MSG(n == n4[p] && lo == lo4[p] && hi == lo4[p] + n4[p] - 1, "stage %u: %u layers %u..%u", p, n, lo, hi);
+    }
+    double uneven = job_gemm_flops(w);
+    orr_workload_free(w);
+    /* the same model without pipelining does the same GEMM work */
+    s.pp = 1;
+    s.gpus = 1;
+    w = gen(&s);
+    if (!w) return;
+    CHECK_REL(uneven, job_gemm_flops(w), 1e-12);
+    orr_workload_free(w);
+
+    /* interleaved, explicit counts: 10 layers over pp 2 x vpp 2 = 4, 1, 2, 3 (rank 0: 4 + 2, rank 1: 1 + 3) */
+    s.pp = 2;
+    s.vpp = 2;
+    s.gpus = 2;
+    s.npp_layers = 4;
+    const uint32_t list[4] = {4, 1, 2, 3};
+    memcpy(s.pp_layers, list, sizeof list);
+    w = gen(&s);
+    if (!w) return;
+    uint32_t lo, hi;
+    CHECK_EQ_I64(rank_layers(w, 0, &lo, &hi), 6);
+    CHECK(lo == 0 && hi == 6);
+    CHECK_EQ_I64(rank_layers(w, 1, &lo, &hi), 4);
+    CHECK(lo == 4 && hi == 9);
+    CHECK_REL(job_gemm_flops(w), uneven, 1e-12);
+    orr_workload_free(w);
+    CHECK(predict_ps(&s, NULL) > 0);
+
+    /* uneven 1F1B and interleaved schedules run to the end, and symmetry (one rank per stage, each
+     * with its own layers) gives the iteration time of simulating every rank */
+    for (uint32_t vpp = 1; vpp <= 2; vpp++) {
+        s = base_spec();
+        s.model.layers = 11;
+        s.cluster.gpus_per_node = 4;
+        s.tp = 2;
+        s.pp = 3;
+        s.vpp = vpp;
+        s.dp = 2;
+        s.gpus = 12;
+        s.gbs = 12;
+        s.sp = 1;
+        s.dist_opt = 1;
+        s.bucket_params = 5e6;
+        uint32_t u_sym = 0, u_full = 0;
+        int64_t sym = predict_ps(&s, &u_sym);
+        s.symmetry = 0;
+        int64_t full = predict_ps(&s, &u_full);
+        CHECK_EQ_I64(u_sym, 3);
+        CHECK_EQ_I64(u_full, 12);
+        CHECK_EQ_I64(sym, full);
+        CHECK(sym > 0);
+    }
+    /* FSDP over an uneven split (TorchTitan's recipe): per-block units of each stage's own layers */
+    s = base_spec();
+    s.model.layers = 11;
+    s.tp = 1;
+    s.pp = 3;
+    s.fsdp = 2;
+    s.dp = 2;
+    s.gpus = 6;
+    s.gbs = 6;
+    s.reshard_after_forward = 0;
+    CHECK(predict_ps(&s, NULL) > 0);
+}
+
 static void test_dp_buckets(void)
 {
     orr_spec s = base_spec();
@@ -341,5 +483,6 @@ int main(void)
     test_schedules_complete_and_symmetry();
     test_dp_buckets();
     test_eager_torch();
+    test_uneven_split();
     return check_done();
 }

@@ -431,8 +431,17 @@ static void test_bad_spec_files(void)
     rc = load_text(&s, "cluster: dgx-z100\n", &err, NULL);
     EXPECT_FAIL(rc, err, ":1: cluster: unknown cluster \"dgx-z100\"");
     rc = load_text(&s, "model: gpt3-175b\nparallel: {tp: 8, tpp: 2}\n", &err, NULL);
-    EXPECT_FAIL(rc, err, ":2: parallel.tpp: unknown key (allowed: tp, pp, dp, vpp, sp, dist_opt, cp, fsdp, zero, "
-                          "reshard_after_forward, fp8_allgather)");
+    EXPECT_FAIL(rc, err, ":2: parallel.tpp: unknown key (allowed: pp_layers, tp, pp, dp, vpp, sp, dist_opt, cp, "
+                          "fsdp, zero, reshard_after_forward, fp8_allgather, decoder_first_pipeline_num_layers, "
+                          "decoder_last_pipeline_num_layers)");
+    rc = load_text(&s, "model: gpt3-175b\nparallel: {pp: 4, pp_layers: [24, x, 24, 24]}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: parallel.pp_layers[1]: expected");
+    rc = load_text(&s, "model: gpt3-175b\nparallel: {pp: 4, pp_layers: 96}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: parallel.pp_layers: expected a list of 1 to 1024 layer counts");
+    rc = load_text(&s, "model: gpt3-175b\nparallel: {pp: 4, pp_layers: [24, 0, 24, 24]}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: parallel.pp_layers[1]: expected");
+    rc = load_text(&s, "model: gpt3-175b\nparallel: {pp: 4, decoder_first_pipeline_num_layers: 0}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":2: parallel.decoder_first_pipeline_num_layers: expected");
     rc = load_text(&s, "modle: gpt3-175b\n", &err, NULL);
     EXPECT_FAIL(rc, err, "modle: unknown key (allowed: model, gpu, cluster, gpus, parallel, training, options, network, jobs)");
     rc = load_text(&s, "model: [gpt3\ngpu: H100\n", &err, path);
@@ -576,10 +585,52 @@ static void test_bad_resolve(void)
     EXPECT_FAIL(rc_, err, "--tp 5 (parallel.tp): the model's heads (96) must be divisible by tp");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--tp", "16");
     EXPECT_FAIL(rc_, err, "--tp 16 (parallel.tp): the model's kv_heads (8 query groups) must be divisible by tp");
+    /* uneven pipeline splits: TorchTitan's rule by default, Megatron's first/last, or a list */
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "40", "--tp", "8", "--pp", "5");
-    EXPECT_FAIL(rc_, err, "--pp 5 (parallel.pp): the model's layers (96) must be divisible by pp");
-    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--vpp", "5");
-    EXPECT_FAIL(rc_, err, "--pp 4 --vpp 5", "layers (96) must be divisible by pp*vpp (20)");
+    CHECK_MSG(rc_ == 0, "--pp 5 on 96 layers: %s", err.msg);
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "512", "--tp", "8", "--pp", "64", "--vpp", "2",
+                 "--gbs", "64");
+    EXPECT_FAIL(rc_, err, "--pp 64 --vpp 2 (parallel.pp, parallel.vpp): pp*vpp = 128 virtual stages, more than the "
+                          "model's 96 layers");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4",
+                 "--decoder-first-pipeline-num-layers", "23");
+    EXPECT_FAIL(rc_, err, "--decoder-first-pipeline-num-layers (parallel.decoder_first_pipeline_num_layers): the "
+                          "remaining layers (73) must be divisible by the remaining pipeline stages (3)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "8", "--tp", "8",
+                 "--decoder-last-pipeline-num-layers", "4");
+    EXPECT_FAIL(rc_, err, "--decoder-last-pipeline-num-layers (parallel.decoder_last_pipeline_num_layers): an uneven "
+                          "first or last pipeline stage needs --pp > 1");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--vpp", "2",
+                 "--gbs", "8", "--decoder-first-pipeline-num-layers", "21", "--num-layers-in-last-pipeline-stage", "21");
+    EXPECT_FAIL(rc_, err, "--decoder-first-pipeline-num-layers/--decoder-last-pipeline-num-layers: pipeline stage 0 "
+                          "holds 21 layers, which must be divisible by --vpp 2");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "16", "--tp", "8", "--pp", "2",
+                 "--decoder-first-pipeline-num-layers", "40", "--decoder-last-pipeline-num-layers", "40");
+    EXPECT_FAIL(rc_, err, "with --pp 2 the first and last stages must hold all 96 layers, not 80");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "16", "--tp", "8", "--pp", "2",
+                 "--decoder-first-pipeline-num-layers", "90", "--decoder-last-pipeline-num-layers", "40");
+    EXPECT_FAIL(rc_, err, "the first and last stages' layers (90 + 40) exceed the model's layers (96)");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--pp-layers",
+                 "24,24,24");
+    EXPECT_FAIL(rc_, err, "--pp-layers (parallel.pp_layers): expected pp*vpp = 4 layer counts (one per virtual "
+                          "stage, in model order), got 3");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--pp-layers",
+                 "24,24,24,23");
+    EXPECT_FAIL(rc_, err, "--pp-layers (parallel.pp_layers): the counts add up to 95 layers, but the model has 96");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--pp-layers",
+                 "24,24,24,24", "--decoder-first-pipeline-num-layers", "24");
+    EXPECT_FAIL(rc_, err, "--pp-layers (parallel.pp_layers): give either the layers of every stage or "
+                          "--decoder-first/last-pipeline-num-layers, not both");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--pp-layers",
+                 "24,,24");
+    EXPECT_FAIL(rc_, err, "--pp-layers: expected comma-separated positive layer counts, one per virtual pipeline "
+                          "stage, got \"24,,24\"");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--pp-layers",
+                 "0,32,32,32");
+    EXPECT_FAIL(rc_, err, "--pp-layers: expected comma-separated positive layer counts");
+    RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "32", "--tp", "8", "--pp", "4", "--vpp", "5",
+                 "--gbs", "4");
+    CHECK_MSG(rc_ == 0, "--pp 4 --vpp 5 on 96 layers: %s", err.msg);
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "8", "--tp", "8", "--vpp", "2");
     EXPECT_FAIL(rc_, err, "--vpp 2 (parallel.vpp): virtual stages need --pp > 1");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--pp", "4", "--vpp", "2",

@@ -25,6 +25,13 @@
  * 15% when NVLink was fitted with NCCL's NVLS all-reduce (docs/models.md §4): their all-gathers and
  * reduce-scatters had been priced at the rate a ring all-reduce would need to match NVLS (410 GB/s
  * bus) instead of the 250 GB/s measured for them.
+ * The pipelined 405B rows T5/T6 (126 layers on PP 8: TorchTitan's uneven split 15, 16 x 6, 15, or
+ * 7, 8 x 14, 7 interleaved; 8 micro-batches, TorchTitan's default of one per stage) are printed and
+ * checked (T5 tokens/s +9.5/+11.3%), and named known misses held to 30% are T6 CP8 tokens/s
+ * (+16.6%), T5 1F1B memory (-19.5%) and T6 memory (-12..-22%); the measured peaks grow with CP and with 1F1B over interleaved in ways the model
+ * does not show (what torch.distributed.pipelining keeps per micro-batch, not modelled). The
+ * asserted medians are over the rows without pipelining; the medians over every row are printed
+ * beside them (docs/models.md "Uneven pipeline splits").
  */
 #include "check.h"
 #include "csv.h"
@@ -71,8 +78,8 @@ int main(void)
 {
     csv t;
     if (csv_load(&t, ORRERY_VALIDATION_DIR "/torchtitan.csv")) return 1;
-    double tok_err[64], mem_err[64];
-    int ntok = 0, nmem = 0, skipped = 0;
+    double tok_err[64], mem_err[64], all_tok[64], all_mem[64];
+    int ntok = 0, nmem = 0, skipped = 0, npp = 0, nall_tok = 0, nall_mem = 0;
     printf("%-22s %-34s %9s %9s %7s | %7s %7s %7s\n", "table", "config", "tok/s/gpu", "predicted", "error",
            "mem GiB", "pred", "error");
     for (int r = 1; r < t.nrows; r++) { /* row 0 is the header */
@@ -81,11 +88,10 @@ int main(void)
         unsigned gpus = (unsigned)csv_num(&t, r, "gpus"), tp = (unsigned)csv_num(&t, r, "tp"),
                  pp = (unsigned)csv_num(&t, r, "pp"), cp = (unsigned)csv_num(&t, r, "cp"),
                  fsdp = (unsigned)csv_num(&t, r, "fsdp"), lb = (unsigned)csv_num(&t, r, "local_batch"),
-                 seq = (unsigned)csv_num(&t, r, "seq_len"), layers = (unsigned)csv_num(&t, r, "num_layers");
+                 seq = (unsigned)csv_num(&t, r, "seq_len");
         snprintf(cfg, sizeof cfg, "%ug fsdp%u tp%u pp%u cp%u lb%u s%u", gpus, fsdp, tp, pp, cp, lb, seq);
         const char *why = NULL;
         if (!model || !gpu) why = "model or GPU not in the catalog";
-        else if (pp > 1 && layers % pp) why = "layers not divisible by pp (uneven stage split)";
         else if (strstr(csv_get(&t, r, "other"), "rowwise")) why = "float8 rowwise scaling not modelled";
         if (why) {
             printf("%-22s %-34s skipped: %s\n", csv_get(&t, r, "table"), cfg, why);
@@ -98,8 +104,11 @@ int main(void)
         snprintf(spp, sizeof spp, "%u", pp);
         snprintf(scp, sizeof scp, "%u", cp);
         snprintf(sfsdp, sizeof sfsdp, "%u", fsdp);
-        /* with PP the local batch is split into micro-batches of 1 sequence */
-        unsigned mbs = pp > 1 ? 1 : lb, dp = gpus / (tp * pp * cp);
+        /* with PP TorchTitan of 2024 (9dec370, the T5/T6 rows) splits the local batch into as many
+         * micro-batches as there are pipeline stages: config_manager.py's
+         * experimental.pipeline_parallel_microbatches defaults to None, and build_pipeline_schedule
+         * (parallelisms/pipelining_utils.py) then takes pipeline_parallel_degree */
+        unsigned mbs = pp > 1 ? lb / pp : lb, dp = gpus / (tp * pp * cp);
         snprintf(smbs, sizeof smbs, "%u", mbs);
         snprintf(sgbs, sizeof sgbs, "%u", lb * (dp ? dp : 1));
         snprintf(sseq, sizeof sseq, "%u", seq);
@@ -130,19 +139,32 @@ int main(void)
         }
         double tok = csv_num(&t, r, "tokens_per_sec_per_gpu"), ptok = p.r.tokens_per_s / gpus;
         double e_tok = (ptok - tok) / tok;
-        tok_err[ntok++] = fabs(e_tok);
         const char *table = csv_get(&t, r, "table");
+        /* named known misses of the 405B PP rows (the header says why): T5 1F1B memory, T6 memory
+         * (all four) and T6 CP8 tokens/s. They are held to 30%; the asserted medians describe the
+         * rows without pipelining (the medians over all rows are printed). */
+        int t5 = strncmp(table, "T5", 2) == 0, t6 = strncmp(table, "T6", 2) == 0;
+        int interleaved = strstr(csv_get(&t, r, "pp_schedule"), "Interleaved") != NULL;
+        int miss_pp_tok = t6 && cp == 8, miss_pp_mem = (t5 && !interleaved) || t6;
         int miss_mem = strncmp(table, "T4", 2) == 0;
-        int miss_tok = strncmp(table, "T2", 2) == 0 && cp == 2;
+        int miss_tok = (strncmp(table, "T2", 2) == 0 && cp == 2) || miss_pp_tok;
+        all_tok[nall_tok++] = fabs(e_tok);
+        if (!t5 && !t6) tok_err[ntok++] = fabs(e_tok);
+        else npp++;
         CHECK_MSG(fabs(e_tok) <= (miss_tok ? 0.30 : 0.15), "%s %s tokens/s %.0f vs %.0f", csv_get(&t, r, "table"), cfg, ptok, tok);
         const char *mem_s = csv_get(&t, r, "peak_mem_gib");
         double pmem = p.r.mem.peak_reserved_bytes / 1073741824.0;
         if (mem_s[0]) {
             double mem = atof(mem_s), e_mem = (pmem - mem) / mem;
-            mem_err[nmem++] = fabs(e_mem);
-            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.15 : 0.11), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
+            all_mem[nall_mem++] = fabs(e_mem);
+            if (!t5 && !t6) mem_err[nmem++] = fabs(e_mem);
+            CHECK_MSG(fabs(e_mem) <= (miss_pp_mem ? 0.30 : miss_mem ? 0.15 : 0.11), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
-                   100 * e_tok, mem, pmem, 100 * e_mem, miss_tok ? "  known miss (tokens/s)" : "");
+                   100 * e_tok, mem, pmem, 100 * e_mem,
+                   miss_tok && miss_pp_mem ? "  known miss (tokens/s, memory)"
+                   : miss_tok              ? "  known miss (tokens/s)"
+                   : miss_pp_mem           ? "  known miss (memory)"
+                                           : "");
         } else {
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7s %7.1f%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
                    100 * e_tok, "-", pmem, miss_tok ? "  known miss (tokens/s)" : "");
@@ -150,9 +172,11 @@ int main(void)
         orr_prediction_free(&p);
     }
     double mt = median(tok_err, ntok), mm = median(mem_err, nmem);
-    printf("rows predicted %d (tokens/s), %d with memory; skipped %d; median |error| tokens/s %.1f%%, memory %.1f%%\n",
-           ntok, nmem, skipped, 100 * mt, 100 * mm);
+    printf("rows predicted %d (tokens/s), %d with memory, and %d pipelined 405B rows (T5/T6); skipped %d; median "
+           "|error| (without T5/T6) tokens/s %.1f%%, memory %.1f%%; over every row tokens/s %.1f%%, memory %.1f%%\n",
+           ntok, nmem, npp, skipped, 100 * mt, 100 * mm, 100 * median(all_tok, nall_tok), 100 * median(all_mem, nall_mem));
     CHECK(ntok >= 20);
+    CHECK(npp == 6);
     CHECK(mt <= 0.08);
     CHECK(mm <= 0.045);
     csv_free(&t);

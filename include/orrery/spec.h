@@ -18,6 +18,9 @@ typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
 
 struct orr_job;
 
+/* Most virtual pipeline stages an explicit parallel.pp_layers list may name. */
+#define ORR_PP_LAYERS_MAX 1024
+
 typedef struct orr_spec {
     orr_model model;
     orr_gpu gpu;
@@ -25,6 +28,14 @@ typedef struct orr_spec {
     uint32_t gpus;        /* total GPUs */
     uint32_t tp, pp, dp;  /* dp 0 until resolved: derived from gpus / (tp*pp) */
     uint32_t vpp;         /* virtual pipeline stages (model chunks) per rank; 1 = plain 1F1B */
+    /* How the layers are split over the pp*vpp virtual stages (orr_pp_split). At most one of:
+     * Megatron's --decoder-first/last-pipeline-num-layers (layers of pipeline rank 0 / pp-1, over
+     * all its chunks; the rest split evenly; 0 = not given), or an explicit count per virtual stage
+     * (parallel.pp_layers). Neither: TorchTitan's generate_split_points (even when divisible). */
+    uint32_t pp_first_layers;
+    uint32_t pp_last_layers;
+    uint32_t npp_layers;                  /* entries of pp_layers given (0: none) */
+    uint32_t pp_layers[ORR_PP_LAYERS_MAX];/* layers of virtual stage v = chunk*pp + stage, model order */
     uint32_t mbs, gbs, seq;
     int sp;               /* sequence parallelism (with TP > 1) */
     int dist_opt;         /* distributed optimizer (ZeRO-1-like sharding over DP) */
@@ -105,6 +116,13 @@ void orr_spec_free(orr_spec *s);
 /* Bytes the framework's allocator may use on one GPU: --mem-capacity (or the GPU's HBM) minus the
  * memory outside it (gpu.runtime_reserved_gib). */
 uint64_t orr_spec_alloc_capacity(const orr_spec *s);
+
+/* The layers of each of the pp*vpp virtual stages, in model order (virtual stage v = chunk*pp +
+ * pipeline rank holds the layers after those of stages 0..v-1): out[0..pp*vpp). Without an explicit
+ * split this is TorchTitan's generate_split_points (torchtitan/parallelisms/pipelining_utils.py at
+ * 9dec370): base = layers / stages, stage 0 and the stages after the first layers % stages middle
+ * ones get base, those middle ones base + 1. Errors name the flag or field at fault. */
+int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
 const char *orr_attention_name(orr_attention a);

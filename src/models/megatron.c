@@ -58,7 +58,9 @@ typedef struct gen {
     orr_workload *w;
     recipe rc;
     /* shapes */
-    uint32_t T, P, D, V, L, Lc;   /* tp, pp, dp, virtual stages, layers, layers per chunk */
+    uint32_t T, P, D, V, L;       /* tp, pp, dp, virtual stages, layers */
+    uint32_t *stage_layers;       /* layers of virtual stage v = chunk*P + stage (orr_pp_split), P*V */
+    uint32_t *stage_first;        /* global index of its first layer (model order), P*V */
     uint32_t C;                   /* context parallelism */
     uint32_t S;                   /* FSDP shard group size (fsdp x cp; ZeRO-3: dp) */
     uint32_t nmb;                 /* micro-batches per iteration */
@@ -76,8 +78,10 @@ typedef struct gen {
     uint32_t seq_tp, seq_dp, seq_emb, seq_mp, seq_cp, seq_shard, seq_rep;
     uint32_t nev;
     uint32_t nbuf;                /* next buffer id for ALLOC/FREE beyond the activation buffers */
-    /* FSDP units of the current rank: per chunk, unit 0 = root parts, 1..Lc = layers */
-    uint32_t *unit_ag_ev;         /* event after the unit's all-gather (per chunk*(Lc+1)+u) */
+    uint32_t rank_layers;         /* layers of the current rank over all its chunks */
+    uint32_t *chunk_base;         /* per chunk c: layers of this rank's chunks before c (V entries) */
+    /* FSDP units of the current rank: per chunk, unit 0 = root parts, 1..n = its n layers */
+    uint32_t *unit_ag_ev;         /* event after the unit's all-gather (unit_id) */
     uint32_t *unit_buf;           /* its unsharded-parameter buffer, UINT32_MAX when not gathered */
     uint32_t *unit_fwd_ev;        /* event after the unit's forward (frees its AG buffer) */
     uint32_t *unit_grad_buf;      /* its sharded fp32 gradients (FSDP2), from its reduce-scatter to zero_grad */
@@ -932,9 +936,11 @@ static void head_bwd(gen *G, const ctx *c)
 
 /* ---- model chunks, gradient buckets ---- */
 
-/* Global index of the first layer of model chunk c on this rank's stage (Megatron's layout:
- * chunk c of stage p holds layers [(c*P + p)*Lc, (c*P + p + 1)*Lc)). */
-static uint32_t chunk_first_layer(const gen *G, uint32_t c) { return (c * G->P + G->pp_r) * G->Lc; }
+/* Model chunk c of stage p is virtual stage c*P + p (Megatron's and TorchTitan's "loop" layout); the
+ * virtual stages hold consecutive layers in that order, as many as orr_pp_split gives each. */
+static uint32_t chunk_layers(const gen *G, uint32_t c) { return G->stage_layers[c * G->P + G->pp_r]; }
+/* Global index of the first layer of model chunk c on this rank's stage. */
+static uint32_t chunk_first_layer(const gen *G, uint32_t c) { return G->stage_first[c * G->P + G->pp_r]; }
 static int chunk_has_embedding(const gen *G, uint32_t c) { return G->pp_r == 0 && c == 0; }
 static int chunk_has_head(const gen *G, uint32_t c) { return G->pp_r == G->P - 1 && c == G->V - 1; }
 
@@ -955,7 +961,7 @@ static double rank_params(const gen *G)
 {
     double p = 0;
     for (uint32_t c = 0; c < G->V; c++) {
-        p += G->Lc * layer_params_local(G);
+        p += chunk_layers(G, c) * layer_params_local(G);
         if (chunk_has_embedding(G, c)) p += embedding_params_local(G);
         if (chunk_has_head(G, c)) p += head_params_local(G);
     }
@@ -974,7 +980,7 @@ static void build_buckets(gen *G)
         cur.chunk = c;
         cur.first_layer = UINT32_MAX;
         uint32_t first = chunk_first_layer(G, c);
-        int n_el = (int)G->Lc + 2;
+        int n_el = (int)chunk_layers(G, c) + 2;
         for (int e = 0; e < n_el; e++) {
             double p = 0;
             if (e == 0) {
@@ -986,7 +992,7 @@ static void build_buckets(gen *G)
                 p = embedding_params_local(G);
                 cur.has_embedding = 1;
             } else {
-                uint32_t layer = first + G->Lc - (uint32_t)e;
+                uint32_t layer = first + chunk_layers(G, c) - (uint32_t)e;
                 p = layer_params_local(G);
                 cur.first_layer = layer; /* backward order: layers arrive highest first */
             }
@@ -1062,7 +1068,12 @@ static void sac_recompute(gen *G, const ctx *c)
 
 /* ---- FSDP units (TorchTitan's fully_shard per block, and the root) ---- */
 
-static uint32_t unit_id(const gen *G, uint32_t c, int root, uint32_t li) { return c * (G->Lc + 1) + (root ? 0 : 1 + li); }
+/* FSDP unit ids of the rank: chunk c's root is chunk_base[c] + c, its layer li the ids after it. */
+static uint32_t unit_id(const gen *G, uint32_t c, int root, uint32_t li)
+{
+    return G->chunk_base[c] + c + (root ? 0 : 1 + li);
+}
+static uint32_t rank_units(const gen *G) { return G->rank_layers + G->V; }
 
 static double unit_params(const gen *G, uint32_t c, int root)
 {
@@ -1150,7 +1161,7 @@ static void unit_after_bwd(gen *G, uint32_t c, int root, uint32_t li, uint32_t m
 
 static uint32_t act_buf(const gen *G, uint32_t c, uint32_t li, uint32_t mb)
 {
-    return (mb * G->V + c) * G->Lc + li;
+    return mb * G->rank_layers + G->chunk_base[c] + li;
 }
 
 /* With the distributed optimizer's overlapped parameter gather, the first forward of each part of a
@@ -1180,7 +1191,7 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         embedding_fwd(G, &cx);
     }
     uint32_t first = chunk_first_layer(G, c);
-    for (uint32_t li = 0; li < G->Lc; li++) {
+    for (uint32_t li = 0; li < chunk_layers(G, c); li++) {
         cx.layer = first + li;
         unit_gather(G, c, 0, li, ORR_PHASE_FWD, li >= 2 ? unit_id(G, c, 0, li - 2) : UINT32_MAX);
         unit_wait(G, c, 0, li);
@@ -1215,7 +1226,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         after_bwd_element(G, c, mb, 1, 0, 0);
     }
     uint32_t first = chunk_first_layer(G, c);
-    for (uint32_t k = G->Lc; k-- > 0;) {
+    for (uint32_t k = chunk_layers(G, c); k-- > 0;) {
         cx.layer = first + k;
         unit_gather(G, c, 0, k, ORR_PHASE_BWD, UINT32_MAX);
         if (k > 0) unit_gather(G, c, 0, k - 1, ORR_PHASE_BWD, UINT32_MAX); /* backward prefetch */
@@ -1471,7 +1482,7 @@ static uint32_t param_tensors(const gen *G, double *out, uint32_t cap)
     for (int i = 0; i < 7; i++) lsum += mats[i];
     for (uint32_t c = 0; c < G->V; c++) {
         if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G);
-        for (uint32_t l = 0; l < G->Lc; l++) {
+        for (uint32_t l = 0; l < chunk_layers(G, c); l++) {
             for (int i = 0; i < 7; i++)
                 if (mats[i] > 0 && n < cap) out[n++] = mats[i];
             double rest = layer_params_local(G) - lsum;
@@ -1485,7 +1496,7 @@ static uint32_t param_tensors(const gen *G, double *out, uint32_t cap)
     return n;
 }
 
-static uint32_t param_tensor_count(const gen *G) { return G->V * (2 + G->Lc * 8) + 1; }
+static uint32_t param_tensor_count(const gen *G) { return G->V * 2 + G->rank_layers * 8 + 1; }
 
 /* FSDP2: Adam's exp_avg and exp_avg_sq, one fp32 shard each per parameter (4 B x elements / S). */
 static void fsdp_optimizer_state(gen *G, const ctx *cx)
@@ -1553,15 +1564,23 @@ static void persistent_memory(gen *G)
     if (grad > 0) mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
     if (G->rc == R_FSDP && G->s->zero != 3) fsdp_optimizer_state(G, &cx);
     else mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
-    /* FSDP2 with gradient accumulation keeps the unsharded bf16 gradients of the stage until the
-     * last micro-batch's reduce-scatter (no_sync); with one micro-batch they are transient */
-    if (G->rc == R_FSDP && G->nmb > 1) mem_alloc(G, &cx, S_COMPUTE, "unsharded_gradients", pb * P, ORR_MEM_GRAD);
+    /* FSDP2 with gradient accumulation keeps the unsharded gradients of the stage until the last
+     * micro-batch's reduce-scatter (no_sync), accumulated in the reduce dtype (FSDPParam.
+     * to_accumulated_grad_if_needed: fp32 under TorchTitan's mixed_precision_reduce; ZeRO-3: the
+     * model dtype); with one micro-batch they are transient */
+    if (G->rc == R_FSDP && G->nmb > 1)
+        mem_alloc(G, &cx, S_COMPUTE, "unsharded_gradients", (G->s->zero == 3 ? pb : G->grad_B) * P, ORR_MEM_GRAD);
 }
 
 static void gen_rank(gen *G)
 {
     G->nev = 0;
-    G->nbuf = G->nmb * G->V * G->Lc; /* activation buffers come first (act_buf) */
+    G->rank_layers = 0;
+    for (uint32_t c = 0; c < G->V; c++) {
+        G->chunk_base[c] = G->rank_layers;
+        G->rank_layers += chunk_layers(G, c);
+    }
+    G->nbuf = G->nmb * G->rank_layers; /* activation buffers come first (act_buf) */
     G->head_base = G->nbuf;
     G->nbuf += G->nmb;
     G->head_in_base = G->nbuf;
@@ -1569,7 +1588,7 @@ static void gen_rank(gen *G)
     G->head_tmp = UINT32_MAX;
     G->rs_buf_pending = UINT32_MAX;
     if (G->rc == R_FSDP) {
-        uint32_t nu = G->V * (G->Lc + 1);
+        uint32_t nu = rank_units(G);
         for (uint32_t u = 0; u < nu; u++)
             G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = UINT32_MAX;
     }
@@ -1591,7 +1610,7 @@ static void gen_rank(gen *G)
         wait_ev(G, S_COMPUTE, e);
         mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
         G->rs_buf_pending = UINT32_MAX;
-        for (uint32_t u = 0; u < G->V * (G->Lc + 1); u++)
+        for (uint32_t u = 0; u < rank_units(G); u++)
             if (G->unit_buf[u] != UINT32_MAX) {
                 mem_free(G, &cx, S_COMPUTE, G->unit_buf[u]);
                 G->unit_buf[u] = UINT32_MAX;
@@ -1611,7 +1630,7 @@ static void gen_rank(gen *G)
     }
     optimizer_step(G);
     if (G->rc == R_FSDP) /* TorchTitan's zero_grad(): set_to_none frees the sharded gradients */
-        for (uint32_t u = 0; u < G->V * (G->Lc + 1); u++) {
+        for (uint32_t u = 0; u < rank_units(G); u++) {
             mem_free(G, &cx, S_COMPUTE, G->unit_grad_buf[u]);
             G->unit_grad_buf[u] = UINT32_MAX;
         }
@@ -1632,6 +1651,19 @@ static double megatron_model_flops(const gen *G, double gbs)
     return 12.0 * gbs * s * L * h * h * (attn + mlp + logit);
 }
 
+static void gen_free(gen *G)
+{
+    free(G->bk);
+    free(G->unit_buf);
+    free(G->unit_ag_ev);
+    free(G->unit_fwd_ev);
+    free(G->unit_grad_buf);
+    free(G->stage_layers);
+    free(G->stage_first);
+    free(G->chunk_base);
+    orr_map_free(&G->group_ids);
+}
+
 orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
 {
     gen G;
@@ -1643,7 +1675,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.V = s->vpp ? s->vpp : 1;
     G.L = s->model.layers;
     G.C = s->cp ? s->cp : 1;
-    if (!G.T || !G.P || !G.D || !s->mbs || !s->gbs || !s->seq || G.L % (G.P * G.V))
+    if (!G.T || !G.P || !G.D || !s->mbs || !s->gbs || !s->seq)
         return orr_fail(err, "generator: the spec is not resolved (tp/pp/dp/mbs/gbs/seq)"), NULL;
     if (G.C > 1 && s->attention == ORR_ATTN_UNFUSED)
         return orr_fail(err, "--cp %u: context parallelism needs flash attention (options.attention: flash)", G.C), NULL;
@@ -1659,7 +1691,6 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     }
     G.dist = s->dist_opt || G.rc == R_ZERO12;
     G.overlap_pg = s->overlap_param_gather && G.rc == R_MEGATRON;
-    G.Lc = G.L / (G.P * G.V);
     G.nmb = s->gbs / (s->mbs * G.D);
     G.b = s->mbs;
     G.sq = s->seq;
@@ -1684,10 +1715,28 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
         return orr_fail(err, "--vpp %u: the interleaved schedule needs the number of micro-batches (%u) to be a "
                              "multiple of pp (%u)", G.V, G.nmb, G.P), NULL;
 
+    uint32_t nv = G.P * G.V, max_rank_layers = 0;
+    G.stage_layers = orr_xmalloc(nv * sizeof *G.stage_layers);
+    if (orr_pp_split(s, G.stage_layers, err)) {
+        free(G.stage_layers);
+        return NULL;
+    }
+    G.stage_first = orr_xmalloc(nv * sizeof *G.stage_first);
+    G.chunk_base = orr_xmalloc(G.V * sizeof *G.chunk_base);
+    for (uint32_t v = 0, first = 0; v < nv; v++) {
+        G.stage_first[v] = first;
+        first += G.stage_layers[v];
+    }
+    for (uint32_t p = 0; p < G.P; p++) {
+        uint32_t n = 0;
+        for (uint32_t c = 0; c < G.V; c++) n += G.stage_layers[c * G.P + p];
+        if (n > max_rank_layers) max_rank_layers = n;
+    }
+
     uint32_t world = G.T * G.P * G.D * G.C;
     uint32_t gpn = s->cluster.gpus_per_node ? s->cluster.gpus_per_node : 8;
     G.w = orr_workload_new(world, gpn);
-    uint32_t nu = G.V * (G.Lc + 1);
+    uint32_t nu = max_rank_layers + G.V;
     G.unit_buf = orr_xmalloc(nu * sizeof *G.unit_buf);
     G.unit_ag_ev = orr_xmalloc(nu * sizeof *G.unit_ag_ev);
     G.unit_fwd_ev = orr_xmalloc(nu * sizeof *G.unit_fwd_ev);
@@ -1716,24 +1765,14 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
                 double est_ops = (double)G.rk->nops * (sym ? G.P : (double)world);
                 if (est_ops > 1.5e8) { /* ~120 B per op with its timeline: ~18 GB */
                     orr_workload_free(G.w);
-                    free(G.bk);
-                    free(G.unit_buf);
-                    free(G.unit_ag_ev);
-                    free(G.unit_fwd_ev);
-                    free(G.unit_grad_buf);
-                    orr_map_free(&G.group_ids);
+                    gen_free(&G);
                     return orr_fail(err, "%s: this job would need about %.0f million ops (about %.0f GB) to simulate; "
                                          "%s", sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * 120 / 1e9,
                                     sym ? "use fewer layers or micro-batches" : "leave symmetry on for jobs this large"),
                            NULL;
                 }
             }
-    free(G.bk);
-    free(G.unit_buf);
-    free(G.unit_ag_ev);
-    free(G.unit_fwd_ev);
-    free(G.unit_grad_buf);
-    orr_map_free(&G.group_ids);
+    gen_free(&G);
     if (sym) describe_symmetry(&G);
     if (orr_workload_finalize(G.w, err) < 0) {
         orr_workload_free(G.w);

@@ -22,7 +22,8 @@ typedef enum flag_id {
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
-    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD
+    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
+    F_PP_FIRST, F_PP_LAST, F_PP_LAYERS
 } flag_id;
 
 typedef struct flag_def {
@@ -42,6 +43,11 @@ static const flag_def flags[] = {
     {"--pp", F_PP, COUNT},
     {"--dp", F_DP, COUNT},
     {"--vpp", F_VPP, COUNT},
+    {"--decoder-first-pipeline-num-layers", F_PP_FIRST, COUNT},
+    {"--decoder-last-pipeline-num-layers", F_PP_LAST, COUNT},
+    {"--num-layers-in-first-pipeline-stage", F_PP_FIRST, COUNT}, /* Megatron-Core's later names */
+    {"--num-layers-in-last-pipeline-stage", F_PP_LAST, COUNT},
+    {"--pp-layers", F_PP_LAYERS, "comma-separated positive layer counts, one per virtual pipeline stage"},
     {"--sp", F_SP, NULL},
     {"--no-sp", F_NO_SP, NULL},
     {"--mbs", F_MBS, COUNT},
@@ -105,6 +111,30 @@ static int parse_count(const flag_def *f, const char *val, uint32_t *out, orr_er
     return 0;
 }
 
+/* --pp-layers 15,16,...: one positive count per virtual stage, in model order. */
+static int parse_pp_layers(const flag_def *f, const char *val, orr_spec *s, orr_err *err)
+{
+    uint32_t k = 0;
+    const char *p = val;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char num[24];
+        uint64_t v;
+        if (len == 0 || len >= sizeof num) return bad_value(f, val, err);
+        memcpy(num, p, len);
+        num[len] = 0;
+        if (orr_parse_u64(num, &v) || v == 0 || v > UINT32_MAX) return bad_value(f, val, err);
+        if (k == ORR_PP_LAYERS_MAX)
+            return orr_fail(err, "%s: more than %d layer counts", f->name, ORR_PP_LAYERS_MAX);
+        s->pp_layers[k++] = (uint32_t)v;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    s->npp_layers = k;
+    return 0;
+}
+
 /* --model takes a file if it names one, or looks like one (so a typo in a path is not reported as
  * an unknown model). */
 static int looks_like_file(const char *val)
@@ -151,6 +181,9 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_PP: return parse_count(f, val, &s->pp, err);
     case F_DP: return parse_count(f, val, &s->dp, err);
     case F_VPP: return parse_count(f, val, &s->vpp, err);
+    case F_PP_FIRST: return parse_count(f, val, &s->pp_first_layers, err);
+    case F_PP_LAST: return parse_count(f, val, &s->pp_last_layers, err);
+    case F_PP_LAYERS: return parse_pp_layers(f, val, s, err);
     case F_MBS: return parse_count(f, val, &s->mbs, err);
     case F_GBS: return parse_count(f, val, &s->gbs, err);
     case F_SEQ: return parse_count(f, val, &s->seq, err);

@@ -82,7 +82,11 @@ static const orr_yfield parallel_fields[] = {
     SF("fsdp", ORR_YF_U32, fsdp),
     {.key = "zero", .type = ORR_YF_U32, .offset = offsetof(orr_spec, zero), .min = 0, .max = 3},
     SF("reshard_after_forward", ORR_YF_BOOL, reshard_after_forward), SF("fp8_allgather", ORR_YF_BOOL, fp8_allgather),
+    SF("decoder_first_pipeline_num_layers", ORR_YF_U32, pp_first_layers),
+    SF("decoder_last_pipeline_num_layers", ORR_YF_U32, pp_last_layers),
 };
+/* parallel: keys read by hand in apply_section */
+static const char *const parallel_lists[] = {"pp_layers", NULL};
 
 static const orr_yfield training_fields[] = {
     SF("mbs", ORR_YF_U32, mbs), SF("gbs", ORR_YF_U32, gbs), SF("seq", ORR_YF_U32, seq),
@@ -130,6 +134,22 @@ static const char *const attention_names[] = {"flash", "unfused"};
 static const char *const precision_names[] = {"bf16", "fp16", "fp8"};
 static const orr_dtype precision_dtypes[] = {ORR_BF16, ORR_FP16, ORR_FP8};
 
+/* parallel.pp_layers: a list of positive layer counts, one per virtual stage in model order. */
+static int read_pp_layers(orr_spec *s, const orr_ynode *n, orr_err *err)
+{
+    if (n->kind != ORR_YSEQ || n->n == 0 || n->n > ORR_PP_LAYERS_MAX) {
+        char got[96];
+        orr_y_describe(n, got, sizeof got);
+        return orr_y_fail(n, err, "expected a list of 1 to %d layer counts (one per virtual pipeline stage), got %s",
+                          ORR_PP_LAYERS_MAX, got);
+    }
+    uint32_t k = 0;
+    for (const orr_ynode *c = n->first; c; c = c->next)
+        if (orr_y_u32(c, 1, &s->pp_layers[k++], err)) return -1;
+    s->npp_layers = k;
+    return 0;
+}
+
 /* Reads one of the sections parallel:, training:, options: (extra: keys read by hand, or NULL) */
 static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f, size_t nf,
                          const char *const *extra, orr_err *err)
@@ -160,6 +180,8 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         } else if (strcmp(c->key, "precision") == 0) {
             if (orr_y_choice(c, precision_names, 3, &idx, err)) return -1;
             s->precision = precision_dtypes[idx];
+        } else if (strcmp(c->key, "pp_layers") == 0) {
+            if (read_pp_layers(s, c, err)) return -1;
         }
     }
     return orr_y_apply_fields(s, f, nf, sec, err);
@@ -177,7 +199,7 @@ static int apply_sections(orr_spec *s, const orr_ynode *map, orr_err *err)
     const orr_ynode *n;
     if ((n = orr_y_get(map, "gpus")) && orr_y_u32(n, 1, &s->gpus, err)) return -1;
     if ((n = orr_y_get(map, "parallel")) &&
-        apply_section(s, n, parallel_fields, N(parallel_fields), NULL, err))
+        apply_section(s, n, parallel_fields, N(parallel_fields), parallel_lists, err))
         return -1;
     if ((n = orr_y_get(map, "training")) &&
         apply_section(s, n, training_fields, N(training_fields), training_enums, err))
@@ -387,6 +409,82 @@ static int resolve_sizes(orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* ---- The split of the layers over the pipeline stages ---- */
+
+/* Megatron-LM's get_num_layers_to_build with --decoder-first/last-pipeline-num-layers: pipeline
+ * rank 0 (pp-1) holds `first` (`last`) layers, the other ranks the rest in equal parts (an error if
+ * they do not divide), and each rank's layers are split evenly over its vpp model chunks (an error
+ * if they do not divide). Fills the layers of pipeline rank p, per chunk, into per_rank[p]. */
+static int megatron_first_last(const orr_spec *s, uint32_t *per_rank, orr_err *err)
+{
+    uint32_t P = s->pp, L = s->model.layers, first = s->pp_first_layers, last = s->pp_last_layers;
+    const char *fl = first && last ? "--decoder-first-pipeline-num-layers/--decoder-last-pipeline-num-layers"
+                     : first      ? "--decoder-first-pipeline-num-layers (parallel.decoder_first_pipeline_num_layers)"
+                                  : "--decoder-last-pipeline-num-layers (parallel.decoder_last_pipeline_num_layers)";
+    if (P < 2) return orr_fail(err, "%s: an uneven first or last pipeline stage needs --pp > 1", fl);
+    if ((uint64_t)first + last > L)
+        return orr_fail(err, "%s: the first and last stages' layers (%u + %u) exceed the model's layers (%u)", fl, first,
+                        last, L);
+    uint32_t rest = L - first - last, left = P - (first ? 1 : 0) - (last ? 1 : 0);
+    if (left == 0 && rest)
+        return orr_fail(err, "%s: with --pp %u the first and last stages must hold all %u layers, not %u", fl, P, L,
+                        first + last);
+    if (left && rest % left)
+        return orr_fail(err, "%s: the remaining layers (%u) must be divisible by the remaining pipeline stages (%u), "
+                             "as Megatron-LM requires", fl, rest, left);
+    for (uint32_t p = 0; p < P; p++) {
+        uint32_t n = p == 0 && first ? first : p == P - 1 && last ? last : rest / left;
+        if (n < s->vpp)
+            return orr_fail(err, "%s: pipeline stage %u would hold %u layers; each of its %u model chunks needs at "
+                                 "least one", fl, p, n, s->vpp);
+        if (n % s->vpp)
+            return orr_fail(err, "%s: pipeline stage %u holds %u layers, which must be divisible by --vpp %u (its model "
+                                 "chunks are equal, as in Megatron-LM)", fl, p, n, s->vpp);
+        per_rank[p] = n / s->vpp;
+    }
+    return 0;
+}
+
+int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err)
+{
+    uint32_t P = s->pp ? s->pp : 1, V = s->vpp ? s->vpp : 1, L = s->model.layers;
+    uint64_t S = (uint64_t)P * V;
+    if (s->npp_layers && (s->pp_first_layers || s->pp_last_layers))
+        return orr_fail(err, "--pp-layers (parallel.pp_layers): give either the layers of every stage or "
+                             "--decoder-first/last-pipeline-num-layers, not both");
+    if (s->npp_layers) {
+        if (s->npp_layers != S)
+            return orr_fail(err, "--pp-layers (parallel.pp_layers): expected pp*vpp = %llu layer counts (one per "
+                                 "virtual stage, in model order), got %u", (unsigned long long)S, s->npp_layers);
+        uint64_t sum = 0;
+        for (uint32_t v = 0; v < S; v++) {
+            if (s->pp_layers[v] == 0)
+                return orr_fail(err, "--pp-layers (parallel.pp_layers): virtual stage %u has 0 layers; every stage "
+                                     "needs at least one", v);
+            sum += s->pp_layers[v];
+            out[v] = s->pp_layers[v];
+        }
+        if (sum != L)
+            return orr_fail(err, "--pp-layers (parallel.pp_layers): the counts add up to %llu layers, but the model "
+                                 "has %u", (unsigned long long)sum, L);
+        return 0;
+    }
+    if (s->pp_first_layers || s->pp_last_layers) {
+        if (megatron_first_last(s, out, err)) return -1;
+        for (uint32_t c = V; c-- > 0;) /* spread the per-rank counts over the chunks: v = c*P + p */
+            for (uint32_t p = 0; p < P; p++) out[c * P + p] = out[p];
+        return 0;
+    }
+    if (S > L)
+        return orr_fail(err, "--pp %u --vpp %u (parallel.pp, parallel.vpp): pp*vpp = %llu virtual stages, more than "
+                             "the model's %u layers", P, V, (unsigned long long)S, L);
+    /* TorchTitan's generate_split_points: stage 0 gets base layers, each of the next L % S stages
+     * base + 1, the rest (the last stage among them) base */
+    uint32_t base = (uint32_t)(L / S), extra = (uint32_t)(L % S);
+    for (uint32_t v = 0; v < S; v++) out[v] = base + (v >= 1 && v <= extra ? 1 : 0);
+    return 0;
+}
+
 /* Checks the rules that tie parallelism to the model's shape (Megatron-LM's argument checks). */
 static int resolve_parallel(orr_spec *s, orr_err *err)
 {
@@ -398,14 +496,12 @@ static int resolve_parallel(orr_spec *s, orr_err *err)
                         s->tp, m->kv_heads);
     if (m->ffn % s->tp)
         return orr_fail(err, "--tp %u (parallel.tp): the model's ffn (%u) must be divisible by tp", s->tp, m->ffn);
-    uint64_t stages = (uint64_t)s->pp * s->vpp;
-    if (m->layers % stages) {
-        if (s->vpp == 1)
-            return orr_fail(err, "--pp %u (parallel.pp): the model's layers (%u) must be divisible by pp", s->pp,
-                            m->layers);
-        return orr_fail(err, "--pp %u --vpp %u (parallel.pp, parallel.vpp): the model's layers (%u) must be divisible "
-                             "by pp*vpp (%llu)", s->pp, s->vpp, m->layers, (unsigned long long)stages);
-    }
+    if ((uint64_t)s->pp * s->vpp > UINT32_MAX)
+        return orr_fail(err, "--pp %u --vpp %u (parallel.pp, parallel.vpp): pp*vpp is too large", s->pp, s->vpp);
+    uint32_t *split = orr_xmalloc((size_t)s->pp * s->vpp * sizeof *split);
+    int rc = orr_pp_split(s, split, err);
+    free(split);
+    if (rc) return -1;
     if (s->vpp > 1) {
         uint32_t nmb = s->gbs / (s->mbs * s->dp);
         if (s->pp == 1) return orr_fail(err, "--vpp %u (parallel.vpp): virtual stages need --pp > 1", s->vpp);
