@@ -102,6 +102,29 @@ assert len(t['traceEvents']) > 100
 " "$TMP/packed.json" "$TMP/trace.json" && ok || bad "packed placement, names or trace"
 "$ORR" predict "$SRC/examples/two_jobs_64_h100_flow.yaml" > "$TMP/ex.txt" && ok || bad "example exit code"
 grep -q "slowdown from sharing *+" "$TMP/ex.txt" && ok || bad "example shows no slowdown"
+# the trace of the shared run has the shared fabric's link counter tracks (docs/json.md "Link
+# counters"), and writing it changes nothing in the report
+"$ORR" predict "$SRC/examples/two_jobs_64_h100_flow.yaml" --json > "$TMP/ex0.json"
+"$ORR" predict "$SRC/examples/two_jobs_64_h100_flow.yaml" --json --trace "$TMP/ext.json" > "$TMP/ex1.json" \
+    && ok || bad "example --trace exit code"
+cmp -s "$TMP/ex0.json" "$TMP/ex1.json" && ok || bad "example: --trace changes the JSON report"
+python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1])); t=json.load(open(sys.argv[2]))
+ev=t['traceEvents']
+pid=[e['pid'] for e in ev if e.get('ph')=='M' and e['name']=='process_name' and e['args']['name'].startswith('network links')]
+assert pid == [64], pid
+tracks={}
+for e in ev:
+    if e.get('ph')=='C' and e['pid']==pid[0]: tracks.setdefault(e['name'],[]).append((e['ts'],e['args']['util']))
+assert any(n.endswith('(leaf-spine)') for n in tracks), list(tracks)
+it_us=r['iteration_time_s']*1e6
+l=r['network']['top_links'][0]   # the spine uplink the two jobs share
+s=tracks['link %d node %d -> %d (%s)'%(l['link'],l['src_node'],l['dst_node'],l['tier'])]
+assert max(u for _,u in s) <= 1+1e-9
+avg=sum((s[i+1][0]-s[i][0])*s[i][1] for i in range(len(s)-1))/it_us
+assert abs(avg/l['util']-1) < 0.01, (avg, l['util'])
+" "$TMP/ex1.json" "$TMP/ext.json" && ok || bad "example trace link tracks"
 
 # errors: one line naming the file/field, exit 2
 err() { # err NAME WANT SPEC-TEXT [FLAGS...]

@@ -79,6 +79,66 @@ assert abs(p['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.03, (p['iterat
     > "$TMP/p.txt" 2>&1 && grep -q "Network (packet backend" "$TMP/p.txt" \
     && grep -q "packet engine: HPCC, 16384-byte packets" "$TMP/p.txt" && ok || bad "--net packet --cc hpcc text report"
 
+# link counter tracks (--trace under --net flow / packet; docs/json.md "Link counters"): the trace
+# changes no number of the report (JSON and text, all but the wall-time and "trace written" lines),
+# is deterministic, has a "network links" process with a utilisation track per busy link (at most
+# 32 per tier, named as the text report names links), utilisation within [0, 1], and each reported
+# link's time-average utilisation equals the report's bytes / (rate x iteration) within 1%
+links_check() { # links_check REPORT.json TRACE.json
+python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1])); t=json.load(open(sys.argv[2]))
+ev=t['traceEvents']
+procs=[e for e in ev if e.get('ph')=='M' and e['name']=='process_name' and e['args']['name'].startswith('network links')]
+assert len(procs)==1, procs
+pid=procs[0]['pid']
+tracks={}
+for e in ev:
+    if e.get('ph')=='C' and e['pid']==pid:
+        assert list(e['args'])==['util'], e
+        tracks.setdefault(e['name'],[]).append((e['ts'],e['args']['util']))
+assert tracks, 'no link tracks'
+tiers={}
+for name,s in tracks.items():
+    tier=name[name.rindex('(')+1:-1]
+    tiers[tier]=tiers.get(tier,0)+1
+    assert all(-1e-12 <= u <= 1+1e-9 for _,u in s), (name, max(u for _,u in s))
+    assert all(s[i][0] < s[i+1][0] for i in range(len(s)-1)), name
+    assert s[-1][1] == 0, name
+assert all(n <= 32 for n in tiers.values()) and 'nvlink' in tiers and 'nic' in tiers, tiers
+it_us=r['iteration_time_s']*1e6
+checked=0
+for l in r['network']['top_links']:
+    name='link %d node %d -> %d (%s)'%(l['link'],l['src_node'],l['dst_node'],l['tier'])
+    if name not in tracks: continue
+    s=tracks[name]
+    assert abs(s[-1][0]-it_us) < 1e-3*it_us, (s[-1][0], it_us)
+    avg=sum((s[i+1][0]-s[i][0])*s[i][1] for i in range(len(s)-1))/it_us
+    assert abs(avg/l['util']-1) < 0.01, (name, avg, l['util'])
+    checked+=1
+busiest=max(r['network']['top_links'], key=lambda l: l['bytes'])
+assert 'link %d node'%busiest['link'] in ' '.join(tracks), busiest
+assert checked >= 2, checked
+" "$1" "$2"
+}
+for net in flow packet; do
+    F="--model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net $net"
+    "$ORR" predict $F --json --trace "$TMP/lt1.json" > "$TMP/lj1.json" && ok || bad "--net $net --trace exit code"
+    "$ORR" predict $F --json --trace "$TMP/lt2.json" > "$TMP/lj2.json"
+    "$ORR" predict $F --json > "$TMP/lj0.json"
+    cmp -s "$TMP/lj0.json" "$TMP/lj1.json" && ok || bad "--net $net: --trace changes the JSON report"
+    cmp -s "$TMP/lt1.json" "$TMP/lt2.json" && ok || bad "--net $net: trace differs between identical runs"
+    "$ORR" predict $F | grep -v "^simulated in \|^trace written" > "$TMP/lx0.txt"
+    "$ORR" predict $F --trace "$TMP/lt3.json" | grep -v "^simulated in \|^trace written" > "$TMP/lx1.txt"
+    cmp -s "$TMP/lx0.txt" "$TMP/lx1.txt" && ok || bad "--net $net: --trace changes the text report"
+    links_check "$TMP/lj1.json" "$TMP/lt1.json" && ok || bad "--net $net: link counter tracks"
+done
+python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))
+assert not [e for e in t['traceEvents'] if e.get('ph')=='C' and e['name'].startswith('link ')]
+" "$TMP/t1.json" && ok || bad "analytic trace has link tracks"
+
 # list
 for what in gpus models clusters; do
     "$ORR" list $what > "$TMP/list.txt" 2>&1 && [ "$(wc -l < "$TMP/list.txt")" -gt 3 ] && ok || bad "list $what"

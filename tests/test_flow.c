@@ -3,7 +3,8 @@
  * (src/hw/topo_build.c): max-min rates on hand-solved cases (parking lot, incast, several
  * bottlenecks), completion times, incremental == from-scratch recomputation over thousands of
  * random starts and finishes, rollback equal to a run that had the flow from the start, history
- * GC, link statistics, built topologies' shapes and routing (NVLink inside a node, PXN).
+ * GC, link statistics, built topologies' shapes and routing (NVLink inside a node, PXN), and the
+ * per-link time windows of the trace's link tracks (src/net/linkbins.c).
  */
 #include "check.h"
 #include "orrery/flow.h"
@@ -407,6 +408,45 @@ static void test_built_topologies(void)
     CHECK(orr_topo_kind_parse("torus", &k) == -1);
 }
 
+/* Link windows: bytes spread pro rata, widths doubling (exactly) as time goes on; on the flow model
+ * they sum to the link statistics and change no completion time. */
+static void test_link_bins(void)
+{
+    orr_link_bins *b = orr_link_bins_new(4);
+    orr_link_bins_spread(b, 1, 0, 10 * ORR_PS_PER_US, 100);
+    CHECK_EQ_I64(b->width_ps, ORR_LINK_BIN0_PS);
+    CHECK(orr_link_bins_of(b, 0) == NULL && orr_link_bins_of(b, 1) != NULL);
+    for (int w = 0; w < 10; w++) CHECK(fabs(orr_link_bins_of(b, 1)[w] - 10) < 1e-12);
+    CHECK(orr_link_bins_of(b, 1)[10] == 0);
+    orr_link_bins_spread(b, 2, 300 * ORR_PS_PER_US, 300 * ORR_PS_PER_US, 7); /* an instant, past the end */
+    CHECK_EQ_I64(b->width_ps, 2 * ORR_LINK_BIN0_PS);
+    CHECK(fabs(orr_link_bins_of(b, 1)[0] - 20) < 1e-12 && fabs(orr_link_bins_of(b, 1)[4] - 20) < 1e-12);
+    CHECK(orr_link_bins_of(b, 1)[5] == 0 && orr_link_bins_of(b, 2)[150] == 7);
+    orr_link_bins_spread(b, 9, 0, 1, 1); /* no such link: ignored */
+    orr_link_bins_free(b);
+
+    /* incast of 4 x 250 MB into host 4's 1 GB/s link (switch -> host 4 is link 9): busy for 1 s */
+    star f;
+    star_open(&f);
+    orr_link_bins *lb = orr_link_bins_new(f.t.n_links);
+    orr_flow_set_link_bins(f.tr, lb);
+    done_log d = {{0}, &f.e};
+    for (uint32_t i = 0; i < 4; i++) f.tr->start_flow(f.tr, i, 4, 250000000, 10 + i, on_done, &d, i);
+    orr_engine_run(&f.e);
+    orr_flow_sync(f.tr);
+    for (int i = 0; i < 4; i++) CHECK_EQ_I64(d.t[i], ORR_PS_PER_S);
+    CHECK_EQ_I64(lb->width_ps, 4096 * ORR_PS_PER_US); /* the first width x 2^k with 256 windows >= 1 s */
+    const double *v = orr_link_bins_of(lb, 9);
+    double sum = 0;
+    for (int w = 0; w < ORR_LINK_BINS; w++) sum += v[w];
+    CHECK_MSG(fabs(sum / orr_flow_link_stats_of(f.tr, 9)->bytes - 1) < 1e-12, "windows %.17g stats %.17g", sum,
+              orr_flow_link_stats_of(f.tr, 9)->bytes);
+    for (int w = 0; w < 244; w++) CHECK(fabs(v[w] / (GBps * 4096e-6) - 1) < 1e-9); /* full windows at 1 GB/s */
+    CHECK(v[245] == 0);
+    orr_link_bins_free(lb);
+    star_close(&f);
+}
+
 int main(void)
 {
     test_parking_lot();
@@ -416,5 +456,6 @@ int main(void)
     test_rollback();
     test_gc();
     test_built_topologies();
+    test_link_bins();
     return check_done();
 }

@@ -51,6 +51,9 @@ typedef struct orr_exec_opts {
     int mem_caching;
     const orr_net_config *net_cfg; /* flow backend: topology (NULL: the cluster's, for the
                                     * workload's world size) */
+    uint32_t link_tracks;          /* flow and packet backends: keep the utilisation over time of
+                                    * this many busiest links per tier (orr_link_tracks; 0: none).
+                                    * Changes no simulated time or statistic. */
 } orr_exec_opts;
 
 typedef struct orr_exec_rank {
@@ -99,6 +102,28 @@ typedef struct orr_net_summary {
 
 const char *orr_tier_name(int tier);
 
+/* The trace's link counter tracks (docs/json.md "Link counters"): per tier, the links that carried
+ * the most bytes (ties: lower link id), each with the bytes it carried in every window of
+ * window_ps. Per tier, because NVLink links carry most bytes: the busiest of all would leave out
+ * the fabric, where contention is. */
+#define ORR_LINK_TRACKS_DEFAULT 32 /* links per tier that `orrery predict --trace` keeps */
+typedef struct orr_link_track {
+    uint32_t link, src, dst; /* directed link id and its end nodes (topology node ids) */
+    uint8_t tier;            /* ORR_TIER_* */
+    double rate_Bps;         /* raw link rate (utilisation is relative to it, as in orr_link_use) */
+    double bytes;            /* carried over the run (orr_link_use.bytes) */
+    double *window_bytes;    /* [nwindows] carried in window w: [w, w + 1) x window_ps */
+} orr_link_track;
+
+typedef struct orr_link_tracks {
+    int64_t window_ps;       /* window width */
+    int64_t end_ps;          /* the windows end here: the makespan, or the network's last activity
+                              * if later; the last window is cut short there */
+    uint32_t nwindows;       /* ceil(end_ps / window_ps) */
+    orr_link_track *links;   /* by tier (ORR_TIER_* order), busiest first within one */
+    uint32_t nlinks;
+} orr_link_tracks;
+
 typedef struct orr_exec_result {
     int64_t makespan_ps;  /* max over ranks of end_ps */
     uint32_t last_rank;   /* the rank that finished last */
@@ -107,6 +132,7 @@ typedef struct orr_exec_result {
     orr_exec_rank *ranks;
     size_t nranks;
     orr_net_summary net;
+    orr_link_tracks link_tracks; /* with opts.link_tracks (nlinks 0 otherwise) */
 } orr_exec_result;
 
 int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,

@@ -22,6 +22,7 @@
 #define ORRERY_FLOW_H
 
 #include <stdint.h>
+#include "orrery/linkbins.h"
 #include "orrery/topo_build.h"
 #include "orrery/transport.h"
 
@@ -59,6 +60,9 @@ void orr_flow_start_at(orr_transport *tr, int64_t t_start_ps, uint32_t src_host,
 void orr_flow_gc(orr_transport *tr, int64_t horizon_ps);
 /* Brings the link statistics up to the engine's current time. */
 void orr_flow_sync(orr_transport *tr);
+/* Also accounts every link's bytes by time window into bins (not owned; NULL: stop), for link
+ * counter tracks. Changes nothing the model computes. */
+void orr_flow_set_link_bins(orr_transport *tr, orr_link_bins *bins);
 const orr_flow_link_stats *orr_flow_link_stats_of(const orr_transport *tr, uint32_t link);
 orr_flow_totals orr_flow_get_totals(const orr_transport *tr);
 /* For tests: the current rate (bytes/s) of the active flow with this id, or -1. */

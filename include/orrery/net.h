@@ -11,6 +11,7 @@
 #include "orrery/comm.h"
 #include "orrery/engine.h"
 #include "orrery/hw.h"
+#include "orrery/linkbins.h"
 #include "orrery/packet.h"
 #include "orrery/topo_build.h"
 #include "orrery/transport.h"
@@ -33,6 +34,7 @@ struct orr_net {
                        orr_event_fn done, void *ctx, uint64_t arg);
     void (*destroy)(orr_net *n);
     void *impl;
+    orr_link_bins *link_bins; /* per-link bytes by time window (orr_net_track_links), or NULL */
 };
 
 /* What a topology-based backend (flow, packet) needs beyond the hardware. */
@@ -89,6 +91,14 @@ void orr_net_sync(orr_net *n);
  * where the flow backend mirrors servers (src/net/flow_net.c), a mirrored server's NVLink link
  * reports its representative's. */
 void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out);
+/* From now on, also accounts every link's bytes by time window (linkbins.h), for the trace's link
+ * counter tracks. Flow and packet backends (nothing for the analytic one); changes no simulated
+ * time or statistic. */
+void orr_net_track_links(orr_net *n);
+/* The windows of directed link `link` as the whole job loads it (as orr_net_link_use_get: a
+ * mirrored server's NVLink link gives its representative's): ORR_LINK_BINS byte counts, window w
+ * covering [w, w + 1) x *width_ps. NULL if links are not tracked or this one carried nothing. */
+const double *orr_net_link_windows(const orr_net *n, uint32_t link, int64_t *width_ps);
 /* Flows of the job (collectives and sends as flows): under the flow backend with symmetry, every
  * GPU's, those inside mirrored servers included; 0 for the analytic backend. */
 uint64_t orr_net_flows(const orr_net *n);

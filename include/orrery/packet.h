@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include "orrery/core.h"
 #include "orrery/engine.h"
+#include "orrery/linkbins.h"
 #include "orrery/topo.h"
 #include "orrery/transport.h"
 
@@ -188,6 +189,9 @@ void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out);
 /* PFC events as lines "time_ns node node_type port type" (type 1 = pause, 0 = resume; node_type
  * 0 host, 1 switch), in the order they happened; NULL to not record. */
 void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out);
+/* Also accounts every port's wire bytes by time window into bins (not owned; NULL: stop), each
+ * packet spread over its serialisation, for link counter tracks. Changes nothing simulated. */
+void orr_packet_set_link_bins(orr_packet_sim *s, orr_link_bins *bins);
 
 /* A transport (transport.h) over the packet engine on the shared engine e: start_flow starts a
  * flow at e's current time on the queue pair of its (src, dst) connection (the previous flow

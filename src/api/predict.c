@@ -60,8 +60,9 @@ static void describe(const orr_spec *s, char *title, size_t cap, orr_buf *config
     info->caching_allocator = s->caching_allocator;
 }
 
-/* Runs w (one job, or jobs already placed on the cluster of s) over the network settings of s. */
-static int run_placed(const orr_spec *s, const orr_workload *w, orr_exec_result *x, orr_err *err)
+/* Runs w (one job, or jobs already placed on the cluster of s) over the network settings of s;
+ * traced: the run is the one --trace draws, so it keeps the link tracks too. */
+static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_exec_result *x, orr_err *err)
 {
     orr_net_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -71,7 +72,8 @@ static int run_placed(const orr_spec *s, const orr_workload *w, orr_exec_result 
     cfg.cc = s->cc;
     cfg.packet_payload_bytes = s->packet_payload_bytes;
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .net_cfg = &cfg,
-                          .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator};
+                          .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator,
+                          .link_tracks = traced && s->trace_path[0] ? ORR_LINK_TRACKS_DEFAULT : 0};
     return orr_execute(w, &s->gpu, &s->cluster, &opts, x, err);
 }
 
@@ -81,7 +83,7 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
     p->w = orr_gen_megatron(s, err);
     if (!p->w) return -1;
     orr_estimate_workload(p->w, &s->gpu);
-    if (run_placed(s, p->w, &p->x, err) < 0) {
+    if (run_placed(s, p->w, 1, &p->x, err) < 0) {
         orr_prediction_free(p);
         return -1;
     }
@@ -181,7 +183,7 @@ int orr_predict_jobs(const orr_spec *s, orr_jobs_prediction *p, orr_err *err)
         /* alone: only this job on its GPUs of the same topology */
         orr_workload *a = placed(s, (const orr_workload *const *)jw, i, 1, NULL, err);
         orr_exec_result xa;
-        if (!a || run_placed(s, a, &xa, err) < 0) {
+        if (!a || run_placed(s, a, 0, &xa, err) < 0) {
             orr_workload_free(a);
             rc = -1;
             break;
@@ -192,7 +194,7 @@ int orr_predict_jobs(const orr_spec *s, orr_jobs_prediction *p, orr_err *err)
     }
     if (rc == 0) {
         p->w = placed(s, (const orr_workload *const *)jw, 0, s->njobs, rank0, err);
-        if (!p->w || run_placed(s, p->w, &p->x, err) < 0) rc = -1;
+        if (!p->w || run_placed(s, p->w, 1, &p->x, err) < 0) rc = -1;
     }
     for (size_t i = 0; i < s->njobs && rc == 0; i++) rc = shared_result(p, i, rank0[i], err);
     free(rank0);

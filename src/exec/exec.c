@@ -822,6 +822,66 @@ static void summarise_net(orr_net *n, int64_t makespan_ps, orr_net_summary *out)
         }
 }
 
+/* Is link a busier than b for the link tracks (more bytes, then lower id)? */
+static int busier(const orr_link_track *a, const orr_link_track *b)
+{
+    if (a->bytes != b->bytes) return a->bytes > b->bytes;
+    return a->link < b->link;
+}
+
+/* The max busiest links of each tier of a tracked topology backend (orr_net_track_links) and their
+ * windows up to end_ps, into out. The backend accounted the windows as it went; this only reads
+ * them, after summarise_net has brought the statistics to the engine's time. */
+static void collect_link_tracks(orr_net *n, int64_t end_ps, uint32_t max, orr_link_tracks *out)
+{
+    const orr_topo *t = orr_net_topo(n);
+    memset(out, 0, sizeof *out);
+    if (!t || !n->link_bins || end_ps <= 0 || max == 0) return;
+    orr_net_sync(n); /* a no-op after summarise_net */
+    orr_link_track *top = orr_xcalloc((size_t)max * ORR_TIER_COUNT, sizeof *top);
+    uint32_t ntier[ORR_TIER_COUNT] = {0};
+    for (uint32_t l = 0; l < t->n_links; l++) {
+        orr_net_link_use st;
+        orr_net_link_use_get(n, l, &st);
+        if (!(st.bytes > 0)) continue;
+        const orr_link *k = &t->links[l];
+        int tier = k->tier < ORR_TIER_COUNT ? k->tier : ORR_TIER_AGG;
+        orr_link_track u = {l, k->src, k->dst, (uint8_t)tier, k->rate_Bps, st.bytes, NULL};
+        orr_link_track *tt = top + (size_t)tier * max; /* this tier's, busiest first */
+        uint32_t i = ntier[tier] < max ? ntier[tier]++ : max;
+        if (i == max) {
+            if (!busier(&u, &tt[i - 1])) continue;
+            i--;
+        }
+        while (i > 0 && busier(&u, &tt[i - 1])) {
+            tt[i] = tt[i - 1];
+            i--;
+        }
+        tt[i] = u;
+    }
+    uint32_t ntop = 0; /* the tiers one after the other */
+    for (int tier = 0; tier < ORR_TIER_COUNT; tier++)
+        for (uint32_t i = 0; i < ntier[tier]; i++) top[ntop++] = top[(size_t)tier * max + i];
+    /* the backend's windows, merged f at a time until at most ORR_LINK_BINS cover end_ps */
+    int64_t width_ps = ORR_LINK_BIN0_PS;
+    for (uint32_t i = 0; i < ntop; i++)
+        if (orr_net_link_windows(n, top[i].link, &width_ps)) break;
+    int64_t f = 1;
+    while ((end_ps + width_ps * f - 1) / (width_ps * f) > ORR_LINK_BINS) f *= 2;
+    out->window_ps = width_ps * f;
+    out->end_ps = end_ps;
+    out->nwindows = (uint32_t)((end_ps + out->window_ps - 1) / out->window_ps);
+    for (uint32_t i = 0; i < ntop; i++) {
+        int64_t wps;
+        const double *v = orr_net_link_windows(n, top[i].link, &wps);
+        top[i].window_bytes = orr_xcalloc(out->nwindows, sizeof *top[i].window_bytes);
+        for (uint32_t w = 0; v && w < out->nwindows; w++)
+            for (int64_t j = w * f; j < (w + 1) * f && j < ORR_LINK_BINS; j++) top[i].window_bytes[w] += v[j];
+    }
+    out->links = top;
+    out->nlinks = ntop;
+}
+
 int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
                 const orr_exec_opts *opts, orr_exec_result *out, orr_err *err)
 {
@@ -866,6 +926,7 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
         orr_engine_free(&x.eng);
         return -1;
     }
+    if (opts->link_tracks) orr_net_track_links(x.net);
     out->nranks = w->nranks;
     out->ranks = orr_xcalloc(w->nranks ? w->nranks : 1, sizeof *out->ranks);
     x.rs = orr_xcalloc(w->nranks ? w->nranks : 1, sizeof *x.rs);
@@ -906,6 +967,9 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
         }
     }
     if (rc == 0) summarise_net(x.net, out->makespan_ps, &out->net);
+    if (rc == 0 && opts->link_tracks) /* network activity after the last op (ACKs) included */
+        collect_link_tracks(x.net, x.eng.now_ps > out->makespan_ps ? x.eng.now_ps : out->makespan_ps,
+                            opts->link_tracks, &out->link_tracks);
     for (uint32_t r = 0; r < w->nranks; r++) rank_free(&x.rs[r]);
     free(x.rs);
     free(x.wt);
@@ -927,6 +991,8 @@ void orr_exec_result_free(orr_exec_result *r)
         orr_mem_rank_free(&r->ranks[i].mem);
     }
     free(r->ranks);
+    for (uint32_t i = 0; i < r->link_tracks.nlinks; i++) free(r->link_tracks.links[i].window_bytes);
+    free(r->link_tracks.links);
     memset(r, 0, sizeof *r);
 }
 

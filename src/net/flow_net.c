@@ -479,6 +479,12 @@ orr_transport *orr_net_transport(const orr_net *n)
     return n && n->kind == ORR_NET_FLOW ? ((flow_net *)n->impl)->tr : NULL;
 }
 
+uint32_t orr_flow_net_link_rep(const orr_net *n, uint32_t link)
+{
+    const flow_net *f = n->impl;
+    return f->link_rep && link < f->topo.n_links ? f->link_rep[link] : link;
+}
+
 const orr_flow_link_stats *orr_flow_net_link_stats(const orr_net *n, uint32_t link)
 {
     const flow_net *f = n->impl;

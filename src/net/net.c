@@ -241,6 +241,27 @@ void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out
     out->bottleneck_ps = st->saturated_ps;
 }
 
+void orr_net_track_links(orr_net *n)
+{
+    const orr_topo *t = orr_net_topo(n);
+    if (!t || n->link_bins) return;
+    n->link_bins = orr_link_bins_new(t->n_links);
+    if (n->kind == ORR_NET_FLOW) {
+        orr_flow_set_link_bins(orr_net_transport(n), n->link_bins);
+    } else { /* the two models share no link (see "packet" above): one set of windows serves both */
+        packet_net *f = n->impl;
+        orr_flow_set_link_bins(f->nvl, n->link_bins);
+        orr_packet_set_link_bins(orr_packet_transport_sim(f->pkt), n->link_bins);
+    }
+}
+
+const double *orr_net_link_windows(const orr_net *n, uint32_t link, int64_t *width_ps)
+{
+    if (!n || !n->link_bins) return NULL;
+    *width_ps = n->link_bins->width_ps;
+    return orr_link_bins_of(n->link_bins, n->kind == ORR_NET_FLOW ? orr_flow_net_link_rep(n, link) : link);
+}
+
 uint64_t orr_net_flows(const orr_net *n)
 {
     if (!orr_net_topo(n)) return 0;
@@ -299,6 +320,7 @@ int orr_net_kind_parse(const char *name, orr_net_kind *out)
 void orr_net_destroy(orr_net *n)
 {
     if (!n) return;
+    orr_link_bins_free(n->link_bins); /* the backend's models only point at it */
     if (n->destroy) n->destroy(n);
     else free(n);
 }

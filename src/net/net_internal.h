@@ -29,5 +29,7 @@ orr_transport *orr_net_flow_model(const orr_net *n, const orr_topo *topo, const 
 /* The flow backend's statistics of a link as the whole job loads it (net.h orr_net_link_use_get);
  * call orr_flow_sync first. */
 const orr_flow_link_stats *orr_flow_net_link_stats(const orr_net *n, uint32_t link);
+/* The flow backend's transport link whose statistics link reports (itself unless mirrored). */
+uint32_t orr_flow_net_link_rep(const orr_net *n, uint32_t link);
 
 #endif

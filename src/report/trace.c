@@ -12,6 +12,13 @@
  *            preceded, when it waited, by a "bubble" (p2p) or "wait" (collective) slice
  *            [ready,start). Event records, stream waits, allocations and frees are not drawn.
  *
+ *   links    under --net flow / packet, one more process (pid = number of ranks), "network links",
+ *            with a counter track per link among the busiest of each tier (orr_link_tracks, by bytes):
+ *            "link L node A -> B (tier)" as the text report names links, value "util" = bytes
+ *            carried in a fixed window / (raw link rate x window), one sample per window where it
+ *            changed and a 0 at the end. The network models accounted the windows as they ran
+ *            (linkbins.h), so drawing them changed nothing in the run.
+ *
  * Times are integer picoseconds in the run and microseconds in the trace; they are printed as
  * exact decimals with 6 fractional digits by integer arithmetic, so the file is deterministic.
  */
@@ -350,6 +357,49 @@ static void write_rank(trace_writer *tw, const orr_workload *w, const orr_exec_r
     write_rank_metadata(tw, rk, (int)ri);
 }
 
+/* The link counter tracks of the run (if it kept any) as process pid, "network links". */
+static void write_link_tracks(trace_writer *tw, const orr_link_tracks *lt, int pid)
+{
+    if (!lt->nlinks || lt->window_ps <= 0) return;
+    char name[160];
+    snprintf(name, sizeof name, "network links: utilisation of the busiest per tier (of raw rate, %lld.%06lld us windows)",
+              (long long)(lt->window_ps / ORR_PS_PER_US), (long long)(lt->window_ps % ORR_PS_PER_US));
+    meta_name(tw, "process_name", pid, 0, name);
+    meta_sort(tw, "process_sort_index", pid, 0, pid);
+    orr_buf track = {0};
+    for (uint32_t i = 0; i < lt->nlinks; i++) {
+        const orr_link_track *k = &lt->links[i];
+        snprintf(name, sizeof name, "link %u node %u -> %u (%s)", k->link, k->src, k->dst, orr_tier_name(k->tier));
+        track.n = 0;
+        orr_json_str(&track, name);
+        double last = -1;
+        for (uint32_t w = 0; w <= lt->nwindows; w++) {
+            int64_t t0_ps = (int64_t)w * lt->window_ps;
+            double util = 0; /* after the last window: the track ends at 0 */
+            if (w < lt->nwindows) {
+                int64_t t1_ps = t0_ps + lt->window_ps < lt->end_ps ? t0_ps + lt->window_ps : lt->end_ps;
+                util = k->window_bytes[w] / (k->rate_Bps * (double)(t1_ps - t0_ps) / (double)ORR_PS_PER_S);
+            } else {
+                t0_ps = lt->end_ps;
+            }
+            if (util == last && w < lt->nwindows) continue;
+            last = util;
+            event_begin(tw);
+            orr_buf *b = &tw->line;
+            put(b, "{\"name\":");
+            put(b, track.s);
+            put_key_u64(b, ",\"ph\":\"C\",\"pid\":", (uint64_t)pid);
+            put(b, ",\"ts\":");
+            put_us(b, t0_ps);
+            put(b, ",\"args\":{\"util\":");
+            put_num(b, util);
+            put(b, "}}");
+            event_end(tw);
+        }
+    }
+    orr_buf_free(&track);
+}
+
 /* Escapes every op name once, so each event only copies it. */
 static void escape_names(trace_writer *tw, const orr_workload *w)
 {
@@ -387,6 +437,7 @@ int orr_report_trace(const char *path, const orr_workload *w, const orr_exec_res
     escape_names(tw, w);
     fputs("{\"traceEvents\":[", f);
     for (size_t ri = 0; ri < w->nranks; ri++) write_rank(tw, w, x, ri);
+    write_link_tracks(tw, &x->link_tracks, (int)w->nranks);
     fprintf(f, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"orrery\","
                "\"time_unit_of_ts\":\"us\",\"schema_version\":%d}}\n", ORR_JSON_SCHEMA_VERSION);
     writer_free(tw);

@@ -94,6 +94,7 @@ typedef struct fb {
     uint32_t epoch;
     int pending, replaying;
     orr_flow_totals tot;
+    orr_link_bins *bins;   /* per-link bytes per window (orr_flow_set_link_bins), or NULL */
 } fb;
 
 static fb *B(orr_transport *t) { return (fb *)t->impl; }
@@ -152,6 +153,9 @@ static void link_sync(fb *b, flink *l, int64_t now)
     int64_t dt = now - l->t_upd;
     if (dt <= 0 || b->replaying) return;
     l->st.bytes += l->rate_sum * (double)dt / (double)ORR_PS_PER_S;
+    if (b->bins && l->rate_sum > 0) /* the same bytes, by window (linkbins.h) */
+        orr_link_bins_spread(b->bins, (uint32_t)(l - b->links), l->t_upd, now,
+                             l->rate_sum * (double)dt / (double)ORR_PS_PER_S);
     if (l->n) l->st.busy_ps += dt;
     if (l->saturated) l->st.saturated_ps += dt;
     l->t_upd = now;
@@ -671,6 +675,11 @@ void orr_flow_sync(orr_transport *t)
 {
     fb *b = B(t);
     for (uint32_t i = 0; i < b->nlinks; i++) link_sync(b, &b->links[i], b->e->now_ps);
+}
+
+void orr_flow_set_link_bins(orr_transport *t, orr_link_bins *bins)
+{
+    B(t)->bins = bins;
 }
 
 const orr_flow_link_stats *orr_flow_link_stats_of(const orr_transport *t, uint32_t link)

@@ -168,6 +168,7 @@ struct orr_packet_sim {
     uint64_t events0;
     orr_packet_stats st;
     orr_buf *pfc_log;
+    orr_link_bins *bins;             /* per-port wire bytes per window, or NULL */
 };
 
 static inline pkt *P(const orr_packet_sim *s, uint32_t i)

@@ -360,6 +360,7 @@ static void port_kick(orr_packet_sim *s, uint32_t l)
     int64_t tx = (int64_t)llround((double)p->size * pt->ps_per_byte);
     if (pt->busy_until_ps > 0 && now == pt->busy_until_ps) pt->saturated_ps += tx; /* back to back */
     pt->tx_bytes += p->size;
+    if (s->bins) orr_link_bins_spread(s->bins, l, now, now + tx, (double)p->size); /* while on the wire */
     pt->busy_until_ps = now + tx;
     /* Arrivals on a link come in send order, so the link keeps them in a ring and only the head
      * has an engine event: the event queue holds one entry per busy link, not one per packet. */
@@ -885,3 +886,5 @@ void orr_packet_port_stats_get(const orr_packet_sim *s, uint32_t link, orr_packe
 }
 
 void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out) { s->pfc_log = out; }
+
+void orr_packet_set_link_bins(orr_packet_sim *s, orr_link_bins *bins) { s->bins = bins; }
