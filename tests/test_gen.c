@@ -206,6 +206,30 @@ static int64_t predict_ps(orr_spec *s, uint32_t *unique)
     return t;
 }
 
+/* TP x PP x DP on servers of 4 with SP, the distributed optimizer and small buckets: symmetry (one
+ * simulated rank per pipeline stage) gives the same iteration time, to the picosecond, as
+ * simulating all gpus ranks. */
+static void check_symmetry_exact(orr_spec s, uint32_t stages, uint32_t gpus)
+{
+    s.cluster.gpus_per_node = 4;
+    s.tp = 2;
+    s.pp = stages;
+    s.dp = 2;
+    s.gpus = gpus;
+    s.gbs = gpus;
+    s.sp = 1;
+    s.dist_opt = 1;
+    s.bucket_params = 5e6;
+    uint32_t u_sym = 0, u_full = 0;
+    int64_t sym = predict_ps(&s, &u_sym);
+    s.symmetry = 0;
+    int64_t full = predict_ps(&s, &u_full);
+    CHECK_EQ_I64(u_sym, stages);
+    CHECK_EQ_I64(u_full, gpus);
+    CHECK_EQ_I64(sym, full);
+    CHECK(sym > 0);
+}
+
 static void test_schedules_complete_and_symmetry(void)
 {
     /* every (pp, vpp, micro-batches) runs to the end: no deadlock, no unmatched p2p */
@@ -225,24 +249,7 @@ static void test_schedules_complete_and_symmetry(void)
                 CHECK(predict_ps(&s, NULL) > 0);
             }
     /* symmetry: one simulated rank per stage gives the same iteration time as all ranks */
-    orr_spec s = base_spec();
-    s.cluster.gpus_per_node = 4;
-    s.tp = 2;
-    s.pp = 2;
-    s.dp = 2;
-    s.gpus = 8;
-    s.gbs = 8;
-    s.sp = 1;
-    s.dist_opt = 1;
-    s.bucket_params = 5e6;
-    uint32_t u_sym = 0, u_full = 0;
-    int64_t sym = predict_ps(&s, &u_sym);
-    s.symmetry = 0;
-    int64_t full = predict_ps(&s, &u_full);
-    CHECK_EQ_I64(u_sym, 2);
-    CHECK_EQ_I64(u_full, 8);
-    CHECK_EQ_I64(sym, full);
-    CHECK(sym > 0);
+    check_symmetry_exact(base_spec(), 2, 8);
 }
 
 /* Layers of rank r (fwd qkv_gemm of micro-batch 0): how many, the lowest and highest index. */
@@ -353,24 +360,8 @@ static void test_uneven_split(void)
     for (uint32_t vpp = 1; vpp <= 2; vpp++) {
         s = base_spec();
         s.model.layers = 11;
-        s.cluster.gpus_per_node = 4;
-        s.tp = 2;
-        s.pp = 3;
         s.vpp = vpp;
-        s.dp = 2;
-        s.gpus = 12;
-        s.gbs = 12;
-        s.sp = 1;
-        s.dist_opt = 1;
-        s.bucket_params = 5e6;
-        uint32_t u_sym = 0, u_full = 0;
-        int64_t sym = predict_ps(&s, &u_sym);
-        s.symmetry = 0;
-        int64_t full = predict_ps(&s, &u_full);
-        CHECK_EQ_I64(u_sym, 3);
-        CHECK_EQ_I64(u_full, 12);
-        CHECK_EQ_I64(sym, full);
-        CHECK(sym > 0);
+        check_symmetry_exact(s, 3, 12);
     }
     /* FSDP over an uneven split (TorchTitan's recipe): per-block units of each stage's own layers */
     s = base_spec();
