@@ -19,11 +19,13 @@ typedef enum orr_valid_set {
 
 typedef struct orr_valid_row {
     char model[48];
-    uint32_t tp, pp, dp, gpus, gbs;
+    uint32_t tp, pp, dp, gpus, gbs, mbs;
     double published_tflops;  /* TFLOP/s per GPU as published */
     double predicted_tflops;  /* from the predicted iteration time, in the source's FLOP convention */
     double error;             /* (predicted - published) / published */
     double iteration_s;       /* predicted */
+    double peak_gib;          /* predicted peak reserved memory per GPU, GiB */
+    int oom;                  /* the assumed configuration does not fit the GPU (an assumption is wrong) */
 } orr_valid_row;
 
 typedef struct orr_valid_table {

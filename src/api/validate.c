@@ -28,7 +28,8 @@ typedef struct set_def {
 static const set_def sets[ORR_VALID_SET_COUNT] = {
     {"megatron_lm_h100_weak_scaling.csv", "Megatron-Core weak scaling on H100 (r0.8.0, seq 4096)",
      "Megatron-Core num_floating_point_operations: 72 B s L h^2 (1 + s/6h + V/12Lh)",
-     "micro-batch 1; SP when TP > 1; distributed optimizer with overlapped grad reduce-scatter and param "
+     "micro-batch 4 without pipeline parallelism and 1 with it (NVIDIA's NeMo GPT-3 performance recipes); "
+     "SP when TP > 1; distributed optimizer with overlapped grad reduce-scatter and param "
      "all-gather; TP comm overlap; no recompute; no virtual stages; untied embeddings (the table's parameter counts); "
      "bf16 (fp32 grad reduction)",
      "H100-SXM", "dgx-h100", 72.0, 12.0},
@@ -70,6 +71,16 @@ static int row_spec(orr_valid_set set, const orr_csv *t, int r, orr_spec *s, orr
     s->mbs = 1;
     s->seq = s->model.seq;
     if (set == ORR_VALID_MEGATRON_H100) {
+        /* The table does not state the micro-batch. NVIDIA's own performance recipes for these models
+         * (NeMo-Framework-Launcher conf/training/gpt3/{5b,20b}_bf16_performance.yaml: PP 1,
+         * micro_batch_size 4; 175b_performance.yaml: PP 8, micro_batch_size 1) use 4 without pipeline
+         * parallelism and 1 with it; docs/models.md section 6 says why 1 cannot be right for PP 1. */
+        if (s->pp == 1) {
+            s->mbs = 4;
+            if (s->dp == 0 || s->gbs % (s->dp * s->mbs) != 0)
+                return orr_fail(err, "%s row %d (%s): global_batch_seqs %u is not a multiple of dp x 4 (the "
+                                "micro-batch assumed without pipeline parallelism)", t->path, r, s->model.name, s->gbs);
+        }
         s->sp = s->tp > 1;
         s->dist_opt = 1;
         s->tp_comm_overlap = 1;
@@ -122,7 +133,10 @@ int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_e
         row->dp = s.dp;
         row->gpus = s.gpus;
         row->gbs = s.gbs;
+        row->mbs = s.mbs;
         row->iteration_s = p.r.iteration_s;
+        row->peak_gib = (double)p.r.mem.peak_reserved_bytes / (1024.0 * 1024 * 1024);
+        row->oom = p.r.mem.oom;
         double B = s.gbs, sq = s.seq, L = s.model.layers, h = s.model.hidden, V = s.model.vocab;
         double flops = d->flops_factor * B * sq * L * h * h * (1 + sq / (6 * h) + V / (d->vocab_div * L * h));
         row->predicted_tflops = flops / row->iteration_s / s.gpus / 1e12;
@@ -153,13 +167,13 @@ void orr_valid_table_print(const orr_valid_table *t, orr_buf *out)
 {
     orr_buf_printf(out, "%s\n  TFLOP/s per GPU by %s\n  assumed for every row: %s\n", t->title, t->convention,
                    t->assumptions);
-    orr_buf_printf(out, "  %-10s %4s %4s %4s %6s %6s %10s %10s %8s %11s\n", "model", "tp", "pp", "dp", "gpus", "gbs",
-                   "published", "predicted", "error", "iteration");
+    orr_buf_printf(out, "  %-10s %4s %4s %4s %6s %6s %4s %10s %10s %8s %11s %10s\n", "model", "tp", "pp", "dp", "gpus",
+                   "gbs", "mbs", "published", "predicted", "error", "iteration", "peak mem");
     for (size_t i = 0; i < t->n; i++) {
         const orr_valid_row *r = &t->rows[i];
-        orr_buf_printf(out, "  %-10s %4u %4u %4u %6u %6u %10.1f %10.1f %+7.1f%% %9.3f s\n", r->model, r->tp, r->pp,
-                       r->dp, r->gpus, r->gbs, r->published_tflops, r->predicted_tflops, 100 * r->error,
-                       r->iteration_s);
+        orr_buf_printf(out, "  %-10s %4u %4u %4u %6u %6u %4u %10.1f %10.1f %+7.1f%% %9.3f s %6.1f GiB%s\n", r->model, r->tp,
+                       r->pp, r->dp, r->gpus, r->gbs, r->mbs, r->published_tflops, r->predicted_tflops, 100 * r->error,
+                       r->iteration_s, r->peak_gib, r->oom ? " OOM" : "");
     }
     orr_buf_printf(out, "  median |error| %.1f%% over %zu rows\n", 100 * t->median_abs_error, t->n);
 }
