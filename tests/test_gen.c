@@ -466,6 +466,47 @@ static void test_eager_torch(void)
     orr_workload_free(w);
 }
 
+/* TorchTitan's DTensor SP without async TP keeps the all-gathered norm outputs for the weight
+ * gradients (no backward re-gather); with async TP, as Megatron, it keeps the shard and re-gathers. */
+static double alloc_bytes(const orr_workload *w, const char *name, uint32_t layer)
+{
+    const orr_rank *r = &w->ranks[0];
+    for (size_t i = 0; i < r->nops; i++) {
+        const orr_op *op = &r->ops[i];
+        if (op->kind == ORR_OP_ALLOC && op->layer == layer && strcmp(w->names[op->name], name) == 0)
+            return (double)op->bytes;
+    }
+    return -1;
+}
+
+static void test_dtensor_sp(void)
+{
+    double act[2];
+    for (int async = 0; async <= 1; async++) {
+        orr_spec s;
+        orr_err err;
+        orr_spec_init(&s);
+        const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--tp", "2", "--fsdp", "4",
+                              "--sp", "--mbs", "1", "--seq", "2048", "--recompute", "none", "--compile",
+                              async ? "--async-tp" : "--no-tp-comm-overlap"};
+        int ok = orr_spec_apply_flags(&s, (int)(sizeof argv / sizeof argv[0]), (char **)argv, &err) == 0 &&
+                 orr_spec_resolve(&s, &err) == 0;
+        CHECK_MSG(ok, "%s", err.msg);
+        if (!ok) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        counts c = layer_counts(w, 0, 1, 0);
+        CHECK_EQ_I64(c.coll[ORR_PHASE_FWD][ORR_COLL_ALLGATHER], 2);
+        CHECK_EQ_I64(c.coll[ORR_PHASE_BWD][ORR_COLL_ALLGATHER], async ? 4 : 2);
+        CHECK_EQ_I64(c.coll[ORR_PHASE_BWD][ORR_COLL_REDUCESCATTER], 2);
+        act[async] = alloc_bytes(w, "alloc_activations", 1);
+        orr_workload_free(w);
+    }
+    /* the two norm outputs: 2 B x h per token each instead of h / tp */
+    const double tok = 2048, h = 4096, t = 2;
+    CHECK_REL(act[0] - act[1], 2 * 2 * tok * (h - h / t), 1e-9);
+}
+
 int main(void)
 {
     test_layer_ops();
@@ -475,5 +516,6 @@ int main(void)
     test_dp_buckets();
     test_eager_torch();
     test_uneven_split();
+    test_dtensor_sp();
     return check_done();
 }

@@ -4,7 +4,7 @@
  * A100. Every describable row is predicted and printed with tokens/s per GPU and peak memory (PyTorch
  * max reserved), measured vs predicted. Rows that cannot be described are printed with the reason.
  *
- * Status (issue 3): memory median |error| 3.7% (target 5%), tokens/s median 6.1% (target 8%; 15.5%
+ * Status (issue 3): memory median |error| 3.7% (target 5%), tokens/s median 6.0% (target 8%; 15.5%
  * before eager kernels and float8 casts were modelled, 5.4% before NVLS: docs/models.md "TorchTitan
  * throughput").
  * Memory: the loss dominates these peaks. TorchTitan of 2024 (the T1-T6 rows) left the loss eager

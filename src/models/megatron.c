@@ -653,9 +653,22 @@ static double megatron_layer_bytes(const gen *G, int full_set)
     return per_token * tokens(G);
 }
 
+/* TorchTitan's sequence parallelism without async TP: DTensor redistributes each norm output from
+ * sequence-sharded to replicated before the column-parallel matmuls (wq/wk/wv, w1/w3), and autograd
+ * saves the matmul input, i.e. the all-gathered tensor, for the weight gradient; the backward needs
+ * no second all-gather (Megatron keeps the shard and re-gathers). With async TP (torch.compile's
+ * micro-pipelined all-gather matmul) the gathered tensor is not kept: TorchTitan's own 70B rows use
+ * 4.3 GiB less with it (T4 of torchtitan.csv), about the two gathered norm outputs of the layer being
+ * recomputed (2 x 2 GiB). */
+static int dtensor_sp_keeps_gathered(const gen *G)
+{
+    return G->s->fsdp && G->sp && G->T > 1 && !G->s->tp_comm_overlap;
+}
+
 /* What PyTorch autograd keeps per layer in a TorchTitan Llama block (bf16; per token; TP shards
  * q, kv and f; SP shards the rest):
- *   none, eager:    norm inputs and outputs 8h; rotary's fp32 copies of q and k 4(q + kv); bf16 q, k,
+ *   none, eager:    norm inputs and outputs 8h (the outputs all-gathered, h each instead of h/t, when
+ *                   dtensor_sp_keeps_gathered); rotary's fp32 copies of q and k 4(q + kv); bf16 q, k,
  *                   v 2(q + 2kv); attention output 2q; w1, w3 outputs, silu output and the product 8f
  *   none, compiled: the fused rotary and SwiGLU keep bf16 only: 8h + 2(q + 2kv) + 2q + 4f + 2f
  *   selective (per-op SAC: every other matmul output, the attention output, the block input):
@@ -665,11 +678,12 @@ static double torch_layer_bytes(const gen *G, orr_recompute rc)
 {
     double t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = G->f / t, h = G->h;
     double hs = G->sp ? h / t : h;
+    double norms = 4.0 * hs + 4.0 * (dtensor_sp_keeps_gathered(G) ? h : hs); /* inputs, outputs */
     double per_token;
     if (rc == ORR_RECOMPUTE_FULL) per_token = 2.0 * hs;
     else if (rc == ORR_RECOMPUTE_SELECTIVE) per_token = 2.0 * hs + (q + 2.0 * kv + 2.0 * hs + 2.0 * f) + 2.0 * q;
-    else if (G->s->compile) per_token = 8.0 * hs + 2.0 * (q + 2.0 * kv) + 2.0 * q + 6.0 * f;
-    else per_token = 8.0 * hs + 4.0 * (q + kv) + 2.0 * (q + 2.0 * kv) + 2.0 * q + 8.0 * f;
+    else if (G->s->compile) per_token = norms + 2.0 * (q + 2.0 * kv) + 2.0 * q + 6.0 * f;
+    else per_token = norms + 4.0 * (q + kv) + 2.0 * (q + 2.0 * kv) + 2.0 * q + 8.0 * f;
     if (!G->gated) per_token -= (rc == ORR_RECOMPUTE_FULL ? 0.0 : 2.0 * f); /* one up projection */
     return per_token * tokens(G);
 }
@@ -744,12 +758,14 @@ static void layer_fwd(gen *G, const ctx *c)
 
 /* Backward of a column-parallel linear (QKV or FC1): input-gradient GEMM, then the f operator's
  * backward collective (all-reduce, or reduce-scatter with SP, after re-gathering the input for the
- * weight gradient) asynchronously, overlapped with the weight-gradient GEMM. */
+ * weight gradient, as Megatron does) asynchronously, overlapped with the weight-gradient GEMM.
+ * TorchTitan's DTensor SP kept the gathered input (dtensor_sp_keeps_gathered), so it does not
+ * re-gather. */
 static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const char *wgrad, double n_out)
 {
     double M = tokens(G);
     uint32_t ag = UINT32_MAX;
-    if (G->sp && G->T > 1) ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, hidden_bytes(G), 1);
+    if (G->sp && G->T > 1 && !dtensor_sp_keeps_gathered(G)) ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, hidden_bytes(G), 1);
     gemm(G, c, dgrad, M, G->h, n_out);
     tp_join(G, ag);
     uint32_t e = tp_coll(G, c, G->sp ? "tp_reducescatter_grad" : "tp_allreduce_grad",
