@@ -656,7 +656,8 @@ static double megatron_layer_bytes(const gen *G, int full_set)
 /* TorchTitan's sequence parallelism without async TP: DTensor redistributes each norm output from
  * sequence-sharded to replicated before the column-parallel matmuls (wq/wk/wv, w1/w3), and autograd
  * saves the matmul input, i.e. the all-gathered tensor, for the weight gradient; the backward needs
- * no second all-gather (Megatron keeps the shard and re-gathers). With async TP (torch.compile's
+ * no second all-gather (Megatron keeps the shard and re-gathers); tests/emu/torch/tp_saved.py shows
+ * the two gathered (full-sequence) tensors among the saved ones under `orrery emulate`. With async TP (torch.compile's
  * micro-pipelined all-gather matmul) the gathered tensor is not kept: TorchTitan's own 70B rows use
  * 4.3 GiB less with it (T4 of torchtitan.csv), about the two gathered norm outputs of the layer being
  * recomputed (2 x 2 GiB). */
