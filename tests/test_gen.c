@@ -429,17 +429,23 @@ static double layer_membytes(const orr_workload *w, uint32_t layer, orr_phase ph
     return b;
 }
 
+/* A resolved spec from command-line flags; 0 (and a failed check) if they do not resolve. */
+static int flag_spec(orr_spec *s, int argc, const char *const *argv)
+{
+    orr_err err;
+    orr_spec_init(s);
+    int ok = orr_spec_apply_flags(s, argc, (char **)argv, &err) == 0 && orr_spec_resolve(s, &err) == 0;
+    CHECK_MSG(ok, "%s", err.msg);
+    return ok;
+}
+#define FLAG_SPEC(s, argv) flag_spec(s, (int)(sizeof argv / sizeof argv[0]), argv)
+
 static void test_eager_torch(void)
 {
     orr_spec s;
-    orr_err err;
-    orr_spec_init(&s);
     const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "2",
                           "--seq", "8192", "--no-compile-loss", "--recompute", "none"};
-    int ok = orr_spec_apply_flags(&s, (int)(sizeof argv / sizeof argv[0]), (char **)argv, &err) == 0 &&
-             orr_spec_resolve(&s, &err) == 0;
-    CHECK_MSG(ok, "%s", err.msg);
-    if (!ok) return;
+    if (!FLAG_SPEC(&s, argv)) return;
     const double tok = 2.0 * 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
     orr_workload *w = gen(&s);
     if (!w) return;
@@ -484,15 +490,10 @@ static void test_dtensor_sp(void)
     double act[2];
     for (int async = 0; async <= 1; async++) {
         orr_spec s;
-        orr_err err;
-        orr_spec_init(&s);
         const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--tp", "2", "--fsdp", "4",
                               "--sp", "--mbs", "1", "--seq", "2048", "--recompute", "none", "--compile",
                               async ? "--async-tp" : "--no-tp-comm-overlap"};
-        int ok = orr_spec_apply_flags(&s, (int)(sizeof argv / sizeof argv[0]), (char **)argv, &err) == 0 &&
-                 orr_spec_resolve(&s, &err) == 0;
-        CHECK_MSG(ok, "%s", err.msg);
-        if (!ok) return;
+        if (!FLAG_SPEC(&s, argv)) return;
         orr_workload *w = gen(&s);
         if (!w) return;
         counts c = layer_counts(w, 0, 1, 0);
@@ -507,6 +508,49 @@ static void test_dtensor_sp(void)
     CHECK_REL(act[0] - act[1], 2 * 2 * tok * (h - h / t), 1e-9);
 }
 
+/* TorchTitan's pipelining (torch.distributed.pipelining): the last stage keeps every micro-batch's
+ * fp32 logits until the step ends and concatenates them once at its end; FSDP2's accumulated
+ * gradients live per unit from its first backward to its reduce-scatter. */
+static void test_pp_outputs(void)
+{
+    orr_spec s;
+    const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "4", "--pp", "4", "--fsdp", "1",
+                          "--mbs", "1", "--gbs", "4", "--seq", "1024", "--recompute", "full", "--no-compile-loss"};
+    if (!FLAG_SPEC(&s, argv)) return;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    CHECK_EQ_I64(w->nranks, 4);
+    const double logits_fp32 = 1024.0 * 128256 * 4;
+    for (uint32_t r = 0; r < w->nranks; r++) {
+        int chunks = 0, merged = 0, acc = 0, acc_freed_before_rs = 0, live_acc = 0;
+        double merged_bytes = 0;
+        const orr_rank *rk = &w->ranks[r];
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            const char *n = w->names[op->name];
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "pp_output_chunk") == 0) {
+                chunks++;
+                CHECK_REL((double)op->bytes, logits_fp32, 1e-9);
+            }
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "pp_merged_outputs") == 0) {
+                merged++;
+                merged_bytes = (double)op->bytes;
+            }
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_accumulated_grads") == 0) acc++, live_acc++;
+            if (op->kind == ORR_OP_FREE && strcmp(n, "free") == 0 && live_acc > 0 && i > 0 &&
+                strcmp(w->names[rk->ops[i - 1].name], "fsdp_grad_cast") == 0)
+                acc_freed_before_rs++, live_acc--;
+        }
+        int last = r == w->nranks - 1;
+        CHECK_EQ_I64(chunks, last ? 4 : 0);
+        CHECK_EQ_I64(merged, last ? 1 : 0);
+        if (last) CHECK_REL(merged_bytes, 4 * logits_fp32, 1e-9);
+        CHECK_EQ_I64(acc, 8 + (r == 0 || last));  /* 32 layers / 4 stages, and a root with parameters */
+        CHECK_EQ_I64(acc_freed_before_rs, acc);   /* each dropped at its reduce-scatter's cast */
+    }
+    orr_workload_free(w);
+}
+
 int main(void)
 {
     test_layer_ops();
@@ -517,5 +561,6 @@ int main(void)
     test_eager_torch();
     test_uneven_split();
     test_dtensor_sp();
+    test_pp_outputs();
     return check_done();
 }

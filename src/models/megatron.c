@@ -85,10 +85,13 @@ typedef struct gen {
     uint32_t *unit_buf;           /* its unsharded-parameter buffer, UINT32_MAX when not gathered */
     uint32_t *unit_fwd_ev;        /* event after the unit's forward (frees its AG buffer) */
     uint32_t *unit_grad_buf;      /* its sharded fp32 gradients (FSDP2), from its reduce-scatter to zero_grad */
+    uint32_t *unit_acc_buf;       /* its unsharded accumulated gradients (FSDP2, several micro-batches) */
     uint32_t rs_buf_pending;      /* reduce-scatter input buffer still in flight (freed at the next) */
     uint32_t head_base;           /* buffer ids head_base + mb: the loss's saved tensor per micro-batch */
     uint32_t head_tmp;            /* logits-gradient buffer between head_bwd's loss and its GEMMs */
     uint32_t head_in_base;        /* buffer ids head_in_base + mb: the LM head's saved input (TorchTitan) */
+    uint32_t pp_out_base;         /* buffer ids pp_out_base + mb: the model output the last pipeline stage
+                                   * keeps (pp_keeps_outputs) */
     int has_emb_group;
     /* buckets of the current rank, and per layer which bucket holds it */
     bucket *bk; size_t nbk, capbk;
@@ -848,16 +851,39 @@ static int loss_compiled(const gen *G)
  *     peak; then the bf16 gradient 2. */
 static int loss_parallel(const gen *G) { return G->rc == R_FSDP && G->s->fsdp && G->T > 1 && !loss_compiled(G); }
 
+/* TorchTitan pipelines with torch.distributed.pipelining, whose last stage appends every
+ * micro-batch's model output to output_chunks (stage.py forward_one_chunk) and keeps them until the
+ * next step() clears them (clear_runtime_states); at the end of step() _merge_outputs concatenates
+ * them into one more tensor of the same size, which the training loop drops. The model output is
+ * the logits: fp32 in TorchTitan of 2024 (`self.output(h).float()`, the eager-loss rows), bf16 once
+ * the loss does the cast (compiled loss). Seen under `orrery emulate` (tests/emu/torch/pp_mem.py). */
+static int pp_keeps_outputs(const gen *G) { return G->rc == R_FSDP && G->s->fsdp && G->P > 1; }
+
+/* The model's output logits (fp32 when the loss is eager: TorchTitan's `.float()`): a temporary of
+ * the loss, or kept by the pipeline's last stage. */
+static uint32_t model_output_alloc(gen *G, const ctx *c, double logits)
+{
+    double bytes = logits * (loss_compiled(G) ? G->act_B : 4.0);
+    if (!pp_keeps_outputs(G)) return mem_alloc(G, c, S_COMPUTE, "logits_fp32", bytes, ORR_MEM_TEMP);
+    mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "pp_output_chunk", G->pp_out_base + c->mb, bytes, ORR_MEM_ACT);
+    return G->pp_out_base + c->mb;
+}
+
+static void model_output_release(gen *G, const ctx *c, uint32_t buf)
+{
+    if (!pp_keeps_outputs(G)) mem_free(G, c, S_COMPUTE, buf);
+}
+
 static void loss_parallel_mem_fwd(gen *G, const ctx *c, double logits)
 {
     uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * G->act_B, ORR_MEM_TEMP);
-    uint32_t f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t f = model_output_alloc(G, c, logits);
     uint32_t sh = mem_alloc(G, c, S_COMPUTE, "log_softmax_shifted", logits * 4.0, ORR_MEM_TEMP);
     uint32_t e = mem_alloc(G, c, S_COMPUTE, "log_softmax_exp", logits * 4.0, ORR_MEM_TEMP);
     mem_free(G, c, S_COMPUTE, e);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * 4.0, ORR_MEM_ACT);
     mem_free(G, c, S_COMPUTE, sh);
-    mem_free(G, c, S_COMPUTE, f);
+    model_output_release(G, c, f);
     mem_free(G, c, S_COMPUTE, b);
 }
 
@@ -885,9 +911,9 @@ static void loss_mem_fwd(gen *G, const ctx *c)
         return;
     }
     if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
-    if (!compiled && G->rc != R_MEGATRON) f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+    if ((!compiled && G->rc != R_MEGATRON) || pp_keeps_outputs(G)) f = model_output_alloc(G, c, logits);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * (compiled ? eb : 4.0), ORR_MEM_ACT);
-    mem_free(G, c, S_COMPUTE, f);
+    if (f != UINT32_MAX) model_output_release(G, c, f);
     mem_free(G, c, S_COMPUTE, b);
 }
 
@@ -1143,6 +1169,21 @@ static void unit_reshard(gen *G, uint32_t c, int root, uint32_t li)
     G->unit_ag_ev[u] = UINT32_MAX;
 }
 
+/* FSDP2 with gradient accumulation (several micro-batches, gradient sync off but for the last, as
+ * torch.distributed.pipelining drives it) accumulates each unit's unsharded gradients in the reduce
+ * dtype (FSDPParam.to_accumulated_grad_if_needed: fp32 under TorchTitan's mixed_precision_reduce)
+ * from the unit's first backward of the step until its reduce-scatter in the last micro-batch,
+ * which copies them into the reduce-scatter input and drops them (seen under `orrery emulate`,
+ * tests/emu/torch/pp_mem.py). With one micro-batch they are the reduce-scatter input itself. */
+static void unit_accumulate(gen *G, const ctx *cx, uint32_t c, int root, uint32_t li)
+{
+    if (G->rc != R_FSDP || G->s->zero == 3 || G->nmb <= 1 || unit_params(G, c, root) <= 0) return;
+    uint32_t u = unit_id(G, c, root, li);
+    if (G->unit_acc_buf[u] == UINT32_MAX)
+        G->unit_acc_buf[u] = mem_alloc(G, cx, S_COMPUTE, "fsdp_accumulated_grads", unit_params(G, c, root) * G->grad_B,
+                                       ORR_MEM_GRAD);
+}
+
 /* After a unit's backward in the last micro-batch: cast the gradients to the reduce dtype (fp32 for
  * FSDP2 as TorchTitan sets it, bf16 for ZeRO-3) and reduce-scatter them over the shard group on the
  * reduce-scatter stream; with HSDP all-reduce the shard over the replicas. The input buffer is freed
@@ -1154,12 +1195,14 @@ static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
     ctx cx = {ORR_PHASE_BWD, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, mb, c};
     uint32_t buf = mem_alloc(G, &cx, S_COMPUTE, "fsdp_reduce_scatter_input", p * rb, ORR_MEM_COMM);
     memop(G, &cx, "fsdp_grad_cast", ORR_CLS_ELEMENTWISE, p * (G->act_B + rb), p);
+    uint32_t u = unit_id(G, c, root, li);
+    mem_free(G, &cx, S_COMPUTE, G->unit_acc_buf[u]);
+    G->unit_acc_buf[u] = UINT32_MAX;
     uint32_t e = record(G, S_COMPUTE);
     wait_ev(G, S_DP, e);
     if (G->S > 1) coll_in(G, &cx, S_DP, "fsdp_reducescatter", ORR_COLL_REDUCESCATTER, G->g_shard, &G->seq_shard, p * rb);
     if (G->D / (G->S / G->C) > 1)
         coll_in(G, &cx, S_DP, "hsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_rep, &G->seq_rep, p * rb / G->S);
-    uint32_t u = unit_id(G, c, root, li);
     if (G->s->zero != 3 && G->unit_grad_buf[u] == UINT32_MAX)
         G->unit_grad_buf[u] = mem_alloc(G, &cx, S_DP, "fsdp_sharded_grads", 4.0 * p / G->S, ORR_MEM_GRAD);
     mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
@@ -1238,6 +1281,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         unit_gather(G, c, 1, 0, ORR_PHASE_BWD, UINT32_MAX);
         unit_wait(G, c, 1, 0);
     }
+    if (has_root) unit_accumulate(G, &cx, c, 1, 0);
     if (chunk_has_head(G, c)) {
         head_bwd(G, &cx);
         after_bwd_element(G, c, mb, 1, 0, 0);
@@ -1261,6 +1305,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
             sac_recompute(G, &rc);
         }
         uint32_t gbuf = mem_alloc(G, &cx, S_COMPUTE, "activation_grads", layer_grad_temp_bytes(G), ORR_MEM_TEMP);
+        unit_accumulate(G, &cx, c, 0, k);
         layer_bwd(G, &cx);
         mem_free(G, &cx, S_COMPUTE, gbuf);
         mem_free(G, &cx, S_COMPUTE, rbuf);
@@ -1581,12 +1626,10 @@ static void persistent_memory(gen *G)
     if (grad > 0) mem_alloc(G, &cx, S_COMPUTE, "gradients", grad, ORR_MEM_GRAD);
     if (G->rc == R_FSDP && G->s->zero != 3) fsdp_optimizer_state(G, &cx);
     else mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
-    /* FSDP2 with gradient accumulation keeps the unsharded gradients of the stage until the last
-     * micro-batch's reduce-scatter (no_sync), accumulated in the reduce dtype (FSDPParam.
-     * to_accumulated_grad_if_needed: fp32 under TorchTitan's mixed_precision_reduce; ZeRO-3: the
-     * model dtype); with one micro-batch they are transient */
-    if (G->rc == R_FSDP && G->nmb > 1)
-        mem_alloc(G, &cx, S_COMPUTE, "unsharded_gradients", (G->s->zero == 3 ? pb : G->grad_B) * P, ORR_MEM_GRAD);
+    /* ZeRO-3 with gradient accumulation keeps unsharded gradients in the model dtype; FSDP2's come
+     * per unit (unit_accumulate) */
+    if (G->rc == R_FSDP && G->s->zero == 3 && G->nmb > 1)
+        mem_alloc(G, &cx, S_COMPUTE, "unsharded_gradients", pb * P, ORR_MEM_GRAD);
 }
 
 static void gen_rank(gen *G)
@@ -1602,12 +1645,14 @@ static void gen_rank(gen *G)
     G->nbuf += G->nmb;
     G->head_in_base = G->nbuf;
     G->nbuf += G->nmb;
+    G->pp_out_base = G->nbuf;
+    G->nbuf += G->nmb;
     G->head_tmp = UINT32_MAX;
     G->rs_buf_pending = UINT32_MAX;
     if (G->rc == R_FSDP) {
         uint32_t nu = rank_units(G);
         for (uint32_t u = 0; u < nu; u++)
-            G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = UINT32_MAX;
+            G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = G->unit_acc_buf[u] = UINT32_MAX;
     }
     rank_groups(G);
     build_buckets(G);
@@ -1640,6 +1685,13 @@ static void gen_rank(gen *G)
             for (size_t i = 0; i < G->nbk; i++) dp_reduce_bucket(G, &G->bk[i], 0);
         }
     }
+    int keeps_outputs = pp_keeps_outputs(G) && G->pp_r == G->P - 1;
+    if (keeps_outputs) { /* step()'s _merge_outputs: torch.cat of the kept outputs, dropped by the caller */
+        double out = (double)G->nmb * tokens(G) * G->vocab / G->T * (loss_compiled(G) ? G->act_B : 4.0);
+        uint32_t m = mem_alloc(G, &cx, S_COMPUTE, "pp_merged_outputs", out, ORR_MEM_TEMP);
+        memop(G, &cx, "pp_merge_outputs", ORR_CLS_ELEMENTWISE, 2.0 * out, 0);
+        mem_free(G, &cx, S_COMPUTE, m);
+    }
     if (G->has_emb_group) {
         ctx ec = {ORR_PHASE_BWD, ORR_NO_LAYER, ORR_NO_MB, 0};
         coll(G, &ec, S_COMPUTE, "embedding_grad_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_EMB,
@@ -1651,6 +1703,8 @@ static void gen_rank(gen *G)
             mem_free(G, &cx, S_COMPUTE, G->unit_grad_buf[u]);
             G->unit_grad_buf[u] = UINT32_MAX;
         }
+    if (keeps_outputs) /* the next step() clears output_chunks before its first forward */
+        for (uint32_t mb = 0; mb < G->nmb; mb++) mem_free(G, &cx, S_COMPUTE, G->pp_out_base + mb);
     orr_op *sy = emit(G, ORR_OP_DEVICE_SYNC, S_COMPUTE, "iteration_end_sync");
     tag_op(sy, &cx);
 }
@@ -1675,6 +1729,7 @@ static void gen_free(gen *G)
     free(G->unit_ag_ev);
     free(G->unit_fwd_ev);
     free(G->unit_grad_buf);
+    free(G->unit_acc_buf);
     free(G->stage_layers);
     free(G->stage_first);
     free(G->chunk_base);
@@ -1758,6 +1813,7 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.unit_ag_ev = orr_xmalloc(nu * sizeof *G.unit_ag_ev);
     G.unit_fwd_ev = orr_xmalloc(nu * sizeof *G.unit_fwd_ev);
     G.unit_grad_buf = orr_xmalloc(nu * sizeof *G.unit_grad_buf);
+    G.unit_acc_buf = orr_xmalloc(nu * sizeof *G.unit_acc_buf);
     /* With symmetry one rank per (pipeline stage, cp rank) is simulated and stands for its tp x dp
      * peers; cp ranks are all simulated because ring attention talks to them point to point. */
     int sym = s->symmetry;
