@@ -660,10 +660,10 @@ static double megatron_layer_bytes(const gen *G, int full_set)
  * sequence-sharded to replicated before the column-parallel matmuls (wq/wk/wv, w1/w3), and autograd
  * saves the matmul input, i.e. the all-gathered tensor, for the weight gradient; the backward needs
  * no second all-gather (Megatron keeps the shard and re-gathers); tests/emu/torch/tp_saved.py shows
- * the two gathered (full-sequence) tensors among the saved ones under `orrery emulate`. With async TP (torch.compile's
- * micro-pipelined all-gather matmul) the gathered tensor is not kept: TorchTitan's own 70B rows use
- * 4.3 GiB less with it (T4 of torchtitan.csv), about the two gathered norm outputs of the layer being
- * recomputed (2 x 2 GiB). */
+ * the two gathered (full-sequence) tensors among the saved ones under `orrery emulate`. With async
+ * TP (torch.compile's micro-pipelined all-gather matmul) the gathered tensor is not kept:
+ * TorchTitan's own 70B rows use 4.3 GiB less with it (T4 of torchtitan.csv), about the two gathered
+ * norm outputs of the layer being recomputed (2 x 2 GiB). */
 static int dtensor_sp_keeps_gathered(const gen *G)
 {
     return G->s->fsdp && G->sp && G->T > 1 && !G->s->tp_comm_overlap;
@@ -769,7 +769,8 @@ static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const cha
 {
     double M = tokens(G);
     uint32_t ag = UINT32_MAX;
-    if (G->sp && G->T > 1 && !dtensor_sp_keeps_gathered(G)) ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, hidden_bytes(G), 1);
+    if (G->sp && G->T > 1 && !dtensor_sp_keeps_gathered(G))
+        ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, hidden_bytes(G), 1);
     gemm(G, c, dgrad, M, G->h, n_out);
     tp_join(G, ag);
     uint32_t e = tp_coll(G, c, G->sp ? "tp_reducescatter_grad" : "tp_allreduce_grad",
@@ -859,11 +860,17 @@ static int loss_parallel(const gen *G) { return G->rc == R_FSDP && G->s->fsdp &&
  * the loss does the cast (compiled loss). Seen under `orrery emulate` (tests/emu/torch/pp_mem.py). */
 static int pp_keeps_outputs(const gen *G) { return G->rc == R_FSDP && G->s->fsdp && G->P > 1; }
 
-/* The model's output logits (fp32 when the loss is eager: TorchTitan's `.float()`): a temporary of
- * the loss, or kept by the pipeline's last stage. */
-static uint32_t model_output_alloc(gen *G, const ctx *c, double logits)
+/* Bytes of one micro-batch's model output, its logits (this rank's vocabulary shard): fp32 when the
+ * loss is eager (TorchTitan's `.float()`), else the activation dtype. */
+static double model_output_bytes(const gen *G)
 {
-    double bytes = logits * (loss_compiled(G) ? G->act_B : 4.0);
+    return tokens(G) * G->vocab / G->T * (loss_compiled(G) ? G->act_B : 4.0);
+}
+
+/* The model output: a temporary of the loss, or kept by the pipeline's last stage. */
+static uint32_t model_output_alloc(gen *G, const ctx *c)
+{
+    double bytes = model_output_bytes(G);
     if (!pp_keeps_outputs(G)) return mem_alloc(G, c, S_COMPUTE, "logits_fp32", bytes, ORR_MEM_TEMP);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "pp_output_chunk", G->pp_out_base + c->mb, bytes, ORR_MEM_ACT);
     return G->pp_out_base + c->mb;
@@ -877,7 +884,7 @@ static void model_output_release(gen *G, const ctx *c, uint32_t buf)
 static void loss_parallel_mem_fwd(gen *G, const ctx *c, double logits)
 {
     uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * G->act_B, ORR_MEM_TEMP);
-    uint32_t f = model_output_alloc(G, c, logits);
+    uint32_t f = model_output_alloc(G, c);
     uint32_t sh = mem_alloc(G, c, S_COMPUTE, "log_softmax_shifted", logits * 4.0, ORR_MEM_TEMP);
     uint32_t e = mem_alloc(G, c, S_COMPUTE, "log_softmax_exp", logits * 4.0, ORR_MEM_TEMP);
     mem_free(G, c, S_COMPUTE, e);
@@ -911,7 +918,7 @@ static void loss_mem_fwd(gen *G, const ctx *c)
         return;
     }
     if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
-    if ((!compiled && G->rc != R_MEGATRON) || pp_keeps_outputs(G)) f = model_output_alloc(G, c, logits);
+    if ((!compiled && G->rc != R_MEGATRON) || pp_keeps_outputs(G)) f = model_output_alloc(G, c);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * (compiled ? eb : 4.0), ORR_MEM_ACT);
     if (f != UINT32_MAX) model_output_release(G, c, f);
     mem_free(G, c, S_COMPUTE, b);
@@ -1180,8 +1187,8 @@ static void unit_accumulate(gen *G, const ctx *cx, uint32_t c, int root, uint32_
     if (G->rc != R_FSDP || G->s->zero == 3 || G->nmb <= 1 || unit_params(G, c, root) <= 0) return;
     uint32_t u = unit_id(G, c, root, li);
     if (G->unit_acc_buf[u] == UINT32_MAX)
-        G->unit_acc_buf[u] = mem_alloc(G, cx, S_COMPUTE, "fsdp_accumulated_grads", unit_params(G, c, root) * G->grad_B,
-                                       ORR_MEM_GRAD);
+        G->unit_acc_buf[u] =
+            mem_alloc(G, cx, S_COMPUTE, "fsdp_accumulated_grads", unit_params(G, c, root) * G->grad_B, ORR_MEM_GRAD);
 }
 
 /* After a unit's backward in the last micro-batch: cast the gradients to the reduce dtype (fp32 for
@@ -1652,7 +1659,8 @@ static void gen_rank(gen *G)
     if (G->rc == R_FSDP) {
         uint32_t nu = rank_units(G);
         for (uint32_t u = 0; u < nu; u++)
-            G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = G->unit_acc_buf[u] = UINT32_MAX;
+            G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = G->unit_acc_buf[u] =
+                UINT32_MAX;
     }
     rank_groups(G);
     build_buckets(G);
@@ -1687,7 +1695,7 @@ static void gen_rank(gen *G)
     }
     int keeps_outputs = pp_keeps_outputs(G) && G->pp_r == G->P - 1;
     if (keeps_outputs) { /* step()'s _merge_outputs: torch.cat of the kept outputs, dropped by the caller */
-        double out = (double)G->nmb * tokens(G) * G->vocab / G->T * (loss_compiled(G) ? G->act_B : 4.0);
+        double out = G->nmb * model_output_bytes(G);
         uint32_t m = mem_alloc(G, &cx, S_COMPUTE, "pp_merged_outputs", out, ORR_MEM_TEMP);
         memop(G, &cx, "pp_merge_outputs", ORR_CLS_ELEMENTWISE, 2.0 * out, 0);
         mem_free(G, &cx, S_COMPUTE, m);
