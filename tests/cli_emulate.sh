@@ -3,14 +3,8 @@
 # runs under emulation and gets a prediction (text and JSON); a failing program, a missing `--`
 # and unknown flags give one line on stderr and a non-zero exit.
 # Usage: cli_emulate.sh ORRERY_BINARY SOURCE_DIR
-ORR="$1"
+. "$2/tests/check.sh"
 BIN="$(dirname "$ORR")/emu-tests"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 
 one_line() { [ "$(wc -l < "$1")" -eq 1 ]; }
 
@@ -51,5 +45,4 @@ else
     echo "SKIP: $BIN/streams not built (no nvcc)"
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_done

@@ -8,16 +8,9 @@
 # PyTorch's OutOfMemoryError; the predicted iteration time is within 15% of `orrery predict` of the
 # same model and parallelism (tests/emu/torch/gpt_small.yaml).
 # Usage: cli_emulate_torch.sh ORRERY_BINARY SOURCE_DIR
-ORR="$1"
-SRC="$2"
+. "$2/tests/check.sh"
 PY="$(dirname "$ORR")/torch-venv/bin/python"
 STEP="$SRC/tests/emu/torch/step.py"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 if [ ! -x "$PY" ]; then
     echo "FAIL: $PY missing: run scripts/setup-torch.sh $(dirname "$ORR")/torch-venv (make test does)" >&2
     exit 1
@@ -103,5 +96,4 @@ for mode in ddp fsdp; do
         || bad "predict $SPEC $par"
 done
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_done

@@ -3,14 +3,7 @@
 # share its fabric under --net flow, do not interact under --net analytic (and the output says so),
 # outputs are deterministic, and bad placements or keys give one line naming the field, exit 2.
 # Usage: cli_jobs.sh ORRERY_BINARY SOURCE_DIR
-ORR="$1"
-SRC="$2"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$2/tests/check.sh"
 
 # The hand-computed case. Two identical data-parallel jobs (GPT-3 125M, DP2, one GPU per node, DP
 # gradient all-reduce not overlapped so it is exposed at the end of the iteration) on a 2-tier fat
@@ -179,5 +172,4 @@ err packet '--net packet (network.backend): not supported with jobs:' "$BASE
 jobs:
   - {gpus: 8}" --net packet
 
-echo "cli_jobs: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_done

@@ -3,15 +3,8 @@
 # FCT file of 12 lines in the reference format into --out DIR and a summary; two runs give identical
 # FCT files; bad input gives one line on stderr naming the file, line and field, exit code 2.
 # Usage: cli_netsim.sh ORRERY_BINARY SOURCE_DIR
-ORR="$1"
-SRC="$2"
+. "$2/tests/check.sh"
 V="$SRC/../shared/validation/ns3"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 
 mkdir "$TMP/a" "$TMP/b"
 "$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --out "$TMP/a" > "$TMP/out.txt" 2>&1
@@ -40,5 +33,4 @@ printf 'CC_MODE 3\nFANCY_KNOB 1\n' > "$TMP/cfg.txt"
 "$ORR" netsim "$V/topo_k4.txt" > /dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "missing arguments exit code"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_done

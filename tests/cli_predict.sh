@@ -2,14 +2,7 @@
 # Command-line tests of `orrery`: `predict` on a spec and on flags alone, `list`, byte-identical
 # JSON and trace for identical inputs, and bad input: one line on stderr naming the field or flag,
 # exit code 2, no crash. Usage: cli_predict.sh ORRERY_BINARY SOURCE_DIR
-ORR="$1"
-SRC="$2"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$2/tests/check.sh"
 
 # predict on a spec: the text summary has the headline numbers with units
 "$ORR" predict "$SRC/examples/gpt3_175b_1024_a100.yaml" > "$TMP/out.txt" 2>&1
@@ -191,5 +184,4 @@ expect_error 'nowhere' validate "$TMP/nowhere"
 expect_error 'catalog' list nonsense
 expect_error 'command' frobnicate
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_done

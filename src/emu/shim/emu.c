@@ -491,17 +491,6 @@ const void *emu_kernel_lookup(const void *host_fun)
 
 const char *emu_kernel_name(const void *kernel) { return kernel ? ((const kernel_rec *)kernel)->name : "?"; }
 
-void emu_trace_name(const char *name, char out[EMU_NAME_MAX + 1])
-{
-    size_t n = strlen(name);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
-    if (n <= EMU_NAME_MAX) snprintf(out, EMU_NAME_MAX + 1, "%s", name);
-    else snprintf(out, EMU_NAME_MAX + 1, "%.*s~%016llx", EMU_NAME_MAX - 17, name, (unsigned long long)h);
-    for (char *c = out; *c; c++)
-        if ((unsigned char)*c <= ' ') *c = '_';
-}
-
 uint32_t emu_name_id(const char *name)
 {
     pthread_mutex_lock(&E.lock);

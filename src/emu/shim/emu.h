@@ -79,12 +79,9 @@ void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3
  * computed in TF32; ta, tb: cublasOperation_t (0 N, 1 T, 2 C). Returns 0, or -1 for a data type
  * the emulator cannot size (the caller returns its library's status). */
 int emu_gemm(int stream, long long m, long long n, long long k, long long batch, int dtype, int tf32, int ta, int tb);
-/* The form of a kernel or operator name in traces and profiles: spaces and control characters
- * become '_'; a name longer than EMU_NAME_MAX characters keeps its first EMU_NAME_MAX - 17 and ends
- * in '~' and the 16 hex digits of its FNV-1a hash, so long template names stay distinct and the
- * emulator and the profiler (prof.c, which has its own copy of this rule) agree on them. */
-#define EMU_NAME_MAX 255
-void emu_trace_name(const char *name, char out[EMU_NAME_MAX + 1]);
+/* The form of a kernel or operator name in traces and profiles: emu_trace_name (tracename.h, shared
+ * with the profiler, prof.c). */
+#include "tracename.h"
 /* Interns a name into the trace (an "N id name" line the first time); returns its id. */
 uint32_t emu_name_id(const char *name);
 

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tracename.h"
+
 #ifndef PROF_NODE
 #define PROF_NODE "libcudart.so.13"
 #endif
@@ -146,19 +148,6 @@ static void event_put(cudaEvent_t e)
     free_events[nfree++] = e;
 }
 
-/* The trace form of a name: emu_trace_name's rule (emu.h), so profiled kernels match the names
- * of emulation traces. */
-#define NAME_MAX_CHARS 255
-static void trace_name(const char *name, char form[NAME_MAX_CHARS + 1])
-{
-    size_t n = strlen(name);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
-    if (n <= NAME_MAX_CHARS) snprintf(form, NAME_MAX_CHARS + 1, "%s", name);
-    else snprintf(form, NAME_MAX_CHARS + 1, "%.*s~%016llx", NAME_MAX_CHARS - 17, name, (unsigned long long)h);
-    for (char *c = form; *c; c++)
-        if ((unsigned char)*c <= ' ') *c = '_';
-}
 
 /* Reads the times of every pending launch (after a synchronisation, or waiting for them). */
 static void harvest(void)
@@ -180,8 +169,8 @@ static void harvest(void)
         pending *p = &pend[i];
         float ms = 0;
         if (N.ev_sync(p->end) == 0 && N.ev_elapsed(&ms, p->start, p->end) == 0 && ms >= 0) {
-            char clean[NAME_MAX_CHARS + 1];
-            trace_name(p->name, clean);
+            char clean[EMU_NAME_MAX + 1];
+            emu_trace_name(p->name, clean); /* profiled kernels carry the names of emulation traces */
             fprintf(out, "K %s %u %u %u %u %u %u %.0f\n", clean, p->g[0], p->g[1], p->g[2], p->b[0], p->b[1], p->b[2],
                     (double)ms * 1e6);
         }
