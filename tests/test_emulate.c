@@ -67,6 +67,20 @@ static const orr_op *nth(const orr_rank *r, orr_op_kind k, size_t nth_one, size_
     return NULL;
 }
 
+static int predict_opts(const orr_emu_opts *o, orr_prediction *p, orr_emu_info *info)
+{
+    orr_err err = {{0}};
+    int rc = orr_emulate_predict(o, &G, &C, 5 * ORR_PS_PER_US, G.hbm_bytes, p, info, &err);
+    if (rc < 0) fprintf(stderr, "predict: %s\n", err.msg);
+    return rc;
+}
+
+static int predict(const char *dir, int dedup, orr_prediction *p, orr_emu_info *info)
+{
+    orr_emu_opts o = {.trace_dir = dir, .dedup = dedup};
+    return predict_opts(&o, p, info);
+}
+
 #define HDR "orrery-emu-trace 1\nP pid=7 rank=- local_rank=- world=- capacity=1000000\n"
 
 static void test_collate_records(void)
@@ -148,6 +162,47 @@ static void test_collate_errors(void)
     orr_emu_info info;
     orr_err err = {{0}};
     CHECK(collate(d, 1, NULL, &info, &err) == NULL && strstr(err.msg, "no trace-*.txt"));
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+/* An NCCL group launches its operations at ncclGroupEnd. PyTorch's batch_isend_irecv issues, for
+ * each p2p op of the group, an event record on the compute stream and a wait on the NCCL stream
+ * before it; those take effect at once, and the group's send and recv are one launch. Two ranks
+ * that both send first must not deadlock (torch.distributed.pipelining's 1F1B does this). */
+static void test_collate_group_p2p(void)
+{
+    char *d = make_dir();
+    const char *body = "SC 1 0\nNC 0123456789abcdef0123456789abcdef 2 %d\nGS\nH 100\nER 0 0\nSW 1 0\n"
+                       "SE 1 0123456789abcdef0123456789abcdef %d 262144 2\nH 100\nER 0 0\nSW 1 0\n"
+                       "RE 1 0123456789abcdef0123456789abcdef %d 262144 2\nGE\nER 1 1\nSW 0 1\nEND\n";
+    for (int rk = 0; rk < 2; rk++) {
+        char text[1024], name[32];
+        int n = snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=%d local_rank=%d world=2 capacity=1000000\n",
+                         20 + rk, rk, rk);
+        snprintf(text + n, sizeof text - (size_t)n, body, rk, 1 - rk, 1 - rk);
+        snprintf(name, sizeof name, "trace-%d.txt", 20 + rk);
+        put(d, name, text);
+    }
+    orr_prediction p;
+    orr_emu_info info;
+    int rc = predict(d, 1, &p, &info);
+    CHECK(rc == 0); /* it was a deadlock when the ops stayed in issue order */
+    if (rc == 0) {
+        CHECK_EQ_I64(p.w->nranks, 2);
+        for (uint32_t rk = 0; rk < 2; rk++) {
+            const orr_rank *r = &p.w->ranks[rk];
+            size_t is = 0;
+            const orr_op *snd = nth(r, ORR_OP_SEND, 0, &is);
+            /* the waits come first, then the host time of the group, then its two ops as one batch */
+            CHECK(snd && (snd->flags & ORR_OPF_BATCH_NEXT) && r->ops[is + 1].kind == ORR_OP_RECV);
+            CHECK(is >= 2 && r->ops[is - 1].kind == ORR_OP_HOST && r->ops[is - 1].dur_ps == 200 * ORR_PS_PER_NS);
+            size_t iw = 0;
+            CHECK(nth(r, ORR_OP_STREAM_WAIT, 1, &iw) && iw < is);
+        }
+        CHECK(p.r.iteration_ps > 0);
+        orr_prediction_free(&p);
+    }
     orr_emu_info_free(&info);
     rm_dir(d);
 }
@@ -280,20 +335,6 @@ static int run_program(const char *dir, const char *prog, const char *arg1, cons
         return -1;
     }
     return status;
-}
-
-static int predict_opts(const orr_emu_opts *o, orr_prediction *p, orr_emu_info *info)
-{
-    orr_err err = {{0}};
-    int rc = orr_emulate_predict(o, &G, &C, 5 * ORR_PS_PER_US, G.hbm_bytes, p, info, &err);
-    if (rc < 0) fprintf(stderr, "predict: %s\n", err.msg);
-    return rc;
-}
-
-static int predict(const char *dir, int dedup, orr_prediction *p, orr_emu_info *info)
-{
-    orr_emu_opts o = {.trace_dir = dir, .dedup = dedup};
-    return predict_opts(&o, p, info);
 }
 
 static void test_streams_program(void)
@@ -478,6 +519,7 @@ int main(void)
     }
     test_collate_records();
     test_collate_errors();
+    test_collate_group_p2p();
     test_kernel_db();
     test_profile_store();
     test_iterations_and_stubs();

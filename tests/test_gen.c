@@ -509,46 +509,59 @@ static void test_dtensor_sp(void)
 }
 
 /* TorchTitan's pipelining (torch.distributed.pipelining): the last stage keeps every micro-batch's
- * fp32 logits until the step ends and concatenates them once at its end; FSDP2's accumulated
- * gradients live per unit from its first backward to its reduce-scatter. */
+ * logits, bf16 as TorchTitan's model returns them since 2024-10 (the eager loss's fp32 upcast is a
+ * temporary), until the step ends and concatenates them once at its end; a compiled loss saves the
+ * kept logits themselves, nothing more. FSDP2's accumulated gradients live per unit from its first
+ * backward to its reduce-scatter. */
 static void test_pp_outputs(void)
 {
-    orr_spec s;
-    const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "4", "--pp", "4", "--fsdp", "1",
-                          "--mbs", "1", "--gbs", "4", "--seq", "1024", "--recompute", "full", "--no-compile-loss"};
-    if (!FLAG_SPEC(&s, argv)) return;
-    orr_workload *w = gen(&s);
-    if (!w) return;
-    CHECK_EQ_I64(w->nranks, 4);
-    const double logits_fp32 = 1024.0 * 128256 * 4;
-    for (uint32_t r = 0; r < w->nranks; r++) {
-        int chunks = 0, merged = 0, acc = 0, acc_freed_before_rs = 0, live_acc = 0;
-        double merged_bytes = 0;
-        const orr_rank *rk = &w->ranks[r];
-        for (size_t i = 0; i < rk->nops; i++) {
-            const orr_op *op = &rk->ops[i];
-            const char *n = w->names[op->name];
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "pp_output_chunk") == 0) {
-                chunks++;
-                CHECK_REL((double)op->bytes, logits_fp32, 1e-9);
+    for (int compiled = 0; compiled < 2; compiled++) {
+        orr_spec s;
+        const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "4", "--pp", "4", "--fsdp", "1",
+                              "--mbs", "1", "--gbs", "4", "--seq", "1024", "--recompute", "full",
+                              compiled ? "--compile-loss" : "--no-compile-loss"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        CHECK_EQ_I64(w->nranks, 4);
+        const double logits = 1024.0 * 128256;
+        for (uint32_t r = 0; r < w->nranks; r++) {
+            int chunks = 0, merged = 0, upcasts = 0, acc = 0, acc_freed_before_rs = 0, live_acc = 0;
+            double merged_bytes = 0, saved_bytes = 0;
+            const orr_rank *rk = &w->ranks[r];
+            for (size_t i = 0; i < rk->nops; i++) {
+                const orr_op *op = &rk->ops[i];
+                const char *n = w->names[op->name];
+                if (op->kind == ORR_OP_ALLOC && strcmp(n, "pp_output_chunk") == 0) {
+                    chunks++;
+                    CHECK_REL((double)op->bytes, 2 * logits, 1e-9);
+                }
+                if (op->kind == ORR_OP_ALLOC && strcmp(n, "logits_fp32") == 0) {
+                    upcasts++;
+                    CHECK_REL((double)op->bytes, 4 * logits, 1e-9);
+                }
+                if (op->kind == ORR_OP_ALLOC && strcmp(n, "loss_saved") == 0) saved_bytes += (double)op->bytes;
+                if (op->kind == ORR_OP_ALLOC && strcmp(n, "pp_merged_outputs") == 0) {
+                    merged++;
+                    merged_bytes = (double)op->bytes;
+                }
+                if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_accumulated_grads") == 0) acc++, live_acc++;
+                if (op->kind == ORR_OP_FREE && strcmp(n, "free") == 0 && live_acc > 0 && i > 0 &&
+                    strcmp(w->names[rk->ops[i - 1].name], "fsdp_grad_cast") == 0)
+                    acc_freed_before_rs++, live_acc--;
             }
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "pp_merged_outputs") == 0) {
-                merged++;
-                merged_bytes = (double)op->bytes;
-            }
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_accumulated_grads") == 0) acc++, live_acc++;
-            if (op->kind == ORR_OP_FREE && strcmp(n, "free") == 0 && live_acc > 0 && i > 0 &&
-                strcmp(w->names[rk->ops[i - 1].name], "fsdp_grad_cast") == 0)
-                acc_freed_before_rs++, live_acc--;
+            int last = r == w->nranks - 1;
+            CHECK_EQ_I64(chunks, last ? 4 : 0);
+            CHECK_EQ_I64(merged, last ? 1 : 0);
+            CHECK_EQ_I64(upcasts, last && !compiled ? 4 : 0);
+            if (last) CHECK_REL(merged_bytes, 4 * 2 * logits, 1e-9);
+            /* eager: log-softmax's fp32 result per micro-batch; compiled: the kept logits are what it saves */
+            if (last) CHECK_REL(saved_bytes, compiled ? 0.0 : 4 * 4 * logits, 1e-9);
+            CHECK_EQ_I64(acc, 8 + (r == 0 || last)); /* 32 layers / 4 stages, and a root with parameters */
+            CHECK_EQ_I64(acc_freed_before_rs, acc);  /* each dropped at its reduce-scatter's cast */
         }
-        int last = r == w->nranks - 1;
-        CHECK_EQ_I64(chunks, last ? 4 : 0);
-        CHECK_EQ_I64(merged, last ? 1 : 0);
-        if (last) CHECK_REL(merged_bytes, 4 * logits_fp32, 1e-9);
-        CHECK_EQ_I64(acc, 8 + (r == 0 || last));  /* 32 layers / 4 stages, and a root with parameters */
-        CHECK_EQ_I64(acc_freed_before_rs, acc);   /* each dropped at its reduce-scatter's cast */
+        orr_workload_free(w);
     }
-    orr_workload_free(w);
 }
 
 int main(void)

@@ -648,13 +648,39 @@ static orr_op plain_op(orr_op_kind kind, uint8_t stream, uint16_t name)
     return op;
 }
 
+/* ncclGroupEnd: the host time spent inside the group, then the group's operations, launched
+ * together; those on one stream are posted as one batch (ORR_OPF_BATCH_NEXT: batched with the next
+ * op on the same stream), so a send and a recv to the same peer progress together as NCCL fuses
+ * them, whatever order the two ranks issued them in. */
+static void group_end(orr_workload *w, orr_rank *rk, orr_op *ops, size_t n, uint64_t host_ns)
+{
+    if (host_ns) {
+        orr_op h = plain_op(ORR_OP_HOST, 0, orr_workload_name(w, "host"));
+        h.dur_ps = (int64_t)host_ns * ORR_PS_PER_NS;
+        if (rk->nops && rk->ops[rk->nops - 1].kind == ORR_OP_HOST) rk->ops[rk->nops - 1].dur_ps += h.dur_ps;
+        else orr_rank_push(rk, &h);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 1; j < n; j++)
+            if (ops[j].stream == ops[i].stream) {
+                ops[i].flags |= ORR_OPF_BATCH_NEXT;
+                break;
+            }
+        orr_rank_push(rk, &ops[i]);
+    }
+}
+
 static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_gpu *g, kdb *db, orr_err *err)
 {
     orr_rank *rk = &w->ranks[ri];
     orr_emu_info *in = k->info;
     uint32_t *seq = orr_xcalloc(k->nc ? k->nc : 1, sizeof *seq);
     int in_group = 0;
-    int64_t group_last = -1; /* op index of the last comm op in the open NCCL group */
+    /* NCCL launches a group's operations at ncclGroupEnd: they wait here, while the stream waits
+     * and event records issued inside the group (PyTorch's syncStream before each p2p op) take
+     * effect on their streams at once, ahead of the group's launch */
+    orr_op *gops = NULL;
+    size_t ngops = 0, capgops = 0;
     uint64_t group_host_ns = 0;
     int rc = 0;
     for (size_t i = 0; i < p->nr && rc == 0; i++) {
@@ -781,27 +807,19 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
         }
         case R_GS:
             in_group = 1;
-            group_last = -1;
             continue;
         case R_GE:
             in_group = 0;
-            group_last = -1;
-            if (group_host_ns) {
-                op.kind = ORR_OP_HOST;
-                op.dur_ps = (int64_t)group_host_ns * ORR_PS_PER_NS;
-                op.name = orr_workload_name(w, "host");
-                group_host_ns = 0;
-                break;
-            }
+            group_end(w, rk, gops, ngops, group_host_ns);
+            ngops = 0;
+            group_host_ns = 0;
             continue;
         default: continue;
         }
-        int comm = op.kind == ORR_OP_COLL || op.kind == ORR_OP_SEND || op.kind == ORR_OP_RECV;
-        if (in_group && comm) {
-            /* posted together with the previous comm op of the group when on the same stream */
-            if (group_last >= 0 && rk->ops[group_last].stream == op.stream && (size_t)group_last == rk->nops - 1)
-                rk->ops[group_last].flags |= ORR_OPF_BATCH_NEXT;
-            group_last = (int64_t)rk->nops;
+        if (in_group && (op.kind == ORR_OP_COLL || op.kind == ORR_OP_SEND || op.kind == ORR_OP_RECV)) {
+            orr_grow((void **)&gops, &capgops, ngops + 1, sizeof *gops);
+            gops[ngops++] = op;
+            continue;
         }
         orr_rank_push(rk, &op);
         /* a synchronous cudaMemcpy returns when the copy is done */
@@ -810,6 +828,8 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             orr_rank_push(rk, &s);
         }
     }
+    if (ngops || group_host_ns) group_end(w, rk, gops, ngops, group_host_ns); /* a group the program left open */
+    free(gops);
     free(seq);
     return rc;
 }

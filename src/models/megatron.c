@@ -855,23 +855,22 @@ static int loss_parallel(const gen *G) { return G->rc == R_FSDP && G->s->fsdp &&
 /* TorchTitan pipelines with torch.distributed.pipelining, whose last stage appends every
  * micro-batch's model output to output_chunks (stage.py forward_one_chunk) and keeps them until the
  * next step() clears them (clear_runtime_states); at the end of step() _merge_outputs concatenates
- * them into one more tensor of the same size, which the training loop drops. The model output is
- * the logits: fp32 in TorchTitan of 2024 (`self.output(h).float()`, the eager-loss rows), bf16 once
- * the loss does the cast (compiled loss). Seen under `orrery emulate` (tests/emu/torch/pp_mem.py). */
+ * them into one more tensor of the same size, which the training loop drops. Seen under
+ * `orrery emulate` (tests/emu/torch/pp_mem.py). */
 static int pp_keeps_outputs(const gen *G) { return G->rc == R_FSDP && G->s->fsdp && G->P > 1; }
 
-/* Bytes of one micro-batch's model output, its logits (this rank's vocabulary shard): fp32 when the
- * loss is eager (TorchTitan's `.float()`), else the activation dtype. */
-static double model_output_bytes(const gen *G)
-{
-    return tokens(G) * G->vocab / G->T * (loss_compiled(G) ? G->act_B : 4.0);
-}
+/* Bytes of one micro-batch's model output, its logits (this rank's vocabulary shard) in the
+ * activation dtype: TorchTitan's Transformer.forward returns `self.output(h)` and the loss does the
+ * fp32 upcast (`pred.flatten(0, 1).float()`) since e10cb949 (2024-10-22); before that the model
+ * returned `.float()` logits, which only the pipelined last stage would keep longer (no
+ * pipelined row of that time is published). */
+static double model_output_bytes(const gen *G) { return tokens(G) * G->vocab / G->T * G->act_B; }
 
 /* The model output: a temporary of the loss, or kept by the pipeline's last stage. */
 static uint32_t model_output_alloc(gen *G, const ctx *c)
 {
     double bytes = model_output_bytes(G);
-    if (!pp_keeps_outputs(G)) return mem_alloc(G, c, S_COMPUTE, "logits_fp32", bytes, ORR_MEM_TEMP);
+    if (!pp_keeps_outputs(G)) return mem_alloc(G, c, S_COMPUTE, "logits", bytes, ORR_MEM_TEMP);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "pp_output_chunk", G->pp_out_base + c->mb, bytes, ORR_MEM_ACT);
     return G->pp_out_base + c->mb;
 }
@@ -883,15 +882,15 @@ static void model_output_release(gen *G, const ctx *c, uint32_t buf)
 
 static void loss_parallel_mem_fwd(gen *G, const ctx *c, double logits)
 {
-    uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * G->act_B, ORR_MEM_TEMP);
-    uint32_t f = model_output_alloc(G, c);
+    uint32_t b = model_output_alloc(G, c);
+    uint32_t f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
     uint32_t sh = mem_alloc(G, c, S_COMPUTE, "log_softmax_shifted", logits * 4.0, ORR_MEM_TEMP);
     uint32_t e = mem_alloc(G, c, S_COMPUTE, "log_softmax_exp", logits * 4.0, ORR_MEM_TEMP);
     mem_free(G, c, S_COMPUTE, e);
     mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * 4.0, ORR_MEM_ACT);
     mem_free(G, c, S_COMPUTE, sh);
-    model_output_release(G, c, f);
-    mem_free(G, c, S_COMPUTE, b);
+    mem_free(G, c, S_COMPUTE, f);
+    model_output_release(G, c, b);
 }
 
 static void loss_parallel_mem_bwd(gen *G, const ctx *c, double logits)
@@ -908,20 +907,36 @@ static void loss_parallel_mem_bwd(gen *G, const ctx *c, double logits)
     mem_free(G, c, S_COMPUTE, g);
 }
 
+/* Megatron: the bf16 logits, then its fused vocab-parallel cross-entropy keeps fp32 softmax.
+ * TorchTitan eager: the model output (bf16), the loss's fp32 copy and log-softmax's saved fp32
+ * result, 10 B per logit at the peak. Compiled loss: the fused kernel saves only the model output
+ * itself for its backward (when the pipeline keeps that output anyway, the saved tensor is the same
+ * storage: a 0-byte placeholder keeps the free in the backward paired). */
 static void loss_mem_fwd(gen *G, const ctx *c)
 {
     double logits = tokens(G) * G->vocab / G->T, eb = G->act_B;
-    int compiled = G->rc != R_MEGATRON && loss_compiled(G);
-    uint32_t b = UINT32_MAX, f = UINT32_MAX;
+    uint32_t saved = G->head_base + c->mb;
     if (loss_parallel(G)) {
         loss_parallel_mem_fwd(G, c, logits);
         return;
     }
-    if (!compiled) b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
-    if ((!compiled && G->rc != R_MEGATRON) || pp_keeps_outputs(G)) f = model_output_alloc(G, c);
-    mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * (compiled ? eb : 4.0), ORR_MEM_ACT);
-    if (f != UINT32_MAX) model_output_release(G, c, f);
-    mem_free(G, c, S_COMPUTE, b);
+    if (G->rc == R_MEGATRON) {
+        uint32_t b = mem_alloc(G, c, S_COMPUTE, "logits", logits * eb, ORR_MEM_TEMP);
+        mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", saved, logits * 4.0, ORR_MEM_ACT);
+        mem_free(G, c, S_COMPUTE, b);
+        return;
+    }
+    if (loss_compiled(G)) {
+        if (pp_keeps_outputs(G)) model_output_alloc(G, c);
+        double saved_bytes = pp_keeps_outputs(G) ? 0.0 : logits * eb;
+        mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", saved, saved_bytes, ORR_MEM_ACT);
+        return;
+    }
+    uint32_t b = model_output_alloc(G, c);
+    uint32_t f = mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+    mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", saved, logits * 4.0, ORR_MEM_ACT);
+    mem_free(G, c, S_COMPUTE, f);
+    model_output_release(G, c, b);
 }
 
 static void loss_mem_bwd(gen *G, const ctx *c)

@@ -1,19 +1,19 @@
 """Pipeline-parallel memory as TorchTitan (2024-12) runs it, for evidence under `orrery emulate` (not
 run by the tests): torch.distributed.pipelining stages (Schedule1F1B, or ScheduleInterleaved1F1B
 with --vpp 2), FSDP2 per block and per stage root (bf16 params, fp32 reduce, no reshard after
-forward; a one-rank mesh per stage here), full AC, the model returning fp32 logits
-(`self.output(h).float()`), eager cross-entropy as the schedule's loss_fn, AdamW foreach. Prints
-each rank's peaks in the second step.
+forward; a one-rank mesh per stage here), full AC, the model returning bf16 logits (TorchTitan since
+e10cb949, 2024-10-22), eager cross-entropy with the fp32 upcast as the schedule's loss_fn, AdamW
+foreach. Prints each rank's peaks in the second step.
   orrery emulate --gpu H100 --gpus 4 -- torchrun --standalone --nproc-per-node 4 \
       tests/emu/torch/pp_mem.py [--vpp 2]
 torch 2.9.1, defaults (16 layers of dim 2048, vocab 32768, seq 4096, batch 8 in 4 micro-batches),
 peak allocated / reserved GiB per rank, emulated vs `orrery predict --model <same shape> --gpus 4
 --pp 4 [--vpp 2] --fsdp 1 --mbs 2 --gbs 8 --seq 4096 --recompute full --no-compile-loss`:
-  1F1B         pp0 7.16/8.71 vs 6.84/8.50, pp1 6.10/7.30 vs 5.69/7.00, pp3 13.07/16.31 vs 12.75/19.06
-  interleaved  pp0 7.15/8.82 vs 6.66/8.32, pp1 6.08/7.18 vs 5.53/6.96, pp3 13.44/15.82 vs 12.75/18.24
-What the last stage holds at its peak (torch.cuda.memory history): the four fp32 logits of the
+  1F1B         pp0 7.16/8.71 vs 6.84/8.50, pp1 6.10/7.30 vs 5.69/7.00, pp3 10.85/13.31 vs 10.50/15.05
+  interleaved  pp0 7.15/8.82 vs 6.66/8.32, pp3 10.82/12.82 vs 10.22/14.24
+What the last stage holds at its peak (torch.cuda.memory history): the four bf16 logits of the
 micro-batches, kept in the stage's output_chunks, and their torch.cat from _merge_outputs at the
-end of step() (4 x 1 GiB + 4 GiB), the sharded gradients, parameters and Adam state; the unsharded
+end of step() (4 x 0.5 GiB + 2 GiB), the sharded gradients, parameters and Adam state; the unsharded
 fp32 gradients accumulated over the micro-batches are gone after the last reduce-scatter."""
 import argparse, os, sys, torch, torch.nn as nn, torch.nn.functional as F, torch.distributed as dist
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +34,7 @@ class Part(nn.Module):
         if s.tok_embeddings is not None: h = s.tok_embeddings(h)
         fc = s.freqs_cis[: h.shape[1]].view(1, h.shape[1], 1, -1)
         for l in s.layers.values(): h = l(h, fc)
-        if s.output is not None: h = s.output(s.norm(h)).float()  # TorchTitan 2024: fp32 logits
+        if s.output is not None: h = s.output(s.norm(h))  # bf16 logits: the loss upcasts (TorchTitan since 2024-10)
         return h
 
 def main():
@@ -71,7 +71,7 @@ def main():
         mbs = a.batch // a.mb
         hid = torch.empty(mbs, a.seq, a.dim, dtype=torch.bfloat16, device="meta")
         inp = torch.empty(mbs, a.seq, dtype=torch.long, device="meta") if si == 0 else hid
-        out = torch.empty(mbs, a.seq, a.vocab, dtype=torch.float32, device="meta") if si == S - 1 else hid
+        out = torch.empty(mbs, a.seq, a.vocab, dtype=torch.bfloat16, device="meta") if si == S - 1 else hid
         stages.append(PipelineStage(m, si, S, torch.device("cuda"), input_args=inp, output_args=out))
     lossf = lambda pred, lab: F.cross_entropy(pred.flatten(0, 1).float(), lab.flatten(0, 1))
     sch = Schedule1F1B(stages[0], a.mb, loss_fn=lossf) if a.vpp == 1 else ScheduleInterleaved1F1B(stages, a.mb, loss_fn=lossf)
