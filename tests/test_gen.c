@@ -508,6 +508,54 @@ static void test_dtensor_sp(void)
     CHECK_REL(act[0] - act[1], 2 * 2 * tok * (h - h / t), 1e-9);
 }
 
+/* Context parallelism: TorchTitan (torch's context_parallel, "allgather" rotation) all-gathers the
+ * repeat_kv-expanded K and V once per attention call and passes fp32 dK/dV one hop per backward
+ * step, merging each step's output in fp32 (less on ranks whose later steps take half the queries);
+ * Megatron's ring passes the GQA K/V chunk one hop per step both ways. */
+static void test_context_parallel(void)
+{
+    const double elems = 8192.0 / 4 * 32 * 128; /* local tokens x query heads x head dim */
+    for (int titan = 0; titan < 2; titan++) {
+        orr_spec s;
+        const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "4", "--cp", "4", "--mbs", "1",
+                              "--seq", "8192", "--recompute", "none", "--fsdp", "1"};
+        /* without --fsdp: Megatron */
+        if (!flag_spec(&s, (int)(sizeof argv / sizeof argv[0]) - (titan ? 0 : 2), argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        CHECK_EQ_I64(w->nranks, 4);
+        double merge_min = 1e300, merge_max = 0;
+        for (uint32_t r = 0; r < w->nranks; r++) {
+            const orr_rank *rk = &w->ranks[r];
+            int ag = 0, sends = 0;
+            double merge = 0;
+            for (size_t i = 0; i < rk->nops; i++) {
+                const orr_op *op = &rk->ops[i];
+                const char *n = w->names[op->name];
+                if (op->kind == ORR_OP_COLL && strcmp(n, "cp_allgather_kv") == 0) {
+                    ag++;
+                    CHECK_REL((double)op->bytes, 4 * 2 * elems * 2, 1e-9);
+                }
+                if (op->kind == ORR_OP_SEND) {
+                    sends++;
+                    CHECK(op->role == ORR_ROLE_CP);
+                    /* TorchTitan: fp32 dK and dV; Megatron: the bf16 GQA K and V (8 of 32 heads), three times that backward */
+                    if (titan) CHECK_REL((double)op->bytes, 8 * elems, 1e-9);
+                }
+                if (op->kind == ORR_OP_KERNEL && strcmp(n, "cp_sdpa_merge") == 0) merge += (double)op->bytes;
+            }
+            CHECK_EQ_I64(ag, titan ? 2 * 32 : 0);          /* forward and backward of every layer */
+            CHECK_EQ_I64(sends, titan ? 4 * 32 : 2 * 3 * 32); /* one per backward step, or cp - 1 each way */
+            if (titan) merge_min = merge < merge_min ? merge : merge_min, merge_max = merge > merge_max ? merge : merge_max;
+        }
+        if (titan) {
+            CHECK_REL(merge_min, 32 * (6 + 3 * 27) * elems, 1e-9); /* CP rank 0: every later step is partial */
+            CHECK_REL(merge_max, 32 * (6 + 3 * 38) * elems, 1e-9); /* CP rank 3: none is */
+        }
+        orr_workload_free(w);
+    }
+}
+
 /* TorchTitan's pipelining (torch.distributed.pipelining): the last stage keeps every micro-batch's
  * logits, bf16 as TorchTitan's model returns them since 2024-10 (the eager loss's fp32 upcast is a
  * temporary), until the step ends and concatenates them once at its end; a compiled loss saves the
@@ -574,6 +622,7 @@ int main(void)
     test_eager_torch();
     test_uneven_split();
     test_dtensor_sp();
+    test_context_parallel();
     test_pp_outputs();
     return check_done();
 }

@@ -4,7 +4,7 @@
  * A100. Every describable row is predicted and printed with tokens/s per GPU and peak memory (PyTorch
  * max reserved), measured vs predicted. Rows that cannot be described are printed with the reason.
  *
- * Status (issue 3): over every row memory median |error| 3.6% (target 5%), tokens/s median 6.1%
+ * Status (issue 3): over every row memory median |error| 2.6% (target 5%), tokens/s median 4.9%
  * (target 8%; 15.5% before eager kernels and float8 casts were modelled, 5.4% before NVLS:
  * docs/models.md "TorchTitan throughput").
  * Memory: the loss dominates these peaks. TorchTitan of 2024 (the T1-T6 rows) left the loss eager
@@ -20,7 +20,7 @@
  * out of cached segments, and the optimizer state created in the first step splits the segments
  * the loss needs in the next): eager rows run 10% low, T4 (70B FSDP+TP+SP, full AC) 7-13% low.
  * Bounds: memory within 11% (T4 15%), median 4.5%; tokens/s within 15%, median 8%, except one
- * named known miss held to 30%: T2 CP2 (-17.7%; its neighbours CP1/CP4/CP8 are -5/+9/+14%, the
+ * named known miss held to 30%: T2 CP2 (-23.3%; its neighbours CP1/CP4/CP8 are -5/+0/+3%, the
  * measured CP2 row stands out). The TP8 rows (AsyncTP 8B, bf16 405B: +18-25% before) came within
  * 15% when NVLink was fitted with NCCL's NVLS all-reduce (docs/models.md §4): their all-gathers and
  * reduce-scatters had been priced at the rate a ring all-reduce would need to match NVLS (410 GB/s
@@ -28,11 +28,10 @@
  * The pipelined 405B rows T5/T6 (126 layers on PP 8: TorchTitan's uneven split 15, 16 x 6, 15, or
  * 7, 8 x 14, 7 interleaved; 8 micro-batches, TorchTitan's default of one per stage): the last stage
  * keeps every micro-batch's bf16 logits in torch.distributed.pipelining's output_chunks and merges
- * them at the end of step() (checked against an emulated replica, tests/emu/torch/pp_mem.py). T5
- * memory -8.0/-2.4%, T6 +0.8..-1.6% up to CP4; named known misses are T6 CP8 tokens/s (+16.6%, held
- * to 30%) and memory (-10.6%, held to 15%: the measured peaks grow with CP, most from CP4 to CP8,
- * which the model does not show). The asserted medians are over every row (docs/models.md "Uneven
- * pipeline splits").
+ * them at the end of step() (checked against an emulated replica, tests/emu/torch/pp_mem.py); the
+ * CP rows run torch's context_parallel with TorchTitan's default "allgather" rotation. T5/T6 are
+ * within 12% (tokens/s) and 8% (memory). The asserted medians are over every row (docs/models.md
+ * "Uneven pipeline splits").
  */
 #include "check.h"
 #include "csv.h"
@@ -141,11 +140,9 @@ int main(void)
         double tok = csv_num(&t, r, "tokens_per_sec_per_gpu"), ptok = p.r.tokens_per_s / gpus;
         double e_tok = (ptok - tok) / tok;
         const char *table = csv_get(&t, r, "table");
-        /* named known misses of the 405B PP rows (the header says why): T6 CP8 tokens/s and memory */
         int t5 = strncmp(table, "T5", 2) == 0, t6 = strncmp(table, "T6", 2) == 0;
-        int miss_pp_tok = t6 && cp == 8, miss_pp_mem = t6 && cp == 8;
-        int miss_mem = strncmp(table, "T4", 2) == 0 || miss_pp_mem;
-        int miss_tok = (strncmp(table, "T2", 2) == 0 && cp == 2) || miss_pp_tok;
+        int miss_mem = strncmp(table, "T4", 2) == 0;
+        int miss_tok = strncmp(table, "T2", 2) == 0 && cp == 2;
         all_tok[nall_tok++] = fabs(e_tok);
         if (!t5 && !t6) tok_err[ntok++] = fabs(e_tok);
         else npp++;
@@ -158,11 +155,7 @@ int main(void)
             if (!t5 && !t6) mem_err[nmem++] = fabs(e_mem);
             CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.15 : 0.11), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
-                   100 * e_tok, mem, pmem, 100 * e_mem,
-                   miss_tok && miss_pp_mem ? "  known miss (tokens/s, memory)"
-                   : miss_tok              ? "  known miss (tokens/s)"
-                   : miss_pp_mem           ? "  known miss (memory)"
-                                           : "");
+                   100 * e_tok, mem, pmem, 100 * e_mem, miss_tok ? "  known miss (tokens/s)" : "");
         } else {
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7s %7.1f%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
                    100 * e_tok, "-", pmem, miss_tok ? "  known miss (tokens/s)" : "");

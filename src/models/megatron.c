@@ -284,48 +284,56 @@ static void flash_block(gen *G, const ctx *c, int backward, double q_len, double
     op->dims[3] = (uint32_t)G->hd;
 }
 
+/* One hop around the CP ring on the CP stream: a batched send to the next CP rank and receive from
+ * the previous one; returns the event of its arrival. */
+static uint32_t cp_hop(gen *G, const ctx *c, uint32_t tag, double bytes)
+{
+    uint32_t next = grank4(G, G->tp_r, (G->cp_r + 1) % G->C, G->dp_r, G->pp_r);
+    uint32_t prev = grank4(G, G->tp_r, (G->cp_r + G->C - 1) % G->C, G->dp_r, G->pp_r);
+    orr_op *s = emit(G, ORR_OP_SEND, S_CP, "cp_send_kv");
+    tag_op(s, c);
+    s->role = ORR_ROLE_CP;
+    s->a = next;
+    s->seq = tag;
+    s->bytes = (uint64_t)bytes;
+    s->flags = ORR_OPF_BATCH_NEXT;
+    orr_op *r = emit(G, ORR_OP_RECV, S_CP, "cp_recv_kv");
+    tag_op(r, c);
+    r->role = ORR_ROLE_CP;
+    r->a = prev;
+    r->seq = tag;
+    r->bytes = (uint64_t)bytes;
+    return record(G, S_CP);
+}
+
 /* Ring attention over the CP group (causal load balancing: each rank holds chunks i and 2cp-1-i, so
  * every rank does 1/cp of the causal work): cp steps, each an attention block over the K/V chunk in
  * hand while the next chunk travels one hop around the ring (batched send/recv on the CP stream).
- * Backward passes K/V with the dK/dV accumulators (fp32). */
+ * Backward passes K/V with the dK/dV accumulators (fp32). Megatron's (Transformer Engine's p2p
+ * context parallelism); TorchTitan's is torch_cp_attention. */
 static void ring_attention(gen *G, const ctx *c, int backward)
 {
     double sl = G->sq / G->C, kvh = G->g / G->T;
     double kv_bytes = 2.0 * G->b * sl * kvh * G->hd * G->act_B;
     double hop_bytes = backward ? kv_bytes * 3.0 : kv_bytes;
-    uint32_t next = grank4(G, G->tp_r, (G->cp_r + 1) % G->C, G->dp_r, G->pp_r);
-    uint32_t prev = grank4(G, G->tp_r, (G->cp_r + G->C - 1) % G->C, G->dp_r, G->pp_r);
     uint32_t tag = backward ? TAG_CP_BWD : TAG_CP_FWD;
     uint32_t e = record(G, S_COMPUTE); /* K and V (and their gradients) are ready */
     wait_ev(G, S_CP, e);
     for (uint32_t j = 0; j < G->C; j++) {
-        uint32_t arrived = UINT32_MAX;
-        if (j + 1 < G->C) {
-            orr_op *s = emit(G, ORR_OP_SEND, S_CP, "cp_send_kv");
-            tag_op(s, c);
-            s->role = ORR_ROLE_CP;
-            s->a = next;
-            s->seq = tag;
-            s->bytes = (uint64_t)hop_bytes;
-            s->flags = ORR_OPF_BATCH_NEXT;
-            orr_op *r = emit(G, ORR_OP_RECV, S_CP, "cp_recv_kv");
-            tag_op(r, c);
-            r->role = ORR_ROLE_CP;
-            r->a = prev;
-            r->seq = tag;
-            r->bytes = (uint64_t)hop_bytes;
-            arrived = record(G, S_CP);
-        }
+        uint32_t arrived = j + 1 < G->C ? cp_hop(G, c, tag, hop_bytes) : UINT32_MAX;
         /* the diagonal block is causal (half), the others full: 1/cp of the causal work per step on average */
         flash_block(G, c, backward, sl, sl, 0.5);
         if (arrived != UINT32_MAX) wait_ev(G, S_COMPUTE, arrived);
     }
 }
 
+static void torch_cp_attention(gen *G, const ctx *c, int backward);
+
 static void flash_attention(gen *G, const ctx *c, int backward)
 {
     if (G->C > 1) {
-        ring_attention(G, c, backward);
+        if (G->rc == R_FSDP) torch_cp_attention(G, c, backward);
+        else ring_attention(G, c, backward);
         return;
     }
     double heads = G->a / G->T, kvh = G->g / G->T;
@@ -427,6 +435,55 @@ static uint32_t mem_alloc(gen *G, const ctx *c, uint8_t stream, const char *name
 static void mem_free(gen *G, const ctx *c, uint8_t stream, uint32_t buf)
 {
     if (buf != UINT32_MAX) mem_op(G, c, ORR_OP_FREE, stream, "free", buf, 0, ORR_MEM_PARAM);
+}
+
+/* TorchTitan's context parallelism: torch.distributed.tensor.experimental's context_parallel, whose
+ * _templated_ring_attention (and _backward) run one flash-attention block per CP step with
+ * round-robin causal load balancing, under TorchTitan's default rotate method "allgather"
+ * (experimental.context_parallel_rotate_method at 9dec370 and after). Per attention call:
+ *   forward: K and V (expanded to every query head by repeat_kv before SDPA) are concatenated and
+ *     all-gathered once over the CP group, launched before the first (diagonal) block and waited
+ *     for at the second; every step's out and lse go through _SDPAMerger in fp32: the cast (6 B per
+ *     output element), then out - sigmoid(block_lse - lse) * (out - block_out) (32 B), and for a
+ *     block of the second half of the queries only (step i > cp rank) _partial_update's torch.cat,
+ *     which rewrites the whole fp32 output (8 B); at the end the cast back (6 B);
+ *   backward: fp32 zeros for dQ, dK, dV (12 B), the same all-gather of K and V, and per step after
+ *     the block: dK and dV added into the fp32 accumulators (10 B each; for steps 0 < i <= rank a
+ *     half added and the whole rewritten by torch.cat, 13 B), dQ likewise (10 B; 13 B for i > rank),
+ *     the concatenation of dK and dV (16 B) and its hop to the next CP rank (the all-to-all
+ *     "permute", always that method for the gradients), waited for after the next step's block;
+ *     at the end the casts of dQ, dK and dV back (18 B). */
+static void torch_cp_attention(gen *G, const ctx *c, int backward)
+{
+    double sl = G->sq / G->C, elems = G->b * sl * (G->a / G->T) * G->hd;
+    double kv = 2.0 * elems * G->act_B;
+    uint32_t C = G->C, me = G->cp_r;
+    memop(G, c, "cp_kv_cat", ORR_CLS_ELEMENTWISE, 2.0 * kv, 0);
+    uint32_t gath = mem_alloc(G, c, S_COMPUTE, "cp_kv_gathered", C * kv, ORR_MEM_TEMP);
+    uint32_t acc = mem_alloc(G, c, S_COMPUTE, backward ? "cp_grad_qkv_fp32" : "cp_out_fp32",
+                             (backward ? 12.0 : 4.0) * elems, ORR_MEM_TEMP);
+    if (backward) memop(G, c, "cp_grad_zeros", ORR_CLS_ELEMENTWISE, 12.0 * elems, 0);
+    wait_ev(G, S_CP, record(G, S_COMPUTE));
+    coll(G, c, S_CP, "cp_allgather_kv", ORR_COLL_ALLGATHER, ORR_ROLE_CP, C * kv);
+    uint32_t gathered = record(G, S_CP), dkv = UINT32_MAX;
+    for (uint32_t i = 0; i < C; i++) {
+        if (i == 1) wait_ev(G, S_COMPUTE, gathered);
+        flash_block(G, c, backward, sl, sl, 0.5);
+        if (!backward) {
+            double b = i == 0 ? 6.0 : i <= me ? 38.0 : 27.0;
+            memop(G, c, "cp_sdpa_merge", ORR_CLS_ELEMENTWISE, b * elems, 0);
+            continue;
+        }
+        if (dkv != UINT32_MAX) wait_ev(G, S_COMPUTE, dkv);
+        double b = (i > 0 && i <= me ? 26.0 : 20.0) + (i <= me ? 10.0 : 13.0) + 16.0;
+        memop(G, c, "cp_grad_accumulate", ORR_CLS_ELEMENTWISE, b * elems, 0);
+        wait_ev(G, S_CP, record(G, S_COMPUTE));
+        dkv = cp_hop(G, c, TAG_CP_BWD, 8.0 * elems);
+    }
+    if (dkv != UINT32_MAX) wait_ev(G, S_COMPUTE, dkv);
+    memop(G, c, backward ? "cp_grad_cast" : "cp_out_cast", ORR_CLS_ELEMENTWISE, (backward ? 18.0 : 6.0) * elems, 0);
+    mem_free(G, c, S_COMPUTE, acc);
+    mem_free(G, c, S_COMPUTE, gath);
 }
 
 static uint32_t record(gen *G, uint8_t stream)
