@@ -1,14 +1,15 @@
 #!/bin/sh
 # `orrery emulate` on real PyTorch (torch 2.9.1, CUDA 12.8 build, in BUILD/torch-venv, installed by
 # scripts/setup-torch.sh from `make test`): a training step of a small GPT on one process, then
-# torchrun with 4 processes under DDP and under FSDP2 (tests/emu/torch/step.py), on this CPU-only
-# machine. Checked: the runs complete; no entry point the emulator does not implement was called
-# (such a run is refused); the GEMM and collective counts are those of the model; PyTorch's own
-# torch.cuda.max_memory_reserved() equals Orrery's peak; a too-small --mem-capacity gives
-# PyTorch's OutOfMemoryError; the predicted iteration time is within 15% of `orrery predict` of the
-# same model and parallelism (tests/emu/torch/gpt_small.yaml). The emulated runs drop the measured
-# host time (--no-host-time): on this loaded 2-core machine it grows with whatever else runs, and
-# the comparison is of the device-bound time, as predict's.
+# torchrun with 4 processes under DDP and under FSDP2 (tests/emu/torch/step.py), and a pipelined
+# program (tests/emu/torch/pp_mem.py), on this CPU-only machine. Checked: the runs complete; no
+# entry point the emulator does not implement was called (such a run is refused); the GEMM,
+# collective and p2p counts are those of the model; PyTorch's own torch.cuda.max_memory_reserved()
+# equals Orrery's peak; a too-small --mem-capacity gives PyTorch's OutOfMemoryError; the predicted
+# iteration time is within 15% of `orrery predict` of the same model and parallelism
+# (tests/emu/torch/gpt_small.yaml). The emulated runs drop the measured host time
+# (--no-host-time): on this loaded 2-core machine it grows with whatever else runs, and the
+# comparison is of the device-bound time, as predict's.
 # Usage: cli_emulate_torch.sh ORRERY_BINARY SOURCE_DIR
 . "$2/tests/check.sh"
 PY="$(dirname "$ORR")/torch-venv/bin/python"
@@ -97,5 +98,24 @@ for mode in ddp fsdp; do
     "$ORR" predict "$SPEC" --gpus 4 $par --mbs 32 --gbs 128 --json > "$TMP/p" && agree "$TMP/j" "$TMP/p" "$mode" \
         || bad "predict $SPEC $par"
 done
+
+# torch.distributed.pipelining, interleaved 1F1B over 4 ranks x 2 stages, 4 micro-batches, FSDP2 per
+# stage (tests/emu/torch/pp_mem.py, small): its batch_isend_irecv groups have a stream wait before
+# each op, and two neighbours both send first; the run must finish (it once deadlocked in the
+# collated workload). Per iteration 4 micro-batches cross 7 stage boundaries forward and backward:
+# 56 transfers, a send and a recv each.
+"$ORR" emulate --json --no-host-time --gpu H100 --gpus 4 -- "$(dirname "$PY")/torchrun" --standalone \
+    --nproc-per-node 4 "$SRC/tests/emu/torch/pp_mem.py" --vpp 2 --layers 8 --dim 256 --heads 4 --kv-heads 2 \
+    --ffn 512 --vocab 1024 --seq 256 --batch 8 --mb 4 > "$TMP/j" 2> "$TMP/e"; rc=$?
+if [ $rc -ne 0 ]; then
+    bad "pipelining (rc $rc): $(grep orrery "$TMP/e" | tail -1)"
+else
+    ok
+    [ "$(grep -c ORRERY_RESULT "$TMP/e")" = 4 ] && ok || bad "pipelining: not every rank finished"
+    [ "$(json "$TMP/j" "d['config']['p2p']")" = 112 ] && ok || bad "pipelining: p2p $(json "$TMP/j" "d['config']['p2p']") != 112"
+    res=$(result "$TMP/e" max_memory_reserved)
+    peak=$(json "$TMP/j" "d['peak_memory_bytes']")
+    [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "pipelining: torch max_memory_reserved $res != Orrery peak $peak"
+fi
 
 checks_done
