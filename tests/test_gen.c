@@ -508,6 +508,33 @@ static void test_dtensor_sp(void)
     CHECK_REL(act[0] - act[1], 2 * 2 * tok * (h - h / t), 1e-9);
 }
 
+/* Float8 training converts the blocks' linear layers: the LM head's GEMMs stay bf16. */
+static void test_fp8_head(void)
+{
+    orr_spec s;
+    const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "1",
+                          "--seq", "4096", "--precision", "fp8"};
+    if (!FLAG_SPEC(&s, argv)) return;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    int head = 0, block = 0;
+    const orr_rank *rk = &w->ranks[0];
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (op->kind != ORR_OP_KERNEL || op->cls != ORR_CLS_GEMM) continue;
+        if (strncmp(w->names[op->name], "lm_head_", 8) == 0) {
+            head++;
+            CHECK_EQ_I64(op->dtype, ORR_BF16);
+        } else {
+            block++;
+            CHECK_EQ_I64(op->dtype, ORR_FP8);
+        }
+    }
+    CHECK_EQ_I64(head, 3); /* forward, data gradient, weight gradient */
+    CHECK(block > 0);
+    orr_workload_free(w);
+}
+
 /* Context parallelism: TorchTitan (torch's context_parallel, "allgather" rotation) all-gathers the
  * repeat_kv-expanded K and V once per attention call and passes fp32 dK/dV one hop per backward
  * step, merging each step's output in fp32 (less on ranks whose later steps take half the queries);
@@ -623,6 +650,7 @@ int main(void)
     test_uneven_split();
     test_dtensor_sp();
     test_context_parallel();
+    test_fp8_head();
     test_pp_outputs();
     return check_done();
 }

@@ -69,6 +69,7 @@ typedef struct gen {
     int dist;                     /* gradients reduce-scattered, optimizer on the shard, params gathered */
     int overlap_pg;               /* that gather overlapped with the next forward (Megatron) */
     orr_dtype dt;
+    int head_gemms;               /* emitting the LM head's GEMMs: bf16 under fp8 training */
     double act_B;                 /* bytes per activation element */
     double grad_B;                /* bytes per gradient element in the DP reduction */
     /* the rank being generated */
@@ -237,6 +238,9 @@ static void bgemm(gen *G, const ctx *c, const char *name, double m, double n, do
     orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, name);
     tag_op(op, c);
     op->cls = ORR_CLS_GEMM;
+    /* float8 training converts the blocks' linear layers only: TorchTitan's converter skips the
+     * "output" module, Transformer Engine's fp8 covers the TE layers, not the output layer */
+    if (G->dt == ORR_FP8 && G->head_gemms) op->dtype = ORR_BF16;
     op->flops = 2.0 * m * n * k * batch;
     op->bytes = (uint64_t)(G->act_B * (m * k + k * n + m * n) * batch);
     op->dims[0] = (uint32_t)m;
@@ -1026,7 +1030,9 @@ static void head_fwd(gen *G, const ctx *c)
      * mm saves the redistributed tensor; 2 B x tokens x h per rank under `orrery emulate`) */
     if (G->rc == R_FSDP && G->s->fsdp)
         mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "lm_head_input", G->head_in_base + c->mb, M * G->h * eb, ORR_MEM_ACT);
+    G->head_gemms = 1;
     gemm_tp(G, c, "lm_head_gemm", M, vloc, G->h, "tp_allgather_head", ORR_COLL_ALLGATHER);
+    G->head_gemms = 0;
     loss_mem_fwd(G, c);
     memop(G, c, "logits_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
     memop(G, c, "ce_cast_fp32", ORR_CLS_ELEMENTWISE, logits * (eb + 4.0), logits);
@@ -1049,7 +1055,9 @@ static void head_bwd(gen *G, const ctx *c)
     memop(G, c, "ce_grad_cast", ORR_CLS_ELEMENTWISE, logits * (4.0 + eb), logits);
     memop(G, c, "logits_grad_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
     loss_mem_bwd(G, c);
+    G->head_gemms = 1;
     column_linear_bwd(G, c, "lm_head_dgrad", "lm_head_wgrad", vloc);
+    G->head_gemms = 0;
     if (G->rc == R_FSDP && G->s->fsdp) mem_free(G, c, S_COMPUTE, G->head_in_base + c->mb);
     mem_free(G, c, S_COMPUTE, G->head_tmp);
     G->head_tmp = UINT32_MAX;
