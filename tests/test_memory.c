@@ -64,6 +64,22 @@ static void test_caching(void)
     CHECK_EQ_I64(orr_mem_alloc(&m, 8, 1, ORR_MEM_TEMP, 0, 80, 7), -1); /* out of range */
     CHECK(r.nsamples >= 8);
     CHECK(r.samples[r.nsamples - 1].reserved_bytes == m.reserved_bytes);
+    /* allocations at one instant each leave a sample, 1 ps apart: the counter's maxima are the peaks */
+    orr_mem_free_tracker(&m);
+    orr_mem_rank_free(&r);
+    orr_mem_init(&m, 4, 0, 1, &r);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 0, 8 * MiB, ORR_MEM_TEMP, 0, 100, 1), 0);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 1, 8 * MiB, ORR_MEM_TEMP, 0, 100, 2), 0);
+    CHECK_EQ_I64(orr_mem_release(&m, 0, 100), 0);
+    CHECK_EQ_I64(orr_mem_release(&m, 1, 100), 0);
+    uint64_t max_alloc = 0;
+    for (size_t i = 0; i < r.nsamples; i++) {
+        if (r.samples[i].allocated_bytes > max_alloc) max_alloc = r.samples[i].allocated_bytes;
+        CHECK(i == 0 || r.samples[i].t_ps == r.samples[i - 1].t_ps + 1);
+    }
+    CHECK_EQ_I64(r.nsamples, 4);
+    CHECK_EQ_I64(max_alloc, r.peak_allocated_bytes);
+    CHECK_EQ_I64(max_alloc, 16 * MiB);
     orr_mem_free_tracker(&m);
     orr_mem_rank_free(&r);
 }

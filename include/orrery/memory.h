@@ -38,7 +38,7 @@ typedef struct orr_mem_rank {
     int64_t oom_t_ps;
     uint64_t oom_bytes;                      /* its size */
     uint64_t oom_in_use_bytes;               /* reserved (or allocated) just before it */
-    orr_mem_sample *samples;                 /* one per ALLOC/FREE, in order */
+    orr_mem_sample *samples;                 /* one per ALLOC/FREE, in order (1 ps apart at one instant) */
     size_t nsamples, cap_samples;
 } orr_mem_rank;
 

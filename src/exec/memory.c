@@ -174,12 +174,14 @@ static void release_cached_segments(orr_memtrack *m)
 
 /* ---- samples and peaks ---- */
 
+/* One sample per change. Several at one instant (a free and an allocation at the same host time)
+ * are spread 1 ps apart, so a counter track shows each, and its maxima are the peaks. */
 static void sample(orr_memtrack *m, int64_t t_ps)
 {
     orr_mem_rank *o = m->out;
+    if (o->nsamples > 0 && t_ps <= o->samples[o->nsamples - 1].t_ps) t_ps = o->samples[o->nsamples - 1].t_ps + 1;
     orr_mem_sample s = {t_ps, m->allocated_bytes, m->reserved_bytes};
-    if (o->nsamples > 0 && o->samples[o->nsamples - 1].t_ps == t_ps) o->samples[o->nsamples - 1] = s;
-    else ORR_PUSH(o->samples, o->nsamples, o->cap_samples, s);
+    ORR_PUSH(o->samples, o->nsamples, o->cap_samples, s);
 }
 
 static void note_peak(orr_memtrack *m, int64_t t_ps, uint32_t op)
