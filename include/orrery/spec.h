@@ -39,7 +39,8 @@ typedef struct orr_spec {
     uint32_t mbs, gbs, seq;
     int sp;               /* sequence parallelism (with TP > 1) */
     int dist_opt;         /* distributed optimizer (ZeRO-1-like sharding over DP) */
-    uint32_t cp;          /* context parallelism: the sequence split over cp ranks (ring attention) */
+    uint32_t cp;          /* context parallelism: the sequence split over cp ranks (Megatron's ring
+                           * attention; with fsdp, torch's context_parallel with all-gathered K/V) */
     uint32_t fsdp;        /* FSDP2 shard degree (0: no FSDP); dp is then the HSDP replicate degree
                            * until resolve, which sets dp to the total data parallelism fsdp*replicate */
     uint32_t dp_replicate;/* resolve: HSDP replicas (1 without HSDP) */
