@@ -288,25 +288,23 @@ static void flash_block(gen *G, const ctx *c, int backward, double q_len, double
     op->dims[3] = (uint32_t)G->hd;
 }
 
+static void cp_p2p(gen *G, const ctx *c, orr_op_kind kind, uint32_t peer, uint32_t tag, double bytes)
+{
+    orr_op *op = emit(G, kind, S_CP, kind == ORR_OP_SEND ? "cp_send_kv" : "cp_recv_kv");
+    tag_op(op, c);
+    op->role = ORR_ROLE_CP;
+    op->a = peer;
+    op->seq = tag;
+    op->bytes = (uint64_t)bytes;
+    op->flags = kind == ORR_OP_SEND ? ORR_OPF_BATCH_NEXT : 0; /* the send is batched with the recv */
+}
+
 /* One hop around the CP ring on the CP stream: a batched send to the next CP rank and receive from
  * the previous one; returns the event of its arrival. */
 static uint32_t cp_hop(gen *G, const ctx *c, uint32_t tag, double bytes)
 {
-    uint32_t next = grank4(G, G->tp_r, (G->cp_r + 1) % G->C, G->dp_r, G->pp_r);
-    uint32_t prev = grank4(G, G->tp_r, (G->cp_r + G->C - 1) % G->C, G->dp_r, G->pp_r);
-    orr_op *s = emit(G, ORR_OP_SEND, S_CP, "cp_send_kv");
-    tag_op(s, c);
-    s->role = ORR_ROLE_CP;
-    s->a = next;
-    s->seq = tag;
-    s->bytes = (uint64_t)bytes;
-    s->flags = ORR_OPF_BATCH_NEXT;
-    orr_op *r = emit(G, ORR_OP_RECV, S_CP, "cp_recv_kv");
-    tag_op(r, c);
-    r->role = ORR_ROLE_CP;
-    r->a = prev;
-    r->seq = tag;
-    r->bytes = (uint64_t)bytes;
+    cp_p2p(G, c, ORR_OP_SEND, grank4(G, G->tp_r, (G->cp_r + 1) % G->C, G->dp_r, G->pp_r), tag, bytes);
+    cp_p2p(G, c, ORR_OP_RECV, grank4(G, G->tp_r, (G->cp_r + G->C - 1) % G->C, G->dp_r, G->pp_r), tag, bytes);
     return record(G, S_CP);
 }
 
