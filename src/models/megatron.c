@@ -334,7 +334,7 @@ static void torch_cp_attention(gen *G, const ctx *c, int backward);
 static void flash_attention(gen *G, const ctx *c, int backward)
 {
     if (G->C > 1) {
-        if (G->rc == R_FSDP) torch_cp_attention(G, c, backward);
+        if (G->s->fsdp) torch_cp_attention(G, c, backward); /* TorchTitan; ZeRO keeps the ring */
         else ring_attention(G, c, backward);
         return;
     }
