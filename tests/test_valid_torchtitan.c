@@ -20,7 +20,7 @@
  * out of cached segments, and the optimizer state created in the first step splits the segments
  * the loss needs in the next): eager rows run 10% low, T4 (70B FSDP+TP+SP, full AC) 7-13% low.
  * Bounds: memory within 11% (T4 15%), median 4.5%; tokens/s within 15%, median 8%, except one
- * named known miss held to 30%: T2 CP2 (-23.3%; its neighbours CP1/CP4/CP8 are -5/+0/+3%, the
+ * named known miss held to 30%: T2 CP2 (-23.7%; its neighbours CP1/CP4/CP8 are -6/-0/+3%, the
  * measured CP2 row stands out). The TP8 rows (AsyncTP 8B, bf16 405B: +18-25% before) came within
  * 15% when NVLink was fitted with NCCL's NVLS all-reduce (docs/models.md §4): their all-gathers and
  * reduce-scatters had been priced at the rate a ring all-reduce would need to match NVLS (410 GB/s
