@@ -535,6 +535,44 @@ static void test_fp8_head(void)
     orr_workload_free(w);
 }
 
+/* FSDP2 all-gathers a block's parameters into one buffer on the all-gather stream; the copy-out
+ * gives each parameter its own unsharded tensor on the compute stream and frees the buffer. A
+ * Llama block has nine (wq, wk, wv, wo, w1, w3, w2, two norms); ZeRO-3 keeps the gathered buffer. */
+static void test_fsdp_copy_out(void)
+{
+    for (int zero3 = 0; zero3 < 2; zero3++) {
+        orr_spec s;
+        const char *fsdp[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "1",
+                              "--seq", "4096"};
+        const char *z3[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--zero", "3", "--mbs", "1",
+                            "--seq", "4096"};
+        if (zero3 ? !FLAG_SPEC(&s, z3) : !FLAG_SPEC(&s, fsdp)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        int gathers = 0, parts = 0;
+        double part_bytes = 0, gather_bytes = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->kind != ORR_OP_ALLOC || op->layer != 5) continue;
+            const char *n = w->names[op->name];
+            if (strcmp(n, "fsdp_allgather_output") == 0) {
+                CHECK(op->stream != 0); /* the all-gather stream */
+                gathers++;
+                gather_bytes += (double)op->bytes;
+            } else if (strcmp(n, "fsdp_unsharded_param") == 0) {
+                CHECK_EQ_I64(op->stream, 0); /* the compute stream */
+                parts++;
+                part_bytes += (double)op->bytes;
+            }
+        }
+        CHECK_EQ_I64(gathers, 2); /* forward, and again for the backward (resharded after forward) */
+        CHECK_EQ_I64(parts, zero3 ? 0 : 9 * gathers);
+        if (!zero3) CHECK_REL(part_bytes, gather_bytes, 1e-9);
+        orr_workload_free(w);
+    }
+}
+
 /* Context parallelism: TorchTitan (torch's context_parallel, "allgather" rotation) all-gathers the
  * repeat_kv-expanded K and V once per attention call and passes fp32 dK/dV one hop per backward
  * step, merging each step's output in fp32 (less on ranks whose later steps take half the queries);
@@ -651,6 +689,7 @@ int main(void)
     test_dtensor_sp();
     test_context_parallel();
     test_fp8_head();
+    test_fsdp_copy_out();
     test_pp_outputs();
     return check_done();
 }

@@ -141,6 +141,30 @@ static void test_oom(void)
     orr_mem_rank_free(&r);
 }
 
+/* The peak's moment is the allocated peak, even when reserved grows later (a small segment after
+ * the live peak): the breakdown describes what was live, and the overhead is peak reserved minus
+ * peak allocated. */
+static void test_peak_moment(void)
+{
+    orr_memtrack m;
+    orr_mem_rank r;
+    orr_mem_init(&m, 4, 0, 1, &r);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 0, 20 * MiB, ORR_MEM_ACT, 0, 10, 1), 0);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 1, 16 * MiB, ORR_MEM_TEMP, 0, 20, 2), 0);
+    CHECK_EQ_I64(orr_mem_release(&m, 1, 30), 0);
+    CHECK_EQ_I64(orr_mem_release(&m, 0, 31), 0);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 2, 3 * MiB, ORR_MEM_GRAD, 1, 40, 3), 0); /* another stream: a new segment */
+    CHECK_EQ_I64(r.peak_reserved_bytes, 56 * MiB);
+    CHECK_EQ_I64(r.peak_allocated_bytes, 36 * MiB);
+    CHECK_EQ_I64(r.peak_op, 2);
+    CHECK_EQ_I64(r.peak_t_ps, 20);
+    CHECK_EQ_I64(r.peak_cat_bytes[ORR_MEM_TEMP], 16 * MiB);
+    CHECK_EQ_I64(r.peak_cat_bytes[ORR_MEM_GRAD], 0);
+    CHECK_EQ_I64(r.peak_overhead_bytes, 20 * MiB);
+    orr_mem_free_tracker(&m);
+    orr_mem_rank_free(&r);
+}
+
 /* The executor plays ALLOC/FREE in host order: the peak is at the op that made it, and a free of a
  * buffer that is not live is an error naming the rank and op. */
 static orr_op mk(orr_op_kind kind, uint32_t buf, uint64_t bytes, orr_mem_cat cat, int64_t dur)
@@ -199,6 +223,7 @@ int main(void)
 {
     test_rounding();
     test_caching();
+    test_peak_moment();
     test_best_fit();
     test_oom();
     test_exec();

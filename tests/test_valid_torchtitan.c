@@ -4,22 +4,26 @@
  * A100. Every describable row is predicted and printed with tokens/s per GPU and peak memory (PyTorch
  * max reserved), measured vs predicted. Rows that cannot be described are printed with the reason.
  *
- * Status (issue 3): over every row memory median |error| 2.6% (target 5%), tokens/s median 4.9%
+ * Status (issue 3): over every row memory median |error| 1.6% (target 5%), tokens/s median 4.9%
  * (target 8%; 15.5% before eager kernels and float8 casts were modelled, 5.4% before NVLS:
  * docs/models.md "TorchTitan throughput").
  * Memory: the loss dominates these peaks. TorchTitan of 2024 (the T1-T6 rows) left the loss eager
  * under torch.compile, so it keeps bf16 logits, their fp32 copy and the fp32 log-softmax (10 B per
  * logit; 12 B at the start of the backward): --no-compile-loss for rows not from 2025. With TP the
  * loss runs under loss_parallel (14 B per logit in the forward, 16 B in the backward). FSDP2's
- * sharded gradients exist only from each block's reduce-scatter to zero_grad(set_to_none). An
- * emulated replica of T1 row 1 (tests/emu/torch/llama_titan.py: Llama-3-8B, FSDP2 x8, selective
- * per-op AC, eager loss, AdamW foreach; torch 2.9.1) peaks at 66.7 GiB allocated, 82.4 GiB reserved
- * (measured 82.4); predicted 66.1 allocated, 74.3 reserved. What is left: the allocator's
- * fragmentation (real 15.6 GiB reserved-minus-allocated, predicted 8.2; the generator keeps one
- * buffer per layer's activations, where PyTorch carves hundreds of saved tensors and temporaries
- * out of cached segments, and the optimizer state created in the first step splits the segments
- * the loss needs in the next): eager rows run 10% low, T4 (70B FSDP+TP+SP, full AC) 7-13% low.
- * Bounds: memory within 11% (T4 15%), median 4.5%; tokens/s within 15%, median 8%, except one
+ * sharded gradients exist only from each block's reduce-scatter to zero_grad(set_to_none), and its
+ * unsharded parameters are copied out of the all-gather buffer into one tensor each on the compute
+ * stream, among the activations. An emulated replica of T1 row 1 (tests/emu/torch/llama_titan.py:
+ * Llama-3-8B, FSDP2 x8, selective per-op AC, eager loss, AdamW foreach; torch 2.9.1) peaks at
+ * 66.7 GiB allocated, 82.4 GiB reserved (measured 82.4); predicted 66.2 allocated, 75.9 reserved.
+ * What is left: the allocator's fragmentation (real 15.6 GiB reserved-minus-allocated, predicted
+ * 9.7; the generator keeps one buffer per layer's activations, where PyTorch carves each layer's
+ * saved tensors and temporaries out of cached segments: 7.6 GiB of the replica's fragmentation is
+ * there at the end of its first forward, none of ours), so the eager rows run 8% low and T4 (70B
+ * FSDP+TP+SP, full AC) 7-12% low. docs/models.md "FSDP2's copy-out" has why the optimizer state
+ * is still created before the first step here.
+ * Bounds: memory within 10%, except T4 row 1 (no async TP, -12.3%), a named known miss held to
+ * 15%; memory median 3%; tokens/s within 15%, median 8%, except one
  * named known miss held to 30%: T2 CP2 (-23.7%; its neighbours CP1/CP4/CP8 are -6/-0/+3%, the
  * measured CP2 row stands out). The TP8 rows (AsyncTP 8B, bf16 405B: +18-25% before) came within
  * 15% when NVLink was fitted with NCCL's NVLS all-reduce (docs/models.md §4): their all-gathers and
@@ -30,7 +34,7 @@
  * keeps every micro-batch's bf16 logits in torch.distributed.pipelining's output_chunks and merges
  * them at the end of step() (checked against an emulated replica, tests/emu/torch/pp_mem.py); the
  * CP rows run torch's context_parallel with TorchTitan's default "allgather" rotation. T5/T6 are
- * within 12% (tokens/s) and 8% (memory). The asserted medians are over every row (docs/models.md
+ * within 12% (tokens/s) and 7% (memory). The asserted medians are over every row (docs/models.md
  * "Uneven pipeline splits").
  */
 #include "check.h"
@@ -141,7 +145,7 @@ int main(void)
         double e_tok = (ptok - tok) / tok;
         const char *table = csv_get(&t, r, "table");
         int t5 = strncmp(table, "T5", 2) == 0, t6 = strncmp(table, "T6", 2) == 0;
-        int miss_mem = strncmp(table, "T4", 2) == 0;
+        int miss_mem = strncmp(table, "T4", 2) == 0 && strcasecmp(csv_get(&t, r, "async_tp"), "True") != 0;
         int miss_tok = strncmp(table, "T2", 2) == 0 && cp == 2;
         all_tok[nall_tok++] = fabs(e_tok);
         if (!t5 && !t6) tok_err[ntok++] = fabs(e_tok);
@@ -153,9 +157,10 @@ int main(void)
             double mem = atof(mem_s), e_mem = (pmem - mem) / mem;
             all_mem[nall_mem++] = fabs(e_mem);
             if (!t5 && !t6) mem_err[nmem++] = fabs(e_mem);
-            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.15 : 0.11), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
+            CHECK_MSG(fabs(e_mem) <= (miss_mem ? 0.15 : 0.10), "%s %s memory %.1f vs %.1f GiB", csv_get(&t, r, "table"), cfg, pmem, mem);
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7.1f %7.1f %+6.1f%%%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
-                   100 * e_tok, mem, pmem, 100 * e_mem, miss_tok ? "  known miss (tokens/s)" : "");
+                   100 * e_tok, mem, pmem, 100 * e_mem,
+                   miss_tok ? "  known miss (tokens/s)" : miss_mem ? "  known miss (memory)" : "");
         } else {
             printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7s %7.1f%s\n", csv_get(&t, r, "table"), cfg, tok, ptok,
                    100 * e_tok, "-", pmem, miss_tok ? "  known miss (tokens/s)" : "");
@@ -169,7 +174,7 @@ int main(void)
     CHECK(ntok >= 20);
     CHECK(npp == 6);
     CHECK(median(all_tok, nall_tok) <= 0.08);
-    CHECK(median(all_mem, nall_mem) <= 0.045);
+    CHECK(median(all_mem, nall_mem) <= 0.03);
     csv_free(&t);
     return check_done();
 }

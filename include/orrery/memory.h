@@ -29,10 +29,10 @@ typedef struct orr_mem_sample {
 typedef struct orr_mem_rank {
     uint64_t peak_allocated_bytes;
     uint64_t peak_reserved_bytes;
-    int64_t peak_t_ps;                       /* when reserved (allocated if caching is off) peaked */
-    uint32_t peak_op;                        /* the ALLOC op that made the peak */
+    int64_t peak_t_ps;                       /* when allocated peaked (the breakdown's moment) */
+    uint32_t peak_op;                        /* the ALLOC op that made that peak */
     uint64_t peak_cat_bytes[ORR_MEM_CAT_COUNT]; /* allocated bytes per category at that moment */
-    uint64_t peak_overhead_bytes;            /* reserved - allocated at that moment */
+    uint64_t peak_overhead_bytes;            /* peak reserved - peak allocated */
     int oom;                                 /* an allocation did not fit */
     uint32_t oom_op;                         /* the first one */
     int64_t oom_t_ps;

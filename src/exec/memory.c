@@ -184,17 +184,21 @@ static void sample(orr_memtrack *m, int64_t t_ps)
     ORR_PUSH(o->samples, o->nsamples, o->cap_samples, s);
 }
 
+/* The peak's moment is the allocated peak: what is live then, by category, and the allocator's
+ * overhead as peak reserved minus peak allocated, so that the breakdown sums to the peak reserved.
+ * (Reserved only grows between releases; the moment it last grew is often a small segment long
+ * after the live peak and says little about what filled the memory.) */
 static void note_peak(orr_memtrack *m, int64_t t_ps, uint32_t op)
 {
     orr_mem_rank *o = m->out;
-    if (m->allocated_bytes > o->peak_allocated_bytes) o->peak_allocated_bytes = m->allocated_bytes;
-    if (m->reserved_bytes > o->peak_reserved_bytes) {
-        o->peak_reserved_bytes = m->reserved_bytes;
+    if (m->allocated_bytes > o->peak_allocated_bytes) {
+        o->peak_allocated_bytes = m->allocated_bytes;
         o->peak_t_ps = t_ps;
         o->peak_op = op;
         memcpy(o->peak_cat_bytes, m->cat_bytes, sizeof o->peak_cat_bytes);
-        o->peak_overhead_bytes = m->reserved_bytes - m->allocated_bytes;
     }
+    if (m->reserved_bytes > o->peak_reserved_bytes) o->peak_reserved_bytes = m->reserved_bytes;
+    o->peak_overhead_bytes = o->peak_reserved_bytes - o->peak_allocated_bytes;
 }
 
 static void note_oom(orr_memtrack *m, uint64_t bytes, int64_t t_ps, uint32_t op)

@@ -83,7 +83,9 @@ typedef struct gen {
     uint32_t *chunk_base;         /* per chunk c: layers of this rank's chunks before c (V entries) */
     /* FSDP units of the current rank: per chunk, unit 0 = root parts, 1..n = its n layers */
     uint32_t *unit_ag_ev;         /* event after the unit's all-gather (unit_id) */
-    uint32_t *unit_buf;           /* its unsharded-parameter buffer, UINT32_MAX when not gathered */
+    uint32_t *unit_buf;           /* its all-gather output, UINT32_MAX when not gathered or copied out */
+    uint32_t *unit_cp_buf;        /* first of its unsharded parameters (copy-out), UINT32_MAX when none */
+    uint32_t *unit_cp_n;          /* how many */
     uint32_t *unit_fwd_ev;        /* event after the unit's forward (frees its AG buffer) */
     uint32_t *unit_grad_buf;      /* its sharded fp32 gradients (FSDP2), from its reduce-scatter to zero_grad */
     uint32_t *unit_acc_buf;       /* its unsharded accumulated gradients (FSDP2, several micro-batches) */
@@ -1227,30 +1229,88 @@ static void unit_gather(gen *G, uint32_t c, int root, uint32_t li, orr_phase ph,
 {
     if (G->rc != R_FSDP || unit_params(G, c, root) <= 0) return;
     uint32_t u = unit_id(G, c, root, li);
-    if (G->unit_buf[u] == UINT32_MAX) {
+    if (G->unit_buf[u] == UINT32_MAX && G->unit_cp_buf[u] == UINT32_MAX) {
         ctx cx = {ph, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, ORR_NO_MB, c};
         if (after_unit != UINT32_MAX && G->unit_fwd_ev[after_unit] != UINT32_MAX)
             wait_ev(G, S_AG, G->unit_fwd_ev[after_unit]);
-        G->unit_buf[u] = mem_alloc(G, &cx, S_AG, "fsdp_unsharded_params", unit_gather_bytes(G, c, root), ORR_MEM_COMM);
+        G->unit_buf[u] = mem_alloc(G, &cx, S_AG, "fsdp_allgather_output", unit_gather_bytes(G, c, root), ORR_MEM_COMM);
         if (G->S > 1) coll_in(G, &cx, S_AG, "fsdp_allgather", ORR_COLL_ALLGATHER, G->g_shard, &G->seq_shard,
                               unit_gather_bytes(G, c, root));
         G->unit_ag_ev[u] = record(G, S_AG);
     }
 }
 
+/* Bytes of each unsharded parameter of a unit (bf16; fp8 linear weights with --fp8-allgather), in
+ * model order; returns how many (at most cap). */
+static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, double *out, uint32_t cap)
+{
+    uint32_t n = 0;
+    double t = G->T, q = G->a * G->hd, kv = G->g * G->hd, h = G->h, f = G->f, B = G->act_B;
+    double wB = G->s->fp8_allgather ? 1.0 : B;
+    if (root) {
+        if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G) * B;
+        if (chunk_has_head(G, c) && n + 2 <= cap) {
+            out[n++] = 2.0 * h * B; /* final norm (as head_params_local counts it) */
+            if (head_params_local(G) > 2.0 * h) out[n++] = (head_params_local(G) - 2.0 * h) * B;
+        }
+        return n;
+    }
+    const double mats[7] = {h * q / t, h * kv / t, h * kv / t, q * h / t, h * f / t, G->gated ? h * f / t : 0, f * h / t};
+    double lsum = 0;
+    for (int i = 0; i < 7 && n < cap; i++) {
+        lsum += mats[i];
+        if (mats[i] > 0) out[n++] = mats[i] * wB;
+    }
+    double rest = layer_params_local(G) - lsum; /* norms (and biases) */
+    if (rest > 0 && G->s->model.rmsnorm && n + 2 <= cap) { /* the two RMSNorm weights */
+        out[n++] = rest / 2.0 * B;
+        out[n++] = rest / 2.0 * B;
+    } else if (rest > 0 && n < cap) {
+        out[n++] = rest * B;
+    }
+    return n;
+}
+
+/* The compute stream waits for the unit's all-gather. FSDP2's copy-out (foreach_all_gather_copy_out)
+ * then gives every parameter its own unsharded tensor, allocated on the compute stream among the
+ * activations, and frees the all-gather output (seen under `orrery emulate`, torch 2.9.1,
+ * tests/emu/torch/llama_titan.py: nine tensors per Llama block on the default stream, the output
+ * freed on the all-gather stream). ZeRO-3's parameters are views of its gathered buffer. */
 static void unit_wait(gen *G, uint32_t c, int root, uint32_t li)
 {
     if (G->rc != R_FSDP || unit_params(G, c, root) <= 0) return;
     uint32_t u = unit_id(G, c, root, li);
     if (G->unit_ag_ev[u] != UINT32_MAX) wait_ev(G, S_COMPUTE, G->unit_ag_ev[u]);
+    if (G->unit_buf[u] == UINT32_MAX || G->s->zero == 3) return;
+    ctx cx = {ORR_PHASE_OTHER, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, ORR_NO_MB, c};
+    double part[10];
+    uint32_t n = unit_param_parts(G, c, root, part, 10);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = mem_alloc(G, &cx, S_COMPUTE, "fsdp_unsharded_param", part[i], ORR_MEM_COMM);
+        if (i == 0) G->unit_cp_buf[u] = b;
+    }
+    G->unit_cp_n[u] = n;
+    mem_free(G, &cx, S_COMPUTE, G->unit_buf[u]);
+    G->unit_buf[u] = UINT32_MAX;
+}
+
+/* Frees what the unit holds unsharded: its copied-out parameters, or an all-gather output that no
+ * one waited for. */
+static void unit_release(gen *G, const ctx *cx, uint32_t u)
+{
+    mem_free(G, cx, S_COMPUTE, G->unit_buf[u]);
+    G->unit_buf[u] = UINT32_MAX;
+    if (G->unit_cp_buf[u] != UINT32_MAX)
+        for (uint32_t i = 0; i < G->unit_cp_n[u]; i++) mem_free(G, cx, S_COMPUTE, G->unit_cp_buf[u] + i);
+    G->unit_cp_buf[u] = UINT32_MAX;
+    G->unit_cp_n[u] = 0;
 }
 
 static void unit_reshard(gen *G, uint32_t c, int root, uint32_t li)
 {
     uint32_t u = unit_id(G, c, root, li);
-    if (G->rc != R_FSDP || G->unit_buf[u] == UINT32_MAX) return;
-    mem_free(G, NULL, S_COMPUTE, G->unit_buf[u]);
-    G->unit_buf[u] = UINT32_MAX;
+    if (G->rc != R_FSDP || (G->unit_buf[u] == UINT32_MAX && G->unit_cp_buf[u] == UINT32_MAX)) return;
+    unit_release(G, NULL, u);
     G->unit_ag_ev[u] = UINT32_MAX;
 }
 
@@ -1737,8 +1797,8 @@ static void gen_rank(gen *G)
     if (G->rc == R_FSDP) {
         uint32_t nu = rank_units(G);
         for (uint32_t u = 0; u < nu; u++)
-            G->unit_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] = G->unit_acc_buf[u] =
-                UINT32_MAX;
+            G->unit_buf[u] = G->unit_cp_buf[u] = G->unit_ag_ev[u] = G->unit_fwd_ev[u] = G->unit_grad_buf[u] =
+                G->unit_acc_buf[u] = UINT32_MAX;
     }
     rank_groups(G);
     build_buckets(G);
@@ -1759,10 +1819,7 @@ static void gen_rank(gen *G)
         mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
         G->rs_buf_pending = UINT32_MAX;
         for (uint32_t u = 0; u < rank_units(G); u++)
-            if (G->unit_buf[u] != UINT32_MAX) {
-                mem_free(G, &cx, S_COMPUTE, G->unit_buf[u]);
-                G->unit_buf[u] = UINT32_MAX;
-            }
+            unit_release(G, &cx, u);
     } else if (G->D > 1) { /* finish_grad_sync: wait for the overlapped reductions, or issue them all now */
         if (G->s->overlap_grad_reduce) {
             uint32_t e = record(G, S_DP);
@@ -1812,6 +1869,8 @@ static void gen_free(gen *G)
 {
     free(G->bk);
     free(G->unit_buf);
+    free(G->unit_cp_buf);
+    free(G->unit_cp_n);
     free(G->unit_ag_ev);
     free(G->unit_fwd_ev);
     free(G->unit_grad_buf);
@@ -1896,6 +1955,8 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.w = orr_workload_new(world, gpn);
     uint32_t nu = max_rank_layers + G.V;
     G.unit_buf = orr_xmalloc(nu * sizeof *G.unit_buf);
+    G.unit_cp_buf = orr_xmalloc(nu * sizeof *G.unit_cp_buf);
+    G.unit_cp_n = orr_xcalloc(nu, sizeof *G.unit_cp_n);
     G.unit_ag_ev = orr_xmalloc(nu * sizeof *G.unit_ag_ev);
     G.unit_fwd_ev = orr_xmalloc(nu * sizeof *G.unit_fwd_ev);
     G.unit_grad_buf = orr_xmalloc(nu * sizeof *G.unit_grad_buf);

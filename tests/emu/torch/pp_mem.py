@@ -9,8 +9,8 @@ foreach. Prints each rank's peaks in the second step.
 torch 2.9.1, defaults (16 layers of dim 2048, vocab 32768, seq 4096, batch 8 in 4 micro-batches),
 peak allocated / reserved GiB per rank, emulated vs `orrery predict --model <same shape> --gpus 4
 --pp 4 [--vpp 2] --fsdp 1 --mbs 2 --gbs 8 --seq 4096 --recompute full --no-compile-loss`:
-  1F1B         pp0 7.16/8.71 vs 6.84/8.50, pp1 6.10/7.30 vs 5.69/7.00, pp3 10.85/13.31 vs 10.50/15.05
-  interleaved  pp0 7.15/8.82 vs 6.66/8.32, pp3 10.82/12.82 vs 10.22/14.24
+  1F1B         pp0 7.16/8.71 vs 6.84/8.60, pp1 6.10/7.30 vs 5.69/7.09, pp3 10.85/13.31 vs 10.50/15.16
+  interleaved  pp0 7.15/8.82 vs 6.66/8.42, pp3 10.82/12.82 vs 10.22/14.46
 What the last stage holds at its peak (torch.cuda.memory history): the four bf16 logits of the
 micro-batches, kept in the stage's output_chunks, and their torch.cat from _merge_outputs at the
 end of step() (4 x 0.5 GiB + 2 GiB), the sharded gradients, parameters and Adam state; the unsharded
