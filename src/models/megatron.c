@@ -1240,34 +1240,47 @@ static void unit_gather(gen *G, uint32_t c, int root, uint32_t li, orr_phase ph,
     }
 }
 
-/* Bytes of each unsharded parameter of a unit (bf16; fp8 linear weights with --fp8-allgather), in
- * model order; returns how many (at most cap). */
-static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, double *out, uint32_t cap)
+/* The parameter tensors of one layer, elements per rank before FSDP sharding, in model order: wq,
+ * wk, wv, wo, w1, w3 (gated), w2, then the rest (the two RMSNorm weights, or one tensor for the
+ * norms and biases of other models); returns how many (at most 9), the first *nmats of them the
+ * linear weights. */
+static uint32_t layer_param_elems(const gen *G, double *out, uint32_t *nmats)
 {
+    double t = G->T, q = G->a * G->hd, kv = G->g * G->hd, h = G->h, f = G->f;
+    const double mats[7] = {h * q / t, h * kv / t, h * kv / t, q * h / t, h * f / t, G->gated ? h * f / t : 0, f * h / t};
     uint32_t n = 0;
-    double t = G->T, q = G->a * G->hd, kv = G->g * G->hd, h = G->h, f = G->f, B = G->act_B;
-    double wB = G->s->fp8_allgather ? 1.0 : B;
+    double lsum = 0;
+    for (int i = 0; i < 7; i++) {
+        lsum += mats[i];
+        if (mats[i] > 0) out[n++] = mats[i];
+    }
+    *nmats = n;
+    double rest = layer_params_local(G) - lsum;
+    if (rest > 0 && G->s->model.rmsnorm) {
+        out[n++] = rest / 2.0;
+        out[n++] = rest / 2.0;
+    } else if (rest > 0) {
+        out[n++] = rest;
+    }
+    return n;
+}
+
+/* Bytes of each unsharded parameter of a unit (bf16; fp8 linear weights with --fp8-allgather), in
+ * model order; out has room for 9. */
+static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, double *out)
+{
+    double B = G->act_B;
+    uint32_t n = 0, nmats = 0;
     if (root) {
-        if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G) * B;
-        if (chunk_has_head(G, c) && n + 2 <= cap) {
-            out[n++] = 2.0 * h * B; /* final norm (as head_params_local counts it) */
-            if (head_params_local(G) > 2.0 * h) out[n++] = (head_params_local(G) - 2.0 * h) * B;
+        if (chunk_has_embedding(G, c)) out[n++] = embedding_params_local(G) * B;
+        if (chunk_has_head(G, c)) {
+            out[n++] = 2.0 * G->h * B; /* final norm (as head_params_local counts it) */
+            if (head_params_local(G) > 2.0 * G->h) out[n++] = (head_params_local(G) - 2.0 * G->h) * B;
         }
         return n;
     }
-    const double mats[7] = {h * q / t, h * kv / t, h * kv / t, q * h / t, h * f / t, G->gated ? h * f / t : 0, f * h / t};
-    double lsum = 0;
-    for (int i = 0; i < 7 && n < cap; i++) {
-        lsum += mats[i];
-        if (mats[i] > 0) out[n++] = mats[i] * wB;
-    }
-    double rest = layer_params_local(G) - lsum; /* norms (and biases) */
-    if (rest > 0 && G->s->model.rmsnorm && n + 2 <= cap) { /* the two RMSNorm weights */
-        out[n++] = rest / 2.0 * B;
-        out[n++] = rest / 2.0 * B;
-    } else if (rest > 0 && n < cap) {
-        out[n++] = rest * B;
-    }
+    n = layer_param_elems(G, out, &nmats);
+    for (uint32_t i = 0; i < n; i++) out[i] *= i < nmats && G->s->fp8_allgather ? 1.0 : B;
     return n;
 }
 
@@ -1283,8 +1296,8 @@ static void unit_wait(gen *G, uint32_t c, int root, uint32_t li)
     if (G->unit_ag_ev[u] != UINT32_MAX) wait_ev(G, S_COMPUTE, G->unit_ag_ev[u]);
     if (G->unit_buf[u] == UINT32_MAX || G->s->zero == 3) return;
     ctx cx = {ORR_PHASE_OTHER, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, ORR_NO_MB, c};
-    double part[10];
-    uint32_t n = unit_param_parts(G, c, root, part, 10);
+    double part[9];
+    uint32_t n = unit_param_parts(G, c, root, part);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = mem_alloc(G, &cx, S_COMPUTE, "fsdp_unsharded_param", part[i], ORR_MEM_COMM);
         if (i == 0) G->unit_cp_buf[u] = b;
@@ -1677,33 +1690,27 @@ static void optimizer_step(gen *G)
 }
 
 /* The parameter tensors of this rank in model order (PyTorch's model.parameters(): embedding, each
- * layer's q, k, v, o, w1, w3, w2 and the rest (norms), final norm and output), elements per rank
- * before FSDP sharding; returns how many (at most cap). PyTorch's Adam keeps one exp_avg and one
- * exp_avg_sq tensor per parameter, and its foreach step one temporary per parameter. */
+ * layer's (layer_param_elems), final norm and output), elements per rank before FSDP sharding;
+ * returns how many (at most cap). PyTorch's Adam keeps one exp_avg and one exp_avg_sq tensor per
+ * parameter, and its foreach step one temporary per parameter. */
 static uint32_t param_tensors(const gen *G, double *out, uint32_t cap)
 {
-    uint32_t n = 0;
-    double t = G->T, q = G->a * G->hd, kv = G->g * G->hd, h = G->h, f = G->f;
-    const double mats[7] = {h * q / t, h * kv / t, h * kv / t, q * h / t, h * f / t, G->gated ? h * f / t : 0, f * h / t};
-    double lsum = 0;
-    for (int i = 0; i < 7; i++) lsum += mats[i];
+    uint32_t n = 0, nmats;
+    double layer[9];
+    uint32_t nl = layer_param_elems(G, layer, &nmats);
     for (uint32_t c = 0; c < G->V; c++) {
         if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G);
-        for (uint32_t l = 0; l < chunk_layers(G, c); l++) {
-            for (int i = 0; i < 7; i++)
-                if (mats[i] > 0 && n < cap) out[n++] = mats[i];
-            double rest = layer_params_local(G) - lsum;
-            if (rest > 0 && n < cap) out[n++] = rest;
-        }
+        for (uint32_t l = 0; l < chunk_layers(G, c); l++)
+            for (uint32_t i = 0; i < nl && n < cap; i++) out[n++] = layer[i];
         if (chunk_has_head(G, c) && n + 2 <= cap) {
-            out[n++] = 2.0 * h;
-            out[n++] = head_params_local(G) - 2.0 * h;
+            out[n++] = 2.0 * G->h;
+            out[n++] = head_params_local(G) - 2.0 * G->h;
         }
     }
     return n;
 }
 
-static uint32_t param_tensor_count(const gen *G) { return G->V * 2 + G->rank_layers * 8 + 1; }
+static uint32_t param_tensor_count(const gen *G) { return G->V * 3 + G->rank_layers * 9; }
 
 /* FSDP2: Adam's exp_avg and exp_avg_sq, one fp32 shard each per parameter (4 B x elements / S). */
 static void fsdp_optimizer_state(gen *G, const ctx *cx)
