@@ -1265,6 +1265,17 @@ static uint32_t layer_param_elems(const gen *G, double *out, uint32_t *nmats)
     return n;
 }
 
+/* The parameter tensors of the LM head's chunk after the last layer, elements per rank: the final
+ * norm (2h, as head_params_local counts it) and the output projection when it has its own;
+ * returns how many (1 or 2). */
+static uint32_t head_param_elems(const gen *G, double *out)
+{
+    uint32_t n = 0;
+    out[n++] = 2.0 * G->h;
+    if (head_params_local(G) > 2.0 * G->h) out[n++] = head_params_local(G) - 2.0 * G->h;
+    return n;
+}
+
 /* Bytes of each unsharded parameter of a unit (bf16; fp8 linear weights with --fp8-allgather), in
  * model order; out has room for 9. */
 static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, double *out)
@@ -1272,11 +1283,9 @@ static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, double *out
     double B = G->act_B;
     uint32_t n = 0, nmats = 0;
     if (root) {
-        if (chunk_has_embedding(G, c)) out[n++] = embedding_params_local(G) * B;
-        if (chunk_has_head(G, c)) {
-            out[n++] = 2.0 * G->h * B; /* final norm (as head_params_local counts it) */
-            if (head_params_local(G) > 2.0 * G->h) out[n++] = (head_params_local(G) - 2.0 * G->h) * B;
-        }
+        if (chunk_has_embedding(G, c)) out[n++] = embedding_params_local(G);
+        if (chunk_has_head(G, c)) n += head_param_elems(G, out + n);
+        for (uint32_t i = 0; i < n; i++) out[i] *= B;
         return n;
     }
     n = layer_param_elems(G, out, &nmats);
@@ -1702,10 +1711,7 @@ static uint32_t param_tensors(const gen *G, double *out, uint32_t cap)
         if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G);
         for (uint32_t l = 0; l < chunk_layers(G, c); l++)
             for (uint32_t i = 0; i < nl && n < cap; i++) out[n++] = layer[i];
-        if (chunk_has_head(G, c) && n + 2 <= cap) {
-            out[n++] = 2.0 * G->h;
-            out[n++] = head_params_local(G) - 2.0 * G->h;
-        }
+        if (chunk_has_head(G, c) && n + 2 <= cap) n += head_param_elems(G, out + n);
     }
     return n;
 }
