@@ -70,7 +70,7 @@ static int bench_one(const char *path, orr_net_kind net, int no_symmetry)
     cfg.pxn = s.pxn;
     cfg.cc = s.cc;
     cfg.packet_payload_bytes = s.packet_payload_bytes;
-    orr_exec_opts o = {.net = s.net, .launch_ps = s.launch_ps, .net_cfg = &cfg,
+    orr_exec_opts o = {.net = s.net, .launch_ps = s.launch_ps, .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH, .net_cfg = &cfg,
                        .mem_capacity_bytes = orr_spec_alloc_capacity(&s), .mem_caching = s.caching_allocator};
     orr_exec_result x;
     if (orr_execute(w, &s.gpu, &s.cluster, &o, &x, &err) < 0) {

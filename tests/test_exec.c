@@ -1,9 +1,11 @@
 /* Executor semantics: stream order, the compute engine, event waits (CUDA semantics), host syncs,
- * collective rendezvous with a late rank, p2p matching and batching, deadlock detection,
- * determinism. Times are checked exactly against hand-computed values. */
+ * the launch queue's bound on how far the host runs ahead, collective rendezvous with a late rank,
+ * p2p matching and batching, deadlock detection, determinism. Times are checked exactly against
+ * hand-computed values. */
 #include "check.h"
 #include "orrery/comm.h"
 #include "orrery/exec.h"
+#include "orrery/report.h"
 #include "orrery/workload.h"
 
 #include <string.h>
@@ -53,11 +55,16 @@ static orr_op mk_a(orr_op_kind kind, uint8_t stream, uint32_t a)
     return op;
 }
 
-static int run(orr_workload *w, int64_t launch_ps, orr_exec_result *x, orr_err *err)
+static int run_q(orr_workload *w, int64_t launch_ps, uint32_t queue_depth, orr_exec_result *x, orr_err *err)
 {
     if (orr_workload_finalize(w, err) < 0) return -1;
-    orr_exec_opts o = {.net = ORR_NET_ANALYTIC, .launch_ps = launch_ps};
+    orr_exec_opts o = {.net = ORR_NET_ANALYTIC, .launch_ps = launch_ps, .launch_queue_depth = queue_depth};
     return orr_execute(w, &gpu, &cl, &o, x, err);
+}
+
+static int run(orr_workload *w, int64_t launch_ps, orr_exec_result *x, orr_err *err)
+{
+    return run_q(w, launch_ps, 0, x, err);
 }
 
 static void test_stream_order_and_engine(void)
@@ -127,6 +134,55 @@ static void test_events_and_host_sync(void)
     orr_workload_free(w);
 }
 
+/* A launch into a stream holding queue-depth unfinished ops blocks the host until the oldest
+ * finishes; the host's later work (an allocation, a launch on another stream) waits with it, and
+ * the critical path goes from the blocked launch to the op that released it, not along the host. */
+static void test_launch_queue(void)
+{
+    orr_workload *w = orr_workload_new(1, 8);
+    orr_workload_add_rank(w, 0, 1, "r0");
+    orr_rank *r = &w->ranks[0];
+    orr_op k;
+    for (int i = 0; i < 10; i++) {
+        k = mk(ORR_OP_KERNEL, 0, 10 * US); orr_rank_push(r, &k); /* 0-9 */
+    }
+    k = mk_a(ORR_OP_ALLOC, 0, 0);     k.bytes = 1024; orr_rank_push(r, &k); /* 10 */
+    k = mk(ORR_OP_MEMCPY, 1, 1 * US); orr_rank_push(r, &k);                 /* 11 */
+    k = mk(ORR_OP_HOST, 0, 100 * US); orr_rank_push(r, &k);                 /* 12 */
+    orr_exec_result x;
+    orr_err err;
+    CHECK(run_q(w, 1 * US, 4, &x, &err) == 0);
+    orr_op_time *t = x.ranks[0].t;
+    /* 0-3 launched at 1-4 us; kernel i runs [1 + 10i, 11 + 10i); launch i >= 4 waits for i - 4 */
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ_I64(t[i].issue_ps, (i + 1) * US);
+        CHECK_EQ_I64(t[i].queue_op, 0);
+    }
+    for (int i = 4; i < 10; i++) {
+        CHECK_EQ_I64(t[i].issue_ps, (1 + 10 * (i - 3) + 1) * US);
+        CHECK_EQ_I64(t[i].queue_op, i - 4 + 1);
+    }
+    CHECK_EQ_I64(t[9].end_ps, 101 * US);
+    CHECK_EQ_I64(t[10].start_ps, 62 * US); /* the allocation happens when the host gets there */
+    CHECK_EQ_I64(t[11].start_ps, 63 * US);
+    CHECK_EQ_I64(t[12].end_ps, 163 * US);
+    CHECK_EQ_I64(x.makespan_ps, 163 * US);
+    orr_result res;
+    CHECK(orr_result_build(&res, w, &x, NULL, &err) == 0);
+    /* host op 12, two launches after kernel 5 ended (61 -> 63 us), kernels 5..0 back to back, and
+     * the first launch: 100 + 2 + 1 us of host, 60 us of compute */
+    CHECK_EQ_I64(res.cp.ps[ORR_CP_COMPUTE], 60 * US);
+    CHECK_EQ_I64(res.cp.ps[ORR_CP_HOST], 103 * US);
+    orr_result_free(&res);
+    orr_exec_result_free(&x);
+    /* unbounded, the host runs ahead: everything is launched by 11 us */
+    CHECK(run(w, 1 * US, &x, &err) == 0);
+    CHECK_EQ_I64(x.ranks[0].t[10].start_ps, 10 * US);
+    CHECK_EQ_I64(x.makespan_ps, 111 * US);
+    orr_exec_result_free(&x);
+    orr_workload_free(w);
+}
+
 static void test_collective_late_rank(void)
 {
     orr_workload *w = orr_workload_new(2, 8);
@@ -182,6 +238,39 @@ static orr_op p2p(orr_op_kind kind, uint32_t peer, uint32_t tag, uint64_t bytes,
     op.role = ORR_ROLE_PP;
     op.flags = batch_next ? ORR_OPF_BATCH_NEXT : 0;
     return op;
+}
+
+/* A bound that a workload's order cannot live with (rank 0's queue is full behind a collective that
+ * rank 1 joins only after a message rank 0 has yet to launch) is lifted rather than reported as a
+ * deadlock: the run matches the unbounded one. */
+static void test_launch_queue_lifted(void)
+{
+    orr_workload *w = orr_workload_new(2, 8);
+    orr_workload_add_rank(w, 0, 1, "r0");
+    orr_workload_add_rank(w, 1, 1, "r1");
+    orr_rank *r0 = &w->ranks[0], *r1 = &w->ranks[1];
+    uint32_t m[2] = {0, 1};
+    uint32_t g = orr_workload_add_group(w, ORR_ROLE_DP, m, 2, "dp");
+    orr_op c = mk_a(ORR_OP_COLL, 0, g);
+    c.bytes = 1024;
+    orr_rank_push(r0, &c);
+    orr_op k = mk(ORR_OP_KERNEL, 0, 5 * US);
+    orr_rank_push(r0, &k);
+    orr_rank_push(r0, &k);
+    orr_op s = p2p(ORR_OP_SEND, 1, 0, 4096, 0), v = p2p(ORR_OP_RECV, 0, 0, 4096, 0);
+    s.stream = v.stream = 1;
+    orr_rank_push(r0, &s);
+    orr_rank_push(r1, &v);
+    c.stream = 1;
+    orr_rank_push(r1, &c);
+    orr_exec_result bounded, free_run;
+    orr_err err = {{0}};
+    CHECK_MSG(run_q(w, 1 * US, 2, &bounded, &err) == 0, "%s", err.msg);
+    CHECK(run(w, 1 * US, &free_run, &err) == 0);
+    CHECK_EQ_I64(bounded.makespan_ps, free_run.makespan_ps);
+    orr_exec_result_free(&bounded);
+    orr_exec_result_free(&free_run);
+    orr_workload_free(w);
 }
 
 static void test_p2p(void)
@@ -324,6 +413,8 @@ int main(void)
     test_flow_backend();
     test_stream_order_and_engine();
     test_events_and_host_sync();
+    test_launch_queue();
+    test_launch_queue_lifted();
     test_collective_late_rank();
     test_p2p();
     test_batch_and_deadlock();

@@ -2,7 +2,8 @@
  * exec.h - the cluster executor: runs a workload on the discrete-event engine.
  *
  * Per rank: a host thread walks the ops in program order (launches cost launch_ps of host time;
- * HOST ops cost their duration; EVENT_SYNC/STREAM_SYNC/DEVICE_SYNC block it), device streams run
+ * HOST ops cost their duration; EVENT_SYNC/STREAM_SYNC/DEVICE_SYNC block it, and so does a launch
+ * into a stream that already holds launch_queue_depth unfinished ops), device streams run
  * their ops in issue order, compute kernels of one GPU share its compute engine (one at a time),
  * STREAM_WAIT waits for the latest record of an event at issue time (CUDA semantics), collectives
  * start when every simulated member has reached them (so stragglers and bubbles emerge) and p2p
@@ -40,11 +41,21 @@ typedef struct orr_op_time {
     uint32_t dep_rank; /* index into workload ranks of the op that determined start_ps */
     uint32_t dep_op;
     uint8_t dep_kind;  /* orr_dep_kind */
+    uint32_t queue_op; /* a device op whose launch waited for room in its stream's queue: 1 + the
+                        * index of the op of that stream whose completion made the room (which
+                        * released the host); 0 when the launch did not wait */
 } orr_op_time;
+
+/* CUDA blocks a host thread that launches into a stream holding about a thousand unfinished
+ * launches (1,000-1,024 per stream, measured; streams have separate queues), so the host runs
+ * ahead of its GPU by at most that many ops per stream. */
+#define ORR_LAUNCH_QUEUE_DEPTH 1024
 
 typedef struct orr_exec_opts {
     orr_net_kind net;
     int64_t launch_ps; /* host cost of launching one device op */
+    uint32_t launch_queue_depth; /* per stream: unfinished device ops at which a launch blocks the
+                                  * host (ORR_LAUNCH_QUEUE_DEPTH); 0: unbounded */
     /* Memory tracker (memory.h): capacity for the OOM verdict (0: unlimited) and whether to model
      * PyTorch's caching allocator (else raw live bytes). */
     uint64_t mem_capacity_bytes;

@@ -289,20 +289,22 @@ static int released_by_dep(const orr_op *op, const orr_op_time *t)
 /*
  * An ISSUE link means the op started as soon as the host launched it, so the path goes on along
  * the host thread. The host got there by launching the device ops issued since the last op it
- * executed itself (HOST work, a sync, an allocation): that op is the next one on the path, and
- * the launches in between are the gap before the issue, counted as host time. Returns its index,
- * or -1 if the host did nothing but launch ops from the start. `from` is the first op to consider
- * (the link's target, or the op before the linking one when the link points at itself); every op
- * looked at costs one unit of *budget.
+ * executed itself (HOST work, a sync, an allocation) or since a launch that waited for room in its
+ * stream's queue: the next op on the path is that op, or for a launch that waited, the device op
+ * whose completion made the room; the launches in between are the gap before the issue, counted
+ * as host time. Returns its index, or -1 if the host did nothing but launch ops from the start.
+ * `from` is the first op to consider (the link's target, or the linking op itself when the link
+ * points at itself); every op looked at costs one unit of *budget.
  */
-static int64_t host_chain_op(const orr_rank *rk, int64_t from, size_t *budget)
+static int64_t host_chain_op(const orr_rank *rk, const orr_op_time *t, int64_t from, size_t *budget)
 {
     int64_t j = from;
-    while (j >= 0 && *budget > 0 && !is_host_executed(rk->ops[j].kind)) {
+    while (j >= 0 && *budget > 0 && !is_host_executed(rk->ops[j].kind) && !t[j].queue_op) {
         j--;
         (*budget)--;
     }
-    return *budget > 0 ? j : -1;
+    if (*budget == 0 || j < 0) return -1;
+    return is_host_executed(rk->ops[j].kind) ? j : (int64_t)t[j].queue_op - 1;
 }
 
 /* Follows the dependency chain back from the last op; see the file comment. The walk is bounded
@@ -342,8 +344,10 @@ static int critical_path(const orr_workload *w, const orr_exec_result *x, orr_cr
                             r, i, t->dep_rank, t->dep_op);
         uint32_t next_rank = t->dep_rank, next_op = t->dep_op;
         if (t->dep_kind == ORR_DEP_ISSUE) {
-            int64_t from = next_rank == r && next_op == i ? (int64_t)i - 1 : (int64_t)next_op;
-            int64_t j = host_chain_op(&w->ranks[next_rank], from, &budget);
+            const orr_op_time *nt = x->ranks[next_rank].t;
+            int64_t from = next_op;
+            if (next_rank == r && next_op == i && !t->queue_op) from = (int64_t)i - 1;
+            int64_t j = host_chain_op(&w->ranks[next_rank], nt, from, &budget);
             if (j < 0) break;
             next_op = (uint32_t)j;
         } else if (next_rank == r && next_op == i) {
