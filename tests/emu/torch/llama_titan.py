@@ -5,7 +5,14 @@ policy) / full, eager loss cross_entropy(pred.float()), AdamW foreach; prints me
 the allocator's segments. T1 row 1 (8 ranks, --ac selective, 2 steps): peak 66.74 GiB allocated,
 82.38 GiB reserved (measured 82.4):
   orrery emulate --gpu H100 --mem-capacity 96GiB --gpus 8 -- torchrun --standalone
-    --nproc-per-node 8 tests/emu/torch/llama_titan.py --ac selective --steps 2"""
+    --nproc-per-node 8 tests/emu/torch/llama_titan.py --ac selective --steps 2
+--tp N applies TorchTitan's TP + sequence-parallel plan on a (world/N, N) mesh and runs the loss
+under loss_parallel. A T4-like replica (Llama-3-70B shapes with 8 layers, TP 8, FSDP 1, local
+batch 16, full AC, eager, torch 2.9.1; add --tp 8 --ac full --layers 8 --dim 8192 --heads 64
+--kv-heads 8 --ffn 28672 --batch 16 --steps 3): step 0 peaks at 40.47 GiB allocated (the loss
+backward: four fp32 vocab-parallel logits tensors of 7.83 GiB live), 56.59 reserved; steps 1 and 2
+at 48.84 / 64.42 (Adam's state, created in step 0, adds one 7.83 GiB segment). The generator, for
+`model: {base: llama3-70b, layers: 8}` with the same flags: 48.50 / 65.98."""
 import argparse, os
 from collections import defaultdict
 import torch, torch.nn as nn, torch.nn.functional as F
@@ -87,21 +94,53 @@ def apply_ac(model, mode):
     for k, b in model.layers.named_children():
         model.layers.register_module(k, cw(b, context_fn=ctx_fn, preserve_rng_state=False))
 
+def apply_tp(model, tp_mesh):
+    """TorchTitan's plan (parallelize_llama.apply_tp at 9dec370): sequence-parallel norms, colwise
+    wq/wk/wv/w1/w3, rowwise wo/w2 to Shard(1), the output colwise to Shard(-1) for loss_parallel."""
+    from torch.distributed.tensor import Shard, Replicate
+    from torch.distributed.tensor.parallel import (parallelize_module, ColwiseParallel, RowwiseParallel,
+                                                   SequenceParallel, PrepareModuleInput)
+    tp = tp_mesh.size()
+    parallelize_module(model, tp_mesh, {
+        "tok_embeddings": RowwiseParallel(input_layouts=Replicate(), output_layouts=Shard(1)),
+        "norm": SequenceParallel(),
+        "output": ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1), use_local_output=False)})
+    for blk in model.layers.values():
+        blk.attention.h //= tp; blk.attention.kv //= tp
+        parallelize_module(blk, tp_mesh, {
+            "attention_norm": SequenceParallel(),
+            "attention": PrepareModuleInput(input_layouts=(Shard(1), None), desired_input_layouts=(Replicate(), None)),
+            "attention.wq": ColwiseParallel(), "attention.wk": ColwiseParallel(), "attention.wv": ColwiseParallel(),
+            "attention.wo": RowwiseParallel(output_layouts=Shard(1)),
+            "ffn_norm": SequenceParallel(),
+            "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+            "feed_forward.w1": ColwiseParallel(), "feed_forward.w2": RowwiseParallel(output_layouts=Shard(1)),
+            "feed_forward.w3": ColwiseParallel()})
+
 def main():
     p = argparse.ArgumentParser()
     for k, v in dict(layers=32, dim=4096, heads=32, kv_heads=8, ffn=14336, vocab=128256, seq=8192, batch=2, steps=2).items():
         p.add_argument("--" + k.replace("_", "-"), type=int, default=v)
     p.add_argument("--ac", default="selective")
+    p.add_argument("--tp", type=int, default=1)
     a = p.parse_args()
     torch.cuda.set_device(int(os.environ["LOCAL_RANK"])); dist.init_process_group("nccl")
     rank = dist.get_rank()
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.distributed.device_mesh import init_device_mesh
+    import contextlib
     with torch.device("meta"): model = Llama(a)
+    mesh = init_device_mesh("cuda", (dist.get_world_size() // a.tp, a.tp), mesh_dim_names=("dp", "tp"))
+    loss_ctx = contextlib.nullcontext
+    if a.tp > 1:
+        apply_tp(model, mesh["tp"])
+        from torch.distributed.tensor.parallel import loss_parallel
+        loss_ctx = loss_parallel
     apply_ac(model, a.ac)
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     n = len(model.layers)
-    for i, b in model.layers.items(): fully_shard(b, mp_policy=mp, reshard_after_forward=int(i) < n - 1)
-    fully_shard(model, mp_policy=mp, reshard_after_forward=True)
+    for i, b in model.layers.items(): fully_shard(b, mesh=mesh["dp"], mp_policy=mp, reshard_after_forward=int(i) < n - 1)
+    fully_shard(model, mesh=mesh["dp"], mp_policy=mp, reshard_after_forward=True)
     model.to_empty(device="cuda")
     opt = torch.optim.AdamW(model.parameters(), lr=8e-4, weight_decay=0.1, foreach=True)
     GiB = 2 ** 30
@@ -113,9 +152,10 @@ def main():
     for st in range(a.steps):
         tok = torch.randint(0, a.vocab, (a.batch, a.seq), device="cuda"); lab = torch.randint(0, a.vocab, (a.batch, a.seq), device="cuda")
         rep("start")
-        pred = model(tok); rep("fwd")
-        loss = F.cross_entropy(pred.flatten(0, 1).float(), lab.flatten(0, 1)); del pred; rep("loss")
-        loss.backward(); rep("bwd")
+        with loss_ctx():
+            pred = model(tok); rep("fwd")
+            loss = F.cross_entropy(pred.flatten(0, 1).float(), lab.flatten(0, 1)); del pred; rep("loss")
+            loss.backward(); rep("bwd")
         opt.step(); rep("opt")
         opt.zero_grad(); rep("zero")
     m.synchronize()
