@@ -55,6 +55,17 @@ static orr_op mk_a(orr_op_kind kind, uint8_t stream, uint32_t a)
     return op;
 }
 
+/* Two ranks, r0 and r1 (GPUs 0 and 1), and a group of both with the given role and label. */
+static orr_workload *two_ranks(orr_comm_role role, const char *label, uint32_t *group)
+{
+    orr_workload *w = orr_workload_new(2, 8);
+    orr_workload_add_rank(w, 0, 1, "r0");
+    orr_workload_add_rank(w, 1, 1, "r1");
+    uint32_t m[2] = {0, 1};
+    *group = orr_workload_add_group(w, role, m, 2, label);
+    return w;
+}
+
 static int run_q(orr_workload *w, int64_t launch_ps, uint32_t queue_depth, orr_exec_result *x, orr_err *err)
 {
     if (orr_workload_finalize(w, err) < 0) return -1;
@@ -245,12 +256,9 @@ static orr_op p2p(orr_op_kind kind, uint32_t peer, uint32_t tag, uint64_t bytes,
  * deadlock: the run matches the unbounded one. */
 static void test_launch_queue_lifted(void)
 {
-    orr_workload *w = orr_workload_new(2, 8);
-    orr_workload_add_rank(w, 0, 1, "r0");
-    orr_workload_add_rank(w, 1, 1, "r1");
+    uint32_t g;
+    orr_workload *w = two_ranks(ORR_ROLE_DP, "dp", &g);
     orr_rank *r0 = &w->ranks[0], *r1 = &w->ranks[1];
-    uint32_t m[2] = {0, 1};
-    uint32_t g = orr_workload_add_group(w, ORR_ROLE_DP, m, 2, "dp");
     orr_op c = mk_a(ORR_OP_COLL, 0, g);
     c.bytes = 1024;
     orr_rank_push(r0, &c);
@@ -334,12 +342,10 @@ static void test_batch_and_deadlock(void)
         orr_workload_free(w);
     }
     /* a collective that one member never joins is a deadlock too */
-    orr_workload *w = orr_workload_new(2, 8);
-    orr_workload_add_rank(w, 0, 1, "r0");
-    orr_workload_add_rank(w, 1, 1, "r1");
+    uint32_t g;
+    orr_workload *w = two_ranks(ORR_ROLE_DP, "dp", &g);
     orr_rank *r0 = &w->ranks[0];
-    uint32_t m[2] = {0, 1};
-    orr_op c = mk_a(ORR_OP_COLL, 0, orr_workload_add_group(w, ORR_ROLE_DP, m, 2, "dp"));
+    orr_op c = mk_a(ORR_OP_COLL, 0, g);
     c.bytes = 1024;
     orr_rank_push(r0, &c);
     orr_exec_result x;
