@@ -13,7 +13,7 @@
  * ./build/orrery-bench [SPEC ...] to time other specs).
  *
  * `orrery-bench netsim [DIR]` times the packet engine on the ns-3 reference scenarios of
- * shared/validation/ns3 (k4 and k8, HPCC and DCQCN) next to ns-3's events and wall time from the
+ * data/validation/ns3 (k4 and k8, HPCC and DCQCN) next to ns-3's events and wall time from the
  * run_*.log files there.
  */
 #include "orrery/packet.h"

@@ -9,7 +9,7 @@ usage: [ORRERY=path/to/orrery] scripts/calibrate.py h100|a100 'gemm_eff=0.70,0.7
 import csv, itertools, json, os, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VAL = os.path.join(ROOT, "..", "shared", "validation")
+VAL = os.path.join(ROOT, "data", "validation")
 BIN = os.environ.get("ORRERY", os.path.join(ROOT, "build", "orrery"))
 
 def rows(which):

@@ -3,8 +3,8 @@
 
 Fits the closed forms of src/comm/nccl.c for one node of 8 GPUs (ring at NCCL's three protocols,
 NVLS at Simple; the tree never beats the ring inside one node) to
-  ../shared/validation/nccl_allreduce_h100_1node_dgxc.csv (all-reduce, 8 B .. 16 GiB) and
-  the 1-node rows of ../shared/validation/nccl_collectives_multinode_playbook.csv (256 MiB
+  data/validation/nccl_allreduce_h100_1node_dgxc.csv (all-reduce, 8 B .. 16 GiB) and
+  the 1-node rows of data/validation/nccl_collectives_multinode_playbook.csv (256 MiB
   all-reduce, all-gather, reduce-scatter),
 minimising the worst row's error relative to its tolerance: bus bandwidth 15% for messages of
 64 MiB and more and for the playbook rows, time 35% below 64 MiB. docs/models.md section 4 records
@@ -14,7 +14,7 @@ usage: scripts/fit_nvlink.py [--table]
 import csv, os, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VAL = os.path.join(ROOT, "..", "shared", "validation")
+VAL = os.path.join(ROOT, "data", "validation")
 NVLINK_BPS = 450e9  # H100 SXM5, per direction (gpu_specs.csv)
 N = 8
 # (bw_frac, nvlink latency relative to Simple): NCCL tuning.cc ring hwLat, as in src/comm/nccl.c

@@ -1,10 +1,10 @@
 #!/bin/sh
-# Command-line tests of `orrery netsim`: the k=4 HPCC scenario of shared/validation/ns3 writes an
+# Command-line tests of `orrery netsim`: the k=4 HPCC scenario of data/validation/ns3 writes an
 # FCT file of 12 lines in the reference format into --out DIR and a summary; two runs give identical
 # FCT files; bad input gives one line on stderr naming the file, line and field, exit code 2.
 # Usage: cli_netsim.sh ORRERY_BINARY SOURCE_DIR
 . "$2/tests/check.sh"
-V="$SRC/../shared/validation/ns3"
+V="$SRC/data/validation/ns3"
 
 mkdir "$TMP/a" "$TMP/b"
 "$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --out "$TMP/a" > "$TMP/out.txt" 2>&1

@@ -139,10 +139,10 @@ done
 grep -q "llama3-405b" "$TMP/list.txt" 2>/dev/null || "$ORR" list models | grep -q "llama3-405b" && ok || bad "list models lacks llama3-405b"
 
 # validate: the published Megatron rows, with a table per source
-if [ -d "$SRC/../shared/validation" ]; then
-    "$ORR" validate "$SRC/../shared/validation" > "$TMP/v.txt" 2>&1 && grep -q "median |error|" "$TMP/v.txt" \
-        && grep -q "GPT 462B" "$TMP/v.txt" && ok || bad "validate"
-fi
+# (no argument: the repository's own copy, data/validation; and the folder named explicitly)
+"$ORR" validate > "$TMP/v.txt" 2>&1 && grep -q "median |error|" "$TMP/v.txt" \
+    && grep -q "GPT 462B" "$TMP/v.txt" && ok || bad "validate"
+"$ORR" validate "$SRC/data/validation" > "$TMP/v2.txt" 2>&1 && cmp -s "$TMP/v.txt" "$TMP/v2.txt" && ok || bad "validate DIR"
 
 # bad input: exit 2, exactly one line on stderr, naming what is wrong
 expect_error() { # expected-substring, then the arguments

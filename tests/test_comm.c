@@ -1,13 +1,13 @@
 /*
  * Tests of the collective models (src/comm/nccl.c) and the analytic network backend
  * (src/net/net.c):
- *   1. validation against published nccl-tests numbers (shared/validation), every row printed
+ *   1. validation against published nccl-tests numbers (data/validation), every row printed
  *      with measured, predicted and error;
  *   2. the algorithms' closed forms on hand-computed cases and their properties (size-1 groups,
  *      monotone in bytes, AUTO no slower than any algorithm, tree for small messages on many
  *      nodes, bus-bandwidth factors);
  *   3. the analytic backend calling back at the right times on an engine.
- * Hardware is built by hand here (values from shared/validation/gpu_specs.csv and the fit in
+ * Hardware is built by hand here (values from data/validation/gpu_specs.csv and the fit in
  * docs/models.md), so the test does not depend on the catalog.
  */
 #include "check.h"

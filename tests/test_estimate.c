@@ -2,7 +2,7 @@
  * Tests of the roofline compute model (src/estimate/roofline.c): GEMM tile/wave quantisation,
  * compute- and memory-bound GEMMs, flash-attention, the piecewise memory-bound curve, dispatch by
  * op, and the cache of orr_estimate_workload. The GPUs are built by hand from
- * shared/validation/gpu_specs.csv so this test does not depend on the catalog.
+ * data/validation/gpu_specs.csv so this test does not depend on the catalog.
  */
 #include "check.h"
 #include "orrery/estimate.h"

@@ -1,6 +1,6 @@
 /*
  * Tests of the topology graph and routing (src/hw/topo.c): the HPCC/SimAI reader on the k=4
- * fat-tree of shared/validation/ns3, hop counts and ECMP path counts a k-ary fat-tree must have,
+ * fat-tree of data/validation/ns3, hop counts and ECMP path counts a k-ary fat-tree must have,
  * deterministic paths, units, and one-line errors naming file, line and field on bad input.
  */
 #include "check.h"

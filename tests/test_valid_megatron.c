@@ -1,6 +1,6 @@
 /*
  * Validation of `orrery predict` against published Megatron-LM measurements (issue 2):
- *   - every row of shared/validation/megatron_lm_h100_weak_scaling.csv (Megatron-Core r0.8.0,
+ *   - every row of data/validation/megatron_lm_h100_weak_scaling.csv (Megatron-Core r0.8.0,
  *     H100, seq 4096) within +-15% TFLOP/s per GPU, median |error| within 7%;
  *   - the April-2021 A100 Selene rows of megatron_lm_a100_selene.csv, same tolerances;
  *   - GPT-3 175B on 1,024 A100: within +-10% of the measured ~32 s per iteration.

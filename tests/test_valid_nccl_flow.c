@@ -1,5 +1,5 @@
 /*
- * Validation of the flow-level backend against shared/validation/nccl_collectives_multinode_playbook.csv:
+ * Validation of the flow-level backend against data/validation/nccl_collectives_multinode_playbook.csv:
  * all-reduce, all-gather and reduce-scatter of 256 MB (taken as 256 MiB, as docs/models.md does)
  * on 1-64 nodes of 8 x H100 (AWS p5, EFA), bus bandwidth from the flow model (nccl-tests'
  * convention: algbw x busbw factor; the playbook says it uses nccl-tests' busbw formulas). Every

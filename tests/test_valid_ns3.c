@@ -1,5 +1,5 @@
 /*
- * Cross-check of the packet engine against the ns-3 reference runs in shared/validation/ns3 (HPCC
+ * Cross-check of the packet engine against the ns-3 reference runs in data/validation/ns3 (HPCC
  * code lineage): each scenario is simulated with `orrery netsim`'s library entry and its FCT
  * slowdown distribution compared with ns-3's: mean and p99 within 15%, median within 10%. Both
  * sets of numbers are printed.

@@ -1,5 +1,5 @@
 /*
- * Validation against ../shared/validation/torchtitan.csv: TorchTitan's published Llama runs (FSDP2,
+ * Validation against data/validation/torchtitan.csv: TorchTitan's published Llama runs (FSDP2,
  * TP, PP, CP, float8, torch.compile, async TP) on H100 (the 96 GB / 500 W Grand Teton part), H200 and
  * A100. Every describable row is predicted and printed with tokens/s per GPU and peak memory (PyTorch
  * max reserved), measured vs predicted. Rows that cannot be described are printed with the reason.

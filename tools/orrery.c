@@ -3,7 +3,7 @@
  *
  *   orrery predict [SPEC.yaml] [FLAGS]   predict one training iteration (docs/spec.md)
  *   orrery list gpus|models|clusters     print the catalogs
- *   orrery validate [DIR]                 predict the published Megatron rows of DIR (shared/validation)
+ *   orrery validate [DIR]                 predict the published Megatron rows of DIR (data/validation)
  *   orrery netsim TOPO FLOWS CONFIG [--out DIR]   packet-level RDMA simulation of a flow list (docs/netsim.md)
  *   orrery emulate [FLAGS] -- CMD ...     run an unmodified CUDA/NCCL program with no GPU and predict it
  *                                         (docs/emulate.md)
@@ -30,7 +30,7 @@ static int usage(FILE *f)
 {
     fputs("usage: orrery predict [SPEC.yaml] [--model NAME|FILE --gpu NAME --gpus N --tp N --pp N ...]\n"
           "       orrery list gpus|models|clusters\n"
-          "       orrery validate [DIR]   (DIR: shared/validation; default " ORRERY_DEFAULT_VALIDATION_DIR ")\n"
+          "       orrery validate [DIR]   (DIR: data/validation; default " ORRERY_DEFAULT_VALIDATION_DIR ")\n"
           "       orrery netsim TOPO FLOWS CONFIG [--out DIR]   (HPCC ns-3 formats; docs/netsim.md)\n"
           "       orrery emulate [--gpu NAME --gpus N --mem-capacity SIZE --trace-dir DIR ...] -- CMD [ARGS]\n"
           "                                  (run a CUDA/NCCL program with no GPU; docs/emulate.md)\n"
@@ -167,7 +167,7 @@ static int cmd_list(int argc, char **argv)
 static int cmd_validate(int argc, char **argv)
 {
     if (argc > 1) {
-        fprintf(stderr, "orrery: validate: expected at most one argument, the shared/validation folder\n");
+        fprintf(stderr, "orrery: validate: expected at most one argument, the data/validation folder\n");
         return ORR_EXIT_USAGE;
     }
     const char *dir = argc == 1 ? argv[0] : ORRERY_DEFAULT_VALIDATION_DIR;

@@ -2,7 +2,7 @@
  * core.h - the small things every module uses: errors, growable arrays, arenas, a u64->u32 hash
  * map, time units. Plain C11, no global state.
  *
- * Conventions (shared/DESIGN.md): time is int64_t picoseconds (_ps), sizes uint64_t bytes (_bytes),
+ * Conventions (docs/design.md): time is int64_t picoseconds (_ps), sizes uint64_t bytes (_bytes),
  * rates double bytes per second (_Bps). Functions that can fail because of user input return 0 on
  * success and -1 on failure, with a one-line message in an orr_err naming the file, field or flag.
  */

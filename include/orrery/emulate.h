@@ -1,5 +1,5 @@
 /*
- * emulate.h - the emulator front end (shared/DESIGN.md "Front-ends" 2; Maya §4, Phantora §4).
+ * emulate.h - the emulator front end (docs/design.md "Front-ends" 2; Maya §4, Phantora §4).
  *
  * `orrery emulate -- CMD` runs an unmodified CUDA or PyTorch program with the emulation libraries
  * of src/emu/shim preloaded; each process writes a trace of its CUDA/NCCL calls and of the host CPU

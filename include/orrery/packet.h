@@ -5,7 +5,7 @@
  * buffer MMU (per-port/per-priority ingress and egress accounting, dynamic PFC thresholds,
  * headroom), RED/ECN marking, PFC pause/resume, INT stamping, ECMP, and the congestion control
  * algorithms DCQCN, HPCC, TIMELY and DCTCP. The reference behaviour is the HPCC ns-3 code lineage
- * (shared/validation/ns3/README.md); docs/netsim.md lists what is modelled and how.
+ * (data/validation/ns3/README.md); docs/netsim.md lists what is modelled and how.
  *
  * The engine schedules its events on an orr_engine it is given (the shared one in `orrery
  * predict`, a private one in `orrery netsim`). Every event is attributable: it names a port
@@ -94,7 +94,7 @@ typedef struct orr_packet_config {
     char fct_output[512], pfc_output[512];
 } orr_packet_config;
 
-/* The HPCC ns-3 defaults (config of shared/validation/ns3 with CC_MODE 3, HPCC). */
+/* The HPCC ns-3 defaults (config of data/validation/ns3 with CC_MODE 3, HPCC). */
 void orr_packet_config_default(orr_packet_config *c);
 /* The settings `orrery predict --net packet` uses: the preset for cc of the HPCC repository's
  * run.py (its `dcqcn`, `hp`, `timely` and `dctcp` presets: timers, gains, window, ACK priority,

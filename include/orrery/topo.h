@@ -69,7 +69,7 @@ uint32_t orr_topo_ecmp(const orr_topo *t, uint32_t node, uint32_t dst_host, uint
 int orr_topo_path(const orr_topo *t, uint32_t src_host, uint32_t dst_host, uint64_t flow_hash,
                   int ecmp, uint32_t *links, uint32_t max);
 
-/* Reads the HPCC/SimAI topology text format (shared/validation/ns3/README.md):
+/* Reads the HPCC/SimAI topology text format (data/validation/ns3/README.md):
  *   node_num gpus_per_server nvswitch_num switch_num link_num gpu_type   (or: node_num switch_num link_num)
  *   the nvswitch ids then the switch ids
  *   src dst rate delay error_rate      (one per link; rate like 100Gbps, delay like 0.001ms or 1us)

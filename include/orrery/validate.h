@@ -1,5 +1,5 @@
 /*
- * validate.h - predictions of the published training measurements in shared/validation, row by
+ * validate.h - predictions of the published training measurements in data/validation, row by
  * row, with the configuration read from the csv and what the source leaves unstated assumed the
  * same way for every row (listed in each table's `assumptions`). Used by `orrery validate` and by
  * tests/test_valid_megatron.c, which holds the errors to the issue's tolerances.
@@ -37,7 +37,7 @@ typedef struct orr_valid_table {
     double median_abs_error;
 } orr_valid_table;
 
-/* Predicts every row of the set; dir is the shared/validation folder. */
+/* Predicts every row of the set; dir is the data/validation folder. */
 int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_err *err);
 void orr_valid_table_free(orr_valid_table *t);
 /* A text table with units: one line per row, then the median. */

@@ -1,5 +1,5 @@
 /*
- * workload.h - the IR: what every front end lowers into and the executor runs (shared/DESIGN.md).
+ * workload.h - the IR: what every front end lowers into and the executor runs (docs/design.md).
  *
  * A workload is a set of ranks. Each rank is one GPU with one host thread that issues operations in
  * program order, and device streams that run the device operations in issue order. The operations

@@ -1,5 +1,5 @@
 /*
- * validate.c - predicting the published Megatron-LM rows of shared/validation (validate.h).
+ * validate.c - predicting the published Megatron-LM rows of data/validation (validate.h).
  *
  * Each row's model shape, parallel degrees, GPU count and batch come from the csv. Time becomes
  * TFLOP/s per GPU with the FLOP formula of the source:

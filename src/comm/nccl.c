@@ -12,7 +12,7 @@
  * the alpha-beta form of NCCL's own tuner (src/graph/tuning.cc: base latency + hops x hardware
  * latency + bytes / bus bandwidth, per algorithm and protocol) and of Moye's white-box model
  * (§5.3, eqs. 2-5) with its chunk rounds folded into the bandwidth term. docs/models.md has every
- * formula, the calibration against shared/validation and the per-row errors.
+ * formula, the calibration against data/validation and the per-row errors.
  *
  * Algorithms (n ranks over N nodes, k = ranks per node, S = bytes in NCCL's convention):
  *   ring  all-reduce 2 passes round the ring, 2(n-1)/n x S per link; all-gather, reduce-scatter
