@@ -11,7 +11,7 @@ one_line() { [ "$(wc -l < "$1")" -eq 1 ]; }
 "$ORR" emulate > "$TMP/e" 2>&1; rc=$?
 [ $rc -eq 2 ] && one_line "$TMP/e" && grep -q -- "-- CMD" "$TMP/e" && ok || bad "emulate without -- (rc $rc)"
 "$ORR" emulate --tp 2 -- true > "$TMP/e" 2>&1; rc=$?
-[ $rc -eq 2 ] && one_line "$TMP/e" && grep -q "unknown flag --tp" "$TMP/e" && ok || bad "emulate --tp (rc $rc)"
+[ $rc -eq 2 ] && one_line "$TMP/e" && grep -q "unknown flag \"--tp\" (every flag: \`orrery emulate --help\`)" "$TMP/e" && ok || bad "emulate --tp (rc $rc)"
 "$ORR" emulate --gpu NoSuchGPU -- true > "$TMP/e" 2>&1; rc=$?
 [ $rc -eq 2 ] && one_line "$TMP/e" && grep -q "NoSuchGPU" "$TMP/e" && ok || bad "emulate --gpu NoSuchGPU (rc $rc)"
 "$ORR" emulate --profile -- true > "$TMP/e" 2>&1; rc=$?

@@ -321,13 +321,22 @@ static void test_iterations_and_stubs(void)
 
 static const uint64_t MEM = 8ull << 30;
 
+/* The GPU the programs run on: the catalog's default, as `orrery emulate` picks it. */
+static const orr_gpu *emu_gpu(void)
+{
+    static orr_gpu g;
+    orr_err e;
+    if (!g.name[0] && orr_catalog_gpu(orr_catalog_default_gpu(), &g, &e)) return NULL;
+    return &g;
+}
+
 static int run_program(const char *dir, const char *prog, const char *arg1, const char *arg2)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", ORRERY_EMU_TEST_BIN, prog);
     char *argv[] = {path, (char *)arg1, (char *)arg2, NULL};
     if (!arg1) argv[1] = NULL;
-    orr_emu_run_opts o = {.trace_dir = dir, .mem_bytes = MEM, .devices = 8};
+    orr_emu_run_opts o = {.trace_dir = dir, .mem_bytes = MEM, .devices = 8, .gpu = emu_gpu()};
     int status = -1;
     orr_err err = {{0}};
     if (orr_emu_run(argv, &o, &status, &err) < 0) {
@@ -498,7 +507,7 @@ static void test_run_errors(void)
 {
     char *d = make_dir();
     char *argv[] = {"/nonexistent/program", NULL};
-    orr_emu_run_opts o = {.trace_dir = d, .mem_bytes = MEM, .devices = 1};
+    orr_emu_run_opts o = {.trace_dir = d, .mem_bytes = MEM, .devices = 1, .gpu = emu_gpu()};
     int status = 0;
     orr_err err = {{0}};
     CHECK(orr_emu_run(argv, &o, &status, &err) < 0 && strstr(err.msg, "/nonexistent/program"));

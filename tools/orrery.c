@@ -16,6 +16,7 @@
 #include "orrery/model.h"
 #include "orrery/packet.h"
 #include "orrery/validate.h"
+#include "version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,16 +27,70 @@
 #include <unistd.h>
 #include <time.h>
 
+/* The subcommands, each with its one-line synopsis; `orrery help` prints them. */
+static const struct { const char *name, *synopsis, *what; } commands[] = {
+    {"predict", "orrery predict [SPEC.yaml] [FLAGS]", "predict one training iteration (docs/spec.md)"},
+    {"emulate", "orrery emulate [FLAGS] -- CMD [ARGS]",
+     "run an unmodified CUDA/NCCL or PyTorch program with no GPU and predict it (docs/emulate.md)"},
+    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR]",
+     "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
+    {"validate", "orrery validate [DIR]", "predict the published Megatron-LM rows (default: " ORRERY_DEFAULT_VALIDATION_DIR ")"},
+    {"list", "orrery list gpus|models|clusters", "print the catalogs"},
+    {"help", "orrery help [COMMAND]", "this text, or every flag of COMMAND (also: orrery COMMAND --help)"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
 static int usage(FILE *f)
 {
-    fputs("usage: orrery predict [SPEC.yaml] [--model NAME|FILE --gpu NAME --gpus N --tp N --pp N ...]\n"
-          "       orrery list gpus|models|clusters\n"
-          "       orrery validate [DIR]   (DIR: data/validation; default " ORRERY_DEFAULT_VALIDATION_DIR ")\n"
-          "       orrery netsim TOPO FLOWS CONFIG [--out DIR]   (HPCC ns-3 formats; docs/netsim.md)\n"
-          "       orrery emulate [--gpu NAME --gpus N --mem-capacity SIZE --trace-dir DIR ...] -- CMD [ARGS]\n"
-          "                                  (run a CUDA/NCCL program with no GPU; docs/emulate.md)\n"
-          "flags and the spec format: docs/spec.md\n", f);
+    fputs("Orrery predicts how a distributed training job behaves on a GPU cluster.\n\ncommands:\n", f);
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-46s %s\n", commands[i].synopsis, commands[i].what);
+    fputs("\n  orrery --version                               version, git commit, JSON schema version\n"
+          "exit status: 0 done (an OOM verdict is a result: see the report's \"oom\"), 1 the emulated program failed,\n"
+          "2 a usage or input error (one line on stderr naming the file, field or flag)\n", f);
     return f == stderr ? ORR_EXIT_USAGE : 0;
+}
+
+/* `orrery help COMMAND` and `orrery COMMAND --help`: the synopsis and every flag, from the table the
+ * parser reads (src/spec/flags.c). */
+static int help(const char *command)
+{
+    size_t i = 0;
+    while (i < NCOMMANDS && strcmp(commands[i].name, command) != 0) i++;
+    if (i == NCOMMANDS) {
+        const char *names[NCOMMANDS];
+        for (size_t k = 0; k < NCOMMANDS; k++) names[k] = commands[k].name;
+        char hint[160];
+        orr_did_you_mean(command, names, NCOMMANDS, hint, sizeof hint);
+        fprintf(stderr, "orrery: help: unknown command \"%s\" (%sexpected predict, emulate, netsim, validate, list)\n",
+                command, hint);
+        return ORR_EXIT_USAGE;
+    }
+    printf("usage: %s\n%s\n", commands[i].synopsis, commands[i].what);
+    orr_buf b = {0};
+    if (orr_flags_help(command, &b) == 0) {
+        printf("\nflags (a value is given as --flag V or --flag=V):\n");
+        fwrite(b.s, 1, b.n, stdout);
+        if (strcmp(command, "predict") == 0)
+            printf("\nEvery flag overrides the spec file's key of the same name (docs/spec.md lists both).\n");
+    } else if (strcmp(command, "netsim") == 0) {
+        printf("\nflags:\n  %-38s %s\n", "--out DIR", "write the FCT and PFC outputs into DIR [default: as the config names them]");
+    }
+    orr_buf_free(&b);
+    return 0;
+}
+
+static int version(void)
+{
+    printf("orrery %s (commit %s), JSON schema %d\n", ORRERY_VERSION, ORRERY_GIT_COMMIT, ORR_JSON_SCHEMA_VERSION);
+    return 0;
+}
+
+/* "--help" or "-h" among a subcommand's arguments (before an emulated command's "--"). */
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+    return 0;
 }
 
 static int fail(const orr_err *err)
@@ -278,95 +333,24 @@ static int cmd_emulate(int argc, char **argv)
                         "torchrun --nproc-per-node 4 train.py)\n");
         return ORR_EXIT_USAGE;
     }
-    /* flags of our own; the hardware and output flags are predict's (docs/spec.md) */
-    static const char *const shared[] = {"--gpu", "--cluster", "--gpus", "--gpus-per-node", "--mem-capacity",
-                                         "--json", "--trace", "--launch-us"};
-    orr_emu_opts eo = {.dedup = 1};
-    const char *trace_dir = NULL, *lib_dir = NULL;
-    int profile = ORR_EMU_EMULATE;
-    char **pass = calloc((size_t)dash + 1, sizeof *pass);
-    int npass = 0;
-    for (int i = 0; i < dash; i++) {
-        const char *a = argv[i];
-        int has_next = i + 1 < dash;
-        if (strcmp(a, "--trace-dir") == 0 || strcmp(a, "--kernel-db") == 0 || strcmp(a, "--lib-dir") == 0) {
-            if (!has_next) {
-                fprintf(stderr, "orrery: emulate: %s: missing value (%s)\n", a,
-                        a[2] == 'k' ? "an SQLite kernel database file" : "a directory");
-                free(pass);
-                return ORR_EXIT_USAGE;
-            }
-            const char *v = argv[++i];
-            if (a[2] == 't') trace_dir = v;
-            else if (a[2] == 'k') eo.kernel_db = v;
-            else lib_dir = v;
-            continue;
-        }
-        if (strcmp(a, "--no-dedup") == 0) {
-            eo.dedup = 0;
-            continue;
-        }
-        if (strcmp(a, "--no-host-time") == 0) {
-            eo.no_host_time = 1;
-            continue;
-        }
-        if (strcmp(a, "--tokens") == 0) {
-            char *end = NULL;
-            double t = has_next ? strtod(argv[i + 1], &end) : 0;
-            if (!has_next || !end || *end || !(t > 0) || t > 1e15) {
-                fprintf(stderr, "orrery: emulate: --tokens: expected the tokens per iteration of the whole job (a "
-                                "positive number)\n");
-                free(pass);
-                return ORR_EXIT_USAGE;
-            }
-            eo.tokens = t;
-            i++;
-            continue;
-        }
-        if (strcmp(a, "--profile") == 0 || strcmp(a, "--profile-on-emulator") == 0) {
-            profile = a[9] ? ORR_EMU_PROFILE_EMULATED : ORR_EMU_PROFILE;
-            continue;
-        }
-        size_t len = strcspn(a, "=");
-        int ok = 0;
-        for (size_t k = 0; k < sizeof shared / sizeof shared[0]; k++)
-            if (strlen(shared[k]) == len && strncmp(a, shared[k], len) == 0) ok = 1;
-        if (!ok) {
-            fprintf(stderr, "orrery: emulate: unknown flag %s (expected --gpu, --cluster, --gpus, --gpus-per-node, "
-                            "--mem-capacity, --launch-us, --json, --trace, --trace-dir, --kernel-db, --lib-dir, "
-                            "--no-dedup, --no-host-time, --tokens, --profile, --profile-on-emulator)\n", a);
-            free(pass);
-            return ORR_EXIT_USAGE;
-        }
-        pass[npass++] = argv[i];
-        if (!strchr(a, '=') && strcmp(a, "--json") != 0 && has_next) pass[npass++] = argv[++i];
-    }
-    if (profile && !eo.kernel_db) {
-        fprintf(stderr, "orrery: emulate: --profile: give --kernel-db FILE, the SQLite database the measured kernel "
-                        "times go to\n");
-        free(pass);
-        return ORR_EXIT_USAGE;
-    }
+    /* our own flags and the hardware and output flags of predict's table (src/spec/flags.c) */
     orr_spec s;
     orr_err err = {{0}};
     orr_spec_init(&s);
-    int rc = orr_spec_apply_flags(&s, npass, pass, &err);
-    free(pass);
-    if (rc < 0) return fail(&err);
-    uint32_t gpn = s.cluster.gpus_per_node;
-    if (!s.gpu.name[0] && orr_catalog_gpu(s.cluster.name[0] && orr_catalog_cluster_default_gpu(s.cluster.name)
-                                              ? orr_catalog_cluster_default_gpu(s.cluster.name) : "H100",
-                                          &s.gpu, &err) < 0)
-        return fail(&err);
-    if (!s.cluster.name[0]) {
-        const char *c = orr_catalog_gpu_default_cluster(s.gpu.name);
-        if (!c) {
-            fprintf(stderr, "orrery: emulate: GPU \"%s\" has no default node type (pass --cluster NAME)\n", s.gpu.name);
-            return ORR_EXIT_USAGE;
-        }
-        if (orr_catalog_cluster(c, &s.cluster, &err) < 0) return fail(&err);
-        if (gpn) s.cluster.gpus_per_node = gpn;
+    if (orr_spec_apply_emulate_flags(&s, dash, argv, &err) < 0) return fail(&err);
+    orr_emu_opts eo = {.dedup = !s.emu.no_dedup, .no_host_time = s.emu.no_host_time, .tokens = s.emu.tokens,
+                       .kernel_db = s.emu.kernel_db[0] ? s.emu.kernel_db : NULL};
+    const char *trace_dir = s.emu.trace_dir[0] ? s.emu.trace_dir : NULL;
+    const char *lib_dir = s.emu.lib_dir[0] ? s.emu.lib_dir : NULL;
+    int profile = s.emu.profile == 1 ? ORR_EMU_PROFILE : s.emu.profile == 2 ? ORR_EMU_PROFILE_EMULATED : ORR_EMU_EMULATE;
+    if (profile && !eo.kernel_db) {
+        fprintf(stderr, "orrery: emulate: --profile: give --kernel-db FILE, the SQLite database the measured kernel "
+                        "times go to\n");
+        return ORR_EXIT_USAGE;
     }
+    uint32_t gpn = s.cluster.gpus_per_node;
+    int rc;
+    if (orr_spec_resolve_hardware(&s, orr_catalog_default_gpu(), &err) < 0) return fail(&err);
     uint64_t device_bytes = s.mem_capacity_bytes ? s.mem_capacity_bytes : s.gpu.hbm_bytes;
     uint64_t visible = device_bytes > s.gpu.runtime_reserved_bytes ? device_bytes - s.gpu.runtime_reserved_bytes : 0;
 
@@ -488,13 +472,19 @@ static int cmd_emulate(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage(stderr);
-    if (strcmp(argv[1], "predict") == 0) return cmd_predict(argc - 2, argv + 2);
-    if (strcmp(argv[1], "list") == 0) return cmd_list(argc - 2, argv + 2);
-    if (strcmp(argv[1], "validate") == 0) return cmd_validate(argc - 2, argv + 2);
-    if (strcmp(argv[1], "netsim") == 0) return cmd_netsim(argc - 2, argv + 2);
-    if (strcmp(argv[1], "emulate") == 0) return cmd_emulate(argc - 2, argv + 2);
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)
-        return usage(stdout);
-    fprintf(stderr, "orrery: unknown command \"%s\" (expected predict, list, validate, netsim or emulate)\n", argv[1]);
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return usage(stdout);
+    if (strcmp(cmd, "help") == 0) return argc > 2 ? help(argv[2]) : usage(stdout);
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) return version();
+    static int (*const run[])(int, char **) = {cmd_predict, cmd_emulate, cmd_netsim, cmd_validate, cmd_list};
+    for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return wants_help(argc - 2, argv + 2) ? help(cmd) : run[i](argc - 2, argv + 2);
+    const char *names[NCOMMANDS];
+    for (size_t k = 0; k < NCOMMANDS; k++) names[k] = commands[k].name;
+    char hint[160];
+    orr_did_you_mean(cmd, names, NCOMMANDS, hint, sizeof hint);
+    fprintf(stderr, "orrery: unknown command \"%s\" (%sexpected predict, emulate, netsim, validate, list or help)\n",
+            cmd, hint);
     return ORR_EXIT_USAGE;
 }

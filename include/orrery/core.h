@@ -76,6 +76,16 @@ void orr_buf_printf(orr_buf *b, const char *fmt, ...) __attribute__((format(prin
 void orr_buf_puts(orr_buf *b, const char *s);
 void orr_buf_free(orr_buf *b);
 
+/* "Did you mean": a candidate that word (3 characters or more) is the start of; else the one closest
+ * to word by edit distance (case ignored, adjacent swaps count one) within 1 edit for words of up
+ * to 4 characters, 2 up to 8, 3 beyond; else NULL. For error messages on names, flags and keys. */
+const char *orr_closest(const char *word, const char *const *cands, size_t n);
+/* All such candidates (those word starts, else those at the closest distance), up to max, in their
+ * order: out[0..return value). */
+size_t orr_near(const char *word, const char *const *cands, size_t n, const char **out, size_t max);
+/* "did you mean A, B or C? " (up to three of orr_near) into buf, or "" when none is near. */
+void orr_did_you_mean(const char *word, const char *const *cands, size_t n, char *buf, size_t cap);
+
 /* Thin wrappers used by front ends: read a whole file (NUL-terminated) or fail naming it. */
 char *orr_read_file(const char *path, size_t *len, orr_err *err);
 

@@ -13,6 +13,7 @@
 typedef struct orr_gpu {
     char name[48];
     uint32_t sms;
+    double compute_capability;            /* major.minor as cudaGetDeviceProperties reports it (9.0) */
     uint64_t hbm_bytes;
     double hbm_Bps;                       /* HBM bandwidth, bytes/s */
     uint64_t l2_bytes;
@@ -36,7 +37,9 @@ typedef struct orr_gpu {
 typedef struct orr_cluster {
     char name[48];
     uint32_t gpus_per_node;
-    double nic_Bps;            /* NIC bandwidth per GPU per direction, bytes/s */
+    double nic_Bps;            /* bandwidth of one scale-out NIC per direction, bytes/s */
+    uint32_t nics_per_node;    /* scale-out NICs per node (0: one per GPU); a GPU's share of the
+                                  node's NICs is orr_cluster_gpu_nic_Bps */
     char topology[32];         /* e.g. "rail-fat-tree" */
     /* Calibration of the communication model (NCCL), documented in data/clusters.yaml. */
     double nvlink_eff;         /* achieved bus bandwidth / NVLink bandwidth for large messages */
@@ -69,6 +72,17 @@ const char *orr_catalog_gpu_aliases(size_t i);
 const char *orr_catalog_cluster_aliases(size_t i);
 const char *orr_catalog_gpu_default_cluster(const char *gpu);
 const char *orr_catalog_cluster_default_gpu(const char *cluster);
+/* The catalog's default GPU (data/gpus.yaml `default: true`), for `orrery emulate` without --gpu. */
+const char *orr_catalog_default_gpu(void);
+
+/* Scale-out bandwidth of one GPU per direction, bytes/s: its NIC's, or with nics_per_node NICs
+ * shared by the node's GPUs, an even share of them (the collectives and their flows send from every
+ * GPU of a node at once, so a GPU cannot borrow an idle neighbour's share). */
+static inline double orr_cluster_gpu_nic_Bps(const orr_cluster *c)
+{
+    if (!c->nics_per_node || !c->gpus_per_node || c->nics_per_node >= c->gpus_per_node) return c->nic_Bps;
+    return c->nic_Bps * c->nics_per_node / c->gpus_per_node;
+}
 
 /* Node index of a global rank. */
 static inline uint32_t orr_node_of(const orr_cluster *c, uint32_t gpu) { return gpu / c->gpus_per_node; }

@@ -75,6 +75,19 @@ typedef struct orr_spec {
      * is then the cluster's GPU count (0: just enough nodes for the jobs, set by resolve). */
     uint32_t njobs;
     struct orr_job *jobs;      /* heap, njobs entries; freed by orr_spec_free */
+    /* Hardware flags (--nic-gbps, --nics-per-node, --nvlink-gbps; 0: not given): applied by resolve
+     * to the GPU and cluster in effect after every flag and the spec file. */
+    struct {
+        double nic_gbps, nvlink_gbps;
+        uint32_t nics_per_node;
+    } hw_flags;
+    /* `orrery emulate`'s own flags (docs/emulate.md); empty strings and 0 when not given. */
+    struct {
+        char trace_dir[256], kernel_db[256], lib_dir[256];
+        int no_dedup, no_host_time;
+        int profile;   /* 0, 1 (--profile: ORR_EMU_PROFILE) or 2 (--profile-on-emulator) */
+        double tokens; /* tokens per iteration of the whole job (0: unknown) */
+    } emu;
     /* Output options (front door). */
     int json;
     char trace_path[256];
@@ -107,8 +120,29 @@ int orr_model_load_file(orr_model *m, const char *path, orr_err *err);
 /* Applies command-line flags (docs/spec.md lists them). argv[0..argc-1] are flags only; a spec
  * path is handled by the caller. Errors name the flag. */
 int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err);
+/* The same for `orrery emulate`: its own flags and the hardware and output flags it shares. */
+int orr_spec_apply_emulate_flags(orr_spec *s, int argc, char **argv, orr_err *err);
+
+/* The flag table, for help text and for checking the docs against the parser (src/spec/flags.c). */
+typedef struct orr_flag_info {
+    const char *name;     /* "--tp" */
+    const char *expects;  /* what the value must be; NULL for an on/off flag */
+    const char *def;      /* the default, in words (NULL for the "--no-" half of a pair) */
+    const char *help;     /* one line of meaning, with its unit */
+    int predict, emulate; /* accepted by `orrery predict` / `orrery emulate` */
+    int jobs;             /* accepted at the top level of a spec with jobs: */
+} orr_flag_info;
+size_t orr_flag_count(void);
+int orr_flag_info_at(size_t i, orr_flag_info *out);
+/* Appends one line per flag of command ("predict" or "emulate") to out; -1 for another command. */
+int orr_flags_help(const char *command, orr_buf *out);
+
 /* Derives what was left out (dp, seq, ...) and checks every divisibility and range rule. */
 int orr_spec_resolve(orr_spec *s, orr_err *err);
+
+/* The hardware part of resolve: the GPU (given, the cluster's, else default_gpu; NULL: an error),
+ * the cluster (given, else the GPU's node type) and the hardware flags over both. */
+int orr_spec_resolve_hardware(orr_spec *s, const char *default_gpu, orr_err *err);
 
 /* Frees what a spec holds on the heap (the jobs of a multi-job spec); the spec can be reused
  * after orr_spec_init. */

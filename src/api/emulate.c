@@ -47,19 +47,6 @@ static const char *const shim_files[] = {
 #define ORRERY_EMU_PY_DIR "python/orrery_emu"
 #endif
 
-/* Compute capability (x10) by architecture, from the catalog name: what a framework reads from
- * cudaGetDeviceProperties to pick its kernels. */
-static int compute_capability(const char *name)
-{
-    static const struct { const char *prefix; int cc; } m[] = {
-        {"A100", 80}, {"A800", 80}, {"A30", 80}, {"A10", 86}, {"A40", 86}, {"L40", 89}, {"L4", 89},
-        {"H100", 90}, {"H800", 90}, {"H200", 90}, {"H20", 90}, {"GH200", 90}, {"B200", 100}, {"B100", 100},
-        {"GB200", 100}, {"B300", 103}, {"GB300", 103}, {"V100", 70}};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (strncasecmp(name, m[i].prefix, strlen(m[i].prefix)) == 0) return m[i].cc;
-    return 0;
-}
-
 static char *env_entry(const char *name, const char *value)
 {
     char *s = orr_xmalloc(strlen(name) + strlen(value) + 2);
@@ -87,13 +74,11 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
         }
         orr_buf_printf(&preload, "%s%s", i ? ":" : "", path);
     }
-    int cc = o->gpu ? compute_capability(o->gpu->name) : 90;
-    if (!cc) {
+    if (!o->gpu) {
         orr_buf_free(&preload);
-        return orr_fail(err, "orrery emulate: --gpu %s: its compute capability is not known to the emulator (known: "
-                             "A100, A800, A30, A10, A40, L40, L4, H100, H800, H200, H20, GH200, B100, B200, GB200, B300, "
-                             "V100)", o->gpu->name);
+        return orr_fail(err, "orrery emulate: no GPU given (the caller resolves --gpu or the catalog's default)");
     }
+    int cc = (int)(o->gpu->compute_capability * 10 + 0.5); /* data/gpus.yaml: 9.0 -> 90 */
     /* the environment: ours first, then everything of the caller's except what we set */
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
                                        "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
@@ -114,13 +99,11 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     env[k++] = env_entry("ORRERY_EMU_MEM_BYTES", num);
     snprintf(num, sizeof num, "%u", o->devices ? o->devices : 1);
     env[k++] = env_entry("ORRERY_EMU_DEVICES", num);
-    if (o->gpu) {
-        env[k++] = env_entry("ORRERY_EMU_GPU", o->gpu->name);
-        snprintf(num, sizeof num, "%u", o->gpu->sms);
-        env[k++] = env_entry("ORRERY_EMU_SMS", num);
-        snprintf(num, sizeof num, "%llu", (unsigned long long)o->gpu->l2_bytes);
-        env[k++] = env_entry("ORRERY_EMU_L2_BYTES", num);
-    }
+    env[k++] = env_entry("ORRERY_EMU_GPU", o->gpu->name);
+    snprintf(num, sizeof num, "%u", o->gpu->sms);
+    env[k++] = env_entry("ORRERY_EMU_SMS", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)o->gpu->l2_bytes);
+    env[k++] = env_entry("ORRERY_EMU_L2_BYTES", num);
     snprintf(num, sizeof num, "%d", cc);
     env[k++] = env_entry("ORRERY_EMU_CC", num);
     /* the PyTorch hook (python/orrery_emu), ahead of the caller's Python path */

@@ -104,7 +104,7 @@ static double nvlink_bus_Bps(const orr_gpu *g, const orr_cluster *c)
 }
 
 /* Achieved bandwidth of one GPU's NIC, per direction, bytes/s. */
-static double nic_bus_Bps(const orr_cluster *c) { return c->nic_Bps * c->net_eff; }
+static double nic_bus_Bps(const orr_cluster *c) { return orr_cluster_gpu_nic_Bps(c) * c->net_eff; }
 
 /* Bus bandwidth of a ring over the shape: NVLink inside one node; across nodes the ring leaves
  * each node once per channel, and NCCL spreads the k channels over the node's k NICs, so each

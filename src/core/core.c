@@ -3,11 +3,13 @@
  */
 #include "orrery/core.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int orr_fail(orr_err *err, const char *fmt, ...)
 {
@@ -259,4 +261,71 @@ char *orr_read_file(const char *path, size_t *len, orr_err *err)
     b.s[b.n] = 0;
     if (len) *len = b.n;
     return b.s;
+}
+
+/* ---- "Did you mean": the closest name by edit distance ---- */
+
+/* Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), ignoring case,
+ * capped: a result > cap means "further than cap". Names are short, so three rows on the stack. */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+    enum { MAXN = 64 };
+    size_t na = strlen(a), nb = strlen(b);
+    if (na >= MAXN || nb >= MAXN) return cap + 1;
+    if ((na > nb ? na - nb : nb - na) > cap) return cap + 1;
+    size_t r0[MAXN], r1[MAXN], r2[MAXN], *pp = r0, *p = r1, *c = r2;
+    for (size_t j = 0; j <= nb; j++) p[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        c[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            int same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
+            size_t v = p[j - 1] + !same;
+            if (p[j] + 1 < v) v = p[j] + 1;
+            if (c[j - 1] + 1 < v) v = c[j - 1] + 1;
+            if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && pp[j - 2] + 1 < v)
+                v = pp[j - 2] + 1;
+            c[j] = v;
+        }
+        size_t *t = pp;
+        pp = p;
+        p = c;
+        c = t;
+    }
+    return p[nb];
+}
+
+size_t orr_near(const char *word, const char *const *cands, size_t n, const char **out, size_t max)
+{
+    if (!word || !*word || !max) return 0;
+    size_t len = strlen(word), cap = len <= 4 ? 1 : len <= 8 ? 2 : 3, best_d = cap + 1, k = 0;
+    /* a word cut short ("--nic" for "--nic-gbps") first: the candidates it starts */
+    for (size_t i = 0; i < n && k < max; i++)
+        if (cands[i] && len >= 3 && strlen(cands[i]) > len && strncasecmp(cands[i], word, len) == 0) out[k++] = cands[i];
+    if (k) return k;
+    for (size_t i = 0; i < n; i++) {
+        if (!cands[i]) continue;
+        size_t d = edit_distance(word, cands[i], cap);
+        if (d > cap || d > best_d) continue;
+        if (d < best_d) best_d = d, k = 0;
+        if (k < max) out[k++] = cands[i];
+    }
+    return k;
+}
+
+const char *orr_closest(const char *word, const char *const *cands, size_t n)
+{
+    const char *best = NULL;
+    return orr_near(word, cands, n, &best, 1) ? best : NULL;
+}
+
+void orr_did_you_mean(const char *word, const char *const *cands, size_t n, char *buf, size_t cap)
+{
+    const char *near[3];
+    size_t k = orr_near(word, cands, n, near, 3);
+    if (!cap) return;
+    buf[0] = 0;
+    if (k == 1) snprintf(buf, cap, "did you mean %s? ", near[0]);
+    else if (k == 2) snprintf(buf, cap, "did you mean %s or %s? ", near[0], near[1]);
+    else if (k == 3) snprintf(buf, cap, "did you mean %s, %s or %s? ", near[0], near[1], near[2]);
 }

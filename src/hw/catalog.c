@@ -29,11 +29,13 @@
 
 static const orr_yfield gpu_fields[] = {
     GF("sms", ORR_YF_U32, sms, 1, 1, 0, 100000),
+    GF("compute_capability", ORR_YF_DOUBLE, compute_capability, 1, 7, 0, 20),
     GF("hbm_gib", ORR_YF_U64, hbm_bytes, GIB, 0, 1, 1e6),
     GF("hbm_gb", ORR_YF_U64, hbm_bytes, 1e9, 0, 1, 1e6),
     GF("hbm_TBps", ORR_YF_DOUBLE, hbm_Bps, 1e12, 0, 1, 1e3),
     GF("l2_mib", ORR_YF_U64, l2_bytes, MIB, 0, 1, 1e6),
     GF("nvlink_bidir_GBps", ORR_YF_DOUBLE, nvlink_Bps, 0.5e9, 0, 1, 1e6),
+    GF("nvlink_gbps", ORR_YF_DOUBLE, nvlink_Bps, 1e9 / 8, 0, 1, 1e7), /* per direction, Gb/s (--nvlink-gbps) */
     GF("tdp_w", ORR_YF_DOUBLE, tdp_w, 1, 0, 1, 1e6),
     GF("fp32_tflops", ORR_YF_DOUBLE, peak_flops[ORR_FP32], 1e12, 0, 1, 1e6),
     GF("tf32_tflops", ORR_YF_DOUBLE, peak_flops[ORR_TF32], 1e12, 0, 0, 1e6),
@@ -59,6 +61,7 @@ static const orr_yfield gpu_fields[] = {
 static const orr_yfield cluster_fields[] = {
     CF("gpus_per_node", ORR_YF_U32, gpus_per_node, 1, 1, 0, 1e6),
     CF("nic_gbps", ORR_YF_DOUBLE, nic_Bps, 1e9 / 8, 0, 1, 1e7),
+    CF("nics_per_node", ORR_YF_U32, nics_per_node, 1, 1, 0, 1e6), /* 0 (absent): one per GPU */
     {.key = "topology", .type = ORR_YF_STR, .offset = offsetof(orr_cluster, topology),
      .size = sizeof ((orr_cluster *)0)->topology},
     CF("nvlink_eff", ORR_YF_DOUBLE, nvlink_eff, 1, 0, 1, 1),
@@ -94,6 +97,7 @@ static struct {
     orr_ydoc gpu_doc, cluster_doc;  /* kept for the life of the process: entries point into them */
     gpu_entry *gpus;
     size_t ngpus;
+    const char *default_gpu;        /* the entry with default: true */
     const char **gpu_names;
     cluster_entry *clusters;
     size_t nclusters;
@@ -114,8 +118,8 @@ static const char *entry_name(const orr_ynode *entry, const char *key)
 
 static void load_gpus(void)
 {
-    static const char *const extra[] = {"aliases", "cluster", NULL};
-    static const char *const optional[] = {"hbm_gib", "hbm_gb", NULL};
+    static const char *const extra[] = {"aliases", "cluster", "default", NULL};
+    static const char *const optional[] = {"hbm_gib", "hbm_gb", "nvlink_gbps", NULL};
     orr_ydoc *doc = &hw.gpu_doc;
     orr_embedded_doc("gpus.yaml", doc);
     size_t n = doc->root->n;
@@ -134,17 +138,23 @@ static void load_gpus(void)
         if (orr_y_apply_fields(&g->gpu, gpu_fields, NGPU_FIELDS, x, &e)) orr_catalog_bug("%s", e.msg);
         g->alias_text = orr_catalog_aliases(doc, x, &g->aliases);
         g->cluster = entry_name(x, "cluster");
+        const orr_ynode *def = orr_y_get(x, "default");
+        if (def && (def->kind != ORR_YSCALAR || strcmp(def->str, "true") != 0 || hw.default_gpu))
+            orr_catalog_bug("data/gpus.yaml:%d: default: true on exactly one entry", def->line);
+        if (def) hw.default_gpu = g->gpu.name;
         orr_catalog_check_names(x, g->aliases, hw.gpu_names, aliases, hw.ngpus);
         hw.gpu_names[hw.ngpus] = g->gpu.name;
         aliases[hw.ngpus] = g->aliases;
         hw.ngpus++;
     }
     free(aliases);
+    if (!hw.default_gpu) orr_catalog_bug("data/gpus.yaml: no entry has default: true");
 }
 
 static void load_clusters(void)
 {
     static const char *const extra[] = {"aliases", "gpu", NULL};
+    static const char *const cluster_optional[] = {"nics_per_node", NULL};
     orr_ydoc *doc = &hw.cluster_doc;
     orr_embedded_doc("clusters.yaml", doc);
     size_t n = doc->root->n;
@@ -155,7 +165,7 @@ static void load_clusters(void)
     for (const orr_ynode *x = doc->root->first; x; x = x->next) {
         cluster_entry *c = &hw.clusters[hw.nclusters];
         if (orr_y_check_keys(x, cluster_fields, NCLUSTER_FIELDS, extra, &e)) orr_catalog_bug("%s", e.msg);
-        orr_catalog_require(x, cluster_fields, NCLUSTER_FIELDS, NULL);
+        orr_catalog_require(x, cluster_fields, NCLUSTER_FIELDS, cluster_optional);
         if (strlen(x->key) >= sizeof c->cluster.name) orr_catalog_bug("data/clusters.yaml:%d: name too long", x->line);
         strcpy(c->cluster.name, x->key);
         if (orr_y_apply_fields(&c->cluster, cluster_fields, NCLUSTER_FIELDS, x, &e)) orr_catalog_bug("%s", e.msg);
@@ -247,6 +257,12 @@ const char *orr_catalog_gpu_default_cluster(const char *gpu)
     return g ? g->cluster : NULL;
 }
 
+const char *orr_catalog_default_gpu(void)
+{
+    ensure_loaded();
+    return hw.default_gpu;
+}
+
 size_t orr_catalog_cluster_count(void)
 {
     ensure_loaded();
@@ -307,6 +323,8 @@ static int hw_from_yaml(void *out, int is_gpu, const orr_ynode *n, orr_err *err)
     if (lookup_named(base, is_gpu, out, err)) return -1;
     if (is_gpu && orr_y_get(n, "hbm_gib") && orr_y_get(n, "hbm_gb"))
         return orr_y_fail(orr_y_get(n, "hbm_gb"), err, "give hbm_gib or hbm_gb, not both");
+    if (is_gpu && orr_y_get(n, "nvlink_bidir_GBps") && orr_y_get(n, "nvlink_gbps"))
+        return orr_y_fail(orr_y_get(n, "nvlink_gbps"), err, "give nvlink_bidir_GBps or nvlink_gbps, not both");
     if (orr_y_apply_fields(out, fields, nfields, n, err)) return -1;
     const orr_ynode *name = orr_y_get(n, "name");
     if (name) {

@@ -77,9 +77,9 @@ static void build_rail(orr_topo *t, const orr_cluster *c, uint32_t gpus, uint32_
     uint32_t spine0 = add_switches(t, spines);
     for (uint32_t i = 0; i < gpus; i++) {
         uint32_t n = i / gpn;
-        orr_topo_add_link(t, i, leaf0 + (n / unit) * gpn + i % gpn, c->nic_Bps, 0, 0, ORR_TIER_HOST);
+        orr_topo_add_link(t, i, leaf0 + (n / unit) * gpn + i % gpn, orr_cluster_gpu_nic_Bps(c), 0, 0, ORR_TIER_HOST);
     }
-    double up = (double)unit * c->nic_Bps / (s->oversub * spines);
+    double up = (double)unit * orr_cluster_gpu_nic_Bps(c) / (s->oversub * spines);
     connect_all(t, leaf0, units * gpn, spine0, spines, up, ORR_TIER_AGG);
 }
 
@@ -88,7 +88,7 @@ static uint32_t add_leaves(orr_topo *t, const orr_cluster *c, uint32_t gpus, uin
 {
     uint32_t leaves = (gpus + ports - 1) / ports;
     *first = add_switches(t, leaves);
-    for (uint32_t i = 0; i < gpus; i++) orr_topo_add_link(t, i, *first + i / ports, c->nic_Bps, 0, 0, ORR_TIER_HOST);
+    for (uint32_t i = 0; i < gpus; i++) orr_topo_add_link(t, i, *first + i / ports, orr_cluster_gpu_nic_Bps(c), 0, 0, ORR_TIER_HOST);
     return leaves;
 }
 
@@ -97,7 +97,7 @@ static void build_fat_tree(orr_topo *t, const orr_cluster *c, uint32_t gpus, con
     uint32_t ports = or_default(s->leaf_hosts, 32), spines = or_default(s->spines, 8), leaf0;
     uint32_t leaves = add_leaves(t, c, gpus, ports, &leaf0);
     uint32_t spine0 = add_switches(t, spines);
-    connect_all(t, leaf0, leaves, spine0, spines, ports * c->nic_Bps / (s->oversub * spines), ORR_TIER_AGG);
+    connect_all(t, leaf0, leaves, spine0, spines, ports * orr_cluster_gpu_nic_Bps(c) / (s->oversub * spines), ORR_TIER_AGG);
 }
 
 static void build_clos3(orr_topo *t, const orr_cluster *c, uint32_t gpus, const orr_topo_spec *s)
@@ -108,7 +108,7 @@ static void build_clos3(orr_topo *t, const orr_cluster *c, uint32_t gpus, const 
     uint32_t pods = (leaves + per_pod - 1) / per_pod, cores = aggs;
     uint32_t agg0 = add_switches(t, pods * aggs);
     uint32_t core0 = add_switches(t, cores);
-    double leaf_up = ports * c->nic_Bps / (s->oversub * aggs);
+    double leaf_up = ports * orr_cluster_gpu_nic_Bps(c) / (s->oversub * aggs);
     for (uint32_t p = 0; p < pods; p++) {
         uint32_t first = p * per_pod, n = leaves - first < per_pod ? leaves - first : per_pod;
         connect_all(t, leaf0 + first, n, agg0 + p * aggs, aggs, leaf_up, ORR_TIER_AGG);
@@ -134,7 +134,7 @@ int orr_topo_build(orr_topo *t, const orr_gpu *g, const orr_cluster *c, uint32_t
     if (gpus == 0) return orr_fail(err, "topology: no GPUs");
     if (!(s->oversub >= 1.0) || s->oversub > 1000)
         return orr_fail(err, "topology.oversub: expected a ratio from 1 to 1000, got %g", s->oversub);
-    if (!(g->nvlink_Bps > 0) || !(c->nic_Bps > 0))
+    if (!(g->nvlink_Bps > 0) || !(orr_cluster_gpu_nic_Bps(c) > 0))
         return orr_fail(err, "topology: the GPU's NVLink and the cluster's NIC need a bandwidth");
     uint32_t gpn = or_default(c->gpus_per_node, 1);
     add_nodes_nvlink(t, g, gpus, gpn);

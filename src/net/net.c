@@ -176,7 +176,7 @@ static int packet_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
         return -1;
     }
     orr_packet_config *pc = &f->pcfg;
-    orr_packet_config_preset(pc, cc, n->cluster->nic_Bps, payload);
+    orr_packet_config_preset(pc, cc, orr_cluster_gpu_nic_Bps(n->cluster), payload);
     double wire = orr_packet_wire_per_payload(pc);
     pc->rate_scale[ORR_TIER_NVLINK] = n->cluster->nvlink_eff;
     for (int t = ORR_TIER_HOST; t < ORR_TIER_COUNT; t++) pc->rate_scale[t] = n->cluster->net_eff * wire;

@@ -23,70 +23,119 @@ typedef enum flag_id {
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
-    F_PP_FIRST, F_PP_LAST, F_PP_LAYERS
+    F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
+    F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
+    F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
 } flag_id;
 
+/* Where a flag is accepted: predict, emulate, and (with a spec that has jobs:) at the top level of
+ * a multi-job predict, where flags may set only what the jobs share. */
+enum { SC_PREDICT = 1, SC_EMULATE = 2, SC_JOBS = 4 };
+
+/* One flag: its name, what its value must be (NULL: an on/off flag without a value), its default,
+ * one line of meaning, and where it is accepted. `orrery help` prints this table, the parser reads
+ * it, and tests/cli_help.sh checks it against docs/spec.md and docs/emulate.md: one home. */
 typedef struct flag_def {
     const char *name;
     flag_id id;
-    const char *expects;   /* what the value must be; NULL for flags without a value */
+    const char *expects;
+    const char *def;
+    const char *help;
+    unsigned scope;
 } flag_def;
 
 #define COUNT "a positive integer"
+#define P SC_PREDICT
+#define E SC_EMULATE
+#define J SC_JOBS
 static const flag_def flags[] = {
-    {"--model", F_MODEL, "a catalog model name or a YAML model file"},
-    {"--gpu", F_GPU, "a catalog GPU name"},
-    {"--cluster", F_CLUSTER, "a catalog cluster name"},
-    {"--gpus", F_GPUS, COUNT},
-    {"--gpus-per-node", F_GPUS_PER_NODE, COUNT},
-    {"--tp", F_TP, COUNT},
-    {"--pp", F_PP, COUNT},
-    {"--dp", F_DP, COUNT},
-    {"--vpp", F_VPP, COUNT},
-    {"--decoder-first-pipeline-num-layers", F_PP_FIRST, COUNT},
-    {"--decoder-last-pipeline-num-layers", F_PP_LAST, COUNT},
-    {"--num-layers-in-first-pipeline-stage", F_PP_FIRST, COUNT}, /* Megatron-Core's later names */
-    {"--num-layers-in-last-pipeline-stage", F_PP_LAST, COUNT},
-    {"--pp-layers", F_PP_LAYERS, "comma-separated positive layer counts, one per virtual pipeline stage"},
-    {"--sp", F_SP, NULL},
-    {"--no-sp", F_NO_SP, NULL},
-    {"--mbs", F_MBS, COUNT},
-    {"--gbs", F_GBS, COUNT},
-    {"--seq", F_SEQ, COUNT},
-    {"--recompute", F_RECOMPUTE, "none, selective or full"},
-    {"--dist-opt", F_DIST_OPT, NULL},
-    {"--no-dist-opt", F_NO_DIST_OPT, NULL},
-    {"--precision", F_PRECISION, "bf16, fp16 or fp8"},
-    {"--json", F_JSON, NULL},
-    {"--trace", F_TRACE, "an output file path"},
-    {"--tp-comm-overlap", F_TP_COMM_OVERLAP, NULL},
-    {"--no-tp-comm-overlap", F_NO_TP_COMM_OVERLAP, NULL},
-    {"--no-symmetry", F_NO_SYMMETRY, NULL},
-    {"--launch-us", F_LAUNCH_US, "a non-negative number of microseconds"},
-    {"--attention", F_ATTENTION, "flash or unfused"},
-    {"--cp", F_CP, COUNT},
-    {"--fsdp", F_FSDP, COUNT},
-    {"--zero", F_ZERO, "0, 1, 2 or 3"},
-    {"--reshard-after-forward", F_RESHARD, NULL},
-    {"--no-reshard-after-forward", F_NO_RESHARD, NULL},
-    {"--fp8-allgather", F_FP8_AG, NULL},
-    {"--compile", F_COMPILE, NULL},
-    {"--no-compile", F_NO_COMPILE, NULL},
-    {"--compile-loss", F_COMPILE_LOSS, NULL},
-    {"--no-compile-loss", F_NO_COMPILE_LOSS, NULL},
-    {"--async-tp", F_TP_COMM_OVERLAP, NULL},
-    {"--mem-capacity", F_MEM_CAPACITY, "a memory size like 80GiB, 96GB or 81920MiB"},
-    {"--caching-allocator", F_CACHING, NULL},
-    {"--no-caching-allocator", F_NO_CACHING, NULL},
-    {"--net", F_NET, "analytic, flow or packet"},
-    {"--topology", F_TOPOLOGY, "rail-fat-tree, fat-tree, clos3 or hpcc"},
-    {"--topology-file", F_TOPOLOGY_FILE, "an HPCC/SimAI topology file"},
-    {"--oversub", F_OVERSUB, "a ratio from 1 to 1000"},
-    {"--pxn", F_PXN, NULL},
-    {"--no-pxn", F_NO_PXN, NULL},
-    {"--cc", F_CC, "dcqcn, hpcc, timely or dctcp"},
-    {"--packet-payload", F_PACKET_PAYLOAD, "a payload size in bytes from 256 to 16777216"},
+    /* the job */
+    {"--model", F_MODEL, "a catalog model name or a YAML model file", "required", "the model (`orrery list models`)", P},
+    {"--gpu", F_GPU, "a catalog GPU name", "the cluster's GPU", "the GPU (`orrery list gpus`)", P | E | J},
+    {"--cluster", F_CLUSTER, "a catalog cluster name or a YAML cluster file", "the GPU's node type",
+     "the node type and network (`orrery list clusters`); a file holds cluster fields with base: NAME", P | E | J},
+    {"--gpus", F_GPUS, COUNT, "tp*cp*pp*dp", "GPUs in the job (emulate: processes expected)", P | E | J},
+    {"--gpus-per-node", F_GPUS_PER_NODE, COUNT, "the cluster's", "GPUs in one NVLink domain", P | E | J},
+    {"--nic-gbps", F_NIC_GBPS, "a rate in Gb/s, above 0 up to 1e7", "the cluster's",
+     "scale-out NIC bandwidth per NIC per direction, Gb/s (cluster.nic_gbps)", P | E | J},
+    {"--nics-per-node", F_NICS_PER_NODE, COUNT, "one per GPU",
+     "scale-out NICs per node, shared evenly by its GPUs (cluster.nics_per_node)", P | E | J},
+    {"--nvlink-gbps", F_NVLINK_GBPS, "a rate in Gb/s, above 0 up to 1e7", "the GPU's",
+     "NVLink bandwidth per GPU per direction, Gb/s (gpu.nvlink_gbps; H100: 3600)", P | E | J},
+    /* parallelism */
+    {"--tp", F_TP, COUNT, "1", "tensor-parallel degree", P},
+    {"--pp", F_PP, COUNT, "1", "pipeline-parallel degree (stages)", P},
+    {"--dp", F_DP, COUNT, "gpus/(tp*cp*pp)", "data-parallel degree (with --fsdp: the HSDP replicate degree)", P},
+    {"--vpp", F_VPP, COUNT, "1", "virtual pipeline stages per rank (interleaved 1F1B when > 1)", P},
+    {"--decoder-first-pipeline-num-layers", F_PP_FIRST, COUNT, "even split", "layers of the first pipeline stage", P},
+    {"--decoder-last-pipeline-num-layers", F_PP_LAST, COUNT, "even split", "layers of the last pipeline stage", P},
+    {"--num-layers-in-first-pipeline-stage", F_PP_FIRST, COUNT, "even split",
+     "Megatron-Core's later name of --decoder-first-pipeline-num-layers", P},
+    {"--num-layers-in-last-pipeline-stage", F_PP_LAST, COUNT, "even split",
+     "Megatron-Core's later name of --decoder-last-pipeline-num-layers", P},
+    {"--pp-layers", F_PP_LAYERS, "comma-separated positive layer counts, one per virtual pipeline stage", "none",
+     "explicit layers of each of the pp*vpp virtual stages, in model order", P},
+    {"--sp", F_SP, NULL, "off", "sequence parallelism (tp > 1)", P},
+    {"--no-sp", F_NO_SP, NULL, NULL, "no sequence parallelism", P},
+    {"--cp", F_CP, COUNT, "1", "context-parallel degree", P},
+    {"--dist-opt", F_DIST_OPT, NULL, "off", "distributed optimizer: optimizer state sharded over DP", P},
+    {"--no-dist-opt", F_NO_DIST_OPT, NULL, NULL, "no distributed optimizer", P},
+    {"--fsdp", F_FSDP, COUNT, "0 (off)", "FSDP2 shard degree, as TorchTitan applies it", P},
+    {"--zero", F_ZERO, "0, 1, 2 or 3", "0", "DeepSpeed ZeRO stage over DP", P},
+    {"--reshard-after-forward", F_RESHARD, NULL, "on (off with pp > 1)", "FSDP: free unsharded parameters after forward", P},
+    {"--no-reshard-after-forward", F_NO_RESHARD, NULL, NULL, "FSDP: keep unsharded parameters until backward", P},
+    {"--fp8-allgather", F_FP8_AG, NULL, "off", "FSDP: all-gather linear weights in float8 (--precision fp8)", P},
+    /* training */
+    {"--mbs", F_MBS, COUNT, "1", "micro-batch size, sequences", P},
+    {"--gbs", F_GBS, COUNT, "mbs*dp", "global batch size, sequences per iteration", P},
+    {"--seq", F_SEQ, COUNT, "the model's seq", "sequence length, tokens", P},
+    {"--recompute", F_RECOMPUTE, "none, selective or full", "none", "activation recomputation", P},
+    {"--precision", F_PRECISION, "bf16, fp16 or fp8", "bf16", "compute precision of the GEMMs", P},
+    /* options */
+    {"--tp-comm-overlap", F_TP_COMM_OVERLAP, NULL, "off", "TP collectives overlapped with the GEMMs", P},
+    {"--async-tp", F_TP_COMM_OVERLAP, NULL, "off", "TorchTitan's name of --tp-comm-overlap", P},
+    {"--no-tp-comm-overlap", F_NO_TP_COMM_OVERLAP, NULL, NULL, "TP collectives not overlapped", P},
+    {"--attention", F_ATTENTION, "flash or unfused", "flash", "attention kernels", P},
+    {"--compile", F_COMPILE, NULL, "off", "torch.compile's fused kernels and saved tensors", P},
+    {"--no-compile", F_NO_COMPILE, NULL, NULL, "eager PyTorch", P},
+    {"--compile-loss", F_COMPILE_LOSS, NULL, "as --compile", "the loss under torch.compile too", P},
+    {"--no-compile-loss", F_NO_COMPILE_LOSS, NULL, NULL, "an eager loss", P},
+    {"--launch-us", F_LAUNCH_US, "a non-negative number of microseconds, up to 1e6", "5",
+     "host time to launch one kernel or collective, us", P | E | J},
+    {"--no-symmetry", F_NO_SYMMETRY, NULL, "symmetry on", "simulate every GPU, not one per identical group", P | J},
+    {"--mem-capacity", F_MEM_CAPACITY, "a memory size like 80GiB, 96GB or 81920MiB", "the GPU's HBM",
+     "device memory for the OOM verdict", P | E | J},
+    {"--caching-allocator", F_CACHING, NULL, "on", "model PyTorch's caching allocator (reserved memory)", P | J},
+    {"--no-caching-allocator", F_NO_CACHING, NULL, NULL, "count raw live bytes only", P | J},
+    /* network */
+    {"--net", F_NET, "analytic, flow or packet", "analytic", "network backend", P | J},
+    {"--topology", F_TOPOLOGY, "rail-fat-tree, fat-tree, clos3 or hpcc", "the cluster's", "scale-out fabric", P | J},
+    {"--topology-file", F_TOPOLOGY_FILE, "an HPCC/SimAI topology file", "none",
+     "the fabric's links from a file (implies --topology hpcc)", P | J},
+    {"--oversub", F_OVERSUB, "a ratio from 1 to 1000", "1", "leaf downlink / uplink bandwidth", P | J},
+    {"--pxn", F_PXN, NULL, "off", "flow backend: NCCL's PXN rail-local routing", P | J},
+    {"--no-pxn", F_NO_PXN, NULL, NULL, "no PXN routing", P | J},
+    {"--cc", F_CC, "dcqcn, hpcc, timely or dctcp", "dcqcn", "packet backend: congestion control", P | J},
+    {"--packet-payload", F_PACKET_PAYLOAD, "a payload size in bytes from 256 to 16777216", "65536",
+     "packet backend: bytes one simulated packet carries", P | J},
+    /* output */
+    {"--json", F_JSON, NULL, "text", "print the result as JSON (docs/json.md)", P | E | J},
+    {"--trace", F_TRACE, "an output file path", "none", "write a Perfetto trace (ui.perfetto.dev)", P | E | J},
+    /* emulate */
+    {"--trace-dir", F_TRACE_DIR, "a directory", "a temporary one, removed", "keep the per-process traces there", E},
+    {"--kernel-db", F_KERNEL_DB, "an SQLite kernel database file", "none",
+     "measured kernel times: read when emulating, written with --profile", E},
+    {"--lib-dir", F_LIB_DIR, "a directory", "the build's", "where the emulation libraries are", E},
+    {"--no-dedup", F_NO_DEDUP, NULL, "dedup on", "simulate every process, not one per identical trace", E},
+    {"--no-host-time", F_NO_HOST_TIME, NULL, "host time on", "drop measured host CPU time: device-bound time", E},
+    {"--tokens", F_TOKENS, "a positive number of tokens, up to 1e15", "unknown",
+     "tokens per iteration of the whole job, for tokens/s", E},
+    {"--profile", F_PROFILE, NULL, "off", "on a GPU: measure kernel times into --kernel-db", E},
+    {"--profile-on-emulator", F_PROFILE_EMULATED, NULL, "off", "the profiler in front of the emulator (a check)", E},
 };
+#undef P
+#undef E
+#undef J
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
 static const flag_def *find_flag(const char *arg, size_t len)
@@ -152,15 +201,47 @@ static int flag_lookup(const flag_def *f, int rc, const orr_err *e, orr_err *err
     return 0;
 }
 
-static int unknown_flag(const char *arg, size_t len, orr_err *err)
+static int unknown_flag(const char *arg, size_t len, unsigned scope, orr_err *err)
 {
-    char name[64], q[80];
+    char name[64], q[80], hint[160];
     snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), arg);
     orr_quote(name, q, sizeof q);
-    orr_buf list = {0};
-    for (size_t i = 0; i < NFLAGS; i++) orr_buf_printf(&list, "%s%s", i ? " " : "", flags[i].name);
-    int rc = orr_fail(err, "unknown flag %s (known: %s)", q, list.s);
-    orr_buf_free(&list);
+    const char *names[NFLAGS];
+    size_t n = 0;
+    for (size_t i = 0; i < NFLAGS; i++)
+        if (flags[i].scope & scope) names[n++] = flags[i].name;
+    orr_did_you_mean(name, names, n, hint, sizeof hint);
+    return orr_fail(err, "unknown flag %s (%severy flag: `orrery %s --help`)", q, hint,
+                    scope & SC_EMULATE ? "emulate" : "predict");
+}
+
+/* A value of the flag that must be a rate in Gb/s. */
+static int parse_gbps(const flag_def *f, const char *val, double *out, orr_err *err)
+{
+    double d;
+    if (orr_parse_num(val, &d) || !(d > 0) || d > 1e7) return bad_value(f, val, err);
+    *out = d;
+    return 0;
+}
+
+/* A path value that must fit its buffer. */
+static int copy_path(const flag_def *f, const char *val, char *dst, size_t cap, orr_err *err)
+{
+    if (strlen(val) >= cap) return orr_fail(err, "%s: path longer than %zu characters", f->name, cap - 1);
+    strcpy(dst, val);
+    return 0;
+}
+
+/* --cluster NAME, or --cluster FILE holding cluster fields with base: NAME (docs/spec.md). */
+static int apply_cluster(orr_spec *s, const flag_def *f, const char *val, orr_err *err)
+{
+    orr_err e;
+    if (!looks_like_file(val)) return flag_lookup(f, orr_catalog_cluster(val, &s->cluster, &e), &e, err);
+    orr_ydoc doc;
+    if (orr_yaml_load_file(&doc, val, err)) return -1;
+    int rc = doc.root ? orr_cluster_from_yaml(&s->cluster, doc.root, err)
+                      : orr_fail(err, "%s: empty cluster file (expected cluster fields with base: NAME)", val);
+    orr_yaml_free(&doc);
     return rc;
 }
 
@@ -174,7 +255,21 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         if (looks_like_file(val)) return orr_model_load_file(&s->model, val, err);
         return flag_lookup(f, orr_catalog_model(val, &s->model, &e), &e, err);
     case F_GPU: return flag_lookup(f, orr_catalog_gpu(val, &s->gpu, &e), &e, err);
-    case F_CLUSTER: return flag_lookup(f, orr_catalog_cluster(val, &s->cluster, &e), &e, err);
+    case F_CLUSTER: return apply_cluster(s, f, val, err);
+    case F_NIC_GBPS: return parse_gbps(f, val, &s->hw_flags.nic_gbps, err);
+    case F_NVLINK_GBPS: return parse_gbps(f, val, &s->hw_flags.nvlink_gbps, err);
+    case F_NICS_PER_NODE: return parse_count(f, val, &s->hw_flags.nics_per_node, err);
+    case F_TRACE_DIR: return copy_path(f, val, s->emu.trace_dir, sizeof s->emu.trace_dir, err);
+    case F_KERNEL_DB: return copy_path(f, val, s->emu.kernel_db, sizeof s->emu.kernel_db, err);
+    case F_LIB_DIR: return copy_path(f, val, s->emu.lib_dir, sizeof s->emu.lib_dir, err);
+    case F_NO_DEDUP: s->emu.no_dedup = 1; return 0;
+    case F_NO_HOST_TIME: s->emu.no_host_time = 1; return 0;
+    case F_PROFILE: s->emu.profile = 1; return 0;
+    case F_PROFILE_EMULATED: s->emu.profile = 2; return 0;
+    case F_TOKENS:
+        if (orr_parse_num(val, &d) || !(d > 0) || d > 1e15) return bad_value(f, val, err);
+        s->emu.tokens = d;
+        return 0;
     case F_GPUS: return parse_count(f, val, &s->gpus, err);
     case F_GPUS_PER_NODE: return parse_count(f, val, gpn, err);
     case F_TP: return parse_count(f, val, &s->tp, err);
@@ -210,11 +305,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         else if (strcasecmp(val, "fp8") == 0) s->precision = ORR_FP8;
         else return bad_value(f, val, err);
         return 0;
-    case F_TRACE:
-        if (strlen(val) >= sizeof s->trace_path)
-            return orr_fail(err, "%s: path longer than %zu characters", f->name, sizeof s->trace_path - 1);
-        strcpy(s->trace_path, val);
-        return 0;
+    case F_TRACE: return copy_path(f, val, s->trace_path, sizeof s->trace_path, err);
     case F_CP: return parse_count(f, val, &s->cp, err);
     case F_FSDP: return parse_count(f, val, &s->fsdp, err);
     case F_ZERO: {
@@ -255,9 +346,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         s->topology_set = 1;
         return 0;
     case F_TOPOLOGY_FILE:
-        if (strlen(val) >= sizeof s->topo.path)
-            return orr_fail(err, "%s: path longer than %zu characters", f->name, sizeof s->topo.path - 1);
-        strcpy(s->topo.path, val);
+        if (copy_path(f, val, s->topo.path, sizeof s->topo.path, err)) return -1;
         if (!s->topology_set) s->topo.kind = ORR_TOPO_HPCC;
         s->topology_set = 1;
         return 0;
@@ -284,23 +373,9 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     return orr_fail(err, "%s: internal error: flag without a handler", f->name);
 }
 
-/* With jobs: (docs/spec.md "jobs") flags set only what the jobs share: the hardware, the cluster's
- * GPU count, the network, the run-wide options and the output. */
-static int shared_flag(flag_id id)
-{
-    switch (id) {
-    case F_GPU: case F_CLUSTER: case F_GPUS: case F_GPUS_PER_NODE: case F_JSON: case F_TRACE: case F_NO_SYMMETRY:
-    case F_LAUNCH_US: case F_MEM_CAPACITY: case F_CACHING: case F_NO_CACHING: case F_NET: case F_TOPOLOGY:
-    case F_TOPOLOGY_FILE: case F_OVERSUB: case F_PXN: case F_NO_PXN: case F_CC: case F_PACKET_PAYLOAD:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* job: s is one job of a multi-job spec; the flags that are the top level's own (the cluster's GPU
- * count, the output) are left to it. */
-static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, orr_err *err)
+ * count, the output) are left to it. scope: the command's (SC_PREDICT or SC_EMULATE). */
+static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, unsigned scope, orr_err *err)
 {
     uint32_t gpn = 0;
     for (int i = 0; i < argc; i++) {
@@ -313,7 +388,7 @@ static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, orr_err *
         const char *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
         const flag_def *f = find_flag(arg, len);
-        if (!f) return unknown_flag(arg, len, err);
+        if (!f || !(f->scope & scope)) return unknown_flag(arg, len, scope, err);
         const char *val = NULL;
         if (f->expects) {
             if (eq) val = eq + 1;
@@ -322,10 +397,10 @@ static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, orr_err *
         } else if (eq) {
             return orr_fail(err, "%s takes no value", f->name);
         }
-        if (!job && s->njobs && !shared_flag(f->id)) {
+        if (!job && s->njobs && !(f->scope & SC_JOBS)) {
             orr_buf list = {0};
             for (size_t k = 0; k < NFLAGS; k++)
-                if (shared_flag(flags[k].id)) orr_buf_printf(&list, "%s%s", list.n ? " " : "", flags[k].name);
+                if (flags[k].scope & SC_JOBS) orr_buf_printf(&list, "%s%s", list.n ? " " : "", flags[k].name);
             int rc = orr_fail(err, "%s: the spec has jobs:, so this is set per job in the spec file (jobs[].*); "
                                    "flags may set only what the jobs share: %s", f->name, list.s);
             orr_buf_free(&list);
@@ -342,8 +417,73 @@ static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, orr_err *
 
 int orr_spec_apply_flags(orr_spec *s, int argc, char **argv, orr_err *err)
 {
-    if (apply_flags_to(s, argc, argv, 0, err)) return -1;
+    if (apply_flags_to(s, argc, argv, 0, SC_PREDICT, err)) return -1;
     for (uint32_t j = 0; j < s->njobs; j++)
-        if (apply_flags_to(&s->jobs[j].s, argc, argv, 1, err)) return -1;
+        if (apply_flags_to(&s->jobs[j].s, argc, argv, 1, SC_PREDICT, err)) return -1;
+    return 0;
+}
+
+int orr_spec_apply_emulate_flags(orr_spec *s, int argc, char **argv, orr_err *err)
+{
+    return apply_flags_to(s, argc, argv, 0, SC_EMULATE, err);
+}
+
+/* ---- The flag table for help and for the docs check ---- */
+
+static unsigned scope_of(const char *command)
+{
+    if (!command || strcmp(command, "predict") == 0) return SC_PREDICT;
+    if (strcmp(command, "emulate") == 0) return SC_EMULATE;
+    return 0;
+}
+
+size_t orr_flag_count(void) { return NFLAGS; }
+
+int orr_flag_info_at(size_t i, orr_flag_info *out)
+{
+    if (i >= NFLAGS) return -1;
+    out->name = flags[i].name;
+    out->expects = flags[i].expects;
+    out->def = flags[i].def;
+    out->help = flags[i].help;
+    out->predict = (flags[i].scope & SC_PREDICT) != 0;
+    out->emulate = (flags[i].scope & SC_EMULATE) != 0;
+    out->jobs = (flags[i].scope & SC_JOBS) != 0;
+    return 0;
+}
+
+/* "--tp N": a short value name for the usage column, from what the value must be. */
+static const char *value_word(const flag_def *f)
+{
+    if (!f->expects) return "";
+    if (strcmp(f->expects, COUNT) == 0) return " N";
+    if (strstr(f->expects, "catalog") && strstr(f->expects, "file")) return " NAME|FILE";
+    if (strstr(f->expects, "file") || strstr(f->expects, "path")) return " FILE";
+    if (strstr(f->expects, "directory")) return " DIR";
+    if (strstr(f->expects, "Gb/s")) return " GBPS";
+    if (strstr(f->expects, "memory size")) return " SIZE";
+    if (strstr(f->expects, "microseconds")) return " US";
+    if (strstr(f->expects, "bytes")) return " BYTES";
+    if (strstr(f->expects, "ratio")) return " R";
+    if (strstr(f->expects, "tokens")) return " T";
+    if (strstr(f->expects, "comma")) return " N,N,...";
+    if (strstr(f->expects, "catalog")) return " NAME";
+    return " X";
+}
+
+int orr_flags_help(const char *command, orr_buf *out)
+{
+    unsigned scope = scope_of(command);
+    if (!scope) return -1;
+    for (size_t i = 0; i < NFLAGS; i++) {
+        const flag_def *f = &flags[i];
+        if (!(f->scope & scope)) continue;
+        char use[64];
+        snprintf(use, sizeof use, "%s%s", f->name, value_word(f));
+        orr_buf_printf(out, "  %-38s %s", use, f->help);
+        if (f->expects) orr_buf_printf(out, "; %s", f->expects);
+        if (f->def) orr_buf_printf(out, " [default: %s]", f->def);
+        orr_buf_puts(out, "\n");
+    }
     return 0;
 }

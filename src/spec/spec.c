@@ -319,15 +319,13 @@ int orr_model_load_file(orr_model *m, const char *path, orr_err *err)
 
 /* ---- Resolve ---- */
 
-/* Fills model, GPU and cluster: the GPU may come from the cluster, the cluster from the GPU. */
-static int resolve_hardware(orr_spec *s, orr_err *err)
+/* Fills GPU and cluster: the GPU may come from the cluster, the cluster from the GPU; then the
+ * hardware flags (--nic-gbps, --nics-per-node, --nvlink-gbps) over both. */
+int orr_spec_resolve_hardware(orr_spec *s, const char *default_gpu, orr_err *err)
 {
-    if (!s->model.name[0])
-        return orr_fail(err, "model: not given (write `model: NAME` in the spec or pass --model NAME; "
-                             "see `orrery list models`)");
-    if (orr_model_check(&s->model, "model", err)) return -1;
     if (!s->gpu.name[0]) {
         const char *g = s->cluster.name[0] ? orr_catalog_cluster_default_gpu(s->cluster.name) : NULL;
+        if (!g) g = default_gpu;
         if (!g)
             return orr_fail(err, "gpu: not given (write `gpu: NAME` in the spec or pass --gpu NAME; "
                                  "see `orrery list gpus`)");
@@ -342,13 +340,29 @@ static int resolve_hardware(orr_spec *s, orr_err *err)
         if (orr_catalog_cluster(c, &s->cluster, err)) return -1;
         if (gpn) s->cluster.gpus_per_node = gpn;
     }
+    if (s->hw_flags.nic_gbps > 0) s->cluster.nic_Bps = s->hw_flags.nic_gbps * 1e9 / 8;
+    if (s->hw_flags.nics_per_node) s->cluster.nics_per_node = s->hw_flags.nics_per_node;
+    if (s->hw_flags.nvlink_gbps > 0) s->gpu.nvlink_Bps = s->hw_flags.nvlink_gbps * 1e9 / 8;
     if (s->cluster.gpus_per_node == 0)
         return orr_fail(err, "--gpus-per-node (cluster.gpus_per_node): must be a positive integer");
+    if (s->cluster.nics_per_node > s->cluster.gpus_per_node)
+        return orr_fail(err, "--nics-per-node %u (cluster.nics_per_node): more NICs than GPUs per node (%u) is not "
+                             "modelled (each GPU drives at most one NIC)", s->cluster.nics_per_node,
+                        s->cluster.gpus_per_node);
     if (!(s->cluster.nic_Bps > 0)) return orr_fail(err, "cluster.nic_gbps: must be positive");
     if (!(s->gpu.nvlink_Bps > 0)) return orr_fail(err, "gpu.nvlink_bidir_GBps: must be positive");
     if (!(s->gpu.hbm_Bps > 0) || s->gpu.hbm_bytes == 0)
         return orr_fail(err, "gpu.hbm_TBps, gpu.hbm_gib: must be positive");
     return 0;
+}
+
+static int resolve_hardware(orr_spec *s, orr_err *err)
+{
+    if (!s->model.name[0])
+        return orr_fail(err, "model: not given (write `model: NAME` in the spec or pass --model NAME; "
+                             "see `orrery list models`)");
+    if (orr_model_check(&s->model, "model", err)) return -1;
+    return orr_spec_resolve_hardware(s, NULL, err);
 }
 
 /* Derives seq, dp, gpus and gbs, and checks their ranges and products. */

@@ -367,9 +367,19 @@ int orr_y_check_keys(const orr_ynode *map, const orr_yfield *allowed, size_t nal
     for (const orr_ynode *c = map->first; c; c = c->next) {
         if (key_allowed(c->key, allowed, nallowed, extra)) continue;
         orr_buf list = {0};
-        for (size_t i = 0; extra && extra[i]; i++) orr_buf_printf(&list, "%s%s", list.n ? ", " : "", extra[i]);
-        for (size_t i = 0; i < nallowed; i++) orr_buf_printf(&list, "%s%s", list.n ? ", " : "", allowed[i].key);
-        int rc = orr_y_fail(c, err, "unknown key (allowed: %s)", list.s ? list.s : "none");
+        const char *names[256];
+        size_t nn = 0;
+        for (size_t i = 0; extra && extra[i]; i++) {
+            orr_buf_printf(&list, "%s%s", list.n ? ", " : "", extra[i]);
+            if (nn < 256) names[nn++] = extra[i];
+        }
+        for (size_t i = 0; i < nallowed; i++) {
+            orr_buf_printf(&list, "%s%s", list.n ? ", " : "", allowed[i].key);
+            if (nn < 256) names[nn++] = allowed[i].key;
+        }
+        char hint[160];
+        orr_did_you_mean(c->key, names, nn, hint, sizeof hint);
+        int rc = orr_y_fail(c, err, "unknown key (%sallowed: %s)", hint, list.s ? list.s : "none");
         orr_buf_free(&list);
         return rc;
     }
@@ -610,18 +620,19 @@ int orr_name_matches(const char *name, const char *canonical, const orr_ynode *a
 int orr_fail_unknown(orr_err *err, const char *what, const char *name, const char *const *known,
                      size_t nknown, const char *list_cmd)
 {
-    char q[80], list[360];
-    size_t o = 0, i;
+    char q[80], hint[160] = "";
     orr_quote(name, q, sizeof q);
-    list[0] = 0;
-    for (i = 0; i < nknown; i++) {
-        size_t need = strlen(known[i]) + 2;
-        if (o + need + 64 >= sizeof list) break; /* keep room for the "... and N more" tail */
-        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", known[i]);
-    }
-    if (i < nknown)
-        snprintf(list + o, sizeof list - o, ", ... and %zu more: see `%s`", nknown - i, list_cmd);
-    return orr_fail(err, "unknown %s %s (known: %s)", what, q, list);
+    orr_did_you_mean(name, known, nknown, hint, sizeof hint);
+    /* the whole list when it fits on the line, never a list cut short */
+    orr_buf list = {0};
+    for (size_t i = 0; i < nknown; i++) orr_buf_printf(&list, "%s%s", i ? ", " : "", known[i]);
+    int rc;
+    if (list.n && list.n + strlen(hint) + strlen(q) + 64 < sizeof err->msg / 2)
+        rc = orr_fail(err, "unknown %s %s (%sknown: %s)", what, q, hint, list.s);
+    else
+        rc = orr_fail(err, "unknown %s %s (%sall %zu: `%s`)", what, q, hint, nknown, list_cmd);
+    orr_buf_free(&list);
+    return rc;
 }
 
 /* ---- Embedded catalog files ---- */

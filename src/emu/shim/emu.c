@@ -228,16 +228,19 @@ __attribute__((constructor)) static void emu_init(void)
     if (!dir || !*dir)
         emu_die("ORRERY_EMU_DIR is not set: the emulation libraries run under `orrery emulate -- CMD`");
     snprintf(E.dir, sizeof E.dir, "%s", dir);
-    const char *cap = getenv("ORRERY_EMU_MEM_BYTES");
-    E.capacity = cap && *cap ? strtoull(cap, NULL, 10) : 80ull << 30;
-    const char *gn = getenv("ORRERY_EMU_GPU"), *sms = getenv("ORRERY_EMU_SMS"), *cc = getenv("ORRERY_EMU_CC"),
-               *l2 = getenv("ORRERY_EMU_L2_BYTES");
-    snprintf(E.gpu.name, sizeof E.gpu.name, "NVIDIA %s", gn && *gn ? gn : "H100");
-    E.gpu.sms = sms && *sms ? atoi(sms) : 132;
-    int ccv = cc && *cc ? atoi(cc) : 90;
+    /* The GPU's facts come from the catalog (data/gpus.yaml) through `orrery emulate`; the
+     * libraries keep no defaults of their own, so a missing one is refused, not guessed. */
+    const char *cap = getenv("ORRERY_EMU_MEM_BYTES"), *gn = getenv("ORRERY_EMU_GPU"), *sms = getenv("ORRERY_EMU_SMS"),
+               *cc = getenv("ORRERY_EMU_CC"), *l2 = getenv("ORRERY_EMU_L2_BYTES");
+    if (!cap || !*cap || !gn || !*gn || !sms || !*sms || !cc || !*cc || !l2 || !*l2)
+        emu_die("ORRERY_EMU_MEM_BYTES, _GPU, _SMS, _CC and _L2_BYTES must all be set (run under `orrery emulate`)");
+    E.capacity = strtoull(cap, NULL, 10);
+    snprintf(E.gpu.name, sizeof E.gpu.name, "NVIDIA %s", gn);
+    E.gpu.sms = atoi(sms);
+    int ccv = atoi(cc);
     E.gpu.cc_major = ccv / 10;
     E.gpu.cc_minor = ccv % 10;
-    E.gpu.l2_bytes = l2 && *l2 ? strtoull(l2, NULL, 10) : 50ull << 20;
+    E.gpu.l2_bytes = strtoull(l2, NULL, 10);
     if (E.gpu.sms < 1 || E.gpu.cc_major < 7) emu_die("ORRERY_EMU_SMS/ORRERY_EMU_CC: need SMs >= 1 and compute capability >= 7.0");
     const char *nd = getenv("ORRERY_EMU_DEVICES");
     E.device_count = nd && *nd ? atoi(nd) : 1;
