@@ -2,7 +2,10 @@
 #include "check.h"
 #include "orrery/core.h"
 #include "orrery/engine.h"
+#include "orrery/progress.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_map(void)
@@ -102,10 +105,66 @@ static void test_buf(void)
     orr_buf_free(&b);
 }
 
+/* The engine's tick: every ORR_ENGINE_TICK_EVENTS events, with events_run up to date; none without
+ * a tick function; the total count is the same either way. */
+static uint64_t ticks, tick_events;
+static void count_tick(void *ctx, const orr_engine *e)
+{
+    (void)ctx;
+    ticks++;
+    tick_events = e->events_run;
+}
+static void chain_ev(void *ctx, uint64_t left)
+{
+    if (left) orr_engine_after(ctx, 1, chain_ev, ctx, left - 1);
+}
+
+static void test_engine_tick(void)
+{
+    orr_engine e;
+    orr_engine_init(&e);
+    e.tick_fn = count_tick;
+    orr_engine_at(&e, 0, chain_ev, &e, 3 * ORR_ENGINE_TICK_EVENTS + 5);
+    orr_engine_run(&e);
+    CHECK_EQ_I64(ticks, 3);
+    CHECK_EQ_I64(tick_events, 3 * ORR_ENGINE_TICK_EVENTS);
+    CHECK_EQ_I64(e.events_run, 3 * ORR_ENGINE_TICK_EVENTS + 6);
+    orr_engine_free(&e);
+}
+
+/* The progress line: nothing in the first second or when disabled; then one line with simulated
+ * time, work done, events and ETA; erased at the end. */
+static void test_progress(void)
+{
+    char buf[512] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    orr_progress p, off;
+    orr_progress_init(&p, f, 1, "netsim");
+    orr_progress_init(&off, f, 0, "netsim");
+    orr_progress_tick(&p, 1000000000000, 5000000, 10, 40, "flows"); /* under a second: quiet */
+    orr_progress_tick(&off, 1000000000000, 5000000, 10, 40, "flows");
+    orr_progress_tick(NULL, 0, 0, 0, 0, NULL);
+    fflush(f);
+    CHECK_EQ_I64(strlen(buf), 0);
+    p.start_s -= 2.0; /* as if it had run for two seconds */
+    orr_progress_tick(&p, 1500000000000, 5000000, 10, 40, "flows");
+    fflush(f);
+    CHECK_MSG(strstr(buf, "netsim: simulated 1.500000 s, 10/40 flows, 5.0 M events") != NULL, "got [%s]", buf);
+    CHECK_MSG(strstr(buf, "ETA 6 s") != NULL, "got [%s]", buf); /* 2 s for 10 of 40: 6 s to go */
+    orr_progress_done(&p);
+    fflush(f);
+    CHECK(buf[strlen(buf) - 1] == 'K' && p.shown == 0);
+    fclose(f);
+}
+
 int main(void)
 {
     test_map();
     test_engine();
     test_buf();
+    test_engine_tick();
+    test_progress();
     return check_done();
 }

@@ -15,6 +15,7 @@
 #include "orrery/hw.h"
 #include "orrery/model.h"
 #include "orrery/packet.h"
+#include "orrery/progress.h"
 #include "orrery/validate.h"
 #include "version.h"
 
@@ -32,7 +33,7 @@ static const struct { const char *name, *synopsis, *what; } commands[] = {
     {"predict", "orrery predict [SPEC.yaml] [FLAGS]", "predict one training iteration (docs/spec.md)"},
     {"emulate", "orrery emulate [FLAGS] -- CMD [ARGS]",
      "run an unmodified CUDA/NCCL or PyTorch program with no GPU and predict it (docs/emulate.md)"},
-    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR]",
+    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--quiet]",
      "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
     {"validate", "orrery validate [DIR]", "predict the published Megatron-LM rows (default: " ORRERY_DEFAULT_VALIDATION_DIR ")"},
     {"list", "orrery list gpus|models|clusters", "print the catalogs"},
@@ -73,7 +74,9 @@ static int help(const char *command)
         if (strcmp(command, "predict") == 0)
             printf("\nEvery flag overrides the spec file's key of the same name (docs/spec.md lists both).\n");
     } else if (strcmp(command, "netsim") == 0) {
-        printf("\nflags:\n  %-38s %s\n", "--out DIR", "write the FCT and PFC outputs into DIR [default: as the config names them]");
+        printf("\nflags:\n  %-38s %s\n  %-38s %s\n", "--out DIR",
+               "write the FCT and PFC outputs into DIR [default: as the config names them]", "--quiet",
+               "no progress line on stderr (there is none when stderr is not a terminal)");
     }
     orr_buf_free(&b);
     return 0;
@@ -149,6 +152,9 @@ static int cmd_predict(int argc, char **argv)
         orr_spec_free(&s);
         return fail(&err);
     }
+    orr_progress prog; /* one updating line on a terminal while it runs (--quiet: none) */
+    orr_progress_init(&prog, stderr, isatty(STDERR_FILENO) && !s.quiet, "predict");
+    s.progress = &prog;
     if (s.njobs) {
         int rc = predict_jobs(&s);
         orr_spec_free(&s);
@@ -262,16 +268,18 @@ static int write_output(const char *dir, const char *path, const char *fallback,
 static int cmd_netsim(int argc, char **argv)
 {
     const char *pos[3], *out_dir = NULL;
-    int npos = 0;
+    int npos = 0, quiet = 0;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0) {
+        if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
+        } else if (strcmp(argv[i], "--out") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "orrery: netsim: --out needs a directory\n");
                 return ORR_EXIT_USAGE;
             }
             out_dir = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR)\n", argv[i]);
+            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR or --quiet)\n", argv[i]);
             return ORR_EXIT_USAGE;
         } else if (npos < 3) {
             pos[npos++] = argv[i];
@@ -295,6 +303,9 @@ static int cmd_netsim(int argc, char **argv)
     orr_topo t;
     if (orr_topo_read_hpcc(&t, pos[0], &err)) return fail(&err);
     orr_netsim_result r;
+    orr_progress prog;
+    orr_progress_init(&prog, stderr, isatty(STDERR_FILENO) && !quiet, "netsim");
+    cfg.progress = &prog;
     rc = orr_netsim_run_with(&t, &cfg, pos[1], &r, &err);
     orr_topo_free(&t);
     if (rc) return fail(&err);
@@ -417,6 +428,9 @@ static int cmd_emulate(int argc, char **argv)
                ps.stored < ps.kernels ? " (the others had no device time: run under the emulator)" : "");
         return 0;
     }
+    orr_progress prog;
+    orr_progress_init(&prog, stderr, isatty(STDERR_FILENO) && !s.quiet, "emulate");
+    eo.progress = &prog;
     eo.trace_dir = trace_dir;
     eo.gpus = s.gpus;
     eo.gpus_per_node = gpn;

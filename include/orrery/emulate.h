@@ -33,6 +33,7 @@ typedef struct orr_emu_opts {
     double tokens;           /* tokens per iteration, whole job (0: unknown; tokens/s is then n/a) */
     int no_host_time;        /* drop the host CPU time measured between calls (only the launch cost
                               * per device op remains): the device-bound time of the program */
+    struct orr_progress *progress; /* a progress line while simulating (progress.h); NULL: none */
 } orr_emu_opts;
 
 typedef struct orr_emu_api {

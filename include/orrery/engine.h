@@ -28,7 +28,12 @@ typedef struct orr_engine {
     uint64_t events_run;
     orr_event *heap;
     size_t n, cap;
+    /* Optional: called every ORR_ENGINE_TICK_EVENTS events while running (progress lines); it must
+     * not schedule events. NULL: none. */
+    void (*tick_fn)(void *ctx, const struct orr_engine *e);
+    void *tick_ctx;
 } orr_engine;
+#define ORR_ENGINE_TICK_EVENTS 16384
 
 void orr_engine_init(orr_engine *e);
 void orr_engine_free(orr_engine *e);

@@ -65,6 +65,7 @@ typedef struct orr_exec_opts {
     uint32_t link_tracks;          /* flow and packet backends: keep the utilisation over time of
                                     * this many busiest links per tier (orr_link_tracks; 0: none).
                                     * Changes no simulated time or statistic. */
+    struct orr_progress *progress; /* a progress line while running (progress.h); NULL: none */
 } orr_exec_opts;
 
 typedef struct orr_exec_rank {

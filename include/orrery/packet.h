@@ -92,6 +92,8 @@ typedef struct orr_packet_config {
     double rate_scale[ORR_TIER_COUNT];
     /* Output files named by the config (`orrery netsim`); empty if not given. */
     char fct_output[512], pfc_output[512];
+    /* Not a config.txt key: the caller's progress line for orr_netsim_run_with (NULL: none). */
+    struct orr_progress *progress;
 } orr_packet_config;
 
 /* The HPCC ns-3 defaults (config of data/validation/ns3 with CC_MODE 3, HPCC). */

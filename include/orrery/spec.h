@@ -91,6 +91,8 @@ typedef struct orr_spec {
     /* Output options (front door). */
     int json;
     char trace_path[256];
+    int quiet;                     /* --quiet: no progress line */
+    struct orr_progress *progress; /* the caller's progress line (progress.h); NULL: none */
 } orr_spec;
 
 /* One job of a multi-job spec and where it runs. Placement: `first_gpu` (contiguous GPUs from

@@ -230,7 +230,8 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
     orr_estimate_workload(p->w, g);
     uint64_t cap = device_bytes > g->runtime_reserved_bytes ? device_bytes - g->runtime_reserved_bytes : 0;
     orr_exec_opts opts = {.net = ORR_NET_ANALYTIC, .launch_ps = launch_ps,
-                          .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH, .mem_capacity_bytes = cap, .mem_caching = 0};
+                          .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH, .mem_capacity_bytes = cap, .mem_caching = 0,
+                          .progress = eo->progress};
     orr_cluster cl = *c;
     if (eo->gpus_per_node) cl.gpus_per_node = eo->gpus_per_node;
     if (orr_execute(p->w, g, &cl, &opts, &p->x, err) < 0) {

@@ -71,6 +71,11 @@ uint64_t orr_engine_run(orr_engine *e)
         e->now_ps = ev.t_ps;
         ev.fn(ev.ctx, ev.arg);
         ran++;
+        if (e->tick_fn && ran % ORR_ENGINE_TICK_EVENTS == 0) {
+            e->events_run += ran;
+            ran = 0;
+            e->tick_fn(e->tick_ctx, e);
+        }
     }
     e->events_run += ran;
     return ran;

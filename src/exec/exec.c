@@ -13,6 +13,7 @@
  * the rendezvous pools; nothing is allocated per event.
  */
 #include "orrery/exec.h"
+#include "orrery/progress.h"
 #include "orrery/engine.h"
 
 #include <stdio.h>
@@ -95,6 +96,7 @@ typedef struct exec {
     orr_map chan_map;   /* (src * world + dst) << 16 | tag -> p2p_chan */
     orr_err *err;
     int failed;
+    uint64_t ops_done, ops_total; /* for the progress line */
 } exec;
 
 static void stream_try_start(exec *x, uint32_t r, uint32_t s);
@@ -555,6 +557,7 @@ static void op_finished(exec *x, uint32_t r, uint32_t i)
     uint32_t s = op->stream;
     stream_st *st = &rs->streams[s];
     t->end_ps = orr_engine_now(&x->eng);
+    x->ops_done++;
     st->last_done = i;
     rs->stream_done[s]++;
     if (op->kind == ORR_OP_EVENT_RECORD) {
@@ -933,6 +936,13 @@ static void collect_link_tracks(orr_net *n, int64_t end_ps, uint32_t max, orr_li
     out->nlinks = ntop;
 }
 
+/* The engine's tick: the progress line, ops done of all ranks' ops. */
+static void exec_tick(void *ctx, const orr_engine *e)
+{
+    exec *x = ctx;
+    orr_progress_tick(x->opts.progress, e->now_ps, e->events_run, x->ops_done, x->ops_total, "ops");
+}
+
 int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
                 const orr_exec_opts *opts, orr_exec_result *out, orr_err *err)
 {
@@ -992,12 +1002,18 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
                 rc = orr_fail(err, "workload: rank %u op %zu has p2p tag %u (at most 65535)", w->ranks[r].gpu, i, op->seq);
         }
     }
+    if (rc == 0 && opts->progress) {
+        for (uint32_t r = 0; r < w->nranks; r++) x.ops_total += w->ranks[r].nops;
+        x.eng.tick_fn = exec_tick;
+        x.eng.tick_ctx = &x;
+    }
     if (rc == 0) {
         for (uint32_t r = 0; r < w->nranks; r++) orr_engine_at(&x.eng, 0, host_resume_ev, &x, r);
         do orr_engine_run(&x.eng);
         while (!x.failed && lift_queue_blocks(&x) > 0);
         if (x.failed) rc = -1;
         else rc = check_finished(&x);
+        orr_progress_done(opts->progress);
     }
     out->events = x.eng.events_run;
     if (rc == 0) {

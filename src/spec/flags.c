@@ -25,7 +25,7 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
-    F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
+    F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
 } flag_id;
 
 /* Where a flag is accepted: predict, emulate, and (with a spec that has jobs:) at the top level of
@@ -121,6 +121,8 @@ static const flag_def flags[] = {
     /* output */
     {"--json", F_JSON, NULL, "text", "print the result as JSON (docs/json.md)", P | E | J},
     {"--trace", F_TRACE, "an output file path", "none", "write a Perfetto trace (ui.perfetto.dev)", P | E | J},
+    {"--quiet", F_QUIET, NULL, "a progress line on a terminal",
+     "no progress line on stderr (there is none when stderr is not a terminal)", P | E | J},
     /* emulate */
     {"--trace-dir", F_TRACE_DIR, "a directory", "a temporary one, removed", "keep the per-process traces there", E},
     {"--kernel-db", F_KERNEL_DB, "an SQLite kernel database file", "none",
@@ -287,6 +289,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_DIST_OPT: s->dist_opt = 1; return 0;
     case F_NO_DIST_OPT: s->dist_opt = 0; return 0;
     case F_JSON: s->json = 1; return 0;
+    case F_QUIET: s->quiet = 1; return 0;
     case F_TP_COMM_OVERLAP: s->tp_comm_overlap = 1; return 0;
     case F_NO_TP_COMM_OVERLAP: s->tp_comm_overlap = 0; return 0;
     case F_NO_SYMMETRY: s->symmetry = 0; return 0;

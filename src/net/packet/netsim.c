@@ -10,6 +10,7 @@
  * Orrery's ECMP hash).
  */
 #include "orrery/packet.h"
+#include "orrery/progress.h"
 
 #include <errno.h>
 #include <math.h>
@@ -218,6 +219,21 @@ static uint16_t *source_ports(const flow_line *fl, uint32_t n)
     return port;
 }
 
+/* The engine's tick: the progress line, flows finished of the flow list. */
+typedef struct netsim_tick {
+    orr_progress *p;
+    orr_packet_sim *s;
+    uint32_t nflows;
+} netsim_tick;
+
+static void netsim_tick_fn(void *ctx, const orr_engine *e)
+{
+    const netsim_tick *k = ctx;
+    uint32_t nfin;
+    orr_packet_finished(k->s, &nfin);
+    orr_progress_tick(k->p, e->now_ps, e->events_run, nfin, k->nflows, "flows");
+}
+
 int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const char *flows_path,
                         orr_netsim_result *r, orr_err *err)
 {
@@ -256,7 +272,13 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
     free(fl);
     if (cfg->stop_ps > 0) orr_packet_set_stop(s, cfg->stop_ps);
     double t1 = now_s();
+    netsim_tick tick = {cfg->progress, s, nf};
+    if (cfg->progress) {
+        e.tick_fn = netsim_tick_fn;
+        e.tick_ctx = &tick;
+    }
     orr_engine_run(&e);
+    orr_progress_done(cfg->progress);
     double t2 = now_s();
 
     uint32_t nfin;
