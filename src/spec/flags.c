@@ -34,7 +34,7 @@ typedef struct flag_def {
 
 #define COUNT "a positive integer"
 static const flag_def flags[] = {
-    {"--model", F_MODEL, "a catalog model name or a YAML model file"},
+    {"--model", F_MODEL, "a catalog model name, a YAML model file, or a Hugging Face config.json or its directory"},
     {"--gpu", F_GPU, "a catalog GPU name"},
     {"--cluster", F_CLUSTER, "a catalog cluster name"},
     {"--gpus", F_GPUS, COUNT},
@@ -171,6 +171,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     double d;
     switch (f->id) {
     case F_MODEL:
+        if (orr_model_is_hf_path(val)) return orr_model_load_hf(&s->model, val, err);
         if (looks_like_file(val)) return orr_model_load_file(&s->model, val, err);
         return flag_lookup(f, orr_catalog_model(val, &s->model, &e), &e, err);
     case F_GPU: return flag_lookup(f, orr_catalog_gpu(val, &s->gpu, &e), &e, err);
