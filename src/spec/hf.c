@@ -73,7 +73,8 @@ static const char *const ignored[] = {
     "initializer_range", "initializer_factor", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon",
     "rope_theta", "rope_scaling", "rope_parameters", "rope_local_base_freq", "rotary_emb_base", "rotary_pct",
     "partial_rotary_factor", "max_position_embeddings", "n_positions", "n_ctx", "pretraining_tp",
-    "attention_dropout", "hidden_dropout", "classifier_dropout", "attn_pdrop", "embd_pdrop", "resid_pdrop",
+    "attention_dropout", "hidden_dropout", "classifier_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob",
+    "attn_pdrop", "embd_pdrop", "resid_pdrop",
     "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels", "summary_first_dropout",
     "task_specific_params", "id2label", "label2id", "num_labels", "problem_type", "finetuning_task",
     "tokenizer_class", "prefix", "output_attentions", "output_hidden_states", "return_dict", "use_return_dict",
@@ -478,7 +479,8 @@ int orr_model_load_hf(orr_model *m, const char *path, orr_err *err)
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         size_t n = strlen(path);
-        if (snprintf(file, sizeof file, "%s%sconfig.json", path, n && path[n - 1] == '/' ? "" : "/") >= (int)sizeof file)
+        const char *sep = n && path[n - 1] == '/' ? "" : "/";
+        if (snprintf(file, sizeof file, "%s%sconfig.json", path, sep) >= (int)sizeof file)
             return orr_fail(err, "%.60s...: path too long", path);
         if (stat(file, &st) != 0) return orr_fail(err, "%s: no config.json in this directory", path);
     } else if (snprintf(file, sizeof file, "%s", path) >= (int)sizeof file) {
