@@ -28,7 +28,7 @@
 
 static int usage(FILE *f)
 {
-    fputs("usage: orrery predict [SPEC.yaml] [--model NAME|FILE --gpu NAME --gpus N --tp N --pp N ...]\n"
+    fputs("usage: orrery predict [SPEC.yaml] [--model NAME|FILE|HF-DIR --gpu NAME --gpus N --tp N --pp N ...]\n"
           "       orrery list gpus|models|clusters\n"
           "       orrery validate [DIR]   (DIR: data/validation; default " ORRERY_DEFAULT_VALIDATION_DIR ")\n"
           "       orrery netsim TOPO FLOWS CONFIG [--out DIR]   (HPCC ns-3 formats; docs/netsim.md)\n"
