@@ -30,7 +30,8 @@
 
 /* The subcommands, each with its one-line synopsis; `orrery help` prints them. */
 static const struct { const char *name, *synopsis, *what; } commands[] = {
-    {"predict", "orrery predict [SPEC.yaml] [FLAGS]", "predict one training iteration (docs/spec.md)"},
+    {"predict", "orrery predict [SPEC.yaml] [FLAGS]",
+     "predict one training iteration; --model NAME|FILE.yaml|config.json|HF_DIR (docs/spec.md)"},
     {"emulate", "orrery emulate [FLAGS] -- CMD [ARGS]",
      "run an unmodified CUDA/NCCL or PyTorch program with no GPU and predict it (docs/emulate.md)"},
     {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--quiet]",

@@ -22,6 +22,11 @@ typedef struct orr_model {
     int tied_embeddings;   /* 1: LM head shares the input embedding */
     int rmsnorm;           /* 1: RMSNorm, 0: LayerNorm */
     int bias;              /* 1: linear layers have biases (GPT), 0: none (Llama) */
+    /* Tokens a sliding-window attention layer sees (0: no such layers). Only Hugging Face configs
+     * set it (Mistral, Gemma 2/3, Qwen with use_sliding_window). The generator computes full causal
+     * attention on every layer, which is the same only while seq <= attn_window, so resolve refuses
+     * a longer seq rather than overstate those layers' attention time. */
+    uint32_t attn_window;
 } orr_model;
 
 int orr_catalog_model(const char *name, orr_model *out, orr_err *err);
@@ -29,6 +34,14 @@ size_t orr_catalog_model_count(void);
 const orr_model *orr_catalog_model_at(size_t i);
 /* Aliases of entry i joined by ", " ("" if none; NULL if i is out of range), for `orrery list`. */
 const char *orr_catalog_model_aliases(size_t i);
+
+/* A Hugging Face transformers config.json (docs/spec.md "Hugging Face config.json"): path is the
+ * file or a directory holding config.json. Fills m (seq left 0: the training sequence length is not
+ * in the file) or fails naming the file and the key. Reads at most ORR_HF_MAX_BYTES. */
+#define ORR_HF_MAX_BYTES (4u << 20)
+int orr_model_load_hf(orr_model *m, const char *path, orr_err *err);
+/* 1 if a --model argument or `model:` string names a config.json: it ends in .json or is a directory. */
+int orr_model_is_hf_path(const char *arg);
 
 /* Parameters of the whole model (embeddings counted once when tied). */
 double orr_model_params(const orr_model *m);

@@ -1,7 +1,7 @@
 /*
  * catalog.c - the model catalog (data/models.yaml), the reader of a spec's `model:` value (a catalog
- * name, overrides of a catalog entry, or a custom architecture), and the closed-form parameter
- * counts of a transformer.
+ * name or a Hugging Face config.json (src/spec/hf.c), overrides of either, or a custom architecture),
+ * and the closed-form parameter counts of a transformer.
  *
  * The catalog is compiled into the library (cmake/embed.cmake) and parsed once, on first use. The
  * field table below is shared by the catalog and the spec, so a key means the same in both.
@@ -177,12 +177,15 @@ const char *orr_catalog_model_aliases(size_t i)
 
 /* ---- The spec's `model:` ---- */
 
+/* A catalog name, or a Hugging Face config.json (or its directory), relative to the current
+ * directory as topology_file is. */
 static int lookup_named(const orr_ynode *n, orr_model *m, orr_err *err)
 {
-    char name[128];
+    char name[1024];
     orr_err e;
     if (orr_y_str(n, name, sizeof name, err)) return -1;
-    if (orr_catalog_model(name, m, &e)) return orr_y_fail(n, err, "%s", e.msg);
+    int rc = orr_model_is_hf_path(name) ? orr_model_load_hf(m, name, &e) : orr_catalog_model(name, m, &e);
+    if (rc) return orr_y_fail(n, err, "%s", e.msg);
     return 0;
 }
 

@@ -50,7 +50,8 @@ typedef struct flag_def {
 #define J SC_JOBS
 static const flag_def flags[] = {
     /* the job */
-    {"--model", F_MODEL, "a catalog model name or a YAML model file", "required", "the model (`orrery list models`)", P},
+    {"--model", F_MODEL, "a catalog model name, a YAML model file, or a Hugging Face config.json or its directory", "required",
+     "the model (`orrery list models`)", P},
     {"--gpu", F_GPU, "a catalog GPU name", "the cluster's GPU", "the GPU (`orrery list gpus`)", P | E | J},
     {"--cluster", F_CLUSTER, "a catalog cluster name or a YAML cluster file", "the GPU's node type",
      "the node type and network (`orrery list clusters`); a file holds cluster fields with base: NAME", P | E | J},
@@ -254,6 +255,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     double d;
     switch (f->id) {
     case F_MODEL:
+        if (orr_model_is_hf_path(val)) return orr_model_load_hf(&s->model, val, err);
         if (looks_like_file(val)) return orr_model_load_file(&s->model, val, err);
         return flag_lookup(f, orr_catalog_model(val, &s->model, &e), &e, err);
     case F_GPU: return flag_lookup(f, orr_catalog_gpu(val, &s->gpu, &e), &e, err);

@@ -370,7 +370,14 @@ static int resolve_sizes(orr_spec *s, orr_err *err)
 {
     if (!s->seq) s->seq = s->model.seq;
     if (!s->seq)
-        return orr_fail(err, "--seq (training.seq): not given, and model %s has no default seq", s->model.name);
+        return orr_fail(err, "--seq (training.seq): not given, and model %s has no default seq (a model from a "
+                             "Hugging Face config.json never has one: its max_position_embeddings is the longest "
+                             "context, not the training sequence length)", s->model.name);
+    if (s->model.attn_window && s->seq > s->model.attn_window)
+        return orr_fail(err, "--seq %u (training.seq): longer than the sliding attention window of model %s (%u "
+                             "tokens, sliding_window of its config.json); Orrery computes full causal attention on "
+                             "every layer, which would overstate the windowed layers' time: use --seq %u or less",
+                        s->seq, s->model.name, s->model.attn_window, s->model.attn_window);
     struct { const char *flag, *key; uint32_t v; } pos[] = {
         {"--tp", "parallel.tp", s->tp}, {"--pp", "parallel.pp", s->pp}, {"--vpp", "parallel.vpp", s->vpp},
         {"--mbs", "training.mbs", s->mbs}, {"--cp", "parallel.cp", s->cp},
