@@ -23,7 +23,7 @@ typedef enum flag_id {
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
-    F_PP_FIRST, F_PP_LAST, F_PP_LAYERS
+    F_PP_FIRST, F_PP_LAST, F_PP_LAYERS, F_FRAMEWORK
 } flag_id;
 
 typedef struct flag_def {
@@ -34,6 +34,7 @@ typedef struct flag_def {
 
 #define COUNT "a positive integer"
 static const flag_def flags[] = {
+    {"--framework", F_FRAMEWORK, "megatron, megatron-fsdp, torchtitan, deepspeed or nanotron"},
     {"--model", F_MODEL, "a catalog model name or a YAML model file"},
     {"--gpu", F_GPU, "a catalog GPU name"},
     {"--cluster", F_CLUSTER, "a catalog cluster name"},
@@ -170,6 +171,10 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     orr_err e;
     double d;
     switch (f->id) {
+    case F_FRAMEWORK:
+        if (orr_framework_parse(val, &s->framework)) return bad_value(f, val, err);
+        s->framework_set = 1;
+        return 0;
     case F_MODEL:
         if (looks_like_file(val)) return orr_model_load_file(&s->model, val, err);
         return flag_lookup(f, orr_catalog_model(val, &s->model, &e), &e, err);
