@@ -85,7 +85,7 @@ for mode in ddp fsdp; do
         # per rank: all-gather of 5 units forward (4 blocks, the root), of the 4 resharded blocks
         # backward, 5 reduce-scatters
         [ "$n" = 56 ] && ok || bad "fsdp: collectives $n != 4 x 14"
-        par="--fsdp 4"
+        par="--framework torchtitan --fsdp 4"
     else
         # per rank: one all-reduce per gradient bucket (DDP's 25 MiB buckets; the embedding and the LM
         # head are a bucket each), the same on every rank

@@ -25,7 +25,7 @@ for m in llama2-7b llama2-13b llama2-70b llama3-8b llama3-70b llama3-405b; do
     same "$m" "$TMP/hf.json" "$TMP/cat.json"
 done
 # and one under FSDP with a directory argument (the config's directory) and the catalog's seq 8192
-set -- --gpu H100 --gpus 16 --fsdp 16 --seq 8192 --mbs 1 --json
+set -- --framework torchtitan --gpu H100 --gpus 16 --fsdp 16 --seq 8192 --mbs 1 --json
 "$ORR" predict --model "$SRC/tests/hf/llama3-8b" "$@" > "$TMP/hf.json" && ok || bad "llama3-8b DIR fsdp"
 "$ORR" predict --model llama3-8b "$@" > "$TMP/cat.json"
 same "llama3-8b fsdp" "$TMP/hf.json" "$TMP/cat.json"

@@ -143,7 +143,7 @@ gpus: 8
 jobs:
   - {gpus: 8}
   - {gpus: 8}"
-err bad-key 'e.yaml:6: jobs[0].tp: unknown key (allowed: name, model, gpus, parallel, training, options, first_gpu, nodes)' "$BASE
+err bad-key 'e.yaml:6: jobs[0].tp: unknown key (allowed: name, framework, model, gpus, parallel, training, options, first_gpu, nodes)' "$BASE
 jobs:
   - gpus: 8
     tp: 2"

@@ -368,6 +368,7 @@ static void test_uneven_split(void)
     s.model.layers = 11;
     s.tp = 1;
     s.pp = 3;
+    s.framework = ORR_FW_TORCHTITAN;
     s.fsdp = 2;
     s.dp = 2;
     s.gpus = 6;
@@ -443,8 +444,8 @@ static int flag_spec(orr_spec *s, int argc, const char *const *argv)
 static void test_eager_torch(void)
 {
     orr_spec s;
-    const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "2",
-                          "--seq", "8192", "--no-compile-loss", "--recompute", "none"};
+    const char *argv[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                          "--fsdp", "8", "--mbs", "2", "--seq", "8192", "--no-compile-loss", "--recompute", "none"};
     if (!FLAG_SPEC(&s, argv)) return;
     const double tok = 2.0 * 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
     orr_workload *w = gen(&s);
@@ -490,9 +491,9 @@ static void test_dtensor_sp(void)
     double act[2];
     for (int async = 0; async <= 1; async++) {
         orr_spec s;
-        const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--tp", "2", "--fsdp", "4",
-                              "--sp", "--mbs", "1", "--seq", "2048", "--recompute", "none", "--compile",
-                              async ? "--async-tp" : "--no-tp-comm-overlap"};
+        const char *argv[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                              "--tp", "2", "--fsdp", "4", "--sp", "--mbs", "1", "--seq", "2048", "--recompute", "none",
+                              "--compile", async ? "--async-tp" : "--no-tp-comm-overlap"};
         if (!FLAG_SPEC(&s, argv)) return;
         orr_workload *w = gen(&s);
         if (!w) return;
@@ -512,8 +513,8 @@ static void test_dtensor_sp(void)
 static void test_fp8_head(void)
 {
     orr_spec s;
-    const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "1",
-                          "--seq", "4096", "--precision", "fp8"};
+    const char *argv[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                          "--fsdp", "8", "--mbs", "1", "--seq", "4096", "--precision", "fp8"};
     if (!FLAG_SPEC(&s, argv)) return;
     orr_workload *w = gen(&s);
     if (!w) return;
@@ -542,10 +543,10 @@ static void test_fsdp_copy_out(void)
 {
     for (int zero3 = 0; zero3 < 2; zero3++) {
         orr_spec s;
-        const char *fsdp[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "1",
-                              "--seq", "4096"};
-        const char *z3[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--zero", "3", "--mbs", "1",
-                            "--seq", "4096"};
+        const char *fsdp[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                              "--fsdp", "8", "--mbs", "1", "--seq", "4096"};
+        const char *z3[] = {"--framework", "deepspeed", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                            "--zero", "3", "--mbs", "1", "--seq", "4096"};
         if (zero3 ? !FLAG_SPEC(&s, z3) : !FLAG_SPEC(&s, fsdp)) return;
         orr_workload *w = gen(&s);
         if (!w) return;
@@ -582,10 +583,11 @@ static void test_context_parallel(void)
     const double elems = 8192.0 / 4 * 32 * 128; /* local tokens x query heads x head dim */
     for (int titan = 0; titan < 2; titan++) {
         orr_spec s;
-        const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "4", "--cp", "4", "--mbs", "1",
-                              "--seq", "8192", "--recompute", "none", "--fsdp", "1"};
-        /* without --fsdp: Megatron */
-        if (!flag_spec(&s, (int)(sizeof argv / sizeof argv[0]) - (titan ? 0 : 2), argv)) return;
+        /* TorchTitan shards over the data parallelism the CP ranks leave: --fsdp 1 */
+        const char *argv[] = {"--framework", titan ? "torchtitan" : "megatron", "--model", "llama3-8b", "--gpu",
+                              "H100", "--gpus", "4", "--cp", "4", "--mbs", "1", "--seq", "8192", "--recompute", "none"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        CHECK_EQ_I64(s.fsdp, titan ? 1 : 0);
         orr_workload *w = gen(&s);
         if (!w) return;
         CHECK_EQ_I64(w->nranks, 4);
@@ -630,9 +632,9 @@ static void test_pp_outputs(void)
 {
     for (int compiled = 0; compiled < 2; compiled++) {
         orr_spec s;
-        const char *argv[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "4", "--pp", "4", "--fsdp", "1",
-                              "--mbs", "1", "--gbs", "4", "--seq", "1024", "--recompute", "full",
-                              compiled ? "--compile-loss" : "--no-compile-loss"};
+        const char *argv[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "4",
+                              "--pp", "4", "--fsdp", "1", "--mbs", "1", "--gbs", "4", "--seq", "1024", "--recompute",
+                              "full", compiled ? "--compile-loss" : "--no-compile-loss"};
         if (!FLAG_SPEC(&s, argv)) return;
         orr_workload *w = gen(&s);
         if (!w) return;

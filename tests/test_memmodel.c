@@ -123,29 +123,31 @@ static void check_verdict(const char *const *flags, int want_oom, const char *wa
 
 static void test_oom(void)
 {
-    /* Llama 3 70B, no sharding, on 8 H100: the bf16 weights alone are 131 GiB */
-    const char *a[] = {"--model", "llama3-70b", "--gpu", "H100", "--gpus", "8", "--mbs", "1", "--seq", "8192",
-                       "--recompute", "full", NULL};
+    /* Llama 3 70B, no sharding (Megatron-LM without the distributed optimizer), on 8 H100: the bf16
+     * weights alone are 131 GiB */
+    const char *a[] = {"--framework", "megatron", "--model", "llama3-70b", "--gpu", "H100", "--gpus", "8",
+                       "--mbs", "1", "--seq", "8192", "--recompute", "full", NULL};
     check_verdict(a, 1, "parameters");
     /* sharded over 64 GPUs with FSDP: fits */
-    const char *b[] = {"--model", "llama3-70b", "--gpu", "H100", "--gpus", "64", "--fsdp", "64", "--mbs", "1",
-                       "--seq", "8192", "--recompute", "full", NULL};
+    const char *b[] = {"--framework", "torchtitan", "--model", "llama3-70b", "--gpu", "H100", "--gpus", "64",
+                       "--fsdp", "64", "--mbs", "1", "--seq", "8192", "--recompute", "full", NULL};
     check_verdict(b, 0, NULL);
     /* Llama 3 8B on one H100 with Adam: 2 + 4 + 12 bytes per parameter = 134 GiB */
     const char *c[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "1", "--mbs", "1", "--seq", "8192",
                        "--recompute", "full", NULL};
     check_verdict(c, 1, "optimizer_state");
     /* 8B, FSDP over 8, selective recompute, local batch 2: fits in 80 GB... */
-    const char *d[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "2",
-                       "--seq", "8192", "--recompute", "selective", NULL};
+    const char *d[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                       "--fsdp", "8", "--mbs", "2", "--seq", "8192", "--recompute", "selective", NULL};
     check_verdict(d, 0, NULL);
     /* ...but not without recompute: the activations no longer fit */
-    const char *e[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "2",
-                       "--seq", "8192", "--recompute", "none", NULL};
+    const char *e[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                       "--fsdp", "8", "--mbs", "2", "--seq", "8192", "--recompute", "none", NULL};
     check_verdict(e, 1, NULL);
     /* ...nor in a 40 GiB --mem-capacity */
-    const char *g[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--mbs", "2",
-                       "--seq", "8192", "--recompute", "selective", "--mem-capacity", "40GiB", NULL};
+    const char *g[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                       "--fsdp", "8", "--mbs", "2", "--seq", "8192", "--recompute", "selective", "--mem-capacity",
+                       "40GiB", NULL};
     check_verdict(g, 1, NULL);
 }
 

@@ -256,6 +256,7 @@ static void test_params(void)
 
 static const char *full_spec =
     "# GPT-3 175B on 1024 A100s (Megatron-LM README example)\n"
+    "framework: megatron\n"
     "model: gpt3-175b\n"
     "gpu: A100-SXM4-80GB\n"
     "cluster: dgx-a100\n"
@@ -277,6 +278,7 @@ static void test_spec_file(void)
     EXPECT_OK(load_text(&s, full_spec, &err, NULL), err);
     EXPECT_OK(orr_spec_resolve(&s, &err), err);
     CHECK(strcmp(s.model.name, "gpt3-175b") == 0 && strcmp(s.gpu.name, "A100-SXM4-80GB") == 0);
+    CHECK(s.framework == ORR_FW_MEGATRON && s.framework_set);
     CHECK(strcmp(s.cluster.name, "dgx-a100") == 0);
     CHECK(s.gpus == 1024 && s.tp == 8 && s.pp == 16 && s.dp == 8 && s.vpp == 1);
     CHECK(s.mbs == 1 && s.gbs == 1536 && s.seq == 2048 && s.sp == 1 && s.dist_opt == 0);
@@ -441,7 +443,8 @@ static void test_bad_spec_files(void)
     rc = load_text(&s, "model: gpt3-175b\nparallel: {pp: 4, decoder_first_pipeline_num_layers: 0}\n", &err, NULL);
     EXPECT_FAIL(rc, err, ":2: parallel.decoder_first_pipeline_num_layers: expected");
     rc = load_text(&s, "modle: gpt3-175b\n", &err, NULL);
-    EXPECT_FAIL(rc, err, "modle: unknown key (did you mean model? allowed: model, gpu, cluster, gpus, parallel, training, options, network, jobs)");
+    EXPECT_FAIL(rc, err, "modle: unknown key (did you mean model? allowed: framework, model, gpu, cluster, gpus, parallel, "
+                         "training, options, network, jobs)");
     rc = load_text(&s, "model: [gpt3\ngpu: H100\n", &err, path);
     EXPECT_FAIL(rc, err, path, "invalid YAML");
     rc = load_text(&s, "model: gpt3-175b\n  gpu: H100\n", &err, NULL);
@@ -569,6 +572,70 @@ static void test_bad_flags(void)
 #undef FLAGS_FAIL
 }
 
+/* framework: chosen explicitly (default megatron); another framework's options are errors naming
+ * both; the names not modelled are refused, never predicted as another framework. */
+static void test_framework(void)
+{
+    orr_spec s;
+    orr_err err;
+    for (int f = 0; f < ORR_FW_COUNT; f++) {
+        orr_framework back;
+        CHECK(orr_framework_parse(orr_framework_name((orr_framework)f), &back) == 0 && back == (orr_framework)f);
+    }
+    const char *dflt[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, dflt), err);
+    CHECK(s.framework == ORR_FW_MEGATRON && !s.framework_set && s.fsdp == 0);
+    /* TorchTitan without --fsdp shards over all the data parallelism the replicas leave (-1) */
+    const char *titan[] = {"--framework", "TorchTitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "32",
+                           "--tp", "2", "--dp", "2", NULL};
+    EXPECT_OK(resolve_flags(&s, &err, titan), err);
+    CHECK(s.framework == ORR_FW_TORCHTITAN && s.fsdp == 8 && s.dp_replicate == 2 && s.dp == 16);
+    EXPECT_OK(load_text(&s, "framework: deepspeed\nmodel: llama3-8b\ngpu: H100\ngpus: 8\nparallel: {zero: 3}\n",
+                        &err, NULL), err);
+    EXPECT_OK(orr_spec_resolve(&s, &err), err);
+    CHECK(s.framework == ORR_FW_DEEPSPEED && s.zero == 3);
+    int rc = load_text(&s, "framework: titan\nmodel: llama3-8b\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":1: framework: expected one of megatron|megatron-fsdp|torchtitan|deepspeed|nanotron");
+    int rc_;
+#define RESOLVE_FAIL(...)                                    \
+    do {                                                     \
+        const char *a_[] = {__VA_ARGS__, NULL};              \
+        rc_ = resolve_flags(&s, &err, a_);                   \
+    } while (0)
+    RESOLVE_FAIL("--framework", "jax");
+    EXPECT_FAIL(rc_, err, "--framework: expected megatron, megatron-fsdp, torchtitan, deepspeed or nanotron, got \"jax\"");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8");
+    EXPECT_FAIL(rc_, err, "--fsdp 8 (parallel.fsdp) with framework megatron (the default): --fsdp is TorchTitan's "
+                          "FSDP2 (framework: torchtitan, --framework torchtitan)");
+    RESOLVE_FAIL("--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--zero", "1");
+    EXPECT_FAIL(rc_, err, "--zero 1 (parallel.zero) with framework megatron: --zero is DeepSpeed's ZeRO (framework: "
+                          "deepspeed");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--dist-opt");
+    EXPECT_FAIL(rc_, err, "--dist-opt (parallel.dist_opt) with framework torchtitan: --dist-opt is Megatron-LM's "
+                          "distributed optimizer (framework: megatron");
+    RESOLVE_FAIL("--framework", "deepspeed", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--zero", "3",
+                 "--compile");
+    EXPECT_FAIL(rc_, err, "--compile (options.compile) with framework deepspeed:", "(framework: torchtitan");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--no-compile-loss");
+    EXPECT_FAIL(rc_, err, "--no-compile-loss (options.compile_loss) with framework megatron (the default):");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--no-reshard-after-forward");
+    EXPECT_FAIL(rc_, err, "--no-reshard-after-forward (parallel.reshard_after_forward) with framework megatron");
+    RESOLVE_FAIL("--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--precision",
+                 "fp8", "--fp8-allgather");
+    EXPECT_FAIL(rc_, err, "--fp8-allgather (parallel.fp8_allgather) with framework megatron:");
+    RESOLVE_FAIL("--framework", "deepspeed", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8");
+    EXPECT_FAIL(rc_, err, "framework deepspeed: give the ZeRO stage, --zero 1, 2 or 3 (parallel.zero)");
+    RESOLVE_FAIL("--framework", "deepspeed", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--zero", "1",
+                 "--pp", "2", "--vpp", "2");
+    EXPECT_FAIL(rc_, err, "--vpp 2 (parallel.vpp) with framework deepspeed: DeepSpeed's pipeline engine has no "
+                          "interleaved schedule");
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8");
+    EXPECT_FAIL(rc_, err, "framework megatron-fsdp is not modelled yet: ");
+    RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8");
+    EXPECT_FAIL(rc_, err, "framework nanotron is not modelled yet: ");
+#undef RESOLVE_FAIL
+}
+
 static void test_bad_resolve(void)
 {
     orr_spec s;
@@ -643,14 +710,18 @@ static void test_bad_resolve(void)
     EXPECT_FAIL(rc_, err, "--gpus 8 (gpus): must be divisible by tp*cp*pp (1*3*1 = 3)");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--cp", "8", "--seq", "8200");
     EXPECT_FAIL(rc_, err, "--cp 8 (parallel.cp): seq (8200) must be divisible by 2*cp (16)");
-    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "24", "--fsdp", "16");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "24", "--fsdp", "16");
     EXPECT_FAIL(rc_, err, "--fsdp 16 (parallel.fsdp): must divide the data-parallel degree gpus/(tp*cp*pp) = 24");
-    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--pp", "2", "--zero", "3");
+    RESOLVE_FAIL("--framework", "deepspeed", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--pp", "2",
+                 "--zero", "3");
     EXPECT_FAIL(rc_, err, "--zero 3 (parallel.zero): ZeRO-3 with pipeline parallelism (--pp 2) is not supported");
-    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--fsdp", "8", "--zero", "2");
-    EXPECT_FAIL(rc_, err, "--zero 2 (parallel.zero): ZeRO and --fsdp are alternative sharding recipes");
-    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8", "--fp8-allgather");
-    EXPECT_FAIL(rc_, err, "--fp8-allgather (parallel.fp8_allgather): needs --fsdp and --precision fp8");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--fsdp", "8",
+                 "--zero", "2");
+    EXPECT_FAIL(rc_, err, "--zero 2 (parallel.zero) with framework torchtitan: --zero is DeepSpeed's ZeRO "
+                          "(framework: deepspeed");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8",
+                 "--fp8-allgather");
+    EXPECT_FAIL(rc_, err, "--fp8-allgather (parallel.fp8_allgather): needs --precision fp8");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--mem-capacity", "80 parsecs");
     EXPECT_FAIL(rc_, err, "--mem-capacity: expected a memory size like 80GiB, 96GB or 81920MiB");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--zero", "4");
@@ -885,6 +956,7 @@ int main(void)
     test_bad_spec_files();
     test_bad_flags();
     test_bad_resolve();
+    test_framework();
     test_robustness();
     test_hw_flags();
     return check_done();

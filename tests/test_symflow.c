@@ -94,12 +94,12 @@ static int op_is_image(const orr_workload *w, const orr_sym *y, uint32_t k, cons
 static void test_generator_symmetry(void)
 {
     static const char *const shapes[] = {
-        "--tp 2 --pp 2 --dp 4 --vpp 2 --sp --dist-opt --gbs 16 --gpus 16",
-        "--tp 4 --pp 2 --dp 2 --cp 2 --gbs 4 --gpus 32 --seq 4096",
-        "--tp 2 --pp 2 --dp 2 --fsdp 2 --gbs 8 --gpus 16",
-        "--tp 2 --pp 1 --dp 4 --zero 3 --gbs 8 --gpus 8",
-        "--tp 2 --pp 2 --dp 4 --zero 1 --gbs 8 --gpus 16",
-        "--tp 8 --pp 2 --dp 2 --gbs 4 --gpus 32 --no-sp",
+        "--framework megatron --tp 2 --pp 2 --dp 4 --vpp 2 --sp --dist-opt --gbs 16 --gpus 16",
+        "--framework megatron --tp 4 --pp 2 --dp 2 --cp 2 --gbs 4 --gpus 32 --seq 4096",
+        "--framework torchtitan --tp 2 --pp 2 --dp 2 --fsdp 2 --gbs 8 --gpus 16",
+        "--framework deepspeed --tp 2 --pp 1 --dp 4 --zero 3 --gbs 8 --gpus 8",
+        "--framework deepspeed --tp 2 --pp 2 --dp 4 --zero 1 --gbs 8 --gpus 16",
+        "--framework megatron --tp 8 --pp 2 --dp 2 --gbs 4 --gpus 32 --no-sp",
     };
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         char flags[400];

@@ -120,8 +120,9 @@ int main(void)
         const char *rc = strstr(ac, "full") ? "full" : strstr(ac, "selective") ? "selective" : "none";
         const char *argv[40];
         int n = 0;
-        const char *base[] = {"--model", model, "--gpu", gpu, "--gpus", sgpus, "--tp", stp, "--pp", spp, "--cp", scp,
-                              "--fsdp", sfsdp, "--mbs", smbs, "--gbs", sgbs, "--seq", sseq, "--recompute", rc};
+        const char *base[] = {"--framework", "torchtitan", "--model", model, "--gpu", gpu, "--gpus", sgpus, "--tp", stp,
+                              "--pp", spp, "--cp", scp, "--fsdp", sfsdp, "--mbs", smbs, "--gbs", sgbs, "--seq", sseq,
+                              "--recompute", rc};
         for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) argv[n++] = base[i];
         if (tp > 1) argv[n++] = "--sp";
         if (strcasecmp(csv_get(&t, r, "torch_compile"), "True") == 0) argv[n++] = "--compile";

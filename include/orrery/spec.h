@@ -16,12 +16,26 @@ typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RE
  * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
 typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
 
+/* The training framework whose recipe the workload generator follows (what it saves for the
+ * backward, how it shards and reduces, its loss path, its schedules and defaults); chosen by the
+ * spec's `framework:` key or --framework, never guessed from other options (docs/spec.md). */
+typedef enum orr_framework {
+    ORR_FW_MEGATRON,       /* Megatron-LM / Megatron-Core: DDP buckets or the distributed optimizer (default) */
+    ORR_FW_MEGATRON_FSDP,  /* Megatron-Core's own FSDP: a name only, refused by resolve (not modelled) */
+    ORR_FW_TORCHTITAN,     /* TorchTitan: FSDP2 (HSDP), DTensor TP/SP, context_parallel, torch.compile */
+    ORR_FW_DEEPSPEED,      /* DeepSpeed ZeRO stage 1, 2 or 3 */
+    ORR_FW_NANOTRON,       /* a name only, refused by resolve (not modelled) */
+    ORR_FW_COUNT
+} orr_framework;
+
 struct orr_job;
 
 /* Most virtual pipeline stages an explicit parallel.pp_layers list may name. */
 #define ORR_PP_LAYERS_MAX 1024
 
 typedef struct orr_spec {
+    orr_framework framework; /* default megatron */
+    int framework_set;       /* framework: or --framework was given (for messages) */
     orr_model model;
     orr_gpu gpu;
     orr_cluster cluster;
@@ -38,17 +52,19 @@ typedef struct orr_spec {
     uint32_t pp_layers[ORR_PP_LAYERS_MAX];/* layers of virtual stage v = chunk*pp + stage, model order */
     uint32_t mbs, gbs, seq;
     int sp;               /* sequence parallelism (with TP > 1) */
-    int dist_opt;         /* distributed optimizer (ZeRO-1-like sharding over DP) */
+    int dist_opt;         /* megatron: distributed optimizer (ZeRO-1-like sharding over DP) */
     uint32_t cp;          /* context parallelism: the sequence split over cp ranks (Megatron's ring
-                           * attention; with fsdp, torch's context_parallel with all-gathered K/V) */
-    uint32_t fsdp;        /* FSDP2 shard degree (0: no FSDP); dp is then the HSDP replicate degree
-                           * until resolve, which sets dp to the total data parallelism fsdp*replicate */
+                           * attention; torchtitan: torch's context_parallel, all-gathered K/V) */
+    uint32_t fsdp;        /* torchtitan: FSDP2 shard degree (resolve: the data parallelism left after
+                           * the replicas when not given, as data_parallel_shard_degree -1 does); dp
+                           * is then the HSDP replicate degree until resolve, which sets dp to the
+                           * total data parallelism fsdp*replicate */
     uint32_t dp_replicate;/* resolve: HSDP replicas (1 without HSDP) */
-    uint32_t zero;        /* DeepSpeed ZeRO stage 0..3 over DP */
-    int reshard_after_forward; /* FSDP: free unsharded params after forward (default 1; 0 with PP) */
-    int fp8_allgather;    /* FSDP: all-gather float8 weights (float8 training only) */
-    int compile;          /* torch.compile: fused elementwise kernels and their saved tensors */
-    int compile_loss;     /* the loss compiled too (-1 until resolve: as compile). TorchTitan compiles
+    uint32_t zero;        /* deepspeed: ZeRO stage 1..3 over DP (0: not given) */
+    int reshard_after_forward; /* torchtitan: free unsharded params after forward (-1: not given) */
+    int fp8_allgather;    /* torchtitan: all-gather float8 weights (float8 training only) */
+    int compile;          /* torchtitan: torch.compile, fused elementwise kernels and their saved tensors */
+    int compile_loss;     /* torchtitan: the loss compiled too (-1: not given). TorchTitan compiles
                            * its loss only from 2025 (components/loss.py); before, train.py left it
                            * eager ("compiling loss function causes CUDA errors") */
     orr_recompute recompute;
@@ -146,6 +162,12 @@ int orr_spec_resolve(orr_spec *s, orr_err *err);
  * the cluster (given, else the GPU's node type) and the hardware flags over both. */
 int orr_spec_resolve_hardware(orr_spec *s, const char *default_gpu, orr_err *err);
 
+/* The values in effect of the options that stay -1 when not given (so a resolved spec can be
+ * resolved again): FSDP2's reshard after forward, on without PP as TorchTitan sets it; the loss
+ * compiled as the model is. */
+int orr_spec_reshard_after_forward(const orr_spec *s);
+int orr_spec_compile_loss(const orr_spec *s);
+
 /* Frees what a spec holds on the heap (the jobs of a multi-job spec); the spec can be reused
  * after orr_spec_init. */
 void orr_spec_free(orr_spec *s);
@@ -162,6 +184,10 @@ uint64_t orr_spec_alloc_capacity(const orr_spec *s);
 int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
+/* "megatron", "megatron-fsdp", "torchtitan", "deepspeed", "nanotron". */
+const char *orr_framework_name(orr_framework f);
+/* The framework of a name (case ignored); -1 if none. */
+int orr_framework_parse(const char *name, orr_framework *out);
 const char *orr_attention_name(orr_attention a);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * predict.c - the pipeline behind `orrery predict`: spec -> workload (Megatron generator) ->
+ * predict.c - the pipeline behind `orrery predict`: spec -> workload (the training generator) ->
  * estimate (compute models fill op durations) -> execute (cluster executor on the analytic network
  * backend) -> result (breakdown, critical path, headline numbers).
  */
@@ -12,7 +12,9 @@
 
 static void config_json(const orr_spec *s, orr_buf *b)
 {
-    orr_buf_puts(b, "{\"model\": ");
+    orr_buf_puts(b, "{\"framework\": ");
+    orr_json_str(b, orr_framework_name(s->framework));
+    orr_buf_puts(b, ", \"model\": ");
     orr_json_str(b, s->model.name);
     orr_buf_puts(b, ", \"gpu\": ");
     orr_json_str(b, s->gpu.name);
@@ -29,7 +31,8 @@ static void config_json(const orr_spec *s, orr_buf *b)
                    orr_dtype_name(s->precision), s->overlap_grad_reduce ? "true" : "false",
                    s->overlap_param_gather ? "true" : "false", s->tp_comm_overlap ? "true" : "false",
                    s->bucket_params, (double)s->launch_ps / 1e12, s->symmetry ? "true" : "false",
-                   orr_net_kind_name(s->net), s->cp, s->fsdp, s->zero, s->reshard_after_forward ? "true" : "false",
+                   orr_net_kind_name(s->net), s->cp, s->fsdp, s->zero,
+                   orr_spec_reshard_after_forward(s) ? "true" : "false",
                    s->compile ? "true" : "false", s->caching_allocator ? "true" : "false");
     if (s->net == ORR_NET_FLOW || s->net == ORR_NET_PACKET)
         orr_buf_printf(b, ", \"topology\": \"%s\", \"oversub\": %.17g, \"pxn\": %s", orr_topo_kind_name(s->topo.kind),
@@ -48,8 +51,8 @@ static void describe(const orr_spec *s, char *title, size_t cap, orr_buf *config
     if (s->cp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " CP%u", s->cp);
     if (s->fsdp && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " FSDP%u", s->fsdp);
     if (s->zero && n > 0 && (size_t)n < sizeof par) snprintf(par + n, sizeof par - (size_t)n, " ZeRO-%u", s->zero);
-    snprintf(title, cap, "%s on %u x %s (%s, mbs %u, gbs %u, seq %u, %s)", s->model.name, s->gpus,
-             s->gpu.name, par, s->mbs, s->gbs, s->seq, orr_dtype_name(s->precision));
+    snprintf(title, cap, "%s on %u x %s (%s: %s, mbs %u, gbs %u, seq %u, %s)", s->model.name, s->gpus,
+             s->gpu.name, orr_framework_name(s->framework), par, s->mbs, s->gbs, s->seq, orr_dtype_name(s->precision));
     config_json(s, config);
     info->title = title;
     info->gpu_name = s->gpu.name;

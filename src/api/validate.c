@@ -60,6 +60,8 @@ static int row_spec(orr_valid_set set, const orr_csv *t, int r, orr_spec *s, orr
 {
     const set_def *d = &sets[set];
     orr_spec_init(s);
+    s->framework = ORR_FW_MEGATRON; /* both sets are Megatron-LM's own measurements */
+    s->framework_set = 1;
     gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", set != ORR_VALID_MEGATRON_H100);
     if (orr_catalog_gpu(d->gpu, &s->gpu, err) < 0 || orr_catalog_cluster(d->cluster, &s->cluster, err) < 0)
         return -1;

@@ -897,11 +897,8 @@ static void embedding_bwd(gen *G, const ctx *c)
  *   TorchTitan eager: bf16 logits 2, their fp32 copy 4 and the log-softmax output 4 (kept) at once;
  *     backward: the nll gradient 4 and the log-softmax gradient 4, then the bf16 gradient 2.
  *   TorchTitan compiled: the fused loss keeps the bf16 logits (2) and writes the bf16 gradient (2). */
-/* Whether the loss runs under torch.compile (spec.compile_loss, resolved; as compile if unset). */
-static int loss_compiled(const gen *G)
-{
-    return G->s->compile_loss < 0 ? G->s->compile : G->s->compile_loss;
-}
+/* Whether the loss runs under torch.compile (spec.compile_loss; as compile if not given). */
+static int loss_compiled(const gen *G) { return orr_spec_compile_loss(G->s); }
 
 /* TorchTitan with TP runs the eager loss under loss_parallel() (on unless
  * training.disable_loss_parallel): the logits stay vocab-sharded and DTensor's own log-softmax and
@@ -1381,7 +1378,7 @@ static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 static void unit_after_bwd(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 {
     unit_reduce(G, c, root, li, mb);
-    if (mb == G->nmb - 1 || G->s->reshard_after_forward) unit_reshard(G, c, root, li);
+    if (mb == G->nmb - 1 || orr_spec_reshard_after_forward(G->s)) unit_reshard(G, c, root, li);
 }
 
 /* ---- forward and backward steps of one micro-batch through one model chunk ---- */
@@ -1429,7 +1426,7 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         if (G->rc == R_FSDP) {
             G->unit_fwd_ev[unit_id(G, c, 0, li)] = record(G, S_COMPUTE);
             /* TorchTitan does not reshard the last block (its backward comes next) */
-            if (G->s->reshard_after_forward && cx.layer != G->L - 1) unit_reshard(G, c, 0, li);
+            if (orr_spec_reshard_after_forward(G->s) && cx.layer != G->L - 1) unit_reshard(G, c, 0, li);
         }
     }
     cx.layer = ORR_NO_LAYER;
@@ -1437,7 +1434,7 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         wait_param_gather(G, c, mb, 2, 0);
         head_fwd(G, &cx);
     }
-    if (G->rc == R_FSDP && G->s->reshard_after_forward && !chunk_has_head(G, c)) unit_reshard(G, c, 1, 0);
+    if (G->rc == R_FSDP && orr_spec_reshard_after_forward(G->s) && !chunk_has_head(G, c)) unit_reshard(G, c, 1, 0);
 }
 
 static void bwd_step(gen *G, uint32_t c, uint32_t mb)
@@ -1907,12 +1904,14 @@ orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err)
     G.C = s->cp ? s->cp : 1;
     if (!G.T || !G.P || !G.D || !s->mbs || !s->gbs || !s->seq)
         return orr_fail(err, "generator: the spec is not resolved (tp/pp/dp/mbs/gbs/seq)"), NULL;
+    if (s->framework != ORR_FW_MEGATRON && s->framework != ORR_FW_TORCHTITAN && s->framework != ORR_FW_DEEPSPEED)
+        return orr_fail(err, "generator: framework %s is not modelled", orr_framework_name(s->framework)), NULL;
     if (G.C > 1 && s->attention == ORR_ATTN_UNFUSED)
         return orr_fail(err, "--cp %u: context parallelism needs flash attention (options.attention: flash)", G.C), NULL;
-    if (s->fsdp || s->zero == 3) {
+    if (s->framework == ORR_FW_TORCHTITAN || (s->framework == ORR_FW_DEEPSPEED && s->zero == 3)) {
         G.rc = R_FSDP;
-        G.S = s->fsdp ? s->fsdp * G.C : G.D * G.C;
-    } else if (s->zero) {
+        G.S = s->framework == ORR_FW_TORCHTITAN ? s->fsdp * G.C : G.D * G.C;
+    } else if (s->framework == ORR_FW_DEEPSPEED) {
         G.rc = R_ZERO12;
         G.S = G.D;
     } else {

@@ -25,7 +25,7 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
-    F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
+    F_FRAMEWORK, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
 } flag_id;
 
 /* Where a flag is accepted: predict, emulate, and (with a spec that has jobs:) at the top level of
@@ -50,6 +50,8 @@ typedef struct flag_def {
 #define J SC_JOBS
 static const flag_def flags[] = {
     /* the job */
+    {"--framework", F_FRAMEWORK, "megatron, megatron-fsdp, torchtitan, deepspeed or nanotron", "megatron",
+     "the training framework whose recipe is modelled (what it saves, how it shards)", P},
     {"--model", F_MODEL, "a catalog model name, a YAML model file, or a Hugging Face config.json or its directory", "required",
      "the model (`orrery list models`)", P},
     {"--gpu", F_GPU, "a catalog GPU name", "the cluster's GPU", "the GPU (`orrery list gpus`)", P | E | J},
@@ -254,6 +256,10 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     orr_err e;
     double d;
     switch (f->id) {
+    case F_FRAMEWORK:
+        if (orr_framework_parse(val, &s->framework)) return bad_value(f, val, err);
+        s->framework_set = 1;
+        return 0;
     case F_MODEL:
         if (orr_model_is_hf_path(val)) return orr_model_load_hf(&s->model, val, err);
         if (looks_like_file(val)) return orr_model_load_file(&s->model, val, err);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void orr_spec_init(orr_spec *s)
 {
@@ -38,9 +39,9 @@ void orr_spec_init(orr_spec *s)
     s->packet_payload_bytes = ORR_NET_PACKET_PAYLOAD_DEFAULT;
     orr_topo_spec_default(&s->topo, NULL);
     s->cp = 1;
-    s->reshard_after_forward = -1; /* resolve: 1, or 0 with PP as TorchTitan does */
+    s->reshard_after_forward = -1; /* not given: orr_spec_reshard_after_forward */
     s->caching_allocator = 1;
-    s->compile_loss = -1; /* resolve: as compile */
+    s->compile_loss = -1; /* not given: orr_spec_compile_loss */
 }
 
 void orr_spec_free(orr_spec *s)
@@ -60,6 +61,13 @@ uint64_t orr_spec_alloc_capacity(const orr_spec *s)
     return cap > s->gpu.runtime_reserved_bytes ? cap - s->gpu.runtime_reserved_bytes : 1;
 }
 
+int orr_spec_reshard_after_forward(const orr_spec *s)
+{
+    return s->reshard_after_forward >= 0 ? s->reshard_after_forward : s->pp == 1;
+}
+
+int orr_spec_compile_loss(const orr_spec *s) { return s->compile_loss >= 0 ? s->compile_loss : s->compile; }
+
 const char *orr_attention_name(orr_attention a) { return a == ORR_ATTN_UNFUSED ? "unfused" : "flash"; }
 
 const char *orr_recompute_name(orr_recompute r)
@@ -70,6 +78,21 @@ const char *orr_recompute_name(orr_recompute r)
     case ORR_RECOMPUTE_FULL: return "full";
     }
     return "unknown";
+}
+
+static const char *const framework_names[ORR_FW_COUNT] = {"megatron", "megatron-fsdp", "torchtitan", "deepspeed",
+                                                          "nanotron"};
+
+const char *orr_framework_name(orr_framework f)
+{
+    return (unsigned)f < ORR_FW_COUNT ? framework_names[f] : "unknown";
+}
+
+int orr_framework_parse(const char *name, orr_framework *out)
+{
+    for (int f = 0; f < ORR_FW_COUNT; f++)
+        if (strcasecmp(name, framework_names[f]) == 0) return *out = (orr_framework)f, 0;
+    return -1;
 }
 
 /* ---- The spec file ---- */
@@ -189,14 +212,20 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
 
 /* ---- jobs: several jobs on one cluster (docs/spec.md "jobs") ---- */
 
-static const char *const job_keys[] = {"name", "model", "gpus", "parallel", "training", "options", "first_gpu",
-                                       "nodes", NULL};
+static const char *const job_keys[] = {"name", "framework", "model", "gpus", "parallel", "training", "options",
+                                       "first_gpu", "nodes", NULL};
 /* Options the executor applies to the whole run, so every job of a multi-job spec shares them. */
 static const char *const run_options[] = {"launch_us", "symmetry", "caching_allocator", "mem_capacity_gib", NULL};
 
 static int apply_sections(orr_spec *s, const orr_ynode *map, orr_err *err)
 {
     const orr_ynode *n;
+    int idx;
+    if ((n = orr_y_get(map, "framework"))) {
+        if (orr_y_choice(n, framework_names, ORR_FW_COUNT, &idx, err)) return -1;
+        s->framework = (orr_framework)idx;
+        s->framework_set = 1;
+    }
     if ((n = orr_y_get(map, "gpus")) && orr_y_u32(n, 1, &s->gpus, err)) return -1;
     if ((n = orr_y_get(map, "parallel")) &&
         apply_section(s, n, parallel_fields, N(parallel_fields), parallel_lists, err))
@@ -282,8 +311,8 @@ static int apply_jobs(orr_spec *s, const orr_ynode *list, orr_err *err)
 
 static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
 {
-    static const char *const top[] = {"model", "gpu", "cluster", "gpus", "parallel", "training", "options", "network",
-                                      "jobs", NULL};
+    static const char *const top[] = {"framework", "model", "gpu", "cluster", "gpus", "parallel", "training",
+                                      "options", "network", "jobs", NULL};
     const orr_ynode *n;
     if (orr_y_check_keys(root, NULL, 0, top, err)) return -1;
     if ((n = orr_y_get(root, "model")) && orr_model_from_yaml(&s->model, n, err)) return -1;
@@ -363,6 +392,89 @@ static int resolve_hardware(orr_spec *s, orr_err *err)
                              "see `orrery list models`)");
     if (orr_model_check(&s->model, "model", err)) return -1;
     return orr_spec_resolve_hardware(s, NULL, err);
+}
+
+/* ---- The framework (one place for the rules that tie options to it) ---- */
+
+/* "framework megatron" or "framework megatron (the default)". */
+static const char *framework_said(const orr_spec *s, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "framework %s%s", orr_framework_name(s->framework), s->framework_set ? "" : " (the default)");
+    return buf;
+}
+
+/* An option of framework `owner` given under another one: "OPT with framework X: WHAT (framework: Y)". */
+static int foreign_option(const orr_spec *s, orr_framework owner, const char *opt, const char *what, orr_err *err)
+{
+    char fw[64];
+    return orr_fail(err, "%s with %s: %s (framework: %s, --framework %s)", opt, framework_said(s, fw, sizeof fw), what,
+                    orr_framework_name(owner), orr_framework_name(owner));
+}
+
+/* The frameworks named but not modelled are refused, never predicted as another one. */
+static int resolve_unmodelled(const orr_spec *s, orr_err *err)
+{
+    if (s->framework == ORR_FW_MEGATRON_FSDP)
+        return orr_fail(err, "framework megatron-fsdp is not modelled yet: Megatron-Core's own FSDP "
+                             "(--use-custom-fsdp / megatron_fsdp, its own parameter and gradient buffers) has no "
+                             "recipe here; the nearest are framework megatron with --dist-opt (optimizer state "
+                             "sharded) and framework torchtitan (FSDP2)");
+    if (s->framework == ORR_FW_NANOTRON)
+        return orr_fail(err, "framework nanotron is not modelled yet: its recipe (what it saves, its ZeRO-1 and "
+                             "pipeline engine) has no generator here; framework megatron is the nearest (1F1B, "
+                             "TP, --dist-opt)");
+    if ((unsigned)s->framework >= ORR_FW_COUNT) return orr_fail(err, "framework: unknown framework %d", (int)s->framework);
+    return 0;
+}
+
+/* Options that belong to one framework are errors under another, naming both. */
+static int resolve_foreign_options(orr_spec *s, orr_err *err)
+{
+    char opt[64];
+    orr_framework fw = s->framework;
+    if (s->fsdp && fw != ORR_FW_TORCHTITAN) {
+        snprintf(opt, sizeof opt, "--fsdp %u (parallel.fsdp)", s->fsdp);
+        return foreign_option(s, ORR_FW_TORCHTITAN, opt, "--fsdp is TorchTitan's FSDP2", err);
+    }
+    if (s->zero && fw != ORR_FW_DEEPSPEED) {
+        snprintf(opt, sizeof opt, "--zero %u (parallel.zero)", s->zero);
+        return foreign_option(s, ORR_FW_DEEPSPEED, opt, "--zero is DeepSpeed's ZeRO", err);
+    }
+    if (s->dist_opt && fw != ORR_FW_MEGATRON)
+        return foreign_option(s, ORR_FW_MEGATRON, "--dist-opt (parallel.dist_opt)",
+                              "--dist-opt is Megatron-LM's distributed optimizer", err);
+    if (fw == ORR_FW_TORCHTITAN) return 0;
+    static const char *const what = "FSDP2 and torch.compile are modelled as TorchTitan applies them";
+    if (s->reshard_after_forward >= 0)
+        return foreign_option(s, ORR_FW_TORCHTITAN, s->reshard_after_forward ? "--reshard-after-forward "
+                              "(parallel.reshard_after_forward)" : "--no-reshard-after-forward (parallel.reshard_after_forward)",
+                              what, err);
+    if (s->fp8_allgather)
+        return foreign_option(s, ORR_FW_TORCHTITAN, "--fp8-allgather (parallel.fp8_allgather)", what, err);
+    if (s->compile) return foreign_option(s, ORR_FW_TORCHTITAN, "--compile (options.compile)", what, err);
+    if (s->compile_loss >= 0)
+        return foreign_option(s, ORR_FW_TORCHTITAN, s->compile_loss ? "--compile-loss (options.compile_loss)"
+                                                                     : "--no-compile-loss (options.compile_loss)", what, err);
+    return 0;
+}
+
+/* The framework's own requirements and defaults: DeepSpeed needs its ZeRO stage and has no
+ * interleaved schedule; TorchTitan shards over all the data parallelism the replicas leave
+ * (data_parallel_shard_degree -1) when --fsdp is not given. Runs before resolve_sizes. */
+static int resolve_framework(orr_spec *s, orr_err *err)
+{
+    if (resolve_unmodelled(s, err) || resolve_foreign_options(s, err)) return -1;
+    if (s->framework == ORR_FW_DEEPSPEED && s->zero == 0)
+        return orr_fail(err, "framework deepspeed: give the ZeRO stage, --zero 1, 2 or 3 (parallel.zero); stage 0 "
+                             "(plain data parallelism) is not modelled");
+    if (s->framework == ORR_FW_DEEPSPEED && s->vpp > 1)
+        return orr_fail(err, "--vpp %u (parallel.vpp) with framework deepspeed: DeepSpeed's pipeline engine has no "
+                             "interleaved schedule (virtual stages are Megatron-LM's and TorchTitan's)", s->vpp);
+    if (s->framework == ORR_FW_TORCHTITAN && !s->fsdp) {
+        uint64_t rest = (uint64_t)s->tp * s->pp * s->cp * (s->dp ? s->dp : 1);
+        s->fsdp = rest && s->gpus && s->gpus % rest == 0 ? (uint32_t)(s->gpus / rest) : 1;
+    }
+    return 0;
 }
 
 /* Derives seq, dp, gpus and gbs, and checks their ranges and products. */
@@ -536,7 +648,8 @@ static int resolve_parallel(orr_spec *s, orr_err *err)
     return 0;
 }
 
-/* Sharding recipes (FSDP2, ZeRO) and context parallelism. */
+/* Sharding recipes (FSDP2, ZeRO; which framework owns them is resolve_framework's) and context
+ * parallelism. */
 static int resolve_sharding(orr_spec *s, orr_err *err)
 {
     if (s->cp > 1 && s->seq % (2 * s->cp))
@@ -545,22 +658,14 @@ static int resolve_sharding(orr_spec *s, orr_err *err)
     if (s->cp > 1 && s->sp && (s->seq / s->cp) % s->tp)
         return orr_fail(err, "--cp %u (parallel.cp): seq/cp (%u) must be divisible by tp (%u) with sequence parallelism",
                         s->cp, s->seq / s->cp, s->tp);
-    if (s->fsdp && s->zero)
-        return orr_fail(err, "--zero %u (parallel.zero): ZeRO and --fsdp are alternative sharding recipes; give one",
-                        s->zero);
-    if ((s->fsdp || s->zero) && s->dist_opt)
-        return orr_fail(err, "--dist-opt (parallel.dist_opt): Megatron's distributed optimizer cannot be combined with "
-                             "--%s", s->fsdp ? "fsdp" : "zero");
     if (s->zero == 3 && s->pp > 1)
         return orr_fail(err, "--zero 3 (parallel.zero): ZeRO-3 with pipeline parallelism (--pp %u) is not supported "
                              "(DeepSpeed's pipeline engine allows ZeRO stages 0 and 1 only)", s->pp);
     if (s->zero == 2 && s->pp > 1)
         return orr_fail(err, "--zero 2 (parallel.zero): ZeRO-2 with pipeline parallelism (--pp %u) is not supported "
                              "(DeepSpeed's pipeline engine allows ZeRO stages 0 and 1 only)", s->pp);
-    if (s->fp8_allgather && (!s->fsdp || s->precision != ORR_FP8))
-        return orr_fail(err, "--fp8-allgather (parallel.fp8_allgather): needs --fsdp and --precision fp8");
-    if (s->reshard_after_forward < 0) s->reshard_after_forward = s->pp == 1;
-    if (s->compile_loss < 0) s->compile_loss = s->compile;
+    if (s->fp8_allgather && s->precision != ORR_FP8)
+        return orr_fail(err, "--fp8-allgather (parallel.fp8_allgather): needs --precision fp8 (float8 training)");
     return 0;
 }
 
@@ -591,7 +696,8 @@ static int resolve_jobs(orr_spec *s, orr_err *err);
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
     if (s->njobs) return resolve_jobs(s, err);
-    if (resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) || resolve_sharding(s, err))
+    if (resolve_framework(s, err) || resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) ||
+        resolve_sharding(s, err))
         return -1;
     if (s->precision != ORR_BF16 && s->precision != ORR_FP16 && s->precision != ORR_FP8)
         return orr_fail(err, "--precision (training.precision): expected bf16, fp16 or fp8");
