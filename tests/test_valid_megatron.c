@@ -1,19 +1,51 @@
 /*
- * Validation of `orrery predict` against published Megatron-LM measurements (issue 2):
+ * Validation of `orrery predict` against published Megatron-LM and NeMo measurements:
+ *   rows used for fitting (docs/models.md section 6 fits gemm_eff and the attention and memory
+ *   efficiencies of GA100 and GH100 on them):
  *   - every row of data/validation/megatron_lm_h100_weak_scaling.csv (Megatron-Core r0.8.0,
  *     H100, seq 4096) within +-15% TFLOP/s per GPU, median |error| within 7%;
  *   - the April-2021 A100 Selene rows of megatron_lm_a100_selene.csv, same tolerances;
- *   - GPT-3 175B on 1,024 A100: within +-10% of the measured ~32 s per iteration.
+ *   - GPT-3 175B on 1,024 A100: within +-10% of the measured ~32 s per iteration;
+ *   held-out rows, never used for fitting (issue 18: the number that matters), reported row by row
+ *   and held to their current medians so that a regression fails:
+ *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 7% (5.5% today);
+ *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 18% (15.8% today: a known miss,
+ *     the rows also predicted out of memory);
+ *   - Megatron-LM's 2020 DGX A100 scaling cases (iteration time), median within 10% (8.8% today:
+ *     TP cost under-priced, the error grows with TP as issue 18 reports).
+ *   No row that ran may be predicted out of memory, except the named known misses below (each a
+ *   structural error of the memory model listed in issue 18: a fix may remove a name, never add).
  * The rows are predicted by orr_validate (src/api/validate.c, which lists what is assumed for every
- * row); this test holds them to the tolerances and prints each row's error.
+ * row of each source); this test holds them to the tolerances and prints each row's error.
  */
 #include "check.h"
 #include "orrery/orrery.h"
 #include "orrery/validate.h"
 
 #include <math.h>
+#include <string.h>
 
-static void check_set(orr_valid_set set, size_t want_rows)
+/* Rows predicted out of memory though they ran (issue 18, "Memory, where the false OOMs come from"):
+ * model and GPU count, per set. */
+static const struct { orr_valid_set set; const char *model; uint32_t gpus; } known_oom[] = {
+    {ORR_VALID_NEMO_H100, "gpt3-175b", 512},   /* interleaved 1F1B in-flight activations, mbs 2 */
+    {ORR_VALID_NEMO_H100, "llama3-8b", 8},     /* CP ranks left out of the dist-opt group; FP8 saving */
+    {ORR_VALID_LLAMA3_FP8, "llama3-8b", 8},
+    {ORR_VALID_LLAMA3_FP8, "llama3-70b", 64},  /* interleaved in-flight activations, FP8 saving */
+    {ORR_VALID_LLAMA3_FP8, "llama3-405b", 1024},
+};
+
+static int known_false_oom(orr_valid_set set, const orr_valid_row *r)
+{
+    for (size_t i = 0; i < sizeof known_oom / sizeof known_oom[0]; i++)
+        if (known_oom[i].set == set && strcmp(known_oom[i].model, r->model) == 0 && known_oom[i].gpus == r->gpus)
+            return 1;
+    return 0;
+}
+
+/* want_rows: rows that must be predicted (none may drop out); row_tol: each row's bound (0: none);
+ * median_tol: the bound on the median of the rows used for fitting, or of the held-out rows. */
+static void check_set(orr_valid_set set, size_t want_rows, double row_tol, double median_tol)
 {
     orr_valid_table t;
     orr_err err = {{0}};
@@ -26,15 +58,25 @@ static void check_set(orr_valid_set set, size_t want_rows)
     fputs(b.s, stdout);
     orr_buf_free(&b);
     CHECK_EQ_I64(t.n, want_rows);
+    size_t false_oom = 0;
     for (size_t i = 0; i < t.n; i++) {
         const orr_valid_row *r = &t.rows[i];
-        CHECK_MSG(fabs(r->error) <= 0.15, "%s: predicted %.1f TFLOP/s vs published %.1f (%+.1f%%)", r->model,
-                  r->predicted_tflops, r->published_tflops, 100 * r->error);
-        /* The assumed configuration (micro-batch, recompute...) must fit the GPU, or the assumption is wrong. */
-        CHECK_MSG(!r->oom, "%s: the assumed configuration does not fit (%.1f GiB)", r->model, r->peak_gib);
+        if (row_tol > 0)
+            CHECK_MSG(fabs(r->error) <= row_tol, "%s: predicted %.1f vs published %.1f %s (%+.1f%%)", r->model,
+                      r->predicted, r->published, t.unit, 100 * r->error);
+        /* The source ran it, so a predicted OOM is the worst error: it would make a user throw the
+         * configuration away. */
+        false_oom += r->oom != 0;
+        CHECK_MSG(!r->oom || known_false_oom(set, r), "%s on %u GPUs: predicted out of memory (%.1f GiB), but it ran",
+                  r->model, r->gpus, r->peak_gib);
     }
-    printf("  tolerance: each row 15%%, median 7%%; every assumed configuration fits the GPU\n\n");
-    CHECK(t.median_abs_error <= 0.07);
+    int fitted = t.n_fit > 0;
+    double median = fitted ? t.median_fit : t.median_heldout;
+    printf("  tolerance: %s median %.0f%%", fitted ? "rows used for fitting:" : "held-out rows:", 100 * median_tol);
+    if (row_tol > 0) printf(", each row %.0f%%", 100 * row_tol);
+    printf("; predicted OOM though it ran: %zu (known misses only)\n\n", false_oom);
+    CHECK_MSG(median <= median_tol, "median |error| %.1f%% over the %s rows, bound %.0f%%", 100 * median,
+              fitted ? "fitted" : "held-out", 100 * median_tol);
     orr_valid_table_free(&t);
 }
 
@@ -63,8 +105,11 @@ static void gpt3_175b_example(void)
 
 int main(void)
 {
-    check_set(ORR_VALID_MEGATRON_H100, 9);
-    check_set(ORR_VALID_SELENE_A100, 10);
+    check_set(ORR_VALID_MEGATRON_H100, 9, 0.15, 0.07);
+    check_set(ORR_VALID_SELENE_A100, 10, 0.15, 0.07);
+    check_set(ORR_VALID_NEMO_H100, 9, 0, 0.07);
+    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0.18);
+    check_set(ORR_VALID_MEGATRON_2020, 8, 0, 0.10);
     gpt3_175b_example();
     return check_done();
 }

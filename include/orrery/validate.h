@@ -2,7 +2,8 @@
  * validate.h - predictions of the published training measurements in data/validation, row by
  * row, with the configuration read from the csv and what the source leaves unstated assumed the
  * same way for every row (listed in each table's `assumptions`). Used by `orrery validate` and by
- * tests/test_valid_megatron.c, which holds the errors to the issue's tolerances.
+ * tests/test_valid_megatron.c, which holds the errors to the tolerances, the rows used for fitting
+ * and the held-out rows separately.
  */
 #ifndef ORRERY_VALIDATE_H
 #define ORRERY_VALIDATE_H
@@ -12,30 +13,41 @@
 #include "orrery/core.h"
 
 typedef enum orr_valid_set {
-    ORR_VALID_MEGATRON_H100, /* megatron_lm_h100_weak_scaling.csv: Megatron-Core r0.8, H100 */
-    ORR_VALID_SELENE_A100,   /* megatron_lm_a100_selene.csv, April-2021 rows: Megatron on A100 */
+    ORR_VALID_MEGATRON_H100, /* megatron_lm_h100_weak_scaling.csv: Megatron-Core r0.8, H100 (fitting) */
+    ORR_VALID_SELENE_A100,   /* megatron_lm_a100_selene.csv, April-2021 rows: Megatron on A100 (fitting) */
+    ORR_VALID_NEMO_H100,     /* nemo_24_07_perf_summary.csv, pre-training rows: NeMo 24.07 FP8 (held out) */
+    ORR_VALID_LLAMA3_FP8,    /* megatron_lm_llama3_fp8_example.csv: Megatron-LM Llama 3 FP8 (held out) */
+    ORR_VALID_MEGATRON_2020, /* megatron_lm_2020_v100_a100.csv, A100 rows (held out) */
     ORR_VALID_SET_COUNT
 } orr_valid_set;
 
 typedef struct orr_valid_row {
     char model[48];
-    uint32_t tp, pp, dp, gpus, gbs, mbs;
-    double published_tflops;  /* TFLOP/s per GPU as published */
-    double predicted_tflops;  /* from the predicted iteration time, in the source's FLOP convention */
-    double error;             /* (predicted - published) / published */
+    uint32_t tp, pp, dp, cp, vpp, gpus, gbs, mbs;
+    double published;         /* as published, in the table's unit */
+    double predicted;         /* from the predicted iteration time, in the same unit and convention */
+    double error;             /* throughput error: positive = predicted faster than measured */
+    int fitted;               /* 1: the row was used to fit calibration constants; 0: held out */
     double iteration_s;       /* predicted */
     double peak_gib;          /* predicted peak reserved memory per GPU, GiB */
-    int oom;                  /* the assumed configuration does not fit the GPU (an assumption is wrong) */
+    int oom;                  /* predicted out of memory, though the source ran it */
 } orr_valid_row;
 
 typedef struct orr_valid_table {
     const char *title;
-    const char *convention;   /* the FLOP formula used to turn time into TFLOP/s */
+    const char *convention;   /* what is compared (the FLOP formula for TFLOP/s) */
     const char *assumptions;  /* what the source does not state, assumed for every row */
+    const char *unit;         /* of published and predicted */
     orr_valid_row *rows;
     size_t n;
-    double median_abs_error;
+    size_t skipped;           /* rows not predicted (a reason in the assumptions) */
+    double median_abs_error;  /* over every row */
+    double median_fit, median_heldout; /* over the rows used for fitting / held out */
+    size_t n_fit, n_heldout;
 } orr_valid_table;
+
+/* "megatron-h100", "selene-a100", "nemo-h100", "llama3-fp8", "megatron-2020". */
+const char *orr_valid_set_name(orr_valid_set set);
 
 /* Predicts every row of the set; dir is the data/validation folder. */
 int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_err *err);

@@ -1,11 +1,18 @@
 /*
- * validate.c - predicting the published Megatron-LM rows of data/validation (validate.h).
+ * validate.c - predicting the published training measurements of data/validation (validate.h).
  *
- * Each row's model shape, parallel degrees, GPU count and batch come from the csv. Time becomes
- * TFLOP/s per GPU with the FLOP formula of the source:
- *   H100 rows: Megatron-Core's num_floating_point_operations, 72 B s L h^2 (1 + s/6h + V/12Lh)
- *   Selene rows: Narayanan et al. 2021, 96 B s L h^2 (1 + s/6h + V/16Lh), which counts the full
- *   activation recomputation those runs used.
+ * Each row's model shape, parallel degrees, GPU count and batch come from the csv; what the source
+ * leaves unstated is assumed the same way for every row of a set (its `assumptions`). Each set says
+ * whether its rows were used to fit a calibration constant (docs/models.md section 6: gemm_eff and
+ * the attention and memory efficiencies of GA100 and GH100 were fitted on the two Megatron-LM sets)
+ * or were never used for fitting (held out), and the report gives the median error of each kind.
+ * Compared quantities:
+ *   Megatron-Core H100 rows: TFLOP/s per GPU by num_floating_point_operations,
+ *     72 B s L h^2 (1 + s/6h + V/12Lh);
+ *   Selene rows: TFLOP/s per GPU by Narayanan et al. 2021, 96 B s L h^2 (1 + s/6h + V/16Lh), which
+ *     counts the full activation recomputation those runs used;
+ *   NeMo 24.07 and Megatron-LM's Llama 3 FP8 example: tokens/s per GPU (no FLOP convention needed);
+ *   Megatron-LM's 2020 scaling cases: iteration time, as throughput (published / predicted time).
  */
 #include "orrery/validate.h"
 #include "orrery/csv.h"
@@ -16,28 +23,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct set_def {
+typedef enum metric { M_TFLOPS, M_TOKENS, M_ITER_MS } metric;
+
+typedef struct set_def set_def;
+/* Fills the spec of row r; returns 1 to leave the row out (with why in *skip), -1 on error. */
+typedef int (*row_fn)(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err);
+
+struct set_def {
     const char *file;
     const char *title;
-    const char *convention;
+    const char *convention;   /* what is compared */
     const char *assumptions;
-    const char *gpu, *cluster;
-    double flops_factor, vocab_div; /* 72 and 12, or 96 and 16 */
-} set_def;
-
-static const set_def sets[ORR_VALID_SET_COUNT] = {
-    {"megatron_lm_h100_weak_scaling.csv", "Megatron-Core weak scaling on H100 (r0.8.0, seq 4096)",
-     "Megatron-Core num_floating_point_operations: 72 B s L h^2 (1 + s/6h + V/12Lh)",
-     "micro-batch 4 without pipeline parallelism and 1 with it (NVIDIA's NeMo GPT-3 performance recipes); "
-     "SP when TP > 1; distributed optimizer with overlapped grad reduce-scatter and param "
-     "all-gather; TP comm overlap; no recompute; no virtual stages; untied embeddings (the table's parameter counts); "
-     "bf16 (fp32 grad reduction)",
-     "H100-SXM", "dgx-h100", 72.0, 12.0},
-    {"megatron_lm_a100_selene.csv", "Megatron-LM on A100 Selene (April 2021, seq 2048)",
-     "Narayanan et al. 2021: 96 B s L h^2 (1 + s/6h + V/16Lh), counts full recompute",
-     "micro-batch 1; full recompute; fp16; unfused attention; no SP; no distributed optimizer; "
-     "no virtual stages",
-     "A100-SXM4-80GB", "dgx-a100", 96.0, 16.0},
+    int fitted;               /* 1: the rows were used to fit calibration constants; 0: held out */
+    metric m;
+    const char *col;          /* the published value's column */
+    row_fn row;
+    double flops_factor, vocab_div; /* M_TFLOPS: 72 and 12, or 96 and 16 */
 };
 
 static void gpt_model(orr_model *m, const char *name, const orr_csv *t, int r, const char *layers_col, int tied)
@@ -55,55 +56,232 @@ static void gpt_model(orr_model *m, const char *name, const orr_csv *t, int r, c
     m->bias = 1;
 }
 
-/* The spec of row r: shape and degrees from the csv, the rest as the set assumes. */
-static int row_spec(orr_valid_set set, const orr_csv *t, int r, orr_spec *s, orr_err *err)
+/* The csv's degrees, GPUs and batch; the hardware of the set. */
+static int common(const orr_csv *t, int r, orr_spec *s, const char *gpu, const char *cluster, orr_err *err)
 {
-    const set_def *d = &sets[set];
-    orr_spec_init(s);
-    s->framework = ORR_FW_MEGATRON; /* both sets are Megatron-LM's own measurements */
+    s->framework = ORR_FW_MEGATRON; /* every set here is Megatron-LM's or NeMo's (Megatron-Core) */
     s->framework_set = 1;
-    gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", set != ORR_VALID_MEGATRON_H100);
-    if (orr_catalog_gpu(d->gpu, &s->gpu, err) < 0 || orr_catalog_cluster(d->cluster, &s->cluster, err) < 0)
-        return -1;
+    if (orr_catalog_gpu(gpu, &s->gpu, err) < 0 || orr_catalog_cluster(cluster, &s->cluster, err) < 0) return -1;
     s->tp = (uint32_t)orr_csv_num(t, r, "tp");
     s->pp = (uint32_t)orr_csv_num(t, r, "pp");
-    s->dp = (uint32_t)orr_csv_num(t, r, "dp");
     s->gpus = (uint32_t)orr_csv_num(t, r, "gpus");
+    return 0;
+}
+
+static int megatron_h100_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d, (void)skip;
+    gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", 0);
+    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
+    s->dp = (uint32_t)orr_csv_num(t, r, "dp");
+    s->gbs = (uint32_t)orr_csv_num(t, r, "global_batch_seqs");
+    s->seq = s->model.seq;
+    /* The table does not state the micro-batch. NVIDIA's own performance recipes for these models
+     * (NeMo-Framework-Launcher conf/training/gpt3/{5b,20b}_bf16_performance.yaml: PP 1,
+     * micro_batch_size 4; 175b_performance.yaml: PP 8, micro_batch_size 1) use 4 without pipeline
+     * parallelism and 1 with it; docs/models.md section 6 says why 1 cannot be right for PP 1. */
+    s->mbs = s->pp == 1 ? 4 : 1;
+    if (s->pp == 1 && (s->dp == 0 || s->gbs % (s->dp * s->mbs) != 0))
+        return orr_fail(err, "%s row %d (%s): global_batch_seqs %u is not a multiple of dp x 4 (the "
+                        "micro-batch assumed without pipeline parallelism)", t->path, r, s->model.name, s->gbs);
+    s->sp = s->tp > 1;
+    s->dist_opt = 1;
+    s->tp_comm_overlap = 1;
+    s->precision = ORR_BF16;
+    return 0;
+}
+
+static int selene_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d;
+    if (strcmp(orr_csv_get(t, r, "table_version"), "April-2021") != 0) return *skip = "not the April-2021 table", 1;
+    gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", 1);
+    if (common(t, r, s, "A100-SXM4-80GB", "dgx-a100", err) < 0) return -1;
+    s->dp = (uint32_t)orr_csv_num(t, r, "dp");
     s->gbs = (uint32_t)orr_csv_num(t, r, "global_batch_seqs");
     s->mbs = 1;
     s->seq = s->model.seq;
-    if (set == ORR_VALID_MEGATRON_H100) {
-        /* The table does not state the micro-batch. NVIDIA's own performance recipes for these models
-         * (NeMo-Framework-Launcher conf/training/gpt3/{5b,20b}_bf16_performance.yaml: PP 1,
-         * micro_batch_size 4; 175b_performance.yaml: PP 8, micro_batch_size 1) use 4 without pipeline
-         * parallelism and 1 with it; docs/models.md section 6 says why 1 cannot be right for PP 1. */
-        if (s->pp == 1) {
-            s->mbs = 4;
-            if (s->dp == 0 || s->gbs % (s->dp * s->mbs) != 0)
-                return orr_fail(err, "%s row %d (%s): global_batch_seqs %u is not a multiple of dp x 4 (the "
-                                "micro-batch assumed without pipeline parallelism)", t->path, r, s->model.name, s->gbs);
-        }
-        s->sp = s->tp > 1;
-        s->dist_opt = 1;
-        s->tp_comm_overlap = 1;
-        s->precision = ORR_BF16;
-    } else {
-        s->recompute = ORR_RECOMPUTE_FULL;
-        s->precision = ORR_FP16;
-        s->attention = ORR_ATTN_UNFUSED;
-    }
-    if (orr_spec_resolve(s, err) < 0) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        return orr_fail(err, "%s row %d (%s): %s", t->path, r, s->model.name, msg);
-    }
+    s->recompute = ORR_RECOMPUTE_FULL;
+    s->precision = ORR_FP16;
+    s->attention = ORR_ATTN_UNFUSED;
     return 0;
+}
+
+/* NeMo's and Megatron-LM's names for the models both recipe sets train: a catalog model, or the
+ * shape of NeMo-Framework-Launcher's conf/training/gpt3/{5b,20b}_fp8_performance.yaml (GPT-2 BPE
+ * vocabulary, 4h GeLU MLP, learned positions, biases). NULL: no known shape (Nemotron). */
+static const char *catalog_name(const char *model, orr_model *custom)
+{
+    static const struct { const char *csv, *catalog; } names[] = {
+        {"GPT3-175B", "gpt3-175b"}, {"LLAMA2-7B", "llama2-7b"}, {"LLAMA2-13B", "llama2-13b"},
+        {"LLAMA2-70B", "llama2-70b"}, {"LLAMA3-8B", "llama3-8b"}, {"LLAMA3-70B", "llama3-70b"},
+        {"Llama3-8B", "llama3-8b"}, {"Llama3-70B", "llama3-70b"}, {"Llama3-405B", "llama3-405b"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(model, names[i].csv) == 0) return names[i].catalog;
+    static const struct { const char *csv; uint32_t layers, hidden, heads; } gpt[] = {
+        {"GPT3-5B", 24, 4096, 32}, {"GPT3-20B", 44, 6144, 48}};
+    for (size_t i = 0; i < sizeof gpt / sizeof gpt[0]; i++)
+        if (strcmp(model, gpt[i].csv) == 0) {
+            orr_err e;
+            if (orr_catalog_model("gpt3-175b", custom, &e) < 0) return NULL;
+            snprintf(custom->name, sizeof custom->name, "%s", model);
+            custom->layers = gpt[i].layers;
+            custom->hidden = gpt[i].hidden;
+            custom->heads = custom->kv_heads = gpt[i].heads;
+            custom->head_dim = gpt[i].hidden / gpt[i].heads;
+            custom->ffn = 4 * gpt[i].hidden;
+            return "";
+        }
+    return NULL;
+}
+
+/* NeMo 24.07's performance summary and Megatron-LM's examples/llama FP8 rows: Megatron-Core with
+ * Transformer Engine FP8 (hybrid), the distributed optimizer with overlapped reduce-scatter and
+ * all-gather, SP and TP communication overlap with TP > 1; mbs, vp, cp as published; selective
+ * recompute for GPT-3 (the launcher's gpt3 *_fp8_performance.yaml), none for Llama. */
+static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d;
+    if (orr_csv_col(t, "task") >= 0 && strcmp(orr_csv_get(t, r, "task"), "pretrain") != 0)
+        return *skip = "fine-tuning (packed sequences, LoRA adapters): not modelled", 1;
+    orr_model custom;
+    const char *name = catalog_name(orr_csv_get(t, r, "model"), &custom);
+    if (!name) return *skip = "model shape not known (Nemotron)", 1;
+    if (name[0]) {
+        if (orr_catalog_model(name, &s->model, err) < 0) return -1;
+    } else {
+        s->model = custom;
+    }
+    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
+    s->gbs = (uint32_t)orr_csv_num(t, r, "gbs");
+    s->mbs = (uint32_t)orr_csv_num(t, r, "mbs");
+    s->seq = (uint32_t)orr_csv_num(t, r, "seq_len");
+    double cp = orr_csv_num(t, r, "cp"), vp = orr_csv_num(t, r, "vp");
+    s->cp = cp > 1 ? (uint32_t)cp : 1;
+    s->vpp = vp > 1 ? (uint32_t)vp : 1;
+    s->sp = s->tp > 1;
+    s->tp_comm_overlap = s->tp > 1;
+    s->dist_opt = 1;
+    s->precision = ORR_FP8;
+    s->recompute = strncmp(s->model.name, "gpt3", 4) == 0 || strncmp(s->model.name, "GPT3", 4) == 0
+                       ? ORR_RECOMPUTE_SELECTIVE : ORR_RECOMPUTE_NONE;
+    return 0;
+}
+
+/* Megatron-LM's 2020 README scaling cases on DGX A100 (the V100 rows need a V100 in the catalog):
+ * the code of the time, fp16, checkpointed activations, unfused attention, no SP, no distributed
+ * optimizer; `batch` is the global batch, the micro-batch batch / dp (no accumulation). */
+static int megatron2020_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d;
+    if (strstr(orr_csv_get(t, r, "gpu"), "A100") == NULL) return *skip = "V100: not in the GPU catalog", 1;
+    gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", 1);
+    if (common(t, r, s, "A100-SXM4-40GB", "dgx-a100", err) < 0) return -1;
+    s->pp = 1;
+    s->dp = (uint32_t)orr_csv_num(t, r, "dp");
+    s->gbs = (uint32_t)orr_csv_num(t, r, "batch");
+    s->mbs = s->dp ? s->gbs / s->dp : 0;
+    s->seq = s->model.seq;
+    s->recompute = ORR_RECOMPUTE_FULL;
+    s->precision = ORR_FP16;
+    s->attention = ORR_ATTN_UNFUSED;
+    return 0;
+}
+
+static const set_def sets[ORR_VALID_SET_COUNT] = {
+    [ORR_VALID_MEGATRON_H100] = {
+        "megatron_lm_h100_weak_scaling.csv", "Megatron-Core weak scaling on H100 (r0.8.0, seq 4096)",
+        "TFLOP/s per GPU by Megatron-Core num_floating_point_operations: 72 B s L h^2 (1 + s/6h + V/12Lh)",
+        "micro-batch 4 without pipeline parallelism and 1 with it (NVIDIA's NeMo GPT-3 performance recipes); "
+        "SP when TP > 1; distributed optimizer with overlapped grad reduce-scatter and param "
+        "all-gather; TP comm overlap; no recompute; no virtual stages; untied embeddings (the table's parameter "
+        "counts); bf16 (fp32 grad reduction)",
+        1, M_TFLOPS, "tflops_per_gpu", megatron_h100_row, 72.0, 12.0},
+    [ORR_VALID_SELENE_A100] = {
+        "megatron_lm_a100_selene.csv", "Megatron-LM on A100 Selene (April 2021, seq 2048)",
+        "TFLOP/s per GPU by Narayanan et al. 2021: 96 B s L h^2 (1 + s/6h + V/16Lh), counts full recompute",
+        "micro-batch 1; full recompute; fp16; unfused attention; no SP; no distributed optimizer; no virtual stages",
+        1, M_TFLOPS, "tflops_per_gpu", selene_row, 96.0, 16.0},
+    [ORR_VALID_NEMO_H100] = {
+        "nemo_24_07_perf_summary.csv", "NeMo 24.07 performance summary, DGX-H100, FP8 (pre-training rows)",
+        "tokens/s per GPU",
+        "Megatron-Core recipe; FP8 (Transformer Engine hybrid); distributed optimizer, overlapped; SP and TP comm "
+        "overlap when TP > 1; mbs, vp and cp as published; selective recompute for GPT-3, none for Llama; GPT3-5B "
+        "and GPT3-20B shapes from NeMo-Framework-Launcher's gpt3 *_fp8_performance.yaml; Nemotron rows not "
+        "predicted (shapes not in the catalog); fine-tuning rows not modelled",
+        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0},
+    [ORR_VALID_LLAMA3_FP8] = {
+        "megatron_lm_llama3_fp8_example.csv", "Megatron-LM examples/llama FP8 performance, H100",
+        "tokens/s per GPU",
+        "as NeMo (the README: \"follows NeMo performance scripts\"): FP8 hybrid, distributed optimizer, SP and TP "
+        "comm overlap when TP > 1, no recompute; cp and vp as the README's table gives them (the 8B script itself "
+        "sets CP 1)",
+        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0},
+    [ORR_VALID_MEGATRON_2020] = {
+        "megatron_lm_2020_v100_a100.csv", "Megatron-LM 2020 README scaling cases, DGX A100 (seq 1024)",
+        "iteration time (the error is on throughput: published / predicted time - 1)",
+        "fp16; full recompute; unfused attention; no SP; no distributed optimizer; micro-batch batch / dp; A100 "
+        "40GB; V100 rows not predicted (no V100 in the GPU catalog)",
+        0, M_ITER_MS, "iteration_time_ms", megatron2020_row, 0, 0},
+};
+
+const char *orr_valid_set_name(orr_valid_set set)
+{
+    static const char *const names[ORR_VALID_SET_COUNT] = {"megatron-h100", "selene-a100", "nemo-h100",
+                                                            "llama3-fp8", "megatron-2020"};
+    return (unsigned)set < ORR_VALID_SET_COUNT ? names[set] : "?";
 }
 
 static int cmp_abs(const void *a, const void *b)
 {
     double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
     return (x > y) - (x < y);
+}
+
+/* Median |error| of the rows whose fitted flag is want (-1: all); *n gets their count. */
+static double median_abs(const orr_valid_table *t, int want, size_t *n)
+{
+    double *e = orr_xmalloc((t->n ? t->n : 1) * sizeof *e);
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (want < 0 || t->rows[i].fitted == want) e[k++] = t->rows[i].error;
+    qsort(e, k, sizeof *e, cmp_abs);
+    double m = !k ? 0 : k % 2 ? fabs(e[k / 2]) : 0.5 * (fabs(e[k / 2 - 1]) + fabs(e[k / 2]));
+    free(e);
+    *n = k;
+    return m;
+}
+
+/* The predicted value of row in the set's metric, from the prediction of spec s. */
+static double predicted_value(const set_def *d, const orr_spec *s, const orr_prediction *p)
+{
+    double it = p->r.iteration_s;
+    if (d->m == M_TOKENS) return (double)s->gbs * s->seq / it / s->gpus;
+    if (d->m == M_ITER_MS) return it * 1e3;
+    double B = s->gbs, sq = s->seq, L = s->model.layers, h = s->model.hidden, V = s->model.vocab;
+    double flops = d->flops_factor * B * sq * L * h * h * (1 + sq / (6 * h) + V / (d->vocab_div * L * h));
+    return flops / it / s->gpus / 1e12;
+}
+
+static void fill_row(orr_valid_row *row, const set_def *d, const orr_spec *s, const orr_prediction *p, double pub)
+{
+    snprintf(row->model, sizeof row->model, "%s", s->model.name);
+    row->tp = s->tp;
+    row->pp = s->pp;
+    row->dp = s->dp;
+    row->cp = s->cp;
+    row->vpp = s->vpp;
+    row->gpus = s->gpus;
+    row->gbs = s->gbs;
+    row->mbs = s->mbs;
+    row->fitted = d->fitted;
+    row->iteration_s = p->r.iteration_s;
+    row->peak_gib = (double)p->r.mem.peak_reserved_bytes / (1024.0 * 1024 * 1024);
+    row->oom = p->r.mem.oom;
+    row->published = pub;
+    row->predicted = predicted_value(d, s, p);
+    /* positive: predicted faster than measured, whatever the metric */
+    row->error = d->m == M_ITER_MS ? pub / row->predicted - 1 : (row->predicted - pub) / pub;
 }
 
 int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_err *err)
@@ -115,35 +293,43 @@ int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_e
     snprintf(path, sizeof path, "%s/%s", dir, d->file);
     orr_csv t;
     if (orr_csv_load(&t, path, err) < 0) return -1;
+    if (orr_csv_col(&t, d->col) < 0) {
+        int rc = orr_fail(err, "%s: no column %s", path, d->col);
+        orr_csv_free(&t);
+        return rc;
+    }
     out->title = d->title;
     out->convention = d->convention;
     out->assumptions = d->assumptions;
+    out->unit = d->m == M_TFLOPS ? "TFLOP/s/GPU" : d->m == M_TOKENS ? "tokens/s/GPU" : "iteration ms";
     out->rows = orr_xcalloc((size_t)t.nrows, sizeof *out->rows);
     int rc = 0;
     for (int r = 1; r < t.nrows && rc == 0; r++) {
-        if (set == ORR_VALID_SELENE_A100 && strcmp(orr_csv_get(&t, r, "table_version"), "April-2021") != 0) continue;
         orr_spec s;
-        orr_prediction p;
-        if (row_spec(set, &t, r, &s, err) < 0 || orr_predict(&s, &p, err) < 0) {
+        orr_spec_init(&s);
+        const char *skip = NULL;
+        int k = d->row(d, &t, r, &s, &skip, err);
+        if (k > 0) {
+            out->skipped++;
+            continue;
+        }
+        double pub = orr_csv_num(&t, r, d->col);
+        if (k < 0) {
             rc = -1;
             break;
         }
-        orr_valid_row *row = &out->rows[out->n++];
-        snprintf(row->model, sizeof row->model, "%s", s.model.name);
-        row->tp = s.tp;
-        row->pp = s.pp;
-        row->dp = s.dp;
-        row->gpus = s.gpus;
-        row->gbs = s.gbs;
-        row->mbs = s.mbs;
-        row->iteration_s = p.r.iteration_s;
-        row->peak_gib = (double)p.r.mem.peak_reserved_bytes / (1024.0 * 1024 * 1024);
-        row->oom = p.r.mem.oom;
-        double B = s.gbs, sq = s.seq, L = s.model.layers, h = s.model.hidden, V = s.model.vocab;
-        double flops = d->flops_factor * B * sq * L * h * h * (1 + sq / (6 * h) + V / (d->vocab_div * L * h));
-        row->predicted_tflops = flops / row->iteration_s / s.gpus / 1e12;
-        row->published_tflops = orr_csv_num(&t, r, "tflops_per_gpu");
-        row->error = (row->predicted_tflops - row->published_tflops) / row->published_tflops;
+        if (!(pub > 0) || !isfinite(pub)) {
+            rc = orr_fail(err, "%s row %d: %s must be a positive number", path, r, d->col);
+            break;
+        }
+        orr_prediction p;
+        if (orr_spec_resolve(&s, err) < 0 || orr_predict(&s, &p, err) < 0) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            rc = orr_fail(err, "%s row %d (%s): %s", path, r, s.model.name, msg);
+            break;
+        }
+        fill_row(&out->rows[out->n++], d, &s, &p, pub);
         orr_prediction_free(&p);
     }
     orr_csv_free(&t);
@@ -151,11 +337,9 @@ int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_e
         orr_valid_table_free(out);
         return -1;
     }
-    double *e = orr_xmalloc((out->n ? out->n : 1) * sizeof *e);
-    for (size_t i = 0; i < out->n; i++) e[i] = out->rows[i].error;
-    qsort(e, out->n, sizeof *e, cmp_abs);
-    if (out->n) out->median_abs_error = out->n % 2 ? fabs(e[out->n / 2]) : 0.5 * (fabs(e[out->n / 2 - 1]) + fabs(e[out->n / 2]));
-    free(e);
+    out->median_abs_error = median_abs(out, -1, &out->n);
+    out->median_fit = median_abs(out, 1, &out->n_fit);
+    out->median_heldout = median_abs(out, 0, &out->n_heldout);
     return 0;
 }
 
@@ -167,15 +351,21 @@ void orr_valid_table_free(orr_valid_table *t)
 
 void orr_valid_table_print(const orr_valid_table *t, orr_buf *out)
 {
-    orr_buf_printf(out, "%s\n  TFLOP/s per GPU by %s\n  assumed for every row: %s\n", t->title, t->convention,
-                   t->assumptions);
-    orr_buf_printf(out, "  %-10s %4s %4s %4s %6s %6s %4s %10s %10s %8s %11s %10s\n", "model", "tp", "pp", "dp", "gpus",
-                   "gbs", "mbs", "published", "predicted", "error", "iteration", "peak mem");
+    orr_buf_printf(out, "%s\n  compared: %s\n  assumed for every row: %s\n", t->title, t->convention, t->assumptions);
+    orr_buf_printf(out, "  %-11s %3s %3s %4s %3s %3s %5s %5s %3s %12s %12s %8s %11s %9s  %s\n", "model", "tp", "pp", "dp",
+                   "cp", "vpp", "gpus", "gbs", "mbs", "published", "predicted", "error", "iteration", "peak mem",
+                   "rows used for");
     for (size_t i = 0; i < t->n; i++) {
         const orr_valid_row *r = &t->rows[i];
-        orr_buf_printf(out, "  %-10s %4u %4u %4u %6u %6u %4u %10.1f %10.1f %+7.1f%% %9.3f s %6.1f GiB%s\n", r->model, r->tp,
-                       r->pp, r->dp, r->gpus, r->gbs, r->mbs, r->published_tflops, r->predicted_tflops, 100 * r->error,
-                       r->iteration_s, r->peak_gib, r->oom ? " OOM" : "");
+        orr_buf_printf(out, "  %-11s %3u %3u %4u %3u %3u %5u %5u %3u %12.1f %12.1f %+7.1f%% %9.3f s %5.1f GiB  %s%s\n",
+                       r->model, r->tp, r->pp, r->dp, r->cp, r->vpp, r->gpus, r->gbs, r->mbs, r->published, r->predicted,
+                       100 * r->error, r->iteration_s, r->peak_gib, r->fitted ? "fitting" : "held out",
+                       r->oom ? "  OOM (it ran)" : "");
     }
-    orr_buf_printf(out, "  median |error| %.1f%% over %zu rows\n", 100 * t->median_abs_error, t->n);
+    orr_buf_printf(out, "  (%s; error: positive = predicted faster)\n", t->unit);
+    if (t->n_fit) orr_buf_printf(out, "  median |error| %.1f%% over %zu rows used for fitting\n", 100 * t->median_fit, t->n_fit);
+    if (t->n_heldout)
+        orr_buf_printf(out, "  median |error| %.1f%% over %zu held-out rows (never used for fitting)\n",
+                       100 * t->median_heldout, t->n_heldout);
+    if (t->skipped) orr_buf_printf(out, "  %zu rows not predicted (see the assumptions)\n", t->skipped);
 }
