@@ -55,7 +55,7 @@ static int bench_one(const char *path, orr_net_kind net, int no_symmetry)
         return 1;
     }
     double t0 = now_s();
-    orr_workload *w = orr_gen_megatron(&s, &err);
+    orr_workload *w = orr_gen_training(&s, &err);
     if (!w) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
         return 1;

@@ -47,7 +47,7 @@ static orr_spec base_spec(void)
 static orr_workload *gen(const orr_spec *s)
 {
     orr_err err = {{0}};
-    orr_workload *w = orr_gen_megatron(s, &err);
+    orr_workload *w = orr_gen_training(s, &err);
     CHECK_MSG(w != NULL, "%s", err.msg);
     return w;
 }

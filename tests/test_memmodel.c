@@ -28,7 +28,7 @@ static int build_spec(orr_spec *s, const char *const *flags)
 static double layer_alloc_bytes(const orr_spec *s)
 {
     orr_err err;
-    orr_workload *w = orr_gen_megatron(s, &err);
+    orr_workload *w = orr_gen_training(s, &err);
     if (!w) return -1;
     double b = -1;
     const orr_rank *rk = &w->ranks[0];

@@ -287,7 +287,7 @@ static void test_refusals(void)
     for (int i = 0; i < 10; i++) argv[i] = (char *)args[i];
     CHECK(orr_spec_apply_flags(&s, 10, argv, &err) == 0 && orr_spec_resolve(&s, &err) == 0);
     CHECK(s.symmetry == 1);
-    orr_workload *w = orr_gen_megatron(&s, &err);
+    orr_workload *w = orr_gen_training(&s, &err);
     CHECK_MSG(w != NULL, "%s", err.msg);
     if (!w) return;
     orr_estimate_workload(w, &s.gpu);

@@ -107,9 +107,9 @@ static void test_generator_symmetry(void)
         orr_spec s;
         if (spec_of(flags, &s) < 0) continue;
         orr_err err = {{0}};
-        orr_workload *sym = orr_gen_megatron(&s, &err);
+        orr_workload *sym = orr_gen_training(&s, &err);
         s.symmetry = 0;
-        orr_workload *full = orr_gen_megatron(&s, &err);
+        orr_workload *full = orr_gen_training(&s, &err);
         CHECK_MSG(sym && full, "%s: %s", shapes[c], err.msg);
         if (!sym || !full) {
             orr_workload_free(sym);
@@ -157,7 +157,7 @@ static int run_flow(const orr_spec *s0, int symmetry, int no_mirror, uint32_t le
     orr_spec s = *s0;
     s.symmetry = symmetry;
     orr_err err = {{0}};
-    out->w = orr_gen_megatron(&s, &err);
+    out->w = orr_gen_training(&s, &err);
     if (!out->w) {
         CHECK_MSG(0, "%s", err.msg);
         return -1;

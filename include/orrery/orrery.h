@@ -11,8 +11,9 @@
 #include "orrery/exec.h"
 #include "orrery/report.h"
 
-/* Workload generator for dense decoder-only transformers as Megatron-LM issues them. */
-orr_workload *orr_gen_megatron(const orr_spec *s, orr_err *err);
+/* Workload generator for dense decoder-only transformers as the spec's framework (Megatron-LM,
+ * TorchTitan, DeepSpeed) issues them: one training iteration per simulated rank. */
+orr_workload *orr_gen_training(const orr_spec *s, orr_err *err);
 
 typedef struct orr_prediction {
     orr_workload *w;

@@ -85,7 +85,7 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
 {
     memset(p, 0, sizeof *p);
-    p->w = orr_gen_megatron(s, err);
+    p->w = orr_gen_training(s, err);
     if (!p->w) return -1;
     orr_estimate_workload(p->w, &s->gpu);
     if (run_placed(s, p->w, 1, &p->x, err) < 0) {
@@ -178,7 +178,7 @@ int orr_predict_jobs(const orr_spec *s, orr_jobs_prediction *p, orr_err *err)
         orr_job_prediction *jp = &p->jobs[i];
         const orr_spec *js = &s->jobs[i].s;
         orr_err e;
-        jp->w = jw[i] = orr_gen_megatron(js, &e);
+        jp->w = jw[i] = orr_gen_training(js, &e);
         if (!jp->w) {
             rc = orr_fail(err, "jobs[%zu] (\"%s\"): %s", i, s->jobs[i].name, e.msg);
             break;

@@ -1,7 +1,7 @@
 """Which tensors autograd saves in a TorchTitan-style TP + sequence-parallel Llama block (DTensor
 plan of torchtitan parallelize_llama: SequenceParallel norms, PrepareModuleInput Shard(1) ->
 Replicate, colwise wq/wk/wv/w1/w3, rowwise wo/w2 to Shard(1); no async TP). Evidence for the
-generator's dtensor_sp_keeps_gathered (src/models/megatron.c); not run by the tests:
+generator's dtensor_sp_keeps_gathered (src/models/gen.c, recipe.sp_keeps_gathered); not run by the tests:
   orrery emulate --gpu H100 --gpus 2 -- torchrun --standalone --nproc-per-node 2 tests/emu/torch/tp_saved.py
 torch 2.9.1, TP 2, seq 4096, h 1024: among the saved tensors are two (4096, 1024) bf16 ones, the
 all-gathered norm outputs (full sequence) that the column-parallel matmuls keep for their weight

@@ -1,0 +1,170 @@
+/*
+ * gen.h - internal to src/models: the framework-neutral training-workload builder (gen.c) and the
+ * recipe table each framework fills (megatron.c, torchtitan.c, deepspeed.c).
+ *
+ * The builder lays out the ranks and their groups and writes every simulated rank's op stream:
+ * layer forward and backward kernels, attention, tensor/context/pipeline parallel communication,
+ * the pipeline schedules, gradient buckets or per-block sharding units, the optimizer step. What
+ * differs between frameworks is asked of the recipe: what a layer saves for the backward, the
+ * loss's memory, the memory that lives through the iteration, context-parallel attention, and the
+ * named behaviours below. A recipe never emits a schedule; the builder never names a framework.
+ */
+#ifndef ORRERY_MODELS_GEN_H
+#define ORRERY_MODELS_GEN_H
+
+#include "orrery/orrery.h"
+
+enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4 };
+enum { TAG_FWD = 0, TAG_BWD = 1, TAG_CP_FWD = 2, TAG_CP_BWD = 3 };
+
+typedef struct gen gen;
+
+/* Where an op belongs: phase, layer (ORR_NO_LAYER: none), micro-batch, model chunk. */
+typedef struct ctx {
+    orr_phase phase;
+    uint32_t layer, mb, chunk;
+} ctx;
+
+/* A framework's recipe. Hooks may not be NULL unless said. */
+typedef struct recipe {
+    /* Behaviours, each on or off for the framework. */
+    int shards_params;        /* parameters sharded per block (units gathered before use, gradients
+                               * reduce-scattered per unit); else DP gradient buckets */
+    int copies_out_params;    /* sharded: each gathered parameter copied out to its own tensor */
+    int unit_grads;           /* sharded: fp32 sharded gradients allocated per unit at its reduce-scatter,
+                               * unsharded ones accumulated per unit over micro-batches */
+    int eager_unless_compiled;/* eager PyTorch kernels (one per ATen op) unless options.compile */
+    int per_op_sac;           /* selective recompute re-runs the unsaved ops before each backward
+                               * (else it is the attention core, re-run only when unfused) */
+    int sp_keeps_gathered;    /* SP without TP overlap saves the all-gathered norm outputs for the weight
+                               * gradients (no backward re-gather) */
+    int keeps_head_input;     /* the LM head's input is saved per micro-batch */
+    int pp_keeps_outputs;     /* the last pipeline stage keeps every micro-batch's model output to the
+                               * end of the step, then concatenates them */
+    double pads_vocab_to;     /* vocabulary padded to a multiple of this x tp */
+    /* Fills what the framework decides of G: S (shard group), dist (reduce-scatter, optimizer on the
+     * shard, gather after), overlap_pg, grad_B (bytes per reduced gradient element). */
+    void (*setup)(gen *G);
+    /* Bytes a layer keeps for its backward under recomputation rc (ORR_RECOMPUTE_NONE: all it uses). */
+    double (*layer_saved_bytes)(const gen *G, orr_recompute rc);
+    /* Context-parallel attention (cp > 1). */
+    void (*cp_attention)(gen *G, const ctx *c, int backward);
+    /* The loss's memory around the LM head: forward (after the head GEMM), backward (before the head's
+     * backward GEMMs; leaves the logits gradient in G->head_tmp). */
+    void (*loss_mem_fwd)(gen *G, const ctx *c);
+    void (*loss_mem_bwd)(gen *G, const ctx *c);
+    /* Parameters, gradients and optimizer state that live through the iteration. */
+    void (*persistent_memory)(gen *G);
+    /* The optimizer step's temporaries: alloc 1 before it (first buffer id in *first), 0 after. May be NULL. */
+    void (*optimizer_temps)(gen *G, const ctx *cx, int alloc, uint32_t *first);
+} recipe;
+
+/* The recipe of each modelled framework for a resolved spec (megatron.c, torchtitan.c, deepspeed.c). */
+const recipe *orr_recipe_megatron(const orr_spec *s);
+const recipe *orr_recipe_torchtitan(const orr_spec *s);
+const recipe *orr_recipe_deepspeed(const orr_spec *s);
+
+typedef struct bucket {
+    uint32_t chunk;
+    uint32_t first_layer;             /* lowest layer (global index) whose params it holds */
+    int has_embedding, has_head;
+    double params;                    /* parameters per rank in the bucket */
+    uint32_t ag_event;                /* event recorded after its parameter all-gather */
+} bucket;
+
+struct gen {
+    const orr_spec *s;
+    const recipe *rp;
+    orr_workload *w;
+    /* shapes */
+    uint32_t T, P, D, V, L;       /* tp, pp, dp, virtual stages, layers */
+    uint32_t *stage_layers;       /* layers of virtual stage v = chunk*P + stage (orr_pp_split), P*V */
+    uint32_t *stage_first;        /* global index of its first layer (model order), P*V */
+    uint32_t C;                   /* context parallelism */
+    uint32_t S;                   /* shard group size (recipe) */
+    uint32_t nmb;                 /* micro-batches per iteration */
+    double b, sq, h, a, g, hd, f, vocab;
+    int sp, gated;
+    int eager;                    /* eager PyTorch kernels (recipe, options.compile) */
+    int dist;                     /* gradients reduce-scattered, optimizer on the shard, params gathered */
+    int overlap_pg;               /* that gather overlapped with the next forward */
+    orr_dtype dt;
+    int head_gemms;               /* emitting the LM head's GEMMs: bf16 under fp8 training */
+    double act_B;                 /* bytes per activation element */
+    double grad_B;                /* bytes per gradient element in the DP reduction */
+    /* the rank being generated */
+    orr_rank *rk;
+    uint32_t tp_r, pp_r, dp_r, cp_r;
+    uint32_t g_tp, g_dp, g_emb, g_mp, g_cp, g_shard, g_rep;
+    uint32_t seq_tp, seq_dp, seq_emb, seq_mp, seq_cp, seq_shard, seq_rep;
+    uint32_t nev;
+    uint32_t nbuf;                /* next buffer id for ALLOC/FREE beyond the activation buffers */
+    uint32_t rank_layers;         /* layers of the current rank over all its chunks */
+    uint32_t *chunk_base;         /* per chunk c: layers of this rank's chunks before c (V entries) */
+    /* sharding units of the current rank: per chunk, unit 0 = root parts, 1..n = its n layers */
+    uint32_t *unit_ag_ev;         /* event after the unit's all-gather (unit_id) */
+    uint32_t *unit_buf;           /* its all-gather output, UINT32_MAX when not gathered or copied out */
+    uint32_t *unit_cp_buf;        /* first of its unsharded parameters (copy-out), UINT32_MAX when none */
+    uint32_t *unit_cp_n;          /* how many */
+    uint32_t *unit_fwd_ev;        /* event after the unit's forward (frees its AG buffer) */
+    uint32_t *unit_grad_buf;      /* its sharded fp32 gradients (unit_grads), from its reduce-scatter to zero_grad */
+    uint32_t *unit_acc_buf;       /* its unsharded accumulated gradients (unit_grads, several micro-batches) */
+    uint32_t rs_buf_pending;      /* reduce-scatter input buffer still in flight (freed at the next) */
+    uint32_t head_base;           /* buffer ids head_base + mb: the loss's saved tensor per micro-batch */
+    uint32_t head_tmp;            /* logits-gradient buffer between head_bwd's loss and its GEMMs */
+    uint32_t head_in_base;        /* buffer ids head_in_base + mb: the LM head's saved input */
+    uint32_t pp_out_base;         /* buffer ids pp_out_base + mb: the model output the last pipeline stage
+                                   * keeps (pp_keeps_outputs) */
+    int has_emb_group;
+    /* buckets of the current rank, and per layer which bucket holds it */
+    bucket *bk; size_t nbk, capbk;
+    orr_map group_ids;            /* group dedup: hash(role, members) -> id */
+};
+
+/* ---- building blocks of gen.c that recipes use ---- */
+
+/* Tokens of one micro-batch on this rank (the sequence split over cp ranks). */
+double gen_tokens(const gen *G);
+/* A memory-bound kernel on the compute stream. */
+void gen_memop(gen *G, const ctx *c, const char *name, orr_op_class cls, double bytes, double flops);
+/* ALLOC or FREE of buffer buf; a new buffer id (after the activation buffers); its FREE (none for UINT32_MAX). */
+void gen_mem_op(gen *G, const ctx *c, orr_op_kind kind, uint8_t stream, const char *name, uint32_t buf, double bytes,
+                orr_mem_cat cat);
+uint32_t gen_mem_alloc(gen *G, const ctx *c, uint8_t stream, const char *name, double bytes, orr_mem_cat cat);
+void gen_mem_free(gen *G, const ctx *c, uint8_t stream, uint32_t buf);
+/* Events: record on a stream (returns its id), make a stream wait for one. */
+uint32_t gen_record(gen *G, uint8_t stream);
+void gen_wait(gen *G, uint8_t stream, uint32_t ev);
+/* A collective of the rank's group of the role (TP, DP, EMB, CP; else model-parallel). */
+void gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+              double bytes);
+/* One flash-attention kernel over q_len queries and kv_len keys with a causal fraction. */
+void gen_flash_block(gen *G, const ctx *c, int backward, double q_len, double kv_len, double frac);
+/* One hop around the CP ring on the CP stream (batched send and recv); the event of its arrival. */
+uint32_t gen_cp_hop(gen *G, const ctx *c, uint32_t tag, double bytes);
+/* Ring attention over the CP group: one block per step while K/V travel one hop. */
+void gen_ring_attention(gen *G, const ctx *c, int backward);
+/* What PyTorch autograd saves in a Llama-style block under recomputation rc (per rank). */
+double gen_autograd_layer_bytes(const gen *G, orr_recompute rc);
+/* The model output (logits of this rank's vocabulary shard): a temporary, or kept to the end of the
+ * step (pp_keeps_outputs); its release. */
+uint32_t gen_model_output_alloc(gen *G, const ctx *c);
+int gen_pp_keeps_outputs(const gen *G);
+void gen_model_output_release(gen *G, const ctx *c, uint32_t buf);
+/* The eager PyTorch cross-entropy's memory (fp32 copy, saved log-softmax; nll and log-softmax
+ * gradients), and the plain backward (the logits gradient, the saved tensor freed). */
+void gen_loss_mem_fwd_eager(gen *G, const ctx *c);
+void gen_loss_mem_bwd_eager(gen *G, const ctx *c);
+void gen_loss_mem_bwd_plain(gen *G, const ctx *c);
+/* Parameters of this rank (all its chunks), before any sharding. */
+double gen_rank_params(const gen *G);
+/* The rank's parameter tensors in model order, elements per rank before sharding (at most cap);
+ * and how many there can be at most. */
+uint32_t gen_param_tensors(const gen *G, double *out, uint32_t cap);
+uint32_t gen_param_tensor_count(const gen *G);
+/* The layer's saved bytes of the recipe under the configured recomputation. */
+double gen_layer_activation_bytes(const gen *G);
+/* The persistent parameter and gradient buffers (no gradient buffer when grad is 0), in that order. */
+void gen_persistent_buffers(gen *G, const ctx *cx, double param, double grad);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * torchtitan.c - the TorchTitan recipe of the training generator (gen.h): FSDP2 (fully_shard per
+ * block and the root; HSDP with replicas) with per-parameter copy-out, fp32 reduce-scatter, per-unit
+ * sharded and accumulated gradients, resharding after forward; what PyTorch autograd saves, eager
+ * kernels unless torch.compile; DTensor sequence parallelism keeping the gathered norm outputs;
+ * the loss eager, under loss_parallel with TP, or compiled; torch.distributed.pipelining keeping
+ * the last stage's outputs; torch's context_parallel; foreach AdamW's per-parameter state.
+ */
+#include "models/gen.h"
+
+#include <stdlib.h>
+
+/* TorchTitan's context parallelism: torch.distributed.tensor.experimental's context_parallel, whose
+ * _templated_ring_attention (and _backward) run one flash-attention block per CP step with
+ * round-robin causal load balancing, under TorchTitan's default rotate method "allgather"
+ * (experimental.context_parallel_rotate_method at 9dec370 and after). Per attention call:
+ *   forward: K and V (expanded to every query head by repeat_kv before SDPA) are concatenated and
+ *     all-gathered once over the CP group, launched before the first (diagonal) block and waited
+ *     for at the second; every step's out and lse go through _SDPAMerger in fp32: the cast (6 B per
+ *     output element), then out - sigmoid(block_lse - lse) * (out - block_out) (32 B), and for a
+ *     block of the second half of the queries only (step i > cp rank) _partial_update's torch.cat,
+ *     which rewrites the whole fp32 output (8 B); at the end the cast back (6 B);
+ *   backward: fp32 zeros for dQ, dK, dV (12 B), the same all-gather of K and V, and per step after
+ *     the block: dK and dV added into the fp32 accumulators (10 B each; for steps 0 < i <= rank a
+ *     half added and the whole rewritten by torch.cat, 13 B), dQ likewise (10 B; 13 B for i > rank),
+ *     the concatenation of dK and dV (16 B) and its hop to the next CP rank (the all-to-all
+ *     "permute", always that method for the gradients), waited for after the next step's block;
+ *     at the end the casts of dQ, dK and dV back (18 B). */
+static void cp_attention(gen *G, const ctx *c, int backward)
+{
+    double sl = G->sq / G->C, elems = G->b * sl * (G->a / G->T) * G->hd;
+    double kv = 2.0 * elems * G->act_B;
+    uint32_t C = G->C, me = G->cp_r;
+    gen_memop(G, c, "cp_kv_cat", ORR_CLS_ELEMENTWISE, 2.0 * kv, 0);
+    uint32_t gath = gen_mem_alloc(G, c, S_COMPUTE, "cp_kv_gathered", C * kv, ORR_MEM_TEMP);
+    uint32_t acc = gen_mem_alloc(G, c, S_COMPUTE, backward ? "cp_grad_qkv_fp32" : "cp_out_fp32",
+                                 (backward ? 12.0 : 4.0) * elems, ORR_MEM_TEMP);
+    if (backward) gen_memop(G, c, "cp_grad_zeros", ORR_CLS_ELEMENTWISE, 12.0 * elems, 0);
+    gen_wait(G, S_CP, gen_record(G, S_COMPUTE));
+    gen_coll(G, c, S_CP, "cp_allgather_kv", ORR_COLL_ALLGATHER, ORR_ROLE_CP, C * kv);
+    uint32_t gathered = gen_record(G, S_CP), dkv = UINT32_MAX;
+    for (uint32_t i = 0; i < C; i++) {
+        if (i == 1) gen_wait(G, S_COMPUTE, gathered);
+        gen_flash_block(G, c, backward, sl, sl, 0.5);
+        if (!backward) {
+            double b = i == 0 ? 6.0 : i <= me ? 38.0 : 27.0;
+            gen_memop(G, c, "cp_sdpa_merge", ORR_CLS_ELEMENTWISE, b * elems, 0);
+            continue;
+        }
+        if (dkv != UINT32_MAX) gen_wait(G, S_COMPUTE, dkv);
+        double b = (i > 0 && i <= me ? 26.0 : 20.0) + (i <= me ? 10.0 : 13.0) + 16.0;
+        gen_memop(G, c, "cp_grad_accumulate", ORR_CLS_ELEMENTWISE, b * elems, 0);
+        gen_wait(G, S_CP, gen_record(G, S_COMPUTE));
+        dkv = gen_cp_hop(G, c, TAG_CP_BWD, 8.0 * elems);
+    }
+    if (dkv != UINT32_MAX) gen_wait(G, S_COMPUTE, dkv);
+    gen_memop(G, c, backward ? "cp_grad_cast" : "cp_out_cast", ORR_CLS_ELEMENTWISE, (backward ? 18.0 : 6.0) * elems,
+              0);
+    gen_mem_free(G, c, S_COMPUTE, acc);
+    gen_mem_free(G, c, S_COMPUTE, gath);
+}
+
+/* Whether the loss runs under torch.compile (spec.compile_loss; as compile if not given). */
+static int loss_compiled(const gen *G) { return orr_spec_compile_loss(G->s); }
+
+/* With TP the eager loss runs under loss_parallel() (on unless training.disable_loss_parallel): the
+ * logits stay vocab-sharded and DTensor's own log-softmax and nll-loss backward run
+ * (torch/distributed/tensor/parallel/loss.py, torch 2.9.1):
+ *   forward _log_softmax: bf16 logits 2, fp32 copy 4, shifted = x - max 4, exp(shifted) 4 (summed,
+ *     freed), result = shifted - logsumexp 4 (kept): 14 B per logit at its peak;
+ *   backward _nll_loss_and_log_softmax_backward: the kept result 4, grad_input = zeros_like 4,
+ *     exp(x) 4 and (grad_input + exp(x)) 4, then that times grad_output 4: 16 B per logit at its
+ *     peak; then the bf16 gradient 2. */
+static int loss_parallel(const gen *G) { return G->T > 1 && !loss_compiled(G); }
+
+static void loss_parallel_mem_fwd(gen *G, const ctx *c, double logits)
+{
+    uint32_t b = gen_model_output_alloc(G, c);
+    uint32_t f = gen_mem_alloc(G, c, S_COMPUTE, "logits_fp32", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t sh = gen_mem_alloc(G, c, S_COMPUTE, "log_softmax_shifted", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t e = gen_mem_alloc(G, c, S_COMPUTE, "log_softmax_exp", logits * 4.0, ORR_MEM_TEMP);
+    gen_mem_free(G, c, S_COMPUTE, e);
+    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * 4.0, ORR_MEM_ACT);
+    gen_mem_free(G, c, S_COMPUTE, sh);
+    gen_mem_free(G, c, S_COMPUTE, f);
+    gen_model_output_release(G, c, b);
+}
+
+static void loss_parallel_mem_bwd(gen *G, const ctx *c, double logits)
+{
+    uint32_t z = gen_mem_alloc(G, c, S_COMPUTE, "nll_grad_zeros", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t e = gen_mem_alloc(G, c, S_COMPUTE, "nll_grad_exp", logits * 4.0, ORR_MEM_TEMP);
+    uint32_t a = gen_mem_alloc(G, c, S_COMPUTE, "nll_grad_sum", logits * 4.0, ORR_MEM_TEMP);
+    gen_mem_free(G, c, S_COMPUTE, e);
+    uint32_t g = gen_mem_alloc(G, c, S_COMPUTE, "log_softmax_grad", logits * 4.0, ORR_MEM_TEMP);
+    gen_mem_free(G, c, S_COMPUTE, a);
+    gen_mem_free(G, c, S_COMPUTE, z);
+    gen_mem_free(G, c, S_COMPUTE, G->head_base + c->mb);
+    G->head_tmp = gen_mem_alloc(G, c, S_COMPUTE, "logits_grad", logits * G->act_B, ORR_MEM_TEMP);
+    gen_mem_free(G, c, S_COMPUTE, g);
+}
+
+/* Eager: the model output (bf16), the loss's fp32 copy and log-softmax's saved fp32 result, 10 B per
+ * logit at the peak. Compiled: the fused kernel saves only the model output itself for its
+ * backward (when the pipeline keeps that output anyway, the saved tensor is the same storage: a
+ * 0-byte placeholder keeps the free in the backward paired) and writes the bf16 gradient. */
+static void loss_mem_fwd(gen *G, const ctx *c)
+{
+    double logits = gen_tokens(G) * G->vocab / G->T;
+    if (loss_parallel(G)) {
+        loss_parallel_mem_fwd(G, c, logits);
+        return;
+    }
+    if (!loss_compiled(G)) {
+        gen_loss_mem_fwd_eager(G, c);
+        return;
+    }
+    int kept = gen_pp_keeps_outputs(G);
+    if (kept) gen_model_output_alloc(G, c);
+    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, kept ? 0.0 : logits * G->act_B,
+               ORR_MEM_ACT);
+}
+
+static void loss_mem_bwd(gen *G, const ctx *c)
+{
+    if (loss_parallel(G)) loss_parallel_mem_bwd(G, c, gen_tokens(G) * G->vocab / G->T);
+    else if (!loss_compiled(G)) gen_loss_mem_bwd_eager(G, c);
+    else gen_loss_mem_bwd_plain(G, c);
+}
+
+/* FSDP2: Adam's exp_avg and exp_avg_sq, one fp32 shard each per parameter (4 B x elements / S). */
+static void optimizer_state(gen *G, const ctx *cx)
+{
+    uint32_t cap = gen_param_tensor_count(G);
+    double *el = orr_xmalloc(cap * sizeof *el);
+    uint32_t n = gen_param_tensors(G, el, cap);
+    for (uint32_t i = 0; i < n; i++) {
+        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
+        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
+    }
+    free(el);
+}
+
+/* FSDP2: torch.optim.AdamW(foreach=True), _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(...)
+ * is one fp32 temporary per parameter shard, freed when the step returns (seen under `orrery
+ * emulate`, torch 2.9.1, tests/emu/torch/llama_titan.py). */
+static void adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first)
+{
+    uint32_t cap = gen_param_tensor_count(G);
+    double *el = orr_xmalloc(cap * sizeof *el);
+    uint32_t n = gen_param_tensors(G, el, cap);
+    for (uint32_t i = 0; i < n; i++) {
+        if (alloc) {
+            uint32_t b = gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq_sqrt", 4.0 * el[i] / G->S, ORR_MEM_TEMP);
+            if (i == 0) *first = b;
+        } else {
+            gen_mem_free(G, cx, S_COMPUTE, *first + i);
+        }
+    }
+    free(el);
+}
+
+/* fp32 sharded parameters and Adam moments over the shard group (4 + 8 B per parameter); the
+ * sharded fp32 gradients come per unit with its reduce-scatter (unit_grads). */
+static void persistent_memory(gen *G)
+{
+    ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
+    gen_persistent_buffers(G, &cx, 4.0 * gen_rank_params(G) / G->S, 0);
+    optimizer_state(G, &cx);
+}
+
+/* FSDP2 shards over fsdp x cp ranks (the CP ranks join the shard group: TorchTitan's dp_shard_cp
+ * mesh) and reduces in fp32 (mixed_precision_reduce). */
+static void setup(gen *G) { G->S = G->s->fsdp * G->C; }
+
+static const recipe torchtitan = {
+    .shards_params = 1,
+    .copies_out_params = 1,
+    .unit_grads = 1,
+    .eager_unless_compiled = 1,
+    .per_op_sac = 1,
+    .sp_keeps_gathered = 1,
+    .keeps_head_input = 1,
+    .pp_keeps_outputs = 1,
+    .pads_vocab_to = 1.0, /* its tokenizers' vocabularies divide by the TP degrees used */
+    .setup = setup,
+    .layer_saved_bytes = gen_autograd_layer_bytes,
+    .cp_attention = cp_attention,
+    .loss_mem_fwd = loss_mem_fwd,
+    .loss_mem_bwd = loss_mem_bwd,
+    .persistent_memory = persistent_memory,
+    .optimizer_temps = adam_temporaries,
+};
+
+const recipe *orr_recipe_torchtitan(const orr_spec *s)
+{
+    (void)s;
+    return &torchtitan;
+}
