@@ -22,6 +22,8 @@ typedef struct orr_model {
     int tied_embeddings;   /* 1: LM head shares the input embedding */
     int rmsnorm;           /* 1: RMSNorm, 0: LayerNorm */
     int bias;              /* 1: linear layers have biases (GPT), 0: none (Llama) */
+    double dropout;        /* hidden dropout probability of the training recipe (0: none, so no
+                            * dropout masks are kept for the backward) */
     /* Tokens a sliding-window attention layer sees (0: no such layers). Only Hugging Face configs
      * set it (Mistral, Gemma 2/3, Qwen with use_sliding_window). The generator computes full causal
      * attention on every layer, which is the same only while seq <= attn_window, so resolve refuses

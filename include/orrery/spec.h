@@ -72,6 +72,10 @@ typedef struct orr_spec {
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
     int overlap_param_gather;  /* dist-opt parameter all-gather overlapped with forward (default 1) */
     int tp_comm_overlap;       /* TP collectives overlapped with the GEMMs (default 0) */
+    int grad_reduce_bf16;      /* megatron: --grad-reduce-in-bf16, the gradient buffer and its reduction
+                                * in bf16 (default: fp32 for bf16 training, as Megatron-LM forces) */
+    int fp8_param_gather;      /* megatron: --fp8-param-gather, the linear layers' parameters kept in FP8
+                                * (Transformer Engine Float8Tensor) and gathered in FP8 */
     orr_attention attention;   /* attention kernels (default flash) */
     double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
     int64_t launch_ps;         /* host time to launch one kernel or collective */

@@ -34,6 +34,7 @@ static const orr_yfield model_fields[] = {
     {.key = "tied_embeddings", .type = ORR_YF_BOOL, .offset = offsetof(orr_model, tied_embeddings)},
     {.key = "norm", .type = ORR_YF_CHOICE, .offset = offsetof(orr_model, rmsnorm), .choices = norm_names},
     {.key = "bias", .type = ORR_YF_BOOL, .offset = offsetof(orr_model, bias)},
+    {.key = "dropout", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_model, dropout), .scale = 1, .min = 0, .max = 0.99},
 };
 #define NMODEL_FIELDS (sizeof model_fields / sizeof model_fields[0])
 
@@ -214,6 +215,7 @@ int orr_model_from_yaml(orr_model *m, const orr_ynode *n, orr_err *err)
         snprintf(tmp.name, sizeof tmp.name, "custom");
         tmp.tied_embeddings = 1;
         tmp.bias = 1;
+        tmp.dropout = 0.1; /* Megatron-LM's --hidden-dropout default */
     }
     int base_mha = tmp.kv_heads == tmp.heads;
     if (orr_y_apply_fields(&tmp, model_fields, NMODEL_FIELDS, n, err)) return -1;

@@ -25,7 +25,7 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
-    F_FRAMEWORK, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
+    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
 } flag_id;
 
 /* Where a flag is accepted: predict, emulate, and (with a spec that has jobs:) at the top level of
@@ -98,6 +98,9 @@ static const flag_def flags[] = {
     {"--tp-comm-overlap", F_TP_COMM_OVERLAP, NULL, "off", "TP collectives overlapped with the GEMMs", P},
     {"--async-tp", F_TP_COMM_OVERLAP, NULL, "off", "TorchTitan's name of --tp-comm-overlap", P},
     {"--no-tp-comm-overlap", F_NO_TP_COMM_OVERLAP, NULL, NULL, "TP collectives not overlapped", P},
+    {"--grad-reduce-in-bf16", F_GRAD_BF16, NULL, "off (fp32)", "megatron: gradient buffer and reduction in bf16", P},
+    {"--fp8-param-gather", F_FP8_PARAM, NULL, "off",
+     "megatron: linear weights kept and all-gathered in FP8 (--precision fp8 --dist-opt)", P},
     {"--attention", F_ATTENTION, "flash or unfused", "flash", "attention kernels", P},
     {"--compile", F_COMPILE, NULL, "off", "torch.compile's fused kernels and saved tensors", P},
     {"--no-compile", F_NO_COMPILE, NULL, NULL, "eager PyTorch", P},
@@ -298,6 +301,8 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_NO_DIST_OPT: s->dist_opt = 0; return 0;
     case F_JSON: s->json = 1; return 0;
     case F_QUIET: s->quiet = 1; return 0;
+    case F_GRAD_BF16: s->grad_reduce_bf16 = 1; return 0;
+    case F_FP8_PARAM: s->fp8_param_gather = 1; return 0;
     case F_TP_COMM_OVERLAP: s->tp_comm_overlap = 1; return 0;
     case F_NO_TP_COMM_OVERLAP: s->tp_comm_overlap = 0; return 0;
     case F_NO_SYMMETRY: s->symmetry = 0; return 0;

@@ -64,7 +64,7 @@ static const char *const moe_names[] = {
 };
 
 /* Keys that cannot change time or memory, in any supported architecture: numerics (eps, rope,
- * initialisation), dropout (Orrery models none), token ids, generation and tokenizer settings, the
+ * initialisation), dropout other than the hidden dropout (get_dropout), token ids, generation and tokenizer settings, the
  * longest context (not the training sequence: docs/spec.md), metadata. Keys starting with '_' are
  * metadata too (_name_or_path is read for the name). */
 static const char *const ignored[] = {
@@ -172,6 +172,23 @@ static int get_bool(hf_ctx *c, const char *key, int def, int *out)
     if (!v) return 0;
     if (!json_is_boolean(v)) return bad_key(c, key, v, "true or false");
     *out = json_is_true(v);
+    return 0;
+}
+
+/* The hidden (residual) dropout probability: the first of keys present, a number in [0, 1); 0 when
+ * none is (Llama, Mistral, Qwen and Gemma configs have no such key: their recipes train without). */
+static int get_dropout(hf_ctx *c, orr_model *m)
+{
+    static const char *const keys[] = {"hidden_dropout", "resid_pdrop", "hidden_dropout_prob"};
+    m->dropout = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = json_object_get(c->root, keys[i]);
+        if (!v) continue;
+        if (!json_is_number(v) || !(json_number_value(v) >= 0) || !(json_number_value(v) < 1))
+            return bad_key(c, keys[i], v, "a dropout probability in [0, 1)");
+        m->dropout = json_number_value(v);
+        return 0;
+    }
     return 0;
 }
 
@@ -432,7 +449,7 @@ static int from_json(hf_ctx *c, orr_model *m)
     memset(&tmp, 0, sizeof tmp);
     int rc = a->fam == HF_GPT2 ? read_gpt2(c, a, &tmp) : a->fam == HF_NEOX ? read_neox(c, a, &tmp)
                                                                              : read_llama_like(c, a, &tmp);
-    if (rc || check_rest(c)) return -1;
+    if (rc || get_dropout(c, &tmp) || check_rest(c)) return -1;
     model_name(c, tmp.name, sizeof tmp.name);
     tmp.seq = 0; /* max_position_embeddings is the longest context, not the training sequence */
     *m = tmp;

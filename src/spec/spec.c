@@ -123,6 +123,8 @@ static const orr_yfield options_fields[] = {
     SF("overlap_grad_reduce", ORR_YF_BOOL, overlap_grad_reduce),
     SF("overlap_param_gather", ORR_YF_BOOL, overlap_param_gather),
     SF("tp_comm_overlap", ORR_YF_BOOL, tp_comm_overlap),
+    SF("grad_reduce_in_bf16", ORR_YF_BOOL, grad_reduce_bf16),
+    SF("fp8_param_gather", ORR_YF_BOOL, fp8_param_gather),
     SF("symmetry", ORR_YF_BOOL, symmetry),
     SF("compile", ORR_YF_BOOL, compile),
     SF("compile_loss", ORR_YF_BOOL, compile_loss),
@@ -443,6 +445,15 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
     if (s->dist_opt && fw != ORR_FW_MEGATRON)
         return foreign_option(s, ORR_FW_MEGATRON, "--dist-opt (parallel.dist_opt)",
                               "--dist-opt is Megatron-LM's distributed optimizer", err);
+    if (s->grad_reduce_bf16 && fw != ORR_FW_MEGATRON)
+        return foreign_option(s, ORR_FW_MEGATRON, "--grad-reduce-in-bf16 (options.grad_reduce_in_bf16)",
+                              "Megatron-LM's gradient buffer in bf16", err);
+    if (s->fp8_param_gather && fw != ORR_FW_MEGATRON)
+        return foreign_option(s, ORR_FW_MEGATRON, "--fp8-param-gather (options.fp8_param_gather)",
+                              "Megatron-LM's parameters kept in FP8", err);
+    if (s->fp8_param_gather && (s->precision != ORR_FP8 || !s->dist_opt))
+        return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
+                             "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
     if (fw == ORR_FW_TORCHTITAN) return 0;
     static const char *const what = "FSDP2 and torch.compile are modelled as TorchTitan applies them";
     if (s->reshard_after_forward >= 0)
