@@ -147,7 +147,7 @@ static void test_catalogs(void)
     orr_model m;
     orr_err err;
 
-    CHECK_EQ_I64(orr_catalog_gpu_count(), 8);
+    CHECK_EQ_I64(orr_catalog_gpu_count(), 11);
     EXPECT_OK(orr_catalog_gpu("a100", &g, &err), err);
     CHECK(strcmp(g.name, "A100-SXM4-80GB") == 0);
     CHECK_EQ_I64(g.sms, 108);
@@ -185,12 +185,12 @@ static void test_catalogs(void)
     CHECK(strcmp(orr_catalog_gpu_default_cluster("B200"), "dgx-b200") == 0);
     CHECK(orr_catalog_gpu_default_cluster("nope") == NULL);
     CHECK(strcmp(orr_catalog_gpu_aliases(1), "A100-80GB, A100") == 0);
-    CHECK(orr_catalog_gpu_at(8) == NULL && orr_catalog_gpu_aliases(99) == NULL);
+    CHECK(orr_catalog_gpu_at(11) == NULL && orr_catalog_gpu_aliases(99) == NULL);
 
-    EXPECT_FAIL(orr_catalog_gpu("H300", &g, &err), err, "unknown GPU \"H300\" (known: A100-SXM4-40GB, ",
-                "B200)");
+    EXPECT_FAIL(orr_catalog_gpu("X900", &g, &err), err, "unknown GPU \"X900\" (known: A100-SXM4-40GB, ",
+                "GB300)");
 
-    CHECK_EQ_I64(orr_catalog_cluster_count(), 5);
+    CHECK_EQ_I64(orr_catalog_cluster_count(), 8);
     EXPECT_OK(orr_catalog_cluster("Selene", &c, &err), err);
     CHECK(strcmp(c.name, "dgx-a100") == 0 && c.gpus_per_node == 8);
     CHECK_REL(c.nic_Bps, 25e9, 1e-12);
@@ -426,8 +426,8 @@ static void test_bad_spec_files(void)
     snprintf(want, sizeof want, "%s:3: parallel.tp: expected a positive integer, got \"eight\"", path);
     CHECK_MSG(rc != 0 && strcmp(err.msg, want) == 0, "msg=[%s]", err.msg);
 
-    rc = load_text(&s, "model: gpt3-175b\ngpu: H300\n", &err, path);
-    EXPECT_FAIL(rc, err, path, ":2: gpu: unknown GPU \"H300\" (known: A100-SXM4-40GB");
+    rc = load_text(&s, "model: gpt3-175b\ngpu: X900\n", &err, path);
+    EXPECT_FAIL(rc, err, path, ":2: gpu: unknown GPU \"X900\" (known: A100-SXM4-40GB");
     rc = load_text(&s, "model: gpt-17\n", &err, NULL);
     EXPECT_FAIL(rc, err, ":1: model: unknown model \"gpt-17\"");
     rc = load_text(&s, "cluster: dgx-z100\n", &err, NULL);
@@ -545,7 +545,7 @@ static void test_bad_flags(void)
     FLAGS_FAIL("--recompute", "bogus");
     EXPECT_FAIL(rc_, err, "--recompute: expected none, selective or full, got \"bogus\"");
     FLAGS_FAIL("--precision", "int4");
-    EXPECT_FAIL(rc_, err, "--precision: expected bf16, fp16 or fp8");
+    EXPECT_FAIL(rc_, err, "--precision: expected bf16, fp16, fp8, mxfp8 or nvfp4");
     FLAGS_FAIL("--launch-us", "soon");
     EXPECT_FAIL(rc_, err, "--launch-us: expected a non-negative number of microseconds");
     FLAGS_FAIL("--launch-us", "-1");
@@ -556,8 +556,8 @@ static void test_bad_flags(void)
     EXPECT_FAIL(rc_, err, "--sp takes no value");
     FLAGS_FAIL("spec.yaml");
     EXPECT_FAIL(rc_, err, "unexpected argument \"spec.yaml\"");
-    FLAGS_FAIL("--gpu", "H300");
-    EXPECT_FAIL(rc_, err, "--gpu: unknown GPU \"H300\" (known: A100-SXM4-40GB");
+    FLAGS_FAIL("--gpu", "X900");
+    EXPECT_FAIL(rc_, err, "--gpu: unknown GPU \"X900\" (known: A100-SXM4-40GB");
     FLAGS_FAIL("--model", "gpt5");
     EXPECT_FAIL(rc_, err, "--model: unknown model \"gpt5\"");
     FLAGS_FAIL("--cluster", "nowhere");

@@ -194,14 +194,14 @@ static int cmd_list(int argc, char **argv)
         return ORR_EXIT_USAGE;
     }
     if (strcmp(argv[0], "gpus") == 0) {
-        printf("%-20s %5s %9s %9s %9s %10s %10s %10s\n", "gpu", "SMs", "HBM GiB", "HBM TB/s", "L2 MiB",
-               "NVLink GB/s", "bf16 TF/s", "fp8 TF/s");
+        printf("%-20s %5s %9s %9s %9s %10s %10s %10s %10s\n", "gpu", "SMs", "HBM GiB", "HBM TB/s", "L2 MiB",
+               "NVLink GB/s", "bf16 TF/s", "fp8 TF/s", "fp4 TF/s");
         for (size_t k = 0; k < orr_catalog_gpu_count(); k++) {
             const orr_gpu *g = orr_catalog_gpu_at(k);
-            printf("%-20s %5u %9.1f %9.2f %9.1f %10.0f %10.1f %10.1f\n", g->name, g->sms,
+            printf("%-20s %5u %9.1f %9.2f %9.1f %10.0f %10.1f %10.1f %10.1f\n", g->name, g->sms,
                    (double)g->hbm_bytes / (1024.0 * 1024 * 1024), g->hbm_Bps / 1e12,
                    (double)g->l2_bytes / (1024.0 * 1024), g->nvlink_Bps / 1e9, g->peak_flops[ORR_BF16] / 1e12,
-                   g->peak_flops[ORR_FP8] / 1e12);
+                   g->peak_flops[ORR_FP8] / 1e12, g->peak_flops[ORR_NVFP4] / 1e12);
         }
         puts("(NVLink GB/s per direction; TF/s dense)");
     } else if (strcmp(argv[0], "models") == 0) {

@@ -18,7 +18,8 @@ typedef struct orr_gpu {
     double hbm_Bps;                       /* HBM bandwidth, bytes/s */
     uint64_t l2_bytes;
     double nvlink_Bps;                    /* NVLink bandwidth per GPU per direction, bytes/s */
-    double peak_flops[ORR_DTYPE_COUNT];   /* dense tensor-core peak, FLOP/s (0: unsupported) */
+    double peak_flops[ORR_DTYPE_COUNT];   /* dense tensor-core peak, FLOP/s (0: unsupported); [ORR_NVFP4]
+                                             is fp4_tflops, [ORR_MXFP8] derived (orr_gpu_fill_peaks) */
     double tdp_w;
     /* Calibration of the roofline (fractions of peak, per op class). */
     double gemm_eff;                      /* large, well-shaped GEMMs: achieved / peak */
@@ -33,6 +34,11 @@ typedef struct orr_gpu {
     uint64_t runtime_reserved_bytes;      /* device memory outside the framework's allocator: CUDA
                                              context and modules, NCCL's own buffers */
 } orr_gpu;
+
+/* Set the peaks derived from others ([ORR_MXFP8] = fp8 peak where the GPU runs MX formats: compute
+ * capability 10.0+ or an FP4 peak; else 0). The catalog readers call it; call it after changing a
+ * GPU's fp8 peak, compute capability or fp4 peak by hand. */
+void orr_gpu_fill_peaks(orr_gpu *g);
 
 typedef struct orr_cluster {
     char name[48];

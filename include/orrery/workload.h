@@ -62,7 +62,15 @@ typedef enum orr_coll_kind {
     ORR_COLL_COUNT
 } orr_coll_kind;
 
-typedef enum orr_dtype { ORR_FP32, ORR_TF32, ORR_BF16, ORR_FP16, ORR_FP8, ORR_DTYPE_COUNT } orr_dtype;
+/* Compute dtypes of kernels. ORR_FP8 is per-tensor-scaled FP8 (Hopper's Transformer Engine / torchao
+ * float8); ORR_MXFP8 block-scaled FP8 (OCP MX: E4M3/E5M2 elements, one E8M0 scale per 32), run by
+ * Blackwell's tensor cores at the FP8 rate; ORR_NVFP4 NVIDIA's FP4 (E2M1 elements, one E4M3 scale per
+ * 16 and an FP32 tensor scale) at the FP4 rate. docs/models.md, "Blackwell and the narrow formats". */
+typedef enum orr_dtype { ORR_FP32, ORR_TF32, ORR_BF16, ORR_FP16, ORR_FP8, ORR_MXFP8, ORR_NVFP4, ORR_DTYPE_COUNT } orr_dtype;
+
+/* A training precision narrower than 16 bits: only the decoder blocks' linear layers run in it; the
+ * LM head and attention stay in bf16, and the linear inputs are cast (quantized) before each GEMM. */
+static inline int orr_dtype_is_narrow(orr_dtype d) { return d == ORR_FP8 || d == ORR_MXFP8 || d == ORR_NVFP4; }
 
 /* What a communication op is for, so exposed communication can be reported per parallelism. */
 typedef enum orr_comm_role {
@@ -232,7 +240,8 @@ const char *orr_op_kind_name(orr_op_kind k);
 const char *orr_op_class_name(orr_op_class c);
 const char *orr_coll_kind_name(orr_coll_kind c);
 const char *orr_dtype_name(orr_dtype d);
-int orr_dtype_bytes(orr_dtype d);
+/* Bytes per element, scale factors included (mxfp8 1 + 1/32, nvfp4 0.5 + 1/16); 2 if unknown. */
+double orr_dtype_bytes(orr_dtype d);
 const char *orr_role_name(orr_comm_role r);
 const char *orr_phase_name(orr_phase p);
 const char *orr_mem_cat_name(orr_mem_cat c);

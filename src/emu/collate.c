@@ -120,7 +120,8 @@ static int parse_coll(const char *s, uint8_t *out)
 static int parse_dtype(const char *s, uint8_t *out)
 {
     static const struct { const char *name; orr_dtype d; } m[] = {
-        {"fp32", ORR_FP32}, {"tf32", ORR_TF32}, {"bf16", ORR_BF16}, {"fp16", ORR_FP16}, {"fp8", ORR_FP8}};
+        {"fp32", ORR_FP32}, {"tf32", ORR_TF32}, {"bf16", ORR_BF16}, {"fp16", ORR_FP16}, {"fp8", ORR_FP8},
+        {"mxfp8", ORR_MXFP8}, {"nvfp4", ORR_NVFP4}};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (strcmp(s, m[i].name) == 0) return *out = (uint8_t)m[i].d, 0;
     return -1;
@@ -212,7 +213,7 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         int got = sscanf(rest, "%d %u %u %u %u %63s %c %c", &i1, &m, &nn, &kk, &batch, str2, &ta, &tb);
         NEED((got == 6 || got == 8) && i1 >= 0 && i1 < 255 && batch > 0 && strchr("ntc", ta) && strchr("ntc", tb),
              "expected G <stream> <m> <n> <k> <batch> <dtype> [<transa n|t|c> <transb n|t|c>]");
-        NEED(parse_dtype(str2, &r.sub) == 0, "unknown GEMM dtype (expected fp32, tf32, bf16, fp16 or fp8)");
+        NEED(parse_dtype(str2, &r.sub) == 0, "unknown GEMM dtype (expected fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4)");
         r.t = R_GEMM;
         r.stream = i1;
         r.dims[0] = m, r.dims[1] = nn, r.dims[2] = kk, r.dims[3] = batch;
@@ -737,7 +738,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             op.name = orr_workload_name(w, "cublas_gemm");
             memcpy(op.dims, r->dims, sizeof op.dims);
             double m = r->dims[0], n = r->dims[1], kk = r->dims[2], b = r->dims[3];
-            int eb = orr_dtype_bytes((orr_dtype)r->sub);
+            double eb = orr_dtype_bytes((orr_dtype)r->sub);
             op.flops = 2.0 * m * n * kk * b;
             op.bytes = (uint64_t)((m * kk + kk * n + m * n) * b * eb);
             in->kernels++;

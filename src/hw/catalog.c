@@ -42,6 +42,7 @@ static const orr_yfield gpu_fields[] = {
     GF("bf16_tflops", ORR_YF_DOUBLE, peak_flops[ORR_BF16], 1e12, 0, 0, 1e6),
     GF("fp16_tflops", ORR_YF_DOUBLE, peak_flops[ORR_FP16], 1e12, 0, 0, 1e6),
     GF("fp8_tflops", ORR_YF_DOUBLE, peak_flops[ORR_FP8], 1e12, 0, 0, 1e6),
+    GF("fp4_tflops", ORR_YF_DOUBLE, peak_flops[ORR_NVFP4], 1e12, 0, 0, 1e6),
     GF("gemm_eff", ORR_YF_DOUBLE, gemm_eff, 1, 0, 1, 1),
     GF("attn_fwd_eff", ORR_YF_DOUBLE, attn_fwd_eff, 1, 0, 1, 1),
     GF("attn_bwd_eff", ORR_YF_DOUBLE, attn_bwd_eff, 1, 0, 1, 1),
@@ -75,6 +76,16 @@ static const orr_yfield cluster_fields[] = {
     CF("p2p_base_us", ORR_YF_I64, p2p_base_ps, 1e6, 0, 0, 1e6),
 };
 #define NCLUSTER_FIELDS (sizeof cluster_fields / sizeof cluster_fields[0])
+
+/* The peaks no key sets: block-scaled FP8 (MXFP8) runs at the FP8 rate on tensor cores that take MX
+ * scales, Blackwell's (compute capability 10.0+) and any GPU with FP4; elsewhere it is 0 (refused by
+ * --precision mxfp8). The one place the mapping lives: every catalog entry and every override of a
+ * spec or --gpu file passes here after its fields are read. */
+void orr_gpu_fill_peaks(orr_gpu *g)
+{
+    int mx = g->compute_capability >= 10.0 || g->peak_flops[ORR_NVFP4] > 0;
+    g->peak_flops[ORR_MXFP8] = mx ? g->peak_flops[ORR_FP8] : 0;
+}
 
 /* ---- The catalogs, loaded once ---- */
 
@@ -136,6 +147,7 @@ static void load_gpus(void)
         if (strlen(x->key) >= sizeof g->gpu.name) orr_catalog_bug("data/gpus.yaml:%d: name too long", x->line);
         strcpy(g->gpu.name, x->key);
         if (orr_y_apply_fields(&g->gpu, gpu_fields, NGPU_FIELDS, x, &e)) orr_catalog_bug("%s", e.msg);
+        orr_gpu_fill_peaks(&g->gpu);
         g->alias_text = orr_catalog_aliases(doc, x, &g->aliases);
         g->cluster = entry_name(x, "cluster");
         const orr_ynode *def = orr_y_get(x, "default");
@@ -326,6 +338,7 @@ static int hw_from_yaml(void *out, int is_gpu, const orr_ynode *n, orr_err *err)
     if (is_gpu && orr_y_get(n, "nvlink_bidir_GBps") && orr_y_get(n, "nvlink_gbps"))
         return orr_y_fail(orr_y_get(n, "nvlink_gbps"), err, "give nvlink_bidir_GBps or nvlink_gbps, not both");
     if (orr_y_apply_fields(out, fields, nfields, n, err)) return -1;
+    if (is_gpu) orr_gpu_fill_peaks(out);
     const orr_ynode *name = orr_y_get(n, "name");
     if (name) {
         char *dst = is_gpu ? ((orr_gpu *)out)->name : ((orr_cluster *)out)->name;

@@ -168,7 +168,7 @@ static void bgemm(gen *G, const ctx *c, const char *name, double m, double n, do
     op->cls = ORR_CLS_GEMM;
     /* float8 training converts the blocks' linear layers only: TorchTitan's converter skips the
      * "output" module, Transformer Engine's fp8 covers the TE layers, not the output layer */
-    if (G->dt == ORR_FP8 && G->head_gemms) op->dtype = ORR_BF16;
+    if (orr_dtype_is_narrow(G->dt) && G->head_gemms) op->dtype = ORR_BF16;
     op->flops = 2.0 * m * n * k * batch;
     op->bytes = (uint64_t)(G->act_B * (m * k + k * n + m * n) * batch);
     op->dims[0] = (uint32_t)m;
@@ -205,7 +205,7 @@ void gen_flash_block(gen *G, const ctx *c, int backward, double q_len, double kv
     double fwd_flops = 4.0 * G->b * heads * q_len * kv_len * G->hd * frac;
     orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
     tag_op(op, c);
-    op->dtype = G->dt == ORR_FP8 ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8 training */
+    op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8/fp4 training */
     op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
     op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
     double qkvo = G->b * G->hd * (2.0 * heads * q_len + 2.0 * kvh * kv_len) * G->act_B;
@@ -267,7 +267,7 @@ static void flash_attention(gen *G, const ctx *c, int backward)
     double fwd_flops = 4.0 * G->b * heads * G->sq * G->sq * G->hd * causal_fraction(G->sq);
     orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
     tag_op(op, c);
-    op->dtype = G->dt == ORR_FP8 ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8 training */
+    op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8/fp4 training */
     op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
     /* backward: dQ, dK, dV, dP and the recomputed S = 2.5x the forward's matmul work (FA2) */
     op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
@@ -635,7 +635,7 @@ static double layer_grad_temp_bytes(const gen *G)
 static double layer_params_local(const gen *G);
 static void fp8_casts(gen *G, const ctx *c, int backward)
 {
-    if (G->dt != ORR_FP8) return;
+    if (!orr_dtype_is_narrow(G->dt)) return;
     double M = gen_tokens(G), t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = G->f / t;
     double up = G->gated ? 2.0 * f : f;
     if (!backward) {

@@ -93,7 +93,7 @@ static const flag_def flags[] = {
     {"--gbs", F_GBS, COUNT, "mbs*dp", "global batch size, sequences per iteration", P},
     {"--seq", F_SEQ, COUNT, "the model's seq", "sequence length, tokens", P},
     {"--recompute", F_RECOMPUTE, "none, selective or full", "none", "activation recomputation", P},
-    {"--precision", F_PRECISION, "bf16, fp16 or fp8", "bf16", "compute precision of the GEMMs", P},
+    {"--precision", F_PRECISION, "bf16, fp16, fp8, mxfp8 or nvfp4", "bf16", "compute precision of the GEMMs", P},
     /* options */
     {"--tp-comm-overlap", F_TP_COMM_OVERLAP, NULL, "off", "TP collectives overlapped with the GEMMs", P},
     {"--async-tp", F_TP_COMM_OVERLAP, NULL, "off", "TorchTitan's name of --tp-comm-overlap", P},
@@ -319,6 +319,8 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         if (strcasecmp(val, "bf16") == 0) s->precision = ORR_BF16;
         else if (strcasecmp(val, "fp16") == 0) s->precision = ORR_FP16;
         else if (strcasecmp(val, "fp8") == 0) s->precision = ORR_FP8;
+        else if (strcasecmp(val, "mxfp8") == 0) s->precision = ORR_MXFP8;
+        else if (strcasecmp(val, "nvfp4") == 0) s->precision = ORR_NVFP4;
         else return bad_value(f, val, err);
         return 0;
     case F_TRACE: return copy_path(f, val, s->trace_path, sizeof s->trace_path, err);

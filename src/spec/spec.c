@@ -156,8 +156,9 @@ static const char *const network_enums[] = {"backend", "topology", "cc", NULL};
 
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const attention_names[] = {"flash", "unfused"};
-static const char *const precision_names[] = {"bf16", "fp16", "fp8"};
-static const orr_dtype precision_dtypes[] = {ORR_BF16, ORR_FP16, ORR_FP8};
+static const char *const precision_names[] = {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
+static const orr_dtype precision_dtypes[] = {ORR_BF16, ORR_FP16, ORR_FP8, ORR_MXFP8, ORR_NVFP4};
+#define NPRECISIONS (sizeof precision_dtypes / sizeof precision_dtypes[0])
 
 /* parallel.pp_layers: a list of positive layer counts, one per virtual stage in model order. */
 static int read_pp_layers(orr_spec *s, const orr_ynode *n, orr_err *err)
@@ -203,7 +204,7 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
             s->topo.kind = (orr_topo_kind)idx;
             s->topology_set = 1;
         } else if (strcmp(c->key, "precision") == 0) {
-            if (orr_y_choice(c, precision_names, 3, &idx, err)) return -1;
+            if (orr_y_choice(c, precision_names, NPRECISIONS, &idx, err)) return -1;
             s->precision = precision_dtypes[idx];
         } else if (strcmp(c->key, "pp_layers") == 0) {
             if (read_pp_layers(s, c, err)) return -1;
@@ -704,19 +705,34 @@ static int resolve_network(orr_spec *s, orr_err *err)
 
 static int resolve_jobs(orr_spec *s, orr_err *err);
 
+/* The training precision is one of precision_dtypes and the GPU has tensor cores for it. */
+static int check_precision(const orr_spec *s, orr_err *err)
+{
+    size_t i = 0;
+    while (i < NPRECISIONS && precision_dtypes[i] != s->precision) i++;
+    if (i == NPRECISIONS)
+        return orr_fail(err, "--precision (training.precision): expected bf16, fp16, fp8, mxfp8 or nvfp4");
+    if (s->gpu.peak_flops[s->precision] > 0) return 0;
+    const char *p = precision_names[i];
+    const orr_gpu *g = &s->gpu;
+    if (s->precision == ORR_MXFP8 && g->peak_flops[ORR_FP8] > 0)
+        return orr_fail(err, "--precision mxfp8 (training.precision): GPU %s cannot run mxfp8: block-scaled (MX) "
+                             "FP8 needs Blackwell tensor cores (compute capability 10.0 or later; %s has %.1f); "
+                             "use --precision fp8 (per-tensor scaling)", g->name, g->name, g->compute_capability);
+    if (s->precision == ORR_NVFP4)
+        return orr_fail(err, "--precision nvfp4 (training.precision): GPU %s has no FP4 tensor cores (fp4_tflops is "
+                             "0; NVFP4 needs Blackwell, compute capability 10.0 or later)", g->name);
+    return orr_fail(err, "--precision %s (training.precision): GPU %s has no %s tensor cores (peak %s TFLOP/s is 0)",
+                    p, g->name, p, p);
+}
+
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
     if (s->njobs) return resolve_jobs(s, err);
     if (resolve_framework(s, err) || resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) ||
         resolve_sharding(s, err))
         return -1;
-    if (s->precision != ORR_BF16 && s->precision != ORR_FP16 && s->precision != ORR_FP8)
-        return orr_fail(err, "--precision (training.precision): expected bf16, fp16 or fp8");
-    if (!(s->gpu.peak_flops[s->precision] > 0)) {
-        const char *p = s->precision == ORR_FP8 ? "fp8" : s->precision == ORR_FP16 ? "fp16" : "bf16";
-        return orr_fail(err, "--precision %s (training.precision): GPU %s has no %s tensor cores (peak %s "
-                             "TFLOP/s is 0)", p, s->gpu.name, p, p);
-    }
+    if (check_precision(s, err)) return -1;
     if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)
         return orr_fail(err, "--recompute (training.recompute): expected none, selective or full");
     if (s->launch_ps < 0) return orr_fail(err, "--launch-us (options.launch_us): must not be negative");

@@ -294,19 +294,24 @@ static const char *const class_names[] = {
     "gemm", "attention_fwd", "attention_bwd", "elementwise", "reduction", "norm", "optimizer", "other"};
 static const char *const coll_names[] = {
     "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all"};
-static const char *const dtype_names[] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
-static const int dtype_sizes[] = {4, 4, 2, 2, 1};
+static const char *const dtype_names[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
+/* mxfp8: one 1-byte E8M0 scale per 32 elements; nvfp4: one 1-byte E4M3 scale per 16 (the FP32 tensor
+ * scale is negligible) */
+static const double dtype_sizes[] = {4, 4, 2, 2, 1, 1 + 1.0 / 32, 0.5 + 1.0 / 16};
 static const char *const role_names[] = {"none", "tp", "pp", "dp", "emb", "cp", "ep", "other"};
 static const char *const phase_names[] = {"fwd", "bwd", "recompute", "optim", "other"};
 static const char *const mem_names[] = {
     "parameter", "gradient", "optimizer_state", "activation", "temporary", "communication_buffer", "other"};
+
+_Static_assert(sizeof dtype_names / sizeof dtype_names[0] == ORR_DTYPE_COUNT, "a name per orr_dtype");
+_Static_assert(sizeof dtype_sizes / sizeof dtype_sizes[0] == ORR_DTYPE_COUNT, "a size per orr_dtype");
 
 #define NAME_OF(table, i) ((size_t)(i) < sizeof(table) / sizeof(table[0]) ? table[i] : "?")
 const char *orr_op_kind_name(orr_op_kind k) { return NAME_OF(kind_names, k); }
 const char *orr_op_class_name(orr_op_class c) { return NAME_OF(class_names, c); }
 const char *orr_coll_kind_name(orr_coll_kind c) { return NAME_OF(coll_names, c); }
 const char *orr_dtype_name(orr_dtype d) { return NAME_OF(dtype_names, d); }
-int orr_dtype_bytes(orr_dtype d) { return (size_t)d < 5 ? dtype_sizes[d] : 2; }
+double orr_dtype_bytes(orr_dtype d) { return (size_t)d < sizeof dtype_sizes / sizeof dtype_sizes[0] ? dtype_sizes[d] : 2; }
 const char *orr_role_name(orr_comm_role r) { return NAME_OF(role_names, r); }
 const char *orr_phase_name(orr_phase p) { return NAME_OF(phase_names, p); }
 const char *orr_mem_cat_name(orr_mem_cat c) { return NAME_OF(mem_names, c); }
