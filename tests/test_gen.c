@@ -679,6 +679,55 @@ static void test_pp_outputs(void)
     }
 }
 
+/* Megatron-Core reduces the gradient buckets and shards the distributed optimizer over the
+ * data-parallel group with the context-parallel ranks (DistributedDataParallel's intra_dp_cp_group,
+ * the DistributedOptimizer's data_parallel_group): every CP rank holds the same weights. Its
+ * arithmetic: fp32 main params and Adam moments, 12 B x params / (dp x cp) per rank; the fp32
+ * gradient buffer reduce-scattered and the bf16 params all-gathered in full over dp x cp ranks. */
+static void test_megatron_dp_cp(void)
+{
+    for (int dist = 0; dist < 2; dist++)
+        for (uint32_t dp = 1; dp <= 4; dp *= 4) {
+            orr_spec s;
+            char gpus[8];
+            snprintf(gpus, sizeof gpus, "%u", 2 * 2 * dp); /* tp 2, cp 2 */
+            const char *argv[] = {"--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", gpus,
+                                  "--tp", "2", "--cp", "2", "--sp", "--mbs", "1", "--seq", "8192", "--recompute",
+                                  "full", dist ? "--dist-opt" : "--no-dist-opt"};
+            if (!FLAG_SPEC(&s, argv)) return;
+            orr_workload *w = gen(&s);
+            if (!w) return;
+            const double R = dp * 2.0; /* dp x cp */
+            CHECK_EQ_I64(w->nranks, 2); /* one per cp rank */
+            for (uint32_t r = 0; r < w->nranks; r++) {
+                const orr_rank *rk = &w->ranks[r];
+                double P = -1, optim = -1, rs = 0, ar = 0, ag = 0, adam = 0;
+                for (size_t i = 0; i < rk->nops; i++) {
+                    const orr_op *op = &rk->ops[i];
+                    const char *n = w->names[op->name];
+                    if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) P = (double)op->bytes / 2.0;
+                    if (op->kind == ORR_OP_ALLOC && strcmp(n, "optimizer_state") == 0) optim = (double)op->bytes;
+                    if (op->kind == ORR_OP_KERNEL && strcmp(n, "adam_step") == 0) adam += (double)op->bytes;
+                    if (op->kind != ORR_OP_COLL || op->role != ORR_ROLE_DP) continue;
+                    const orr_group *g = &w->groups[op->a];
+                    int every = g->size == (uint32_t)R; /* tp rank 0's peers: every dp and cp rank */
+                    for (uint32_t m = 0; m < g->size && every; m++) every = g->members[m] == 2 * m + rk->gpu % 2;
+                    CHECK_MSG(every, "%s: group %s of %u ranks, not the %g of dp x cp", n, g->label, g->size, R);
+                    if (strcmp(n, "dp_grad_reducescatter") == 0) rs += (double)op->bytes;
+                    else if (strcmp(n, "dp_grad_allreduce") == 0) ar += (double)op->bytes;
+                    else if (strcmp(n, "dp_param_allgather") == 0) ag += (double)op->bytes;
+                }
+                CHECK(P > 0);
+                CHECK_REL(optim, 12.0 * P / (dist ? R : 1.0), 1e-9);
+                CHECK_REL(adam, 30.0 * P / (dist ? R : 1.0), 1e-6); /* Adam on the local shard */
+                CHECK_REL(dist ? rs : ar, 4.0 * P, 1e-6); /* the whole fp32 gradient buffer */
+                CHECK_EQ_I64((int64_t)(dist ? ar : rs), 0);
+                CHECK_REL(ag, dist ? 2.0 * P : 0.0, 1e-6);
+            }
+            orr_workload_free(w);
+        }
+}
+
 int main(void)
 {
     test_layer_ops();
@@ -693,5 +742,6 @@ int main(void)
     test_fp8_head();
     test_fsdp_copy_out();
     test_pp_outputs();
+    test_megatron_dp_cp();
     return check_done();
 }

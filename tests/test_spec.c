@@ -572,6 +572,13 @@ static void test_bad_flags(void)
 #undef FLAGS_FAIL
 }
 
+/* Resolves flags only into s; the result in rc_ (both declared by the caller). */
+#define RESOLVE_FAIL(...)                                    \
+    do {                                                     \
+        const char *a_[] = {__VA_ARGS__, NULL};              \
+        rc_ = resolve_flags(&s, &err, a_);                   \
+    } while (0)
+
 /* framework: chosen explicitly (default megatron); another framework's options are errors naming
  * both; the names not modelled are refused, never predicted as another framework. */
 static void test_framework(void)
@@ -597,11 +604,6 @@ static void test_framework(void)
     int rc = load_text(&s, "framework: titan\nmodel: llama3-8b\n", &err, NULL);
     EXPECT_FAIL(rc, err, ":1: framework: expected one of megatron|megatron-fsdp|torchtitan|deepspeed|nanotron");
     int rc_;
-#define RESOLVE_FAIL(...)                                    \
-    do {                                                     \
-        const char *a_[] = {__VA_ARGS__, NULL};              \
-        rc_ = resolve_flags(&s, &err, a_);                   \
-    } while (0)
     RESOLVE_FAIL("--framework", "jax");
     EXPECT_FAIL(rc_, err, "--framework: expected megatron, megatron-fsdp, torchtitan, deepspeed or nanotron, got \"jax\"");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8");
@@ -633,18 +635,12 @@ static void test_framework(void)
     EXPECT_FAIL(rc_, err, "framework megatron-fsdp is not modelled yet: ");
     RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8");
     EXPECT_FAIL(rc_, err, "framework nanotron is not modelled yet: ");
-#undef RESOLVE_FAIL
 }
 
 static void test_bad_resolve(void)
 {
     orr_spec s;
     orr_err err;
-#define RESOLVE_FAIL(...)                                    \
-    do {                                                     \
-        const char *a_[] = {__VA_ARGS__, NULL};              \
-        rc_ = resolve_flags(&s, &err, a_);                   \
-    } while (0)
     int rc_;
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "40", "--tp", "5");
     EXPECT_FAIL(rc_, err, "--tp 5 (parallel.tp): the model's heads (96) must be divisible by tp");
@@ -751,7 +747,6 @@ static void test_bad_resolve(void)
     EXPECT_OK(rc, err);
     EXPECT_FAIL(orr_spec_resolve(&s, &err), err,
                 "--seq (training.seq): not given, and model custom has no default seq");
-#undef RESOLVE_FAIL
 }
 
 /* ---- robustness: nothing crashes, whatever the input ---- */

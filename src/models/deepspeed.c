@@ -19,7 +19,7 @@ static double param_B(const gen *G) { return G->dt == ORR_FP32 ? 4.0 : 2.0; }
 static void zero12_memory(gen *G)
 {
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
-    double P = gen_rank_params(G), pb = param_B(G), D = G->D;
+    double P = gen_rank_params(G), pb = param_B(G), D = G->R;
     double reduce_bucket = P < 5e8 ? P : 5e8;
     gen_persistent_buffers(G, &cx, pb * P, G->s->zero == 2 ? pb * (P / D + reduce_bucket) : pb * P);
     gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", 12.0 * P / D, ORR_MEM_OPTIM);

@@ -79,6 +79,24 @@ static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t
     return id;
 }
 
+/* The data-parallel group of the gradient reduction and the optimizer's shard (R ranks): the dp
+ * ranks of this (tp, cp, pp) position, or with recipe.reduces_over_cp those of every cp rank too. */
+static void dp_group(gen *G, uint32_t *m)
+{
+    char label[32];
+    uint32_t k = 0;
+    if (G->R == G->D) {
+        for (uint32_t d = 0; d < G->D; d++) m[k++] = grank(G, G->tp_r, d, G->pp_r);
+        snprintf(label, sizeof label, "dp(tp%u,pp%u)", G->tp_r, G->pp_r);
+    } else {
+        for (uint32_t d = 0; d < G->D; d++)
+            for (uint32_t c = 0; c < G->C; c++) m[k++] = grank4(G, G->tp_r, c, d, G->pp_r);
+        qsort_u32(m, k);
+        snprintf(label, sizeof label, "dp_cp(tp%u,pp%u)", G->tp_r, G->pp_r);
+    }
+    G->g_dp = group_of(G, ORR_ROLE_DP, m, k, label);
+}
+
 static void rank_groups(gen *G)
 {
     uint32_t n = G->T * G->P > G->D ? G->T * G->P : G->D;
@@ -89,9 +107,7 @@ static void rank_groups(gen *G)
     for (uint32_t t = 0; t < G->T; t++) m[t] = grank(G, t, G->dp_r, G->pp_r);
     snprintf(label, sizeof label, "tp(dp%u,pp%u)", G->dp_r, G->pp_r);
     G->g_tp = group_of(G, ORR_ROLE_TP, m, G->T, label);
-    for (uint32_t d = 0; d < G->D; d++) m[d] = grank(G, G->tp_r, d, G->pp_r);
-    snprintf(label, sizeof label, "dp(tp%u,pp%u)", G->tp_r, G->pp_r);
-    G->g_dp = group_of(G, ORR_ROLE_DP, m, G->D, label);
+    dp_group(G, m);
     uint32_t k = 0;
     for (uint32_t p = 0; p < G->P; p++)
         for (uint32_t t = 0; t < G->T; t++) m[k++] = grank(G, t, G->dp_r, p);
@@ -938,7 +954,7 @@ static int bucket_closing(const gen *G, uint32_t c, int is_head, int is_emb, uin
 
 static void dp_reduce_bucket(gen *G, const bucket *b, int overlap)
 {
-    if (G->D <= 1 || G->rp->shards_params) return;
+    if (G->R <= 1 || G->rp->shards_params) return;
     ctx c = {ORR_PHASE_BWD, ORR_NO_LAYER, ORR_NO_MB, b->chunk};
     orr_coll_kind k = G->dist ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE;
     const char *name = G->dist ? "dp_grad_reducescatter" : "dp_grad_allreduce";
@@ -1178,7 +1194,7 @@ static uint32_t act_buf(const gen *G, uint32_t c, uint32_t li, uint32_t mb)
  * 1 = a layer, 2 = the head. */
 static void wait_param_gather(gen *G, uint32_t c, uint32_t mb, int what, uint32_t layer)
 {
-    if (mb != 0 || !G->dist || !G->overlap_pg || G->D <= 1) return;
+    if (mb != 0 || !G->dist || !G->overlap_pg || G->R <= 1) return;
     for (size_t i = 0; i < G->nbk; i++) {
         const bucket *b = &G->bk[i];
         if (b->chunk != c) continue;
@@ -1453,10 +1469,10 @@ static void optimizer_step(gen *G)
 {
     ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
     double params = gen_rank_params(G);
-    double local = G->rp->shards_params ? params / G->S : G->dist ? params / G->D : params;
+    double local = G->rp->shards_params ? params / G->S : G->dist ? params / G->R : params;
     gen_memop(G, &cx, "grad_norm", ORR_CLS_REDUCTION, local * 4.0, 2.0 * local);
     if (G->T * G->P > 1) gen_coll(G, &cx, S_COMPUTE, "grad_norm_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_OTHER, 4.0);
-    if (G->dist && G->D > 1)
+    if (G->dist && G->R > 1)
         gen_coll(G, &cx, S_COMPUTE, "grad_norm_dp_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_DP, 4.0);
     if (G->rp->shards_params && G->S > 1)
         coll_in(G, &cx, S_COMPUTE, "grad_norm_fsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_shard, &G->seq_shard, 4.0);
@@ -1474,7 +1490,7 @@ static void optimizer_step(gen *G)
     for (uint32_t i = 0; i < launches; i++)
         gen_memop(G, &cx, "adam_step", ORR_CLS_OPTIMIZER, local / launches * 30.0, local / launches * 12.0);
     if (G->rp->optimizer_temps) G->rp->optimizer_temps(G, &cx, 0, &tmp0);
-    if (G->dist && G->D > 1 && !G->overlap_pg)
+    if (G->dist && G->R > 1 && !G->overlap_pg)
         for (size_t i = G->nbk; i-- > 0;)
             gen_coll(G, &cx, S_COMPUTE, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP,
                      G->bk[i].params * G->act_B);
@@ -1543,7 +1559,7 @@ static void finish_grad_sync(gen *G, const ctx *cx)
         G->rs_buf_pending = UINT32_MAX;
         for (uint32_t u = 0; u < rank_units(G); u++)
             unit_release(G, cx, u);
-    } else if (G->D > 1) {
+    } else if (G->R > 1) {
         if (G->s->overlap_grad_reduce) {
             uint32_t e = gen_record(G, S_DP);
             gen_wait(G, S_COMPUTE, e);
@@ -1574,7 +1590,7 @@ static void gen_rank(gen *G)
     orr_op *z = emit(G, ORR_OP_MEMSET, S_COMPUTE, "zero_grad_buffer");
     tag_op(z, &cx);
     z->bytes = (uint64_t)(gen_rank_params(G) * G->grad_B / (G->rp->shards_params ? G->S : 1));
-    if (G->dist && G->overlap_pg && G->D > 1) param_gather_prefetch(G);
+    if (G->dist && G->overlap_pg && G->R > 1) param_gather_prefetch(G);
 
     if (G->P == 1) schedule_no_pipeline(G);
     else if (G->V == 1) schedule_1f1b(G);
@@ -1673,6 +1689,7 @@ static int gen_shapes(gen *G, const orr_spec *s, orr_err *err)
     G->act_B = s->precision == ORR_FP32 ? 4.0 : 2.0;
     G->eager = G->rp->eager_unless_compiled && !s->compile;
     G->S = G->D;
+    G->R = G->rp->reduces_over_cp ? G->D * G->C : G->D;
     G->grad_B = s->precision == ORR_FP16 ? 2.0 : 4.0; /* bf16 training reduces in fp32 unless the recipe says */
     G->rp->setup(G);
     if (G->V > 1 && G->nmb % G->P)

@@ -28,6 +28,8 @@ typedef struct ctx {
 /* A framework's recipe. Hooks may not be NULL unless said. */
 typedef struct recipe {
     /* Behaviours, each on or off for the framework. */
+    int reduces_over_cp;      /* bucketed gradients reduced, and the optimizer sharded, over dp x cp ranks
+                               * (the CP ranks hold the same weights); else over the dp ranks */
     int shards_params;        /* parameters sharded per block (units gathered before use, gradients
                                * reduce-scattered per unit); else DP gradient buckets */
     int copies_out_params;    /* sharded: each gathered parameter copied out to its own tensor */
@@ -82,6 +84,8 @@ struct gen {
     uint32_t *stage_first;        /* global index of its first layer (model order), P*V */
     uint32_t C;                   /* context parallelism */
     uint32_t S;                   /* shard group size (recipe) */
+    uint32_t R;                   /* ranks of the data-parallel reduction group g_dp (dp, or dp x cp with
+                                   * recipe.reduces_over_cp); the distributed optimizer shards over them */
     uint32_t nmb;                 /* micro-batches per iteration */
     double b, sq, h, a, g, hd, f, vocab;
     int sp, gated;

@@ -44,19 +44,24 @@ static void loss_mem_fwd(gen *G, const ctx *c)
 }
 
 /* Model params in the training dtype, the fp32 main-gradient buffer (fp16 grads for fp16), fp32
- * master params and Adam moments (12 B per parameter, sharded over dp by the distributed
+ * master params and Adam moments (12 B per parameter, sharded over dp x cp by the distributed
  * optimizer). */
 static void persistent_memory(gen *G)
 {
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
     double P = gen_rank_params(G), pb = G->dt == ORR_FP32 ? 4.0 : 2.0;
     gen_persistent_buffers(G, &cx, pb * P, G->grad_B * P);
-    gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", 12.0 * P / (G->dist ? G->D : 1.0), ORR_MEM_OPTIM);
+    gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", 12.0 * P / (G->dist ? G->R : 1.0), ORR_MEM_OPTIM);
 }
 
-/* DDP reduces in fp32 for bf16 training (accumulate_allreduce_grads_in_fp32 is forced); the
- * distributed optimizer shards over the data-parallel ranks and gathers the parameters back,
- * overlapped with the next forward unless options.overlap_param_gather is off. */
+/* DDP reduces in fp32 for bf16 training (accumulate_allreduce_grads_in_fp32 is forced). Its
+ * gradient buffers, and the distributed optimizer's shards and parameter all-gather, use the
+ * data-parallel group with the context-parallel ranks (reduces_over_cp): Megatron-Core's
+ * DistributedDataParallel reduces each bucket over intra_dp_cp_group and get_megatron_optimizer
+ * gives the DistributedOptimizer that group (dp_cp when there is one optimizer instance), since
+ * every CP rank holds the same weights and computes gradients for its part of the sequence. The
+ * bucket size stays max(40M, 1M x dp) without cp (DistributedDataParallel sizes it by dp_group).
+ * The gather is overlapped with the next forward unless options.overlap_param_gather is off. */
 static void setup(gen *G)
 {
     G->dist = G->s->dist_opt;
@@ -64,6 +69,7 @@ static void setup(gen *G)
 }
 
 static const recipe megatron = {
+    .reduces_over_cp = 1,
     .pads_vocab_to = 128.0, /* --make-vocab-size-divisible-by 128, times tp */
     .setup = setup,
     .layer_saved_bytes = layer_saved_bytes,
