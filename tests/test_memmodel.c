@@ -4,12 +4,17 @@
  *      generator's allocations, within 5%: s*b*h*(10 + 24/t + 5as/(ht)) without SP, (34/t + ...)
  *      with SP, the score term gone with selective recompute, 2sbh (/t with SP) with full recompute;
  *   2. the simulated activation memory of a 1F1B pipeline: stage 0 keeps pp micro-batches in flight;
- *   3. OOM verdicts at the 80 GB boundary, with the allocation they name.
+ *   3. OOM verdicts at the 80 GB boundary, with the allocation they name;
+ *   4. the Megatron-LM / Transformer Engine recipe's own arithmetic: no dropout masks without dropout,
+ *      FP8 GEMM inputs saved at 1 B (the projection's on top of the attention output), TE's cached FP8
+ *      weight and transpose (2 B per linear parameter) unless --fp8-param-gather, the gradient buffer
+ *      and its reduction in bf16 with --grad-reduce-in-bf16 — each exact.
  */
 #include "check.h"
 #include "orrery/orrery.h"
 
 #include <string.h>
+#include <stdint.h>
 
 static int build_spec(orr_spec *s, const char *const *flags)
 {
@@ -151,10 +156,82 @@ static void test_oom(void)
     check_verdict(g, 1, NULL);
 }
 
+/* Bytes of rank 0's first ALLOC named name, and the bytes its DP gradient collectives carry. */
+static double alloc_named(const orr_spec *s, const char *name, double *dp_bytes)
+{
+    orr_err err;
+    orr_workload *w = orr_gen_training(s, &err);
+    if (!w) return -1;
+    double b = -1, dp = 0;
+    const orr_rank *rk = &w->ranks[0];
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        const char *n = w->names[op->name];
+        if (op->kind == ORR_OP_ALLOC && b < 0 && strcmp(n, name) == 0) b = (double)op->bytes;
+        if (op->kind == ORR_OP_COLL && op->role == ORR_ROLE_DP && strncmp(n, "dp_grad_", 8) == 0) dp += (double)op->bytes;
+    }
+    orr_workload_free(w);
+    if (dp_bytes) *dp_bytes = dp;
+    return b;
+}
+
+static void test_megatron_te_recipe(void)
+{
+    /* Llama 3 8B, TP 1, one micro-batch of 4096 tokens: h 4096, q 4096, kv 1024, f 14336 (SwiGLU) */
+    const double T = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
+    const double P_lin = 32 * (h * q + 2 * h * kv + q * h + 3 * h * f); /* decoder linear weights */
+    struct { const char *prec, *pg, *gb; double act; } cases[] = {
+        /* bf16, no dropout (the Llama recipes): norm inputs 4h, QKV and FC1 inputs 4h; inside
+         * Q,K,V 2(q+2kv), projection input 2q, SwiGLU input 4f, FC2 input 2f */
+        {"bf16", NULL, NULL, T * (8 * h + 2 * (q + 2 * kv) + 2 * q + 4 * f + 2 * f)},
+        /* fp8: QKV and FC1 inputs 1 B each (2h), projection input 2q + q, FC2 input f */
+        {"fp8", NULL, NULL, T * (6 * h + 2 * (q + 2 * kv) + 3 * q + 4 * f + f)},
+        {"fp8", "--fp8-param-gather", "--grad-reduce-in-bf16", T * (6 * h + 2 * (q + 2 * kv) + 3 * q + 4 * f + f)},
+    };
+    double P = -1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *fl[24] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--mbs", "1", "--seq", "4096",
+                              "--dist-opt", "--precision", cases[i].prec};
+        int n = 13;
+        if (cases[i].pg) fl[n++] = cases[i].pg;
+        if (cases[i].gb) fl[n++] = cases[i].gb;
+        fl[n] = NULL;
+        orr_spec sp;
+        if (build_spec(&sp, fl)) {
+            CHECK(0);
+            continue;
+        }
+        double act = layer_alloc_bytes(&sp), dp = 0;
+        double params = alloc_named(&sp, "parameters", NULL), grads = alloc_named(&sp, "gradients", &dp);
+        if (i == 0) P = params / 2.0;
+        printf("megatron/TE %s%s%s: layer %.6g B (formula %.6g), parameters %.6g B, gradients %.6g B, DP "
+               "gradient traffic %.6g B\n", cases[i].prec, cases[i].pg ? " fp8-param-gather" : "",
+               cases[i].gb ? " grad-reduce-in-bf16" : "", act, cases[i].act, params, grads, dp);
+        CHECK_REL(act, cases[i].act, 1e-9);
+        int fp8 = strcmp(cases[i].prec, "fp8") == 0, pg = cases[i].pg != NULL, gb = cases[i].gb != NULL;
+        CHECK_REL(params, 2.0 * P + (fp8 && !pg ? 2.0 * P_lin : 0.0), 1e-9);
+        CHECK_REL(grads, (gb ? 2.0 : 4.0) * P, 1e-9);
+        CHECK_REL(dp, (gb ? 2.0 : 4.0) * P, 1e-6);
+    }
+    /* the dropout masks, 2h per token outside the TP region, only with dropout */
+    const char *g[] = {"--model", "gpt3-13b", "--gpu", "A100", "--gpus", "1", "--mbs", "2", "--seq", "2048",
+                       "--recompute", "selective", NULL};
+    orr_spec sp;
+    if (build_spec(&sp, g)) {
+        CHECK(0);
+        return;
+    }
+    double with = layer_alloc_bytes(&sp);
+    sp.model.dropout = 0;
+    double without = layer_alloc_bytes(&sp);
+    CHECK_REL(with - without, 2.0 * 2048 * 2 * 5120, 1e-9);
+}
+
 int main(void)
 {
     test_korthikanti();
     test_pipeline_inflight();
     test_oom();
+    test_megatron_te_recipe();
     return check_done();
 }

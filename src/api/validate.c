@@ -138,7 +138,8 @@ static const char *catalog_name(const char *model, orr_model *custom)
 /* NeMo 24.07's performance summary and Megatron-LM's examples/llama FP8 rows: Megatron-Core with
  * Transformer Engine FP8 (hybrid), the distributed optimizer with overlapped reduce-scatter and
  * all-gather, SP and TP communication overlap with TP > 1; mbs, vp, cp as published; selective
- * recompute for GPT-3 (the launcher's gpt3 *_fp8_performance.yaml), none for Llama. */
+ * recompute for GPT-3 (the launcher's gpt3 *_fp8_performance.yaml), none for Llama; gradients in
+ * bf16; FP8 parameters for Llama (Megatron-LM's train_llama3_8b_h100_fp8.sh). */
 static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
 {
     (void)d;
@@ -163,8 +164,13 @@ static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, co
     s->tp_comm_overlap = s->tp > 1;
     s->dist_opt = 1;
     s->precision = ORR_FP8;
-    s->recompute = strncmp(s->model.name, "gpt3", 4) == 0 || strncmp(s->model.name, "GPT3", 4) == 0
-                       ? ORR_RECOMPUTE_SELECTIVE : ORR_RECOMPUTE_NONE;
+    int gpt = strncmp(s->model.name, "gpt3", 4) == 0 || strncmp(s->model.name, "GPT3", 4) == 0;
+    s->recompute = gpt ? ORR_RECOMPUTE_SELECTIVE : ORR_RECOMPUTE_NONE;
+    /* gradients reduced in bf16: the launcher's gpt3 configs (grad_sync_dtype: bf16) and Megatron-LM's
+     * train_llama3_8b_h100_fp8.sh (--grad-reduce-in-bf16), which "follows NeMo performance scripts";
+     * FP8 parameters (--fp8-param-gather) as that script keeps them, for the Llama rows */
+    s->grad_reduce_bf16 = 1;
+    s->fp8_param_gather = !gpt;
     return 0;
 }
 
@@ -206,16 +212,18 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "nemo_24_07_perf_summary.csv", "NeMo 24.07 performance summary, DGX-H100, FP8 (pre-training rows)",
         "tokens/s per GPU",
         "Megatron-Core recipe; FP8 (Transformer Engine hybrid); distributed optimizer, overlapped; SP and TP comm "
-        "overlap when TP > 1; mbs, vp and cp as published; selective recompute for GPT-3, none for Llama; GPT3-5B "
+        "overlap when TP > 1; mbs, vp and cp as published; selective recompute for GPT-3, none for Llama; gradients "
+        "reduced in bf16 (the launcher's grad_sync_dtype: bf16; Megatron-LM's Llama 3 FP8 script, which follows "
+        "NeMo's); Llama weights in FP8 (--fp8-param-gather, as that script); GPT3-5B "
         "and GPT3-20B shapes from NeMo-Framework-Launcher's gpt3 *_fp8_performance.yaml; Nemotron rows not "
         "predicted (shapes not in the catalog); fine-tuning rows not modelled",
         0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0},
     [ORR_VALID_LLAMA3_FP8] = {
         "megatron_lm_llama3_fp8_example.csv", "Megatron-LM examples/llama FP8 performance, H100",
         "tokens/s per GPU",
-        "as NeMo (the README: \"follows NeMo performance scripts\"): FP8 hybrid, distributed optimizer, SP and TP "
-        "comm overlap when TP > 1, no recompute; cp and vp as the README's table gives them (the 8B script itself "
-        "sets CP 1)",
+        "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid, "
+        "--grad-reduce-in-bf16, --fp8-param-gather, distributed optimizer, SP and TP comm overlap when TP > 1, no "
+        "recompute, no dropout; cp and vp as the README's table gives them (the 8B script itself sets CP 1)",
         0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0},
     [ORR_VALID_MEGATRON_2020] = {
         "megatron_lm_2020_v100_a100.csv", "Megatron-LM 2020 README scaling cases, DGX A100 (seq 1024)",

@@ -15,18 +15,26 @@
  * Flash attention never materialises the s x s scores, so the score term is dropped for it too.
  * Generalised to GQA and gated MLPs term by term (per token, 2-byte activations, TP degree t):
  *   outside TP regions (split by t only with SP): 2 norm inputs 4h, QKV and FC1 inputs 4h, two
- *     dropout masks 2h                                                           = 10h for GPT
+ *     dropout masks 2h (none when the recipe trains without dropout: ATen's dropout returns its
+ *     input at p = 0)                                                            = 10h for GPT
  *   inside: Q, K, V 2(q + 2kv), projection input 2q, activation-function input 2f (x2 gated),
  *     FC2 input 2f                                                               = 24h/t for GPT
- *   scores (unfused, no selective recompute): 5 a s / t per token. */
+ *   scores (unfused, no selective recompute): 5 a s / t per token.
+ * Under FP8 (Transformer Engine's Linear, LayerNormLinear, LayerNormMLP) each GEMM saves its input
+ * as the FP8 tensor it casts for the weight gradient, 1 B per element: the QKV and FC1 inputs h
+ * instead of 2h, the FC2 input f instead of 2f; the projection's FP8 input q comes on top of the
+ * attention output the bf16 fused attention keeps for its own backward (2q). */
 static double layer_saved_bytes(const gen *G, orr_recompute rc)
 {
     if (rc == ORR_RECOMPUTE_FULL) return 2.0 * gen_tokens(G) * G->h / (G->sp ? G->T : 1.0);
     double t = G->T, q = G->a * G->hd, kv = G->g * G->hd;
     int flash = G->s->attention == ORR_ATTN_FLASH;
     int sel = rc == ORR_RECOMPUTE_SELECTIVE;
-    double outside = 10.0 * G->h;
-    double inside = 2.0 * (q + 2.0 * kv) + 2.0 * q + 2.0 * G->f * (G->gated ? 2.0 : 1.0) + 2.0 * G->f;
+    double gemm_in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0; /* a GEMM's saved input, per element */
+    double masks = G->s->model.dropout > 0 ? 2.0 * G->h : 0.0;
+    double outside = 4.0 * G->h + 2.0 * gemm_in_B * G->h + masks;
+    double proj_in = 2.0 * q + (gemm_in_B < 2.0 ? gemm_in_B * q : 0.0);
+    double inside = 2.0 * (q + 2.0 * kv) + proj_in + 2.0 * G->f * (G->gated ? 2.0 : 1.0) + gemm_in_B * G->f;
     double scores = (flash || sel) ? 0.0 : 5.0 * G->a * G->sq / G->C;
     double per_token = outside / (G->sp ? t : 1.0) + (inside + scores) / t;
     return per_token * gen_tokens(G);
@@ -43,18 +51,34 @@ static void loss_mem_fwd(gen *G, const ctx *c)
     gen_mem_free(G, c, S_COMPUTE, b);
 }
 
-/* Model params in the training dtype, the fp32 main-gradient buffer (fp16 grads for fp16), fp32
- * master params and Adam moments (12 B per parameter, sharded over dp x cp by the distributed
- * optimizer). */
+/* Weights of this rank's decoder linear layers (QKV, projection, MLP), the ones Transformer Engine
+ * runs in FP8: per layer h q + 2 h kv + q h + (3 or 2) h f, split by tp. */
+static double rank_linear_params(const gen *G)
+{
+    double q = G->a * G->hd, kv = G->g * G->hd;
+    double per_layer = G->h * q + 2.0 * G->h * kv + q * G->h + (G->gated ? 3.0 : 2.0) * G->h * G->f;
+    return G->rank_layers * per_layer / G->T;
+}
+
+/* Model params in the training dtype, the main-gradient buffer (fp32; bf16 with
+ * --grad-reduce-in-bf16; fp16 for fp16), fp32 master params and Adam moments (12 B per parameter,
+ * sharded over dp x cp by the distributed optimizer). Under FP8 Transformer Engine keeps, across
+ * micro-batches and iterations, an FP8 copy of every linear weight and its FP8 transpose (the
+ * "weight_fp8" / "weight_t_fp8" workspaces cached on the first micro-batch): 2 B per linear
+ * parameter. With --fp8-param-gather the weights themselves are FP8 tensors (1 B, with their 1 B
+ * transpose): the bf16 copy and the cast are gone, 2 B in all as in bf16. */
 static void persistent_memory(gen *G)
 {
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
     double P = gen_rank_params(G), pb = G->dt == ORR_FP32 ? 4.0 : 2.0;
-    gen_persistent_buffers(G, &cx, pb * P, G->grad_B * P);
+    double param_bytes = pb * P;
+    if (orr_dtype_is_narrow(G->dt) && !G->s->fp8_param_gather) param_bytes += 2.0 * rank_linear_params(G);
+    gen_persistent_buffers(G, &cx, param_bytes, G->grad_B * P);
     gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", 12.0 * P / (G->dist ? G->R : 1.0), ORR_MEM_OPTIM);
 }
 
-/* DDP reduces in fp32 for bf16 training (accumulate_allreduce_grads_in_fp32 is forced). Its
+/* DDP reduces in fp32 for bf16 training (accumulate_allreduce_grads_in_fp32 is forced) unless
+ * --grad-reduce-in-bf16 says bf16. Its
  * gradient buffers, and the distributed optimizer's shards and parameter all-gather, use the
  * data-parallel group with the context-parallel ranks (reduces_over_cp): Megatron-Core's
  * DistributedDataParallel reduces each bucket over intra_dp_cp_group and get_megatron_optimizer
@@ -66,6 +90,7 @@ static void setup(gen *G)
 {
     G->dist = G->s->dist_opt;
     G->overlap_pg = G->s->overlap_param_gather;
+    if (G->s->grad_reduce_bf16 && G->dt != ORR_FP32) G->grad_B = 2.0; /* --grad-reduce-in-bf16 */
 }
 
 static const recipe megatron = {
