@@ -22,7 +22,7 @@
 
 /* A user-facing error: one line, naming what was wrong and what was expected. */
 typedef struct orr_err {
-    char msg[512];
+    char msg[1024];
 } orr_err;
 
 /* Formats msg into err (printf-style) and returns -1, so callers can `return orr_fail(err, ...)`. */
