@@ -19,6 +19,7 @@
 #include "orrery/validate.h"
 #include "version.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,9 +260,11 @@ static int write_output(const char *dir, const char *path, const char *fallback,
         snprintf(full, sizeof full, "%s", name);
     }
     FILE *f = fopen(full, "w");
-    if (!f) return orr_fail(err, "%s: cannot write output file", full);
-    if (text->n) fwrite(text->s, 1, text->n, f);
-    if (fclose(f)) return orr_fail(err, "%s: cannot write output file", full);
+    if (!f) return orr_fail(err, "%s: cannot write output file: %s", full, strerror(errno));
+    size_t wrote = text->n ? fwrite(text->s, 1, text->n, f) : 0;
+    int werr = wrote != text->n ? errno : 0;
+    if (fclose(f) || werr)
+        return orr_fail(err, "%s: cannot write output file: %s", full, strerror(werr ? werr : errno));
     printf("wrote %s\n", full);
     return 0;
 }
@@ -484,6 +487,15 @@ static int cmd_emulate(int argc, char **argv)
     return 0;
 }
 
+/* The command's exit status, unless its output could not be written (a full disk, a closed pipe):
+ * then the reason and exit 1, never a silent loss. */
+static int flushed(int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    fprintf(stderr, "orrery: cannot write the output: %s\n", strerror(errno ? errno : EIO));
+    return rc ? rc : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return usage(stderr);
@@ -494,7 +506,7 @@ int main(int argc, char **argv)
     static int (*const run[])(int, char **) = {cmd_predict, cmd_emulate, cmd_netsim, cmd_validate, cmd_list};
     for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
-            return wants_help(argc - 2, argv + 2) ? help(cmd) : run[i](argc - 2, argv + 2);
+            return flushed(wants_help(argc - 2, argv + 2) ? help(cmd) : run[i](argc - 2, argv + 2));
     const char *names[NCOMMANDS];
     for (size_t k = 0; k < NCOMMANDS; k++) names[k] = commands[k].name;
     char hint[160];

@@ -86,7 +86,12 @@ size_t orr_near(const char *word, const char *const *cands, size_t n, const char
 /* "did you mean A, B or C? " (up to three of orr_near) into buf, or "" when none is near. */
 void orr_did_you_mean(const char *word, const char *const *cands, size_t n, char *buf, size_t cap);
 
-/* Thin wrappers used by front ends: read a whole file (NUL-terminated) or fail naming it. */
+/* The largest input file read (spec, model, topology, flows, traces, csv) unless the environment's
+ * ORRERY_MAX_INPUT_BYTES says otherwise: 1 GiB. */
+#define ORR_INPUT_MAX_BYTES (1ull << 30)
+
+/* Thin wrappers used by front ends: read a whole file (NUL-terminated) or fail naming it (a
+ * directory, or a file over the input limit, is an error). */
 char *orr_read_file(const char *path, size_t *len, orr_err *err);
 
 #endif

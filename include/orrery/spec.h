@@ -30,6 +30,11 @@ typedef enum orr_framework {
 
 struct orr_job;
 
+/* Bounds on one prediction (docs/spec.md "Limits"), checked by resolve. */
+#define ORR_SEQ_MAX (16u << 20)                         /* tokens in one sequence */
+#define ORR_MICROBATCH_TOKENS_MAX (1ull << 28)          /* mbs x seq */
+#define ORR_MICROBATCHES_MAX 65536u                     /* gbs / (mbs x dp) per iteration */
+
 /* Most virtual pipeline stages an explicit parallel.pp_layers list may name. */
 #define ORR_PP_LAYERS_MAX 1024
 

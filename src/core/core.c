@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 int orr_fail(orr_err *err, const char *fmt, ...)
 {
@@ -235,6 +236,16 @@ void orr_buf_free(orr_buf *b)
     memset(b, 0, sizeof *b);
 }
 
+/* The most an input file may hold: ORR_INPUT_MAX_BYTES, or ORRERY_MAX_INPUT_BYTES from the
+ * environment (docs/spec.md "Limits"). */
+static uint64_t input_limit_bytes(void)
+{
+    const char *v = getenv("ORRERY_MAX_INPUT_BYTES");
+    char *end = NULL;
+    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+    return n > 0 && end && !*end ? (uint64_t)n : ORR_INPUT_MAX_BYTES;
+}
+
 char *orr_read_file(const char *path, size_t *len, orr_err *err)
 {
     FILE *f = fopen(path, "rb");
@@ -242,10 +253,24 @@ char *orr_read_file(const char *path, size_t *len, orr_err *err)
         orr_fail(err, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        orr_fail(err, "%s: is a directory, not a file", path);
+        return NULL;
+    }
+    uint64_t limit = input_limit_bytes();
     orr_buf b = {0};
     char chunk[65536];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (b.n + n > limit) {
+            fclose(f);
+            free(b.s);
+            orr_fail(err, "%s: larger than %llu bytes, the input limit (docs/spec.md \"Limits\"; raise it with "
+                          "ORRERY_MAX_INPUT_BYTES)", path, (unsigned long long)limit);
+            return NULL;
+        }
         orr_grow((void **)&b.s, &b.cap, b.n + n + 1, 1);
         memcpy(b.s + b.n, chunk, n);
         b.n += n;
@@ -254,7 +279,7 @@ char *orr_read_file(const char *path, size_t *len, orr_err *err)
     fclose(f);
     if (bad) {
         free(b.s);
-        orr_fail(err, "%s: read error", path);
+        orr_fail(err, "%s: read error: %s", path, strerror(errno));
         return NULL;
     }
     if (!b.s) b.s = orr_xcalloc(1, 1);

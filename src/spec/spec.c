@@ -489,6 +489,26 @@ static int resolve_framework(orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* The bounds that keep one prediction's time and memory finite (docs/spec.md "Limits"): a sequence
+ * of at most ORR_SEQ_MAX tokens, a micro-batch of at most ORR_MICROBATCH_TOKENS_MAX tokens (beyond,
+ * the int64 picosecond clock of one kernel could overflow), and at most ORR_MICROBATCHES_MAX
+ * micro-batches per iteration (each is a few hundred ops per layer on every simulated rank). */
+static int resolve_limits(const orr_spec *s, orr_err *err)
+{
+    if (s->seq > ORR_SEQ_MAX)
+        return orr_fail(err, "--seq %u (training.seq): at most %u tokens (docs/spec.md \"Limits\")", s->seq,
+                        (unsigned)ORR_SEQ_MAX);
+    if ((uint64_t)s->mbs * s->seq > ORR_MICROBATCH_TOKENS_MAX)
+        return orr_fail(err, "--mbs %u (training.mbs) x --seq %u: at most %llu tokens per micro-batch (docs/spec.md "
+                             "\"Limits\")", s->mbs, s->seq, (unsigned long long)ORR_MICROBATCH_TOKENS_MAX);
+    uint64_t nmb = s->gbs / ((uint64_t)s->mbs * s->dp);
+    if (nmb > ORR_MICROBATCHES_MAX)
+        return orr_fail(err, "--gbs %u (training.gbs): %llu micro-batches per iteration (gbs/(mbs*dp)); at most %u "
+                             "are simulated (docs/spec.md \"Limits\"): raise --mbs or lower --gbs", s->gbs,
+                        (unsigned long long)nmb, (unsigned)ORR_MICROBATCHES_MAX);
+    return 0;
+}
+
 /* Derives seq, dp, gpus and gbs, and checks their ranges and products. */
 static int resolve_sizes(orr_spec *s, orr_err *err)
 {
@@ -551,7 +571,7 @@ static int resolve_sizes(orr_spec *s, orr_err *err)
     if (s->gbs % per_step)
         return orr_fail(err, "--gbs %u (training.gbs): must be divisible by mbs*dp (%u*%u = %llu)", s->gbs, s->mbs,
                         s->dp, (unsigned long long)per_step);
-    return 0;
+    return resolve_limits(s, err);
 }
 
 /* ---- The split of the layers over the pipeline stages ---- */

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Hostile and careless input (issue 24): every case is one line on stderr naming the flag or file, a
+# non-zero exit, and no unbounded time or memory (docs/spec.md "Limits").
+. "$2/tests/check.sh"
+cd "$TMP"
+
+# expect RC SUBSTRING CMD...: exit status RC and one line on stderr containing SUBSTRING
+expect() {
+    want_rc=$1 want=$2
+    shift 2
+    "$@" > out.txt 2> err.txt; rc=$?
+    [ "$rc" -eq "$want_rc" ] && [ "$(wc -l < err.txt)" -eq 1 ] && grep -qF -- "$want" err.txt && ok \
+        || bad "$* -> rc $rc, stderr: $(cat err.txt)"
+}
+M="--model llama3-8b --gpu H100 --gpus 8"
+# the iteration would hold 4e9 micro-batches (15.6 GB before this bound)
+expect 2 "--gbs 4294967288 (training.gbs): 536870911 micro-batches" "$ORR" predict $M --gbs 4294967288
+# a sequence whose kernel times would overflow the clock (MFU 5723% before)
+expect 2 "--seq 4294967295 (training.seq): at most 16777216 tokens" "$ORR" predict $M --seq 4294967295
+expect 2 "tokens per micro-batch" "$ORR" predict $M --seq 16777216 --mbs 64 --gbs 512
+# an input over the limit, an endless device, a directory
+printf 'model: llama3-8b\n' > s.yaml
+ORRERY_MAX_INPUT_BYTES=4 expect 2 "s.yaml: larger than 4 bytes, the input limit" "$ORR" predict s.yaml
+expect 2 "/dev/zero: larger than 1073741824 bytes" "$ORR" predict /dev/zero
+mkdir d.yaml
+expect 2 "d.yaml: is a directory, not a file" "$ORR" predict d.yaml
+# output to a full disk: the reason, exit 1, for each command that prints
+if [ -w /dev/full ]; then
+    for c in "list gpus" "predict $M --mbs 1 --seq 128" "validate"; do
+        "$ORR" $c > /dev/full 2> err.txt; rc=$?
+        [ "$rc" -eq 1 ] && grep -q "cannot write the output: No space left on device" err.txt && ok \
+            || bad "$c > /dev/full -> rc $rc: $(cat err.txt)"
+    done
+fi
+checks_done
