@@ -24,6 +24,19 @@ ORRERY_MAX_INPUT_BYTES=4 expect 2 "s.yaml: larger than 4 bytes, the input limit"
 expect 2 "/dev/zero: larger than 1073741824 bytes" "$ORR" predict /dev/zero
 mkdir d.yaml
 expect 2 "d.yaml: is a directory, not a file" "$ORR" predict d.yaml
+# netsim: a link rate that overflowed the engine (1e40Gbps: a 1 MB flow 23x slower) or let a flow
+# cross a dead link (1e-20Gbps), and a 1-byte payload (every byte a packet)
+printf '3 1 0 1 2 NONE\n2\n0 2 1e40Gbps 1us 0\n1 2 100Gbps 1us 0\n' > t1.txt
+printf '3 1 0 1 2 NONE\n2\n0 2 1e-20Gbps 1us 0\n1 2 100Gbps 1us 0\n' > t2.txt
+printf '3 1 0 1 2 NONE\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n' > t3.txt
+printf '1\n0 1 3 100 1000000 0\n' > f.txt
+: > c.txt
+printf 'PACKET_PAYLOAD_SIZE 1\n' > c1.txt
+expect 2 "t1.txt:3: link rate: '1e40Gbps' is outside 1Mbps to 100Tbps" "$ORR" netsim t1.txt f.txt c.txt
+expect 2 "t2.txt:3: link rate: '1e-20Gbps' is outside 1Mbps to 100Tbps" "$ORR" netsim t2.txt f.txt c.txt
+expect 2 "c1.txt: PACKET_PAYLOAD_SIZE 1: expected 64 to 16777216 bytes" "$ORR" netsim t3.txt f.txt c1.txt
+"$ORR" netsim t3.txt f.txt c.txt > out.txt 2>&1 && grep -q "flows 1 finished of 1" out.txt && ok || bad "netsim t3: $(cat out.txt)"
+
 # output to a full disk: the reason, exit 1, for each command that prints
 if [ -w /dev/full ]; then
     for c in "list gpus" "predict $M --mbs 1 --seq 128" "validate"; do

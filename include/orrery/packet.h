@@ -41,6 +41,9 @@ int orr_cc_parse(const char *name, orr_cc *out);
 #define ORR_PKT_RED_MAX 16 /* rate classes in KMIN_MAP/KMAX_MAP/PMAX_MAP */
 #define ORR_PKT_PATH_MAX 256
 
+/* The smallest PACKET_PAYLOAD_SIZE `orrery netsim` accepts (an Ethernet frame's payload floor). */
+#define ORR_NETSIM_PAYLOAD_MIN 64u
+
 typedef struct orr_packet_config {
     orr_cc cc;                        /* CC_MODE */
     uint32_t mtu_bytes;               /* PACKET_PAYLOAD_SIZE: payload bytes per packet */

@@ -69,6 +69,10 @@ uint32_t orr_topo_ecmp(const orr_topo *t, uint32_t node, uint32_t dst_host, uint
 int orr_topo_path(const orr_topo *t, uint32_t src_host, uint32_t dst_host, uint64_t flow_hash,
                   int ecmp, uint32_t *links, uint32_t max);
 
+/* The link rates a topology file may give (bytes/s): 1 Mb/s to 100 Tb/s. */
+#define ORR_LINK_RATE_MIN_Bps (1e6 / 8)
+#define ORR_LINK_RATE_MAX_Bps (1e14 / 8)
+
 /* Reads the HPCC/SimAI topology text format (data/validation/ns3/README.md):
  *   node_num gpus_per_server nvswitch_num switch_num link_num gpu_type   (or: node_num switch_num link_num)
  *   the nvswitch ids then the switch ids

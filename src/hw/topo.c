@@ -370,6 +370,8 @@ static int parse_hpcc(orr_topo *t, const char *text, const char *path, orr_err *
             return orr_fail(err, "%s:%d: link dst: '%s' is not a node id below %u other than src", path, r.line, tok[1], node_num);
         if (orr_parse_rate_Bps(tok[2], &rate))
             return orr_fail(err, "%s:%d: link rate: '%s' is not a rate like 100Gbps", path, r.line, tok[2]);
+        if (!(rate >= ORR_LINK_RATE_MIN_Bps && rate <= ORR_LINK_RATE_MAX_Bps)) /* 1e40Gbps overflowed the engine */
+            return orr_fail(err, "%s:%d: link rate: '%s' is outside 1Mbps to 100Tbps", path, r.line, tok[2]);
         if (orr_parse_delay_ps(tok[3], &delay))
             return orr_fail(err, "%s:%d: link delay: '%s' is not a delay like 0.001ms or 1us", path, r.line, tok[3]);
         if (n >= 5) {

@@ -8,6 +8,7 @@
  *   - unknown: a warning naming the key.
  */
 #include "pkt_internal.h"
+#include "orrery/net.h"
 
 #include <errno.h>
 #include <math.h>
@@ -419,6 +420,11 @@ int orr_packet_config_parse(orr_packet_config *c, const char *text, const char *
     orr_buf local = {0};
     int rc = parse_lines(c, text, path, warnings ? warnings : &local, err);
     orr_buf_free(&local);
+    /* the bounds `orrery predict --packet-payload` has: a 1-byte payload would simulate every byte
+     * as a packet (docs/netsim.md) */
+    if (rc == 0 && (c->mtu_bytes < ORR_NETSIM_PAYLOAD_MIN || c->mtu_bytes > ORR_PACKET_PAYLOAD_MAX))
+        rc = orr_fail(err, "%s: PACKET_PAYLOAD_SIZE %u: expected %u to %u bytes", path, c->mtu_bytes,
+                      (unsigned)ORR_NETSIM_PAYLOAD_MIN, (unsigned)ORR_PACKET_PAYLOAD_MAX);
     return rc;
 }
 
