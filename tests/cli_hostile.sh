@@ -37,6 +37,18 @@ expect 2 "t2.txt:3: link rate: '1e-20Gbps' is outside 1Mbps to 100Tbps" "$ORR" n
 expect 2 "c1.txt: PACKET_PAYLOAD_SIZE 1: expected 64 to 16777216 bytes" "$ORR" netsim t3.txt f.txt c1.txt
 "$ORR" netsim t3.txt f.txt c.txt > out.txt 2>&1 && grep -q "flows 1 finished of 1" out.txt && ok || bad "netsim t3: $(cat out.txt)"
 
+# emulate: a run stopped by a signal passes it to the program and removes its temporary traces
+printf '#!/bin/sh\nexec sleep 20\n' > sleeper.sh
+chmod +x sleeper.sh
+"$ORR" emulate -- ./sleeper.sh > out.txt 2> err.txt &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid; rc=$?
+[ "$rc" -eq 1 ] && grep -q "exited with status 143 under emulation; no prediction (traces removed)" err.txt && ok \
+    || bad "emulate stopped by SIGTERM -> rc $rc: $(cat err.txt)"
+grep -q "orrery: orrery emulate" err.txt && bad "doubled prefix: $(cat err.txt)" || ok
+
 # output to a full disk: the reason, exit 1, for each command that prints
 if [ -w /dev/full ]; then
     for c in "list gpus" "predict $M --mbs 1 --seq 128" "validate"; do

@@ -439,6 +439,14 @@ static void test_oom_program(void)
     rm_dir(d);
 }
 
+/* cudaMemset(Async) of freed or host memory returns cudaErrorInvalidValue, as a GPU does (issue 24). */
+static void test_memset_freed_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "memset_freed", NULL, NULL), 0);
+    rm_dir(d);
+}
+
 static void test_nccl_program(void)
 {
     char *d = make_dir();
@@ -537,6 +545,7 @@ int main(void)
         test_streams_program();
         test_gemm_program();
         test_oom_program();
+        test_memset_freed_program();
         test_nccl_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");

@@ -47,6 +47,14 @@ static const char *const shim_files[] = {
 #define ORRERY_EMU_PY_DIR "python/orrery_emu"
 #endif
 
+/* The emulated program while orr_emu_run waits for it, and the handler that passes it a signal. */
+static volatile pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+    if (child_pid > 0) kill(child_pid, sig);
+}
+
 static char *env_entry(const char *name, const char *value)
 {
     char *s = orr_xmalloc(strlen(name) + strlen(value) + 2);
@@ -56,8 +64,8 @@ static char *env_entry(const char *name, const char *value)
 
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err)
 {
-    if (!argv || !argv[0]) return orr_fail(err, "orrery emulate: no command after --");
-    if (!o->trace_dir || !*o->trace_dir) return orr_fail(err, "orrery emulate: no trace directory given");
+    if (!argv || !argv[0]) return orr_fail(err, "emulate: no command after --");
+    if (!o->trace_dir || !*o->trace_dir) return orr_fail(err, "emulate: no trace directory given");
     const char *lib = o->lib_dir && *o->lib_dir ? o->lib_dir : ORRERY_EMU_LIB_DIR;
     orr_buf preload = {0};
     /* the profiler first (in front of what follows); the emulation libraries unless on the real ones */
@@ -69,14 +77,14 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
         struct stat st;
         if (stat(path, &st) != 0) {
             orr_buf_free(&preload);
-            return orr_fail(err, "orrery emulate: emulation library %s is missing (build the project, or give --lib-dir)",
+            return orr_fail(err, "emulate: emulation library %s is missing (build the project, or give --lib-dir)",
                             path);
         }
         orr_buf_printf(&preload, "%s%s", i ? ":" : "", path);
     }
     if (!o->gpu) {
         orr_buf_free(&preload);
-        return orr_fail(err, "orrery emulate: no GPU given (the caller resolves --gpu or the catalog's default)");
+        return orr_fail(err, "emulate: no GPU given (the caller resolves --gpu or the catalog's default)");
     }
     int cc = (int)(o->gpu->compute_capability * 10 + 0.5); /* data/gpus.yaml: 9.0 -> 90 */
     /* the environment: ours first, then everything of the caller's except what we set */
@@ -126,19 +134,31 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     if (pid == 0) {
         if (o->stdout_to_stderr) dup2(2, 1);
         execvpe(argv[0], argv, env);
-        fprintf(stderr, "orrery emulate: cannot run %s: %s\n", argv[0], strerror(errno));
+        fprintf(stderr, "emulate: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     int rc = 0;
     if (pid < 0) {
-        rc = orr_fail(err, "orrery emulate: cannot start %s: %s", argv[0], strerror(errno));
+        rc = orr_fail(err, "emulate: cannot start %s: %s", argv[0], strerror(errno));
     } else {
         int st = 0;
+        /* A signal meant to stop the run (Ctrl-C, kill) is passed to the program, and the run ends
+         * through the ordinary path, so the caller removes its temporary trace directory. */
+        struct sigaction fwd = {.sa_handler = forward_signal}, old_int, old_term, old_hup;
+        sigemptyset(&fwd.sa_mask);
+        child_pid = pid;
+        sigaction(SIGINT, &fwd, &old_int);
+        sigaction(SIGTERM, &fwd, &old_term);
+        sigaction(SIGHUP, &fwd, &old_hup);
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         }
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+        child_pid = 0;
         *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
         if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-            rc = orr_fail(err, "orrery emulate: cannot run %s (not found or not executable)", argv[0]);
+            rc = orr_fail(err, "emulate: cannot run %s (not found or not executable)", argv[0]);
     }
     for (size_t i = 0; i < first_caller; i++) free(env[i]);
     free(env);

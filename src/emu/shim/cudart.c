@@ -306,6 +306,7 @@ static void backed_set(void *p, int v, size_t bytes)
 EMU_EXPORT cudaError_t cudaMemset(void *p, int v, size_t bytes)
 {
     EMU_ENTER("cudaMemset");
+    if (bytes && !emu_is_live((uintptr_t)p, bytes)) return ret(cudaErrorInvalidValue); /* freed, or not device */
     backed_set(p, v, bytes);
     emu_rec("M 0 %zu", bytes);
     return ret(cudaSuccess);
@@ -314,6 +315,7 @@ EMU_EXPORT cudaError_t cudaMemset(void *p, int v, size_t bytes)
 EMU_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
     EMU_ENTER("cudaMemsetAsync");
+    if (bytes && !emu_is_live((uintptr_t)p, bytes)) return ret(cudaErrorInvalidValue); /* freed, or not device */
     backed_set(p, v, bytes);
     emu_rec("M %d %zu", stream_or_die(s, "cudaMemsetAsync"), bytes);
     return ret(cudaSuccess);

@@ -370,10 +370,9 @@ int emu_free(uintptr_t addr)
 
 int emu_is_device_ptr(uintptr_t addr) { return addr >= E.base && addr < E.top; }
 
-void *emu_backed(uintptr_t addr, size_t bytes)
+/* The live allocation holding [addr, addr + bytes), or NULL (a freed or foreign range). */
+static const alloc_rec *live_range(uintptr_t addr, size_t bytes)
 {
-    if (!emu_is_device_ptr(addr)) return NULL;
-    pthread_mutex_lock(&E.lock);
     size_t lo = 0, hi = E.nallocs; /* the last allocation starting at or below addr */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -381,9 +380,26 @@ void *emu_backed(uintptr_t addr, size_t bytes)
         else hi = mid;
     }
     const alloc_rec *a = lo ? &E.allocs[lo - 1] : NULL;
-    int ok = a && a->live && a->backed && addr - a->addr <= a->bytes && bytes <= a->bytes - (addr - a->addr);
+    return a && a->live && addr - a->addr <= a->bytes && bytes <= a->bytes - (addr - a->addr) ? a : NULL;
+}
+
+void *emu_backed(uintptr_t addr, size_t bytes)
+{
+    if (!emu_is_device_ptr(addr)) return NULL;
+    pthread_mutex_lock(&E.lock);
+    const alloc_rec *a = live_range(addr, bytes);
+    int ok = a && a->backed;
     pthread_mutex_unlock(&E.lock);
     return ok ? (void *)addr : NULL;
+}
+
+int emu_is_live(uintptr_t addr, size_t bytes)
+{
+    if (!emu_is_device_ptr(addr)) return 0;
+    pthread_mutex_lock(&E.lock);
+    int ok = live_range(addr, bytes) != NULL;
+    pthread_mutex_unlock(&E.lock);
+    return ok;
 }
 uint64_t emu_mem_capacity(void) { return E.capacity; }
 uint64_t emu_mem_used(void) { return E.used; }

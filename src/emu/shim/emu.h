@@ -50,6 +50,8 @@ void emu_warn_once(const char *key, const char *fmt, ...) __attribute__((format(
 int emu_malloc(uint64_t bytes, uintptr_t *addr);
 int emu_free(uintptr_t addr);
 int emu_is_device_ptr(uintptr_t addr);
+/* 1 if [addr, addr + bytes) lies in one live allocation (not freed, not host memory). */
+int emu_is_live(uintptr_t addr, size_t bytes);
 /* Small allocations (up to EMU_BACKED_MAX_BYTES: PyTorch's small-pool segments, where its
  * metadata tensors live) are backed by host memory, so what a program copies in reads back and
  * framework sanity checks (DDP's parameter-count agreement) pass; bigger ones read as zeros.
