@@ -37,6 +37,12 @@ expect 2 "t2.txt:3: link rate: '1e-20Gbps' is outside 1Mbps to 100Tbps" "$ORR" n
 expect 2 "c1.txt: PACKET_PAYLOAD_SIZE 1: expected 64 to 16777216 bytes" "$ORR" netsim t3.txt f.txt c1.txt
 "$ORR" netsim t3.txt f.txt c.txt > out.txt 2>&1 && grep -q "flows 1 finished of 1" out.txt && ok || bad "netsim t3: $(cat out.txt)"
 
+# netsim: a config's output path cannot leave --out (or the current directory)
+mkdir -p sub
+printf 'FCT_OUTPUT_FILE ../escaped.txt\nPFC_OUTPUT_FILE /tmp/orrery-hostile-pfc.txt\n' > sub/cout.txt
+(cd sub && "$ORR" netsim ../t3.txt ../f.txt cout.txt > out.txt 2>&1) && [ -f sub/escaped.txt ] && [ ! -e escaped.txt ] \
+    && [ -f sub/orrery-hostile-pfc.txt ] && [ ! -e /tmp/orrery-hostile-pfc.txt ] && ok || bad "netsim output escaped: $(cat sub/out.txt)"
+
 # emulate: a run stopped by a signal passes it to the program and removes its temporary traces
 printf '#!/bin/sh\nexec sleep 20\n' > sleeper.sh
 chmod +x sleeper.sh

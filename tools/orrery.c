@@ -249,16 +249,18 @@ static int cmd_validate(int argc, char **argv)
 }
 
 /* Writes text to path (or, with dir, to dir/basename(path)); fails naming the file. */
+/* Writes text to dir/basename(path) (dir: --out, else the current directory). A path from the
+ * config file never chooses the directory: a config's "../x" or "/etc/x" lands in --out as "x"
+ * (docs/netsim.md "Where"); only the command line's --out places files elsewhere. */
 static int write_output(const char *dir, const char *path, const char *fallback, const orr_buf *text, orr_err *err)
 {
     const char *name = path[0] ? path : fallback;
+    const char *slash = strrchr(name, '/'), *base = slash ? slash + 1 : name;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return orr_fail(err, "%s: not a file name (FCT_OUTPUT_FILE / PFC_OUTPUT_FILE name a file)", name);
     char full[1024];
-    if (dir) {
-        const char *base = strrchr(name, '/');
-        snprintf(full, sizeof full, "%s/%s", dir, base ? base + 1 : name);
-    } else {
-        snprintf(full, sizeof full, "%s", name);
-    }
+    if (snprintf(full, sizeof full, "%s/%s", dir ? dir : ".", base) >= (int)sizeof full)
+        return orr_fail(err, "--out %s: path too long", dir ? dir : ".");
     FILE *f = fopen(full, "w");
     if (!f) return orr_fail(err, "%s: cannot write output file: %s", full, strerror(errno));
     size_t wrote = text->n ? fwrite(text->s, 1, text->n, f) : 0;
