@@ -93,7 +93,11 @@ static void heatmap(const orr_search_result *r, orr_buf *out)
     if (ntp < 2 || npp < 2) return;
     orr_buf_puts(out, "\nbest iteration time (s) by TP x PP, over the other axes (OOM: out of memory; -: none valid)\n");
     orr_buf_printf(out, "%7s", "");
-    for (uint32_t j = 0; j < npp; j++) orr_buf_printf(out, " %9s%-3u", "PP=", pps[j]);
+    for (uint32_t j = 0; j < npp; j++) {
+        char label[24];
+        snprintf(label, sizeof label, "PP=%u", pps[j]);
+        orr_buf_printf(out, " %12s", label);
+    }
     orr_buf_puts(out, "\n");
     for (uint32_t i = 0; i < ntp; i++) {
         orr_buf_printf(out, "TP=%-4u", tps[i]);
