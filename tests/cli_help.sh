@@ -12,7 +12,7 @@ cd "$TMP" # the flag probes below may create what they name (--trace-dir x)
 "$ORR" > /dev/null 2>&1; [ $? -eq 2 ] && ok || bad "orrery without a command: exit 2"
 "$ORR" --version > "$TMP/v" 2>&1 && grep -Eq "^orrery [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]+(-dirty)?|unknown\), JSON schema [0-9]+$" "$TMP/v" \
     && ok || bad "--version: $(cat "$TMP/v")"
-for cmd in predict emulate netsim validate list; do
+for cmd in predict emulate search netsim validate list; do
     "$ORR" help $cmd > "$TMP/a" 2>&1 && "$ORR" $cmd --help > "$TMP/b" 2>&1 && cmp -s "$TMP/a" "$TMP/b" \
         && grep -q "^usage: orrery $cmd" "$TMP/a" && ok || bad "help $cmd"
 done
@@ -30,8 +30,9 @@ grep -q "paralel: unknown key (did you mean parallel?" "$TMP/e" && ok || bad "pa
 
 # every flag of each command's help is accepted by its parser (never "unknown flag")
 flags_of() { "$ORR" help "$1" | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'; }
-flags_of predict > "$TMP/fp"; flags_of emulate > "$TMP/fe"
-[ "$(wc -l < "$TMP/fp")" -ge 50 ] && [ "$(wc -l < "$TMP/fe")" -ge 15 ] && ok || bad "help lists too few flags"
+flags_of predict > "$TMP/fp"; flags_of emulate > "$TMP/fe"; flags_of search > "$TMP/fs"
+[ "$(wc -l < "$TMP/fp")" -ge 50 ] && [ "$(wc -l < "$TMP/fe")" -ge 15 ] && [ "$(wc -l < "$TMP/fs")" -ge 20 ] && ok \
+    || bad "help lists too few flags"
 for f in $(cat "$TMP/fp"); do
     "$ORR" predict "$f" x > "$TMP/o" 2>&1
     grep -q "unknown flag" "$TMP/o" && bad "predict help lists $f but the parser refuses it" || ok
@@ -40,8 +41,12 @@ for f in $(cat "$TMP/fe"); do
     "$ORR" emulate "$f" x -- true > "$TMP/o" 2>&1
     grep -q "unknown flag" "$TMP/o" && bad "emulate help lists $f but the parser refuses it" || ok
 done
-# every flag is documented: predict's in docs/spec.md, emulate's in docs/spec.md or docs/emulate.md
-for f in $(cat "$TMP/fp"); do
+for f in $(cat "$TMP/fs"); do
+    "$ORR" search "$f" x > "$TMP/o" 2>&1
+    grep -q "unknown flag" "$TMP/o" && bad "search help lists $f but the parser refuses it" || ok
+done
+# every flag is documented: predict's and search's in docs/spec.md, emulate's in docs/spec.md or docs/emulate.md
+for f in $(cat "$TMP/fp" "$TMP/fs"); do
     grep -q -- "\`$f[\` =]" "$SRC/docs/spec.md" && ok || bad "$f is not documented in docs/spec.md"
 done
 for f in $(cat "$TMP/fe"); do
@@ -50,7 +55,7 @@ done
 # and every flag the docs name is one the parser knows (`--name` is the syntax section's placeholder)
 for f in $(grep -o -- '`--[a-z][a-z0-9-]*' "$SRC/docs/spec.md" | tr -d '`' | sort -u); do
     [ "$f" = "--name" ] && continue
-    grep -qx -- "$f" "$TMP/fp" "$TMP/fe" && ok || bad "docs/spec.md names $f, which no parser accepts"
+    grep -qx -- "$f" "$TMP/fp" "$TMP/fe" "$TMP/fs" && ok || bad "docs/spec.md names $f, which no parser accepts"
 done
 for f in $(grep -o -- '`orrery emulate[^`]*`' "$SRC/docs/emulate.md" | sed 's/ -- .*//' | grep -o -- ' --[a-z][a-z0-9-]*' | sort -u); do
     { [ "$f" = "--help" ] || grep -qx -- "$f" "$TMP/fe"; } && ok || bad "docs/emulate.md runs orrery emulate $f, which its parser refuses"

@@ -7,6 +7,7 @@
  *   orrery netsim TOPO FLOWS CONFIG [--out DIR]   packet-level RDMA simulation of a flow list (docs/netsim.md)
  *   orrery emulate [FLAGS] -- CMD ...     run an unmodified CUDA/NCCL program with no GPU and predict it
  *                                         (docs/emulate.md)
+ *   orrery search [SPEC.yaml] [FLAGS]     predict every configuration of a space and rank them (docs/spec.md)
  *
  * User errors print one line "orrery: ..." naming the file, field or flag, and exit 2.
  */
@@ -16,6 +17,7 @@
 #include "orrery/model.h"
 #include "orrery/packet.h"
 #include "orrery/progress.h"
+#include "orrery/search.h"
 #include "orrery/validate.h"
 #include "version.h"
 
@@ -35,6 +37,8 @@ static const struct { const char *name, *synopsis, *what; } commands[] = {
      "predict one training iteration; --model NAME|FILE.yaml|config.json|HF_DIR (docs/spec.md)"},
     {"emulate", "orrery emulate [FLAGS] -- CMD [ARGS]",
      "run an unmodified CUDA/NCCL or PyTorch program with no GPU and predict it (docs/emulate.md)"},
+    {"search", "orrery search [SPEC.yaml] [FLAGS]",
+     "predict a space of configurations (--tp 1,2,4 --pp 1..8 ...) and rank them (docs/spec.md \"Search\")"},
     {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--quiet]",
      "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
     {"validate", "orrery validate [DIR]", "predict the published Megatron-LM rows (default: " ORRERY_DEFAULT_VALIDATION_DIR ")"},
@@ -64,7 +68,7 @@ static int help(const char *command)
         for (size_t k = 0; k < NCOMMANDS; k++) names[k] = commands[k].name;
         char hint[160];
         orr_did_you_mean(command, names, NCOMMANDS, hint, sizeof hint);
-        fprintf(stderr, "orrery: help: unknown command \"%s\" (%sexpected predict, emulate, netsim, validate, list)\n",
+        fprintf(stderr, "orrery: help: unknown command \"%s\" (%sexpected predict, emulate, search, netsim, validate, list)\n",
                 command, hint);
         return ORR_EXIT_USAGE;
     }
@@ -75,6 +79,12 @@ static int help(const char *command)
         fwrite(b.s, 1, b.n, stdout);
         if (strcmp(command, "predict") == 0)
             printf("\nEvery flag overrides the spec file's key of the same name (docs/spec.md lists both).\n");
+    } else if (strcmp(command, "search") == 0) {
+        orr_search_flags_help(&b);
+        printf("\nflags of the space and the search (a value is given as --flag V or --flag=V):\n");
+        fwrite(b.s, 1, b.n, stdout);
+        printf("\nEvery other flag of predict (orrery help predict) sets the base job: --model, --gpu, --gpus and --gbs\n"
+               "are required; a flag of the space left out means its default rule (docs/spec.md \"Search\").\n");
     } else if (strcmp(command, "netsim") == 0) {
         printf("\nflags:\n  %-38s %s\n  %-38s %s\n", "--out DIR",
                "write the FCT and PFC outputs into DIR [default: as the config names them]", "--quiet",
@@ -186,6 +196,34 @@ static int cmd_predict(int argc, char **argv)
     orr_buf_free(&out);
     orr_prediction_free(&p);
     return 0;
+}
+
+/* `orrery search`: the space, the ranked table (or JSON) and optionally a CSV of every trial. */
+static int cmd_search(int argc, char **argv)
+{
+    orr_search_opts o;
+    orr_search_result r;
+    orr_err err = {{0}};
+    if (orr_search_parse(&o, argc, argv, &err) < 0 || orr_search_run(&o, &r, &err) < 0) {
+        orr_search_opts_free(&o);
+        return fail(&err);
+    }
+    orr_buf out = {0};
+    int rc = 0;
+    if (o.csv_path[0]) {
+        orr_search_csv(&r, &out);
+        FILE *f = fopen(o.csv_path, "w");
+        if (!f || fwrite(out.s, 1, out.n, f) != out.n) rc = orr_fail(&err, "--csv %s: cannot write the file", o.csv_path);
+        if (f && fclose(f)) rc = orr_fail(&err, "--csv %s: cannot write the file", o.csv_path);
+        out.n = 0;
+    }
+    if (o.json) orr_search_json(&r, &o, &out);
+    else orr_search_text(&r, &o, &out);
+    if (!rc) fwrite(out.s, 1, out.n, stdout);
+    orr_buf_free(&out);
+    orr_search_result_free(&r);
+    orr_search_opts_free(&o);
+    return rc ? fail(&err) : 0;
 }
 
 static int cmd_list(int argc, char **argv)
@@ -505,7 +543,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return usage(stdout);
     if (strcmp(cmd, "help") == 0) return argc > 2 ? help(argv[2]) : usage(stdout);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) return version();
-    static int (*const run[])(int, char **) = {cmd_predict, cmd_emulate, cmd_netsim, cmd_validate, cmd_list};
+    static int (*const run[])(int, char **) = {cmd_predict, cmd_emulate, cmd_search, cmd_netsim, cmd_validate,
+                                               cmd_list};
     for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return flushed(wants_help(argc - 2, argv + 2) ? help(cmd) : run[i](argc - 2, argv + 2));
@@ -513,7 +552,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < NCOMMANDS; k++) names[k] = commands[k].name;
     char hint[160];
     orr_did_you_mean(cmd, names, NCOMMANDS, hint, sizeof hint);
-    fprintf(stderr, "orrery: unknown command \"%s\" (%sexpected predict, emulate, netsim, validate, list or help)\n",
+    fprintf(stderr, "orrery: unknown command \"%s\" (%sexpected predict, emulate, search, netsim, validate, list or help)\n",
             cmd, hint);
     return ORR_EXIT_USAGE;
 }

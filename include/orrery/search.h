@@ -1,0 +1,116 @@
+/*
+ * search.h - `orrery search`: a space of training configurations (parallel degrees, micro-batch,
+ * recomputation, sharding) of one job, enumerated in a fixed order, pruned where a result is proven
+ * without simulating it, predicted trial by trial (in worker processes with -j) and ranked
+ * (docs/spec.md "Search", docs/json.md "Search").
+ *
+ * Each trial is the base job (a spec file and predict's flags) with one value per axis, applied as
+ * flags through orr_spec_apply_flags, resolved by orr_spec_resolve and predicted by orr_predict.
+ */
+#ifndef ORRERY_SEARCH_H
+#define ORRERY_SEARCH_H
+
+#include <stdint.h>
+#include "orrery/core.h"
+#include "orrery/spec.h"
+
+#define ORR_SEARCH_MAX_TRIALS 100000 /* a larger space is refused (narrow the lists) */
+#define ORR_SEARCH_MAX_VALUES 64     /* values one axis may list */
+#define ORR_SEARCH_MAX_JOBS 256      /* -j */
+
+/* The axes, in enumeration order (outermost first). ZERO, FSDP and DIST_OPT belong to deepspeed,
+ * torchtitan and megatron; under another framework each has the single value 0. */
+typedef enum orr_axis {
+    ORR_AX_FRAMEWORK, ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_RECOMPUTE,
+    ORR_AX_ZERO, ORR_AX_FSDP, ORR_AX_DIST_OPT, ORR_AX_SP, ORR_AX_COUNT
+} orr_axis;
+
+/* The values of one axis: given (a flag named it) with a list, or "auto" (the wider default rule of
+ * that axis, docs/spec.md "Search"); not given: the axis's default rule. */
+typedef struct orr_axis_values {
+    int given, is_auto;
+    uint32_t n;
+    uint32_t v[ORR_SEARCH_MAX_VALUES];
+} orr_axis_values;
+
+typedef enum orr_search_strategy { ORR_STRATEGY_EXHAUSTIVE, ORR_STRATEGY_RANDOM } orr_search_strategy;
+typedef enum orr_objective { ORR_OBJ_TIME, ORR_OBJ_COST, ORR_OBJ_MFU } orr_objective;
+
+typedef struct orr_search_opts {
+    orr_axis_values ax[ORR_AX_COUNT];
+    orr_search_strategy strategy;
+    uint32_t budget;          /* random: simulations at most (0: not given) */
+    uint64_t seed;            /* random: the generator's seed (default 1) */
+    uint32_t jobs;            /* -j: worker processes (default 1: in this process) */
+    orr_objective objective;
+    double price_per_gpu_hour;/* USD; 0: not given */
+    uint32_t top;             /* rows of the ranked table (default 10) */
+    int json;
+    int no_prune;             /* --no-prune: simulate every valid trial (checks the pruning) */
+    char csv_path[256];
+    const char *spec_path;    /* the base job's spec file (NULL: none) */
+    int base_argc;            /* predict's flags that are not axes, in the order given */
+    char **base_argv;         /* heap array of pointers into the caller's argv */
+} orr_search_opts;
+
+typedef enum orr_trial_status {
+    ORR_TRIAL_OK, ORR_TRIAL_OOM, ORR_TRIAL_INVALID, ORR_TRIAL_PRUNED, ORR_TRIAL_PENDING
+} orr_trial_status;
+
+/* One point of the space and what became of it. Plain data (it crosses a pipe from the workers). */
+typedef struct orr_trial {
+    uint32_t index;           /* enumeration order */
+    uint32_t v[ORR_AX_COUNT]; /* the axes' values (framework and recompute as their enums) */
+    uint32_t dp;              /* resolved data parallelism (0: unknown) */
+    uint32_t fsdp;            /* resolved FSDP2 shard degree (torchtitan; 0 otherwise) */
+    orr_trial_status status;
+    char key[24];             /* the reason's category: divisibility, framework, memory_lower_bound, ... */
+    char reason[240];         /* why it is invalid, pruned or OOM ("" when ok) */
+    double iteration_s, tokens_per_s, mfu, cost_usd; /* simulated trials only */
+    uint64_t peak_bytes;      /* peak reserved bytes on the busiest GPU */
+    uint64_t capacity_bytes;  /* what the allocator may use per GPU */
+    uint64_t bound_bytes;     /* the memory lower bound (valid trials) */
+} orr_trial;
+
+/* A count per reason key. */
+typedef struct orr_reason_count { char key[24]; uint32_t n; } orr_reason_count;
+
+typedef struct orr_search_result {
+    orr_trial *trials;
+    uint32_t ntrials;
+    uint32_t valid, evaluated, ok, oom;
+    orr_reason_count pruned[8], rejected[8];
+    uint32_t npruned, nrejected;
+    uint32_t *ranked;         /* indices of the ok trials, best first */
+    uint32_t nranked;
+    double wall_s;
+    char title[256];          /* "MODEL on N x GPU, gbs B, seq S" */
+    uint32_t gpus;
+} orr_search_result;
+
+/* Parses `orrery search`'s arguments (after the command name): an optional spec path first, the
+ * search's own flags, the axes' lists, and every other flag passed to predict's parser as the base
+ * job. Errors name the flag and what it expects. */
+int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err);
+void orr_search_opts_free(orr_search_opts *o);
+
+/* Enumerates, prunes, predicts and ranks. Fails (a user error) on a bad base job or a space larger
+ * than ORR_SEARCH_MAX_TRIALS. */
+int orr_search_run(const orr_search_opts *o, orr_search_result *r, orr_err *err);
+void orr_search_result_free(orr_search_result *r);
+
+/* Bytes every GPU must hold, at least, for the parameters, gradients and optimizer state of a
+ * resolved spec, whatever the rest of the prediction (docs/spec.md "Search": the definition). */
+uint64_t orr_search_memory_lower_bound(const orr_spec *s);
+
+/* Outputs: the ranked table, counts and TP x PP heatmap; the JSON document; the CSV of every trial. */
+void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);
+void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);
+void orr_search_csv(const orr_search_result *r, orr_buf *out);
+
+/* One line per flag of `orrery search` (its own and the axes), as orr_flags_help prints predict's. */
+void orr_search_flags_help(orr_buf *out);
+
+const char *orr_trial_status_name(orr_trial_status s);
+
+#endif

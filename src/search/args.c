@@ -1,0 +1,288 @@
+/*
+ * args.c - `orrery search`'s command line: its own flags, the axes (predict's parallel and training
+ * flags, each taking a list), and every other flag handed to predict's parser as the base job.
+ * The table below is the one home of the search's flags: `orrery help search` prints it and
+ * tests/cli_help.sh checks it against docs/spec.md.
+ */
+#include "orrery/search.h"
+
+#include "spec/yaml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum { S_STRATEGY = ORR_AX_COUNT, S_BUDGET, S_SEED, S_JOBS, S_OBJECTIVE, S_PRICE, S_TOP, S_JSON, S_CSV, S_NO_PRUNE,
+       S_NO_SP, S_NO_DIST_OPT, S_TRACE };
+
+#define NUMS "comma-separated positive integers or ranges A..B, or auto"
+#define ONOFF "on, off or both (on,off), or auto"
+
+/* One flag: its name, what it sets (an axis or one of the S_ ids), what its value must be (NULL: none;
+ * "opt:" an optional value), its default in words, and one line of meaning. */
+typedef struct sflag { const char *name; int id; const char *expects, *def, *help; } sflag;
+
+static const sflag sflags[] = {
+    /* the space */
+    {"--framework", ORR_AX_FRAMEWORK, "comma-separated megatron, torchtitan, deepspeed, or any", "the spec's (megatron)",
+     "frameworks to compare; any = megatron,torchtitan,deepspeed"},
+    {"--tp", ORR_AX_TP, NUMS, "auto: divisors of gpus up to gpus-per-node", "tensor-parallel degrees"},
+    {"--pp", ORR_AX_PP, NUMS, "auto: divisors of gpus/tp up to the layers", "pipeline-parallel degrees"},
+    {"--cp", ORR_AX_CP, NUMS, "1 (auto: divisors of gpus/(tp*pp) with seq divisible by 2*cp)",
+     "context-parallel degrees"},
+    {"--vpp", ORR_AX_VPP, NUMS, "1 (auto: every v with pp*v dividing the layers, v > 1 only with pp > 1)",
+     "virtual pipeline stages per rank"},
+    {"--mbs", ORR_AX_MBS, NUMS, "auto: powers of two dividing gbs/dp", "micro-batch sizes, sequences"},
+    {"--recompute", ORR_AX_RECOMPUTE, "comma-separated none, selective, full, or auto", "auto: all three",
+     "activation recomputation"},
+    {"--zero", ORR_AX_ZERO, "comma-separated stages 1, 2, 3, or auto", "auto: 1,2,3", "deepspeed: ZeRO stages"},
+    {"--fsdp", ORR_AX_FSDP, NUMS, "full shard, fsdp = dp (auto: every divisor of dp, HSDP)",
+     "torchtitan: FSDP2 shard degrees"},
+    {"--dist-opt", ORR_AX_DIST_OPT, "opt:" ONOFF, "on", "megatron: distributed optimizer (bare flag: on)"},
+    {"--no-dist-opt", S_NO_DIST_OPT, NULL, NULL, "megatron: no distributed optimizer"},
+    {"--sp", ORR_AX_SP, "opt:" ONOFF, "auto: on when tp > 1 (megatron, torchtitan)",
+     "sequence parallelism (bare flag: on)"},
+    {"--no-sp", S_NO_SP, NULL, NULL, "no sequence parallelism"},
+    /* the search */
+    {"--strategy", S_STRATEGY, "exhaustive or random", "exhaustive",
+     "how trials are chosen (cmaes: not implemented yet)"},
+    {"--budget", S_BUDGET, "a positive integer", "required with random", "random: simulations at most"},
+    {"--seed", S_SEED, "a non-negative integer", "1", "random: the generator's seed"},
+    {"-j", S_JOBS, "a positive integer up to 256", "1", "worker processes simulating trials"},
+    {"--jobs", S_JOBS, "a positive integer up to 256", "1", "the long name of -j"},
+    {"--objective", S_OBJECTIVE, "time, cost or mfu", "time", "what ranks the trials"},
+    {"--price-per-gpu-hour", S_PRICE, "a positive number of US dollars", "none",
+     "cost of one GPU for one hour, USD (cost_usd per iteration)"},
+    {"--top", S_TOP, "a positive integer", "10", "rows of the ranked table"},
+    {"--json", S_JSON, NULL, "text", "print the search as JSON (docs/json.md)"},
+    {"--csv", S_CSV, "an output file path", "none", "write every trial to a CSV file"},
+    {"--no-prune", S_NO_PRUNE, NULL, "pruning on", "simulate every valid trial (no bound, no memo)"},
+    {"--trace", S_TRACE, NULL, NULL, NULL}, /* refused: a trace is of one prediction */
+};
+#define NSFLAGS (sizeof sflags / sizeof sflags[0])
+
+static const sflag *find_sflag(const char *arg, size_t len)
+{
+    for (size_t i = 0; i < NSFLAGS; i++)
+        if (strlen(sflags[i].name) == len && strncmp(sflags[i].name, arg, len) == 0) return &sflags[i];
+    return NULL;
+}
+
+static int bad(const sflag *f, const char *val, orr_err *err)
+{
+    char q[120];
+    orr_quote(val, q, sizeof q);
+    const char *e = strncmp(f->expects, "opt:", 4) == 0 ? f->expects + 4 : f->expects;
+    return orr_fail(err, "%s: expected %s, got %s", f->name, e, q);
+}
+
+static int push(orr_axis_values *a, const sflag *f, uint32_t v, orr_err *err)
+{
+    if (a->n == ORR_SEARCH_MAX_VALUES)
+        return orr_fail(err, "%s: more than %d values (narrow the list)", f->name, ORR_SEARCH_MAX_VALUES);
+    a->v[a->n++] = v;
+    return 0;
+}
+
+/* One item of a list as an axis value (a number, or the axis's word), or -1. */
+static int word_value(int axis, const char *w, uint32_t *out)
+{
+    if (axis == ORR_AX_RECOMPUTE) {
+        for (uint32_t r = ORR_RECOMPUTE_NONE; r <= ORR_RECOMPUTE_FULL; r++)
+            if (strcasecmp(w, orr_recompute_name((orr_recompute)r)) == 0) return *out = r, 0;
+        return -1;
+    }
+    if (axis == ORR_AX_SP || axis == ORR_AX_DIST_OPT) {
+        if (strcasecmp(w, "on") == 0) return *out = 1, 0;
+        if (strcasecmp(w, "off") == 0) return *out = 0, 0;
+        return -1;
+    }
+    uint64_t v;
+    if (orr_parse_u64(w, &v) || v > UINT32_MAX) return -1;
+    if (axis == ORR_AX_ZERO ? v > 3 : v == 0) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* Adds the frameworks of one item ("any": the three modelled ones). */
+static int framework_item(orr_axis_values *a, const sflag *f, const char *w, const char *val, orr_err *err)
+{
+    if (strcasecmp(w, "any") == 0 || strcasecmp(w, "auto") == 0) {
+        static const orr_framework all[] = {ORR_FW_MEGATRON, ORR_FW_TORCHTITAN, ORR_FW_DEEPSPEED};
+        for (size_t k = 0; k < 3; k++)
+            if (push(a, f, all[k], err)) return -1;
+        return 0;
+    }
+    orr_framework fw;
+    if (orr_framework_parse(w, &fw)) return bad(f, val, err);
+    return push(a, f, fw, err);
+}
+
+/* One item of a list: auto, a value, or a range A..B of numbers. */
+static int list_item(orr_axis_values *a, const sflag *f, const char *w, const char *val, orr_err *err)
+{
+    if (f->id == ORR_AX_FRAMEWORK) return framework_item(a, f, w, val, err);
+    if (strcasecmp(w, "auto") == 0) return a->is_auto = 1, 0;
+    const char *dots = strstr(w, "..");
+    uint32_t lo, hi;
+    if (!dots || f->id == ORR_AX_RECOMPUTE || f->id == ORR_AX_SP || f->id == ORR_AX_DIST_OPT) {
+        if (word_value(f->id, w, &lo)) return bad(f, val, err);
+        return push(a, f, lo, err);
+    }
+    char left[24];
+    size_t n = (size_t)(dots - w);
+    if (n == 0 || n >= sizeof left) return bad(f, val, err);
+    memcpy(left, w, n);
+    left[n] = 0;
+    if (word_value(f->id, left, &lo) || word_value(f->id, dots + 2, &hi) || hi < lo) return bad(f, val, err);
+    if ((uint64_t)hi - lo >= ORR_SEARCH_MAX_VALUES)
+        return orr_fail(err, "%s: the range %s has more than %d values (narrow it)", f->name, w, ORR_SEARCH_MAX_VALUES);
+    for (uint32_t x = lo; x <= hi; x++)
+        if (push(a, f, x, err)) return -1;
+    return 0;
+}
+
+/* A comma-separated list of items into an axis (given once: a second flag for an axis is an error). */
+static int parse_list(orr_axis_values *a, const sflag *f, const char *val, orr_err *err)
+{
+    if (a->given) return orr_fail(err, "%s: given twice (give one list, e.g. %s 1,2,4)", f->name, f->name);
+    a->given = 1;
+    char buf[512];
+    if (strlen(val) >= sizeof buf) return orr_fail(err, "%s: the list is longer than %zu characters", f->name, sizeof buf - 1);
+    strcpy(buf, val);
+    char *save = NULL;
+    int items = 0;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save), items++)
+        if (list_item(a, f, w, val, err)) return -1;
+    if (!items || val[strlen(val) - 1] == ',' || val[0] == ',') return bad(f, val, err);
+    return 0;
+}
+
+/* A search flag's own value (not an axis). */
+static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_err *err)
+{
+    uint64_t u;
+    double d;
+    switch (f->id) {
+    case S_STRATEGY:
+        if (strcasecmp(val, "exhaustive") == 0) o->strategy = ORR_STRATEGY_EXHAUSTIVE;
+        else if (strcasecmp(val, "random") == 0) o->strategy = ORR_STRATEGY_RANDOM;
+        else if (strcasecmp(val, "cmaes") == 0 || strcasecmp(val, "cma-es") == 0)
+            return orr_fail(err, "--strategy %s: not implemented yet (expected exhaustive or random; CMA-ES is planned, "
+                                 "docs/spec.md \"Search\")", val);
+        else return bad(f, val, err);
+        return 0;
+    case S_BUDGET:
+        if (orr_parse_u64(val, &u) || u == 0 || u > ORR_SEARCH_MAX_TRIALS) return bad(f, val, err);
+        return o->budget = (uint32_t)u, 0;
+    case S_SEED:
+        if (orr_parse_u64(val, &u)) return bad(f, val, err);
+        return o->seed = u, 0;
+    case S_JOBS:
+        if (orr_parse_u64(val, &u) || u == 0 || u > ORR_SEARCH_MAX_JOBS) return bad(f, val, err);
+        return o->jobs = (uint32_t)u, 0;
+    case S_OBJECTIVE:
+        if (strcasecmp(val, "time") == 0) o->objective = ORR_OBJ_TIME;
+        else if (strcasecmp(val, "cost") == 0) o->objective = ORR_OBJ_COST;
+        else if (strcasecmp(val, "mfu") == 0) o->objective = ORR_OBJ_MFU;
+        else return bad(f, val, err);
+        return 0;
+    case S_PRICE:
+        if (orr_parse_num(val, &d) || !(d > 0) || d > 1e6) return bad(f, val, err);
+        return o->price_per_gpu_hour = d, 0;
+    case S_TOP:
+        if (orr_parse_u64(val, &u) || u == 0 || u > ORR_SEARCH_MAX_TRIALS) return bad(f, val, err);
+        return o->top = (uint32_t)u, 0;
+    case S_CSV:
+        if (strlen(val) >= sizeof o->csv_path) return orr_fail(err, "--csv: path longer than %zu characters",
+                                                               sizeof o->csv_path - 1);
+        strcpy(o->csv_path, val);
+        return 0;
+    case S_JSON: return o->json = 1, 0;
+    case S_NO_PRUNE: return o->no_prune = 1, 0;
+    case S_NO_SP: return parse_list(&o->ax[ORR_AX_SP], find_sflag("--sp", 4), "off", err);
+    case S_NO_DIST_OPT:
+        return parse_list(&o->ax[ORR_AX_DIST_OPT], find_sflag("--dist-opt", 10), "off", err);
+    case S_TRACE:
+        return orr_fail(err, "--trace: not available in search (a trace is of one prediction: run orrery predict with "
+                             "the configuration you want to see)");
+    }
+    return orr_fail(err, "%s: internal error: flag without a handler", f->name);
+}
+
+/* The value of flag f at argv[*i] ("--f=V" or "--f V"); NULL if it takes none (or an optional one
+ * is absent). */
+static const char *flag_value(const sflag *f, int argc, char **argv, int *i, const char *eq, orr_err *err, int *fail)
+{
+    *fail = 0;
+    if (!f->expects) {
+        if (eq) *fail = orr_fail(err, "%s takes no value", f->name);
+        return NULL;
+    }
+    int optional = strncmp(f->expects, "opt:", 4) == 0;
+    if (eq) return eq + 1;
+    if (*i + 1 < argc && argv[*i + 1][0] != '-') return argv[++*i];
+    if (!optional) *fail = orr_fail(err, "%s: missing value (%s)", f->name, f->expects);
+    return NULL;
+}
+
+int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->jobs = 1;
+    o->top = 10;
+    o->base_argv = orr_xmalloc((size_t)(argc + 1) * sizeof *o->base_argv);
+    int i = 0;
+    if (argc > 0 && argv[0][0] != '-') o->spec_path = argv[i++];
+    for (; i < argc; i++) {
+        const char *arg = argv[i], *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const sflag *f = find_sflag(arg, len);
+        if (!f) { /* predict's: the base job (its parser checks it) */
+            o->base_argv[o->base_argc++] = argv[i];
+            continue;
+        }
+        int fail;
+        const char *val = flag_value(f, argc, argv, &i, eq, err, &fail);
+        if (fail) return -1;
+        if (val && !*val) return orr_fail(err, "%s: missing value (%s)", f->name, f->expects);
+        if (f->id < ORR_AX_COUNT) {
+            if (parse_list(&o->ax[f->id], f, val ? val : "on", err)) return -1;
+        } else if (apply_own(o, f, val, err)) {
+            return -1;
+        }
+    }
+    if (o->strategy == ORR_STRATEGY_RANDOM && !o->budget)
+        return orr_fail(err, "--strategy random: give --budget N, the most trials to simulate");
+    if (o->strategy != ORR_STRATEGY_RANDOM && o->budget)
+        return orr_fail(err, "--budget: only with --strategy random (exhaustive simulates every valid trial)");
+    if (o->objective == ORR_OBJ_COST && !(o->price_per_gpu_hour > 0))
+        return orr_fail(err, "--objective cost: give --price-per-gpu-hour USD, the price of one GPU for one hour");
+    return 0;
+}
+
+void orr_search_opts_free(orr_search_opts *o)
+{
+    free(o->base_argv);
+    o->base_argv = NULL;
+    o->base_argc = 0;
+}
+
+void orr_search_flags_help(orr_buf *out)
+{
+    for (size_t i = 0; i < NSFLAGS; i++) {
+        const sflag *f = &sflags[i];
+        if (!f->help) continue;
+        const char *e = f->expects && strncmp(f->expects, "opt:", 4) == 0 ? f->expects + 4 : f->expects;
+        char use[64];
+        snprintf(use, sizeof use, "%s%s", f->name, !e ? "" : f->id < ORR_AX_COUNT ? " LIST" : strstr(e, "path") ? " FILE"
+                                                                                   : strstr(e, "number") || strstr(e, "integer") ? " N"
+                                                                                   : " X");
+        orr_buf_printf(out, "  %-38s %s", use, f->help);
+        if (e) orr_buf_printf(out, "; %s", e);
+        if (f->def) orr_buf_printf(out, " [default: %s]", f->def);
+        orr_buf_puts(out, "\n");
+    }
+}

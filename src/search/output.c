@@ -1,0 +1,239 @@
+/*
+ * output.c - a search's results: the ranked table, the counts and a TP x PP heatmap for people; the
+ * JSON document (docs/json.md "Search") and a CSV of every trial for programs. Like the predict
+ * report, the JSON is a pure function of the results except wall_s.
+ */
+#include "orrery/search.h"
+#include "orrery/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+static const char *objective_name(orr_objective o)
+{
+    return o == ORR_OBJ_COST ? "cost" : o == ORR_OBJ_MFU ? "mfu" : "time";
+}
+
+/* "dist-opt", "ddp", "fsdp 8", "hsdp 4x2", "zero-3": how the trial shards its state. */
+static void sharding(const orr_trial *t, char *buf, size_t cap)
+{
+    switch ((orr_framework)t->v[ORR_AX_FRAMEWORK]) {
+    case ORR_FW_MEGATRON: snprintf(buf, cap, "%s", t->v[ORR_AX_DIST_OPT] ? "dist-opt" : "ddp"); return;
+    case ORR_FW_DEEPSPEED: snprintf(buf, cap, "zero-%u", t->v[ORR_AX_ZERO]); return;
+    case ORR_FW_TORCHTITAN: {
+        uint32_t f = t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP];
+        if (f && t->dp > f) snprintf(buf, cap, "hsdp %ux%u", f, t->dp / f);
+        else if (f) snprintf(buf, cap, "fsdp %u", f);
+        else snprintf(buf, cap, "fsdp");
+        return;
+    }
+    default: snprintf(buf, cap, "-");
+    }
+}
+
+static void table_row(orr_buf *out, uint32_t rank, const orr_trial *t, int cost)
+{
+    char sh[32];
+    sharding(t, sh, sizeof sh);
+    double headroom = ((double)t->capacity_bytes - (double)t->peak_bytes) / GiB;
+    orr_buf_printf(out, "%4u  %-10s %3u %3u %4u %3u %3u %4u %-9s %-10s %-3s %9.4f %11.0f %6.1f %8.2f %8.2f", rank,
+                   orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]), t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp,
+                   t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
+                   orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), sh, t->v[ORR_AX_SP] ? "on" : "off",
+                   t->iteration_s, t->tokens_per_s, 100.0 * t->mfu, (double)t->peak_bytes / GiB, headroom);
+    if (cost) orr_buf_printf(out, " %10.4f", t->cost_usd);
+    orr_buf_puts(out, "\n");
+}
+
+static void counts_line(orr_buf *out, const char *what, const orr_reason_count *c, uint32_t n)
+{
+    orr_buf_printf(out, "%s:", what);
+    if (!n) orr_buf_puts(out, " none");
+    for (uint32_t i = 0; i < n; i++) orr_buf_printf(out, "%s %s %u", i ? "," : "", c[i].key, c[i].n);
+    orr_buf_puts(out, "\n");
+}
+
+/* Distinct values of an axis over the trials, ascending (at most cap). */
+static uint32_t distinct(const orr_search_result *r, int ax, uint32_t *vals, uint32_t cap)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->ntrials; i++) {
+        uint32_t v = r->trials[i].v[ax], k = 0;
+        while (k < n && vals[k] < v) k++;
+        if ((k < n && vals[k] == v) || n == cap) continue;
+        memmove(vals + k + 1, vals + k, (n - k) * sizeof *vals);
+        vals[k] = v;
+        n++;
+    }
+    return n;
+}
+
+/* One heatmap cell: the best time over the other axes, OOM where every trial that resolved was out
+ * of memory (simulated or proven by the bound), "-" where none resolved or was simulated. */
+static void heat_cell(const orr_search_result *r, uint32_t tp, uint32_t pp, char *buf, size_t cap)
+{
+    double best = 0;
+    int oom = 0;
+    for (uint32_t i = 0; i < r->ntrials; i++) {
+        const orr_trial *t = &r->trials[i];
+        if (t->v[ORR_AX_TP] != tp || t->v[ORR_AX_PP] != pp) continue;
+        if (t->status == ORR_TRIAL_OK && (best == 0 || t->iteration_s < best)) best = t->iteration_s;
+        if (t->status == ORR_TRIAL_OOM || strcmp(t->key, "memory_lower_bound") == 0) oom = 1;
+    }
+    if (best > 0) snprintf(buf, cap, "%.4f", best);
+    else snprintf(buf, cap, "%s", oom ? "OOM" : "-");
+}
+
+static void heatmap(const orr_search_result *r, orr_buf *out)
+{
+    uint32_t tps[ORR_SEARCH_MAX_VALUES], pps[ORR_SEARCH_MAX_VALUES];
+    uint32_t ntp = distinct(r, ORR_AX_TP, tps, ORR_SEARCH_MAX_VALUES), npp = distinct(r, ORR_AX_PP, pps, ORR_SEARCH_MAX_VALUES);
+    if (ntp < 2 || npp < 2) return;
+    orr_buf_puts(out, "\nbest iteration time (s) by TP x PP, over the other axes (OOM: out of memory; -: none valid)\n");
+    orr_buf_printf(out, "%7s", "");
+    for (uint32_t j = 0; j < npp; j++) {
+        char label[24];
+        snprintf(label, sizeof label, "PP=%u", pps[j]);
+        orr_buf_printf(out, " %12s", label);
+    }
+    orr_buf_puts(out, "\n");
+    for (uint32_t i = 0; i < ntp; i++) {
+        orr_buf_printf(out, "TP=%-4u", tps[i]);
+        for (uint32_t j = 0; j < npp; j++) {
+            char cell[32];
+            heat_cell(r, tps[i], pps[j], cell, sizeof cell);
+            orr_buf_printf(out, " %12s", cell);
+        }
+        orr_buf_puts(out, "\n");
+    }
+}
+
+void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_buf *out)
+{
+    int cost = o->price_per_gpu_hour > 0;
+    orr_buf_printf(out, "search: %s (objective %s, strategy %s)\n\n", r->title, objective_name(o->objective),
+                   o->strategy == ORR_STRATEGY_RANDOM ? "random" : "exhaustive");
+    orr_buf_printf(out, "%4s  %-10s %3s %3s %4s %3s %3s %4s %-9s %-10s %-3s %9s %11s %6s %8s %8s%s\n", "rank",
+                   "framework", "tp", "pp", "dp", "cp", "vpp", "mbs", "recompute", "sharding", "sp", "iter s",
+                   "tokens/s", "MFU %", "peak GiB", "free GiB", cost ? "   $ / iter" : "");
+    uint32_t top = o->top < r->nranked ? o->top : r->nranked;
+    for (uint32_t k = 0; k < top; k++) table_row(out, k + 1, &r->trials[r->ranked[k]], cost);
+    if (!r->nranked) orr_buf_puts(out, "  (no configuration fits: see the counts and reasons below)\n");
+    orr_buf_printf(out, "\ntrials: %u in the space, %u valid, %u simulated (%u fit, %u out of memory)\n", r->ntrials,
+                   r->valid, r->evaluated, r->ok, r->oom);
+    counts_line(out, "pruned (not simulated)", r->pruned, r->npruned);
+    counts_line(out, "rejected", r->rejected, r->nrejected);
+    orr_buf_printf(out, "wall time %.2f s (-j %u)\n", r->wall_s, o->jobs);
+    heatmap(r, out);
+}
+
+/* ---- JSON and CSV ---- */
+
+static void json_trial(orr_buf *b, const orr_trial *t, int cost, uint32_t gpus)
+{
+    int sim = t->status == ORR_TRIAL_OK || t->status == ORR_TRIAL_OOM;
+    orr_buf_printf(b, "{\"index\": %u, \"tp\": %u, \"pp\": %u, \"dp\": ", t->index, t->v[ORR_AX_TP], t->v[ORR_AX_PP]);
+    if (t->dp) orr_buf_printf(b, "%u", t->dp);
+    else orr_buf_puts(b, "null");
+    orr_buf_printf(b, ", \"cp\": %u, \"ep\": 0, \"vpp\": %u, \"mbs\": %u, \"recompute\": \"%s\", \"zero\": %u, "
+                      "\"fsdp\": %u, \"sp\": %s, \"dist_opt\": %s, \"gpus\": %u, \"framework\": \"%s\"",
+                   t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
+                   orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), t->v[ORR_AX_ZERO],
+                   t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP], t->v[ORR_AX_SP] ? "true" : "false",
+                   t->v[ORR_AX_DIST_OPT] ? "true" : "false", gpus, orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]));
+    const char *k[] = {"iteration_time_s", "tokens_per_s", "mfu"};
+    const double v[] = {t->iteration_s, t->tokens_per_s, t->mfu};
+    for (int i = 0; i < 3; i++) {
+        orr_buf_printf(b, ", \"%s\": ", k[i]);
+        if (sim) orr_json_num(b, v[i]);
+        else orr_buf_puts(b, "null");
+    }
+    if (sim) orr_buf_printf(b, ", \"peak_memory_bytes\": %llu", (unsigned long long)t->peak_bytes);
+    else orr_buf_puts(b, ", \"peak_memory_bytes\": null");
+    orr_buf_printf(b, ", \"oom\": %s", !sim ? "null" : t->status == ORR_TRIAL_OOM ? "true" : "false");
+    if (cost) {
+        orr_buf_puts(b, ", \"cost_usd\": ");
+        if (sim) orr_json_num(b, t->cost_usd);
+        else orr_buf_puts(b, "null");
+    }
+    if (t->dp) orr_buf_printf(b, ", \"memory_lower_bound_bytes\": %llu, \"capacity_bytes\": %llu",
+                              (unsigned long long)t->bound_bytes, (unsigned long long)t->capacity_bytes);
+    orr_buf_printf(b, ", \"status\": \"%s\", \"reason_key\": ", orr_trial_status_name(t->status));
+    orr_json_str(b, t->key);
+    orr_buf_puts(b, ", \"reason\": ");
+    orr_json_str(b, t->reason);
+    orr_buf_puts(b, "}");
+}
+
+static void json_counts(orr_buf *b, const char *name, const orr_reason_count *c, uint32_t n)
+{
+    orr_buf_printf(b, "  \"%s\": {", name);
+    for (uint32_t i = 0; i < n; i++) {
+        orr_buf_puts(b, i ? ", " : "");
+        orr_json_str(b, c[i].key);
+        orr_buf_printf(b, ": %u", c[i].n);
+    }
+    orr_buf_puts(b, "},\n");
+}
+
+void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_buf *b)
+{
+    int cost = o->price_per_gpu_hour > 0;
+    orr_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"kind\": \"search\",\n  \"title\": ", ORR_JSON_SCHEMA_VERSION);
+    orr_json_str(b, r->title);
+    orr_buf_printf(b, ",\n  \"objective\": \"%s\",\n  \"strategy\": \"%s\",\n", objective_name(o->objective),
+                   o->strategy == ORR_STRATEGY_RANDOM ? "random" : "exhaustive");
+    orr_buf_printf(b, "  \"space_size\": %u,\n  \"valid\": %u,\n  \"evaluated\": %u,\n  \"ok\": %u,\n  \"oom\": %u,\n",
+                   r->ntrials, r->valid, r->evaluated, r->ok, r->oom);
+    json_counts(b, "pruned", r->pruned, r->npruned);
+    json_counts(b, "rejected", r->rejected, r->nrejected);
+    orr_buf_puts(b, "  \"wall_s\": ");
+    orr_json_num(b, r->wall_s);
+    orr_buf_puts(b, ",\n  \"best\": ");
+    if (r->nranked) json_trial(b, &r->trials[r->ranked[0]], cost, r->gpus);
+    else orr_buf_puts(b, "null");
+    orr_buf_puts(b, ",\n  \"ranked\": [");
+    for (uint32_t k = 0; k < r->nranked; k++) orr_buf_printf(b, "%s%u", k ? ", " : "", r->ranked[k]);
+    orr_buf_puts(b, "],\n  \"trials\": [");
+    for (uint32_t i = 0; i < r->ntrials; i++) {
+        orr_buf_puts(b, i ? ",\n    " : "\n    ");
+        json_trial(b, &r->trials[i], cost, r->gpus);
+    }
+    orr_buf_puts(b, "\n  ]\n}\n");
+}
+
+/* A CSV field: quoted, with quotes doubled. */
+static void csv_str(orr_buf *b, const char *s)
+{
+    orr_buf_puts(b, "\"");
+    for (; *s; s++) orr_buf_printf(b, "%s", *s == '"' ? "\"\"" : (char[2]){*s, 0});
+    orr_buf_puts(b, "\"");
+}
+
+void orr_search_csv(const orr_search_result *r, orr_buf *b)
+{
+    orr_buf_puts(b, "index,framework,tp,pp,dp,cp,ep,vpp,mbs,recompute,zero,fsdp,sp,dist_opt,gpus,status,reason_key,"
+                    "iteration_time_s,tokens_per_s,mfu,peak_memory_bytes,memory_lower_bound_bytes,capacity_bytes,"
+                    "cost_usd,reason\n");
+    for (uint32_t i = 0; i < r->ntrials; i++) {
+        const orr_trial *t = &r->trials[i];
+        int sim = t->status == ORR_TRIAL_OK || t->status == ORR_TRIAL_OOM;
+        orr_buf_printf(b, "%u,%s,%u,%u,%u,%u,0,%u,%u,%s,%u,%u,%d,%d,%u,%s,%s,", t->index,
+                       orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]), t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp,
+                       t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
+                       orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), t->v[ORR_AX_ZERO],
+                       t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP], (int)t->v[ORR_AX_SP], (int)t->v[ORR_AX_DIST_OPT], r->gpus,
+                       orr_trial_status_name(t->status), t->key);
+        if (sim) orr_buf_printf(b, "%.9g,%.9g,%.9g,%llu,", t->iteration_s, t->tokens_per_s, t->mfu,
+                                (unsigned long long)t->peak_bytes);
+        else orr_buf_puts(b, ",,,,");
+        if (t->dp) orr_buf_printf(b, "%llu,%llu,", (unsigned long long)t->bound_bytes, (unsigned long long)t->capacity_bytes);
+        else orr_buf_puts(b, ",,");
+        if (sim && t->cost_usd > 0) orr_buf_printf(b, "%.9g", t->cost_usd);
+        orr_buf_puts(b, ",");
+        csv_str(b, t->reason);
+        orr_buf_puts(b, "\n");
+    }
+}

@@ -1,0 +1,204 @@
+/*
+ * test_search.c - orrery search (src/search/): enumeration order and counts on a tiny space, the
+ * default rules, invalid trials with resolve's reason, the memory lower bound's soundness (pruned and
+ * unpruned exhaustive searches agree on the best and the feasible set, three spaces), duplicates,
+ * the random strategy under a seed, and -j 1 == -j 2.
+ */
+#include "check.h"
+#include "orrery/search.h"
+
+#include <string.h>
+
+/* Runs `orrery search ARGS` (words split on spaces) into r; returns orr_search_run's status and
+ * leaves the message in err. */
+static int search(const char *args, orr_search_result *r, orr_search_opts *o, orr_err *err)
+{
+    char buf[1024], *argv[64];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", args);
+    for (char *save = NULL, *w = strtok_r(buf, " ", &save); w && argc < 64; w = strtok_r(NULL, " ", &save))
+        argv[argc++] = w;
+    int rc = orr_search_parse(o, argc, argv, err);
+    if (rc == 0) rc = orr_search_run(o, r, err);
+    else memset(r, 0, sizeof *r);
+    orr_search_opts_free(o); /* base_argv points into buf: done with it */
+    o->spec_path = NULL;
+    return rc;
+}
+
+#define BASE "--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8 --gbs 16 "
+
+static void test_enumeration(void)
+{
+    orr_search_opts o;
+    orr_search_result r;
+    orr_err err = {{0}};
+    CHECK(search(BASE "--tp 1,2 --pp 1,2 --mbs 1,2 --recompute none", &r, &o, &err) == 0);
+    CHECK_EQ_I64(r.ntrials, 8);
+    /* tp outermost, then pp, then mbs (the last axis varies fastest) */
+    static const uint32_t want[8][3] = {{1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2},
+                                        {2, 1, 1}, {2, 1, 2}, {2, 2, 1}, {2, 2, 2}};
+    for (uint32_t i = 0; i < r.ntrials && i < 8; i++) {
+        CHECK_EQ_I64(r.trials[i].index, i);
+        CHECK_EQ_I64(r.trials[i].v[ORR_AX_TP], want[i][0]);
+        CHECK_EQ_I64(r.trials[i].v[ORR_AX_PP], want[i][1]);
+        CHECK_EQ_I64(r.trials[i].v[ORR_AX_MBS], want[i][2]);
+        CHECK_EQ_I64(r.trials[i].dp, 8 / (want[i][0] * want[i][1]));
+        CHECK_EQ_I64(r.trials[i].v[ORR_AX_SP], want[i][0] > 1); /* megatron: sp with tp > 1 */
+        CHECK_EQ_I64(r.trials[i].v[ORR_AX_DIST_OPT], 1);
+    }
+    CHECK_EQ_I64(r.valid, 8);
+    CHECK_EQ_I64(r.ok + r.oom, r.evaluated);
+    CHECK_EQ_I64(r.evaluated, 8);
+    CHECK(r.nranked == r.ok && r.nranked > 0);
+    for (uint32_t k = 1; k < r.nranked; k++)
+        CHECK(r.trials[r.ranked[k - 1]].iteration_s <= r.trials[r.ranked[k]].iteration_s);
+    orr_search_result_free(&r);
+
+    /* defaults: tp divisors of 8 up to 8 per node; pp divisors of 8/tp; mbs powers of two of gbs/dp;
+     * three recompute modes: tp1 (pp 1,2,4,8), tp2 (1,2,4), tp4 (1,2), tp8 (1) with dp = 8/(tp pp) */
+    CHECK(search(BASE "--recompute none", &r, &o, &err) == 0);
+    uint32_t want_n = 0;
+    for (uint32_t tp = 1; tp <= 8; tp *= 2)
+        for (uint32_t pp = 1; tp * pp <= 8; pp *= 2)
+            for (uint32_t m = 1; m <= 16 / (8 / (tp * pp)); m *= 2) want_n++;
+    CHECK_EQ_I64(r.ntrials, want_n);
+    orr_search_result_free(&r);
+    CHECK(search(BASE "--tp 1 --pp 1 --mbs 1", &r, &o, &err) == 0);
+    CHECK_EQ_I64(r.ntrials, 3);
+    CHECK(r.ntrials == 3 && r.trials[0].v[ORR_AX_RECOMPUTE] == ORR_RECOMPUTE_NONE &&
+          r.trials[2].v[ORR_AX_RECOMPUTE] == ORR_RECOMPUTE_FULL);
+    orr_search_result_free(&r);
+}
+
+static void test_invalid_and_errors(void)
+{
+    orr_search_opts o;
+    orr_search_result r;
+    orr_err err = {{0}};
+    /* gpt3-13b has 40 heads: tp 16 does not divide them */
+    CHECK(search("--model gpt3-13b --gpu A100-SXM4-80GB --gpus 16 --gbs 32 --tp 8,16 --pp 1 --mbs 1 --recompute full",
+                 &r, &o, &err) == 0);
+    CHECK_EQ_I64(r.ntrials, 2);
+    CHECK_EQ_I64(r.valid, 1);
+    if (r.ntrials == 2) {
+        CHECK(r.trials[1].status == ORR_TRIAL_INVALID);
+        CHECK_MSG(strstr(r.trials[1].reason, "heads (40) must be divisible by tp") != NULL, "%s", r.trials[1].reason);
+        CHECK(strcmp(r.trials[1].key, "divisibility") == 0);
+    }
+    orr_search_result_free(&r);
+    /* a framework's option under another is resolve's "framework" reason */
+    CHECK(search(BASE "--framework deepspeed --tp 1 --pp 2 --mbs 1 --recompute none --zero 1,3", &r, &o, &err) == 0);
+    CHECK(r.ntrials == 2 && r.trials[0].status == ORR_TRIAL_OK && r.trials[1].status == ORR_TRIAL_INVALID &&
+          strcmp(r.trials[1].key, "framework") == 0);
+    orr_search_result_free(&r);
+    /* user errors name the flag */
+    static const struct { const char *args, *msg; } bad[] = {
+        {BASE "--tp 1,x", "--tp: expected"},
+        {BASE "--strategy cmaes", "not implemented yet"},
+        {BASE "--strategy random", "--budget"},
+        {BASE "--objective cost", "--price-per-gpu-hour"},
+        {"--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8", "--gbs: required"},
+        {BASE "--pp 1..100", "more than 64 values"},
+        {BASE "--dp 2", "--dp"},
+        {BASE "--tp 1..64 --pp 1..64 --mbs 1..32", "more than 100000 trials"},
+        {BASE "--nett flow", "unknown flag"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err.msg[0] = 0;
+        CHECK_MSG(search(bad[i].args, &r, &o, &err) < 0 && strstr(err.msg, bad[i].msg), "%s: %s", bad[i].args, err.msg);
+        orr_search_result_free(&r);
+    }
+}
+
+/* A pruned and an unpruned exhaustive search of the same space: the same best, the same ok set,
+ * every pruned trial OOM when simulated, and the bound never above a simulated peak. */
+static void soundness(const char *space)
+{
+    orr_search_opts o;
+    orr_search_result a, b;
+    orr_err err = {{0}};
+    char args[1024];
+    snprintf(args, sizeof args, "%s --no-prune", space);
+    CHECK_MSG(search(space, &a, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(search(args, &b, &o, &err) == 0, "%s", err.msg);
+    CHECK(a.ntrials == b.ntrials);
+    uint32_t pruned = 0;
+    for (uint32_t i = 0; i < a.ntrials && i < b.ntrials; i++) {
+        const orr_trial *p = &a.trials[i], *u = &b.trials[i];
+        CHECK_MSG((p->status == ORR_TRIAL_OK) == (u->status == ORR_TRIAL_OK), "%s: trial %u", space, i);
+        if (strcmp(p->key, "memory_lower_bound") == 0) {
+            pruned++;
+            CHECK_MSG(u->status == ORR_TRIAL_OOM, "%s: trial %u pruned by the bound but %s", space, i,
+                      orr_trial_status_name(u->status));
+        }
+        if (u->status == ORR_TRIAL_OK)
+            CHECK_MSG(u->bound_bytes <= u->peak_bytes, "%s: trial %u bound %llu > peak %llu", space, i,
+                      (unsigned long long)u->bound_bytes, (unsigned long long)u->peak_bytes);
+    }
+    CHECK_MSG(pruned > 0, "%s: the bound pruned nothing (not a test of it)", space);
+    CHECK(a.nranked == b.nranked && a.nranked > 0);
+    if (a.nranked && b.nranked) CHECK_EQ_I64(a.ranked[0], b.ranked[0]);
+    printf("soundness: %u trials, %u pruned by the bound, %u simulated (unpruned: %u)\n", a.ntrials, pruned,
+           a.evaluated, b.evaluated);
+    orr_search_result_free(&a);
+    orr_search_result_free(&b);
+}
+
+static void test_lower_bound(void)
+{
+    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2 "
+              "--mbs 1,2 --recompute none,full --dist-opt on,off");
+    soundness("--model gpt3-2.7b --gpu H100-SXM5-80GB --mem-capacity 12GiB --gpus 8 --gbs 8 --framework torchtitan "
+              "--tp 1,2 --pp 1,2 --mbs 1 --recompute full --fsdp auto");
+    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 10GiB --gpus 4 --gbs 8 --framework deepspeed "
+              "--tp 1,2 --pp 1 --mbs 1,2 --recompute selective,full");
+}
+
+static void test_duplicates_random_jobs(void)
+{
+    orr_search_opts o;
+    orr_search_result r, a, b;
+    orr_err err = {{0}};
+    CHECK(search(BASE "--tp 2,2 --pp 1 --mbs 1 --recompute none", &r, &o, &err) == 0);
+    CHECK(r.ntrials == 2 && r.trials[1].status == ORR_TRIAL_PRUNED && strcmp(r.trials[1].key, "duplicate") == 0);
+    CHECK_EQ_I64(r.evaluated, 1);
+    orr_search_result_free(&r);
+
+    /* random: deterministic under the seed, at most budget simulations */
+    CHECK(search(BASE "--strategy random --budget 5 --seed 7", &a, &o, &err) == 0);
+    CHECK(search(BASE "--strategy random --budget 5 --seed 7", &b, &o, &err) == 0);
+    CHECK_EQ_I64(a.evaluated, 5);
+    int same = a.ntrials == b.ntrials;
+    for (uint32_t i = 0; same && i < a.ntrials; i++) same = a.trials[i].status == b.trials[i].status;
+    CHECK(same);
+    orr_search_result_free(&b);
+    CHECK(search(BASE "--strategy random --budget 5 --seed 8", &b, &o, &err) == 0);
+    int differs = 0;
+    for (uint32_t i = 0; i < a.ntrials && i < b.ntrials; i++) differs |= a.trials[i].status != b.trials[i].status;
+    CHECK(differs);
+    orr_search_result_free(&a);
+    orr_search_result_free(&b);
+
+    /* -j 1 and -j 2: the same JSON, byte for byte (wall time aside) */
+    orr_buf ja = {0}, jb = {0};
+    CHECK(search(BASE "--recompute none,full -j 1", &a, &o, &err) == 0);
+    CHECK(search(BASE "--recompute none,full -j 2", &b, &o, &err) == 0);
+    a.wall_s = b.wall_s = 0;
+    orr_search_json(&a, &o, &ja);
+    orr_search_json(&b, &o, &jb);
+    CHECK(ja.n == jb.n && ja.n > 0 && memcmp(ja.s, jb.s, ja.n) == 0);
+    orr_buf_free(&ja);
+    orr_buf_free(&jb);
+    orr_search_result_free(&a);
+    orr_search_result_free(&b);
+}
+
+int main(void)
+{
+    test_enumeration();
+    test_invalid_and_errors();
+    test_lower_bound();
+    test_duplicates_random_jobs();
+    return check_done();
+}
