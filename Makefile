@@ -6,7 +6,7 @@ BUILD_SAN  ?= build-san
 EXAMPLE    ?= examples/gpt3_175b_1024_a100.yaml
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build build-san run test test-plain test-san bench clean
+.PHONY: all setup build build-san run test test-plain test-san bench mutate clean
 
 all: build
 
@@ -40,6 +40,10 @@ test: test-plain test-san
 
 bench: build
 	./$(BUILD)/orrery-bench
+
+# Mutation testing (scripts/mutate.sh, docs/mutate.md): minutes per mutant; not part of make test.
+mutate: setup
+	sh scripts/mutate.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN)

@@ -57,21 +57,29 @@ static int usage(FILE *f)
     return f == stderr ? ORR_EXIT_USAGE : 0;
 }
 
+/* An unknown command: the nearest names and every command, exit 2. */
+static int unknown_command(const char *where, const char *cmd)
+{
+    const char *names[NCOMMANDS];
+    orr_buf all = {0};
+    for (size_t k = 0; k < NCOMMANDS; k++) {
+        names[k] = commands[k].name;
+        orr_buf_printf(&all, "%s%s", k ? ", " : "", names[k]);
+    }
+    char hint[160];
+    orr_did_you_mean(cmd, names, NCOMMANDS, hint, sizeof hint);
+    fprintf(stderr, "orrery: %sunknown command \"%s\" (%sexpected %s)\n", where, cmd, hint, all.s);
+    orr_buf_free(&all);
+    return ORR_EXIT_USAGE;
+}
+
 /* `orrery help COMMAND` and `orrery COMMAND --help`: the synopsis and every flag, from the table the
  * parser reads (src/spec/flags.c). */
 static int help(const char *command)
 {
     size_t i = 0;
     while (i < NCOMMANDS && strcmp(commands[i].name, command) != 0) i++;
-    if (i == NCOMMANDS) {
-        const char *names[NCOMMANDS];
-        for (size_t k = 0; k < NCOMMANDS; k++) names[k] = commands[k].name;
-        char hint[160];
-        orr_did_you_mean(command, names, NCOMMANDS, hint, sizeof hint);
-        fprintf(stderr, "orrery: help: unknown command \"%s\" (%sexpected predict, emulate, search, netsim, validate, list)\n",
-                command, hint);
-        return ORR_EXIT_USAGE;
-    }
+    if (i == NCOMMANDS) return unknown_command("help: ", command);
     printf("usage: %s\n%s\n", commands[i].synopsis, commands[i].what);
     orr_buf b = {0};
     if (orr_flags_help(command, &b) == 0) {
@@ -548,11 +556,5 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return flushed(wants_help(argc - 2, argv + 2) ? help(cmd) : run[i](argc - 2, argv + 2));
-    const char *names[NCOMMANDS];
-    for (size_t k = 0; k < NCOMMANDS; k++) names[k] = commands[k].name;
-    char hint[160];
-    orr_did_you_mean(cmd, names, NCOMMANDS, hint, sizeof hint);
-    fprintf(stderr, "orrery: unknown command \"%s\" (%sexpected predict, emulate, search, netsim, validate, list or help)\n",
-            cmd, hint);
-    return ORR_EXIT_USAGE;
+    return unknown_command("", cmd);
 }
