@@ -212,7 +212,16 @@ static int cmd_search(int argc, char **argv)
     orr_search_opts o;
     orr_search_result r;
     orr_err err = {{0}};
-    if (orr_search_parse(&o, argc, argv, &err) < 0 || orr_search_run(&o, &r, &err) < 0) {
+    if (orr_search_parse(&o, argc, argv, &err) < 0) {
+        orr_search_opts_free(&o);
+        return fail(&err);
+    }
+    int quiet = 0; /* predict's --quiet, among the base flags */
+    for (int i = 0; i < argc; i++) quiet |= strcmp(argv[i], "--quiet") == 0;
+    orr_progress prog;
+    orr_progress_init(&prog, stderr, isatty(STDERR_FILENO) && !quiet, "search");
+    o.progress = &prog;
+    if (orr_search_run(&o, &r, &err) < 0) {
         orr_search_opts_free(&o);
         return fail(&err);
     }

@@ -49,6 +49,7 @@ typedef struct orr_search_opts {
     int no_prune;             /* --no-prune: simulate every valid trial (checks the pruning) */
     char csv_path[256];
     const char *spec_path;    /* the base job's spec file (NULL: none) */
+    struct orr_progress *progress; /* a progress line over the trials (progress.h); NULL: none */
     int base_argc;            /* predict's flags that are not axes, in the order given */
     char **base_argv;         /* heap array of pointers into the caller's argv */
 } orr_search_opts;

@@ -38,8 +38,11 @@ void orr_progress_tick(orr_progress *p, int64_t sim_ps, uint64_t events, uint64_
         if (total) snprintf(work, sizeof work, ", %llu/%llu %s", (unsigned long long)done, (unsigned long long)total, unit);
         else snprintf(work, sizeof work, ", %llu %s", (unsigned long long)done, unit);
     }
-    fprintf(p->out, "\r\033[K%s: simulated %.6f s%s, %.1f M events (%.2f M/s), %.0f s%s", p->what, (double)sim_ps * 1e-12,
-            work, (double)events * 1e-6, (double)events * 1e-6 / el, el, eta);
+    if (sim_ps || events) /* a simulation; a search counts trials only */
+        fprintf(p->out, "\r\033[K%s: simulated %.6f s%s, %.1f M events (%.2f M/s), %.0f s%s", p->what,
+                (double)sim_ps * 1e-12, work, (double)events * 1e-6, (double)events * 1e-6 / el, el, eta);
+    else
+        fprintf(p->out, "\r\033[K%s:%s, %.0f s%s", p->what, work + 1, el, eta);
     fflush(p->out);
     p->shown = 1;
 }

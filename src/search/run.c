@@ -11,6 +11,7 @@
 #include "search/internal.h"
 
 #include "orrery/orrery.h"
+#include "orrery/progress.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -233,7 +234,7 @@ static void worker(const search_base *b, const orr_search_opts *o, orr_trial *tr
 typedef struct wpipe { int fd; size_t got; orr_trial rec; pid_t pid; } wpipe;
 
 /* Reads what the workers send until every pipe is closed; stores each record at its index. */
-static uint32_t collect(wpipe *wp, uint32_t nw, orr_search_result *r)
+static uint32_t collect(wpipe *wp, uint32_t nw, orr_search_result *r, orr_progress *prog, uint32_t ncand)
 {
     struct pollfd pf[ORR_SEARCH_MAX_JOBS];
     uint32_t open = nw, received = 0;
@@ -262,6 +263,7 @@ static uint32_t collect(wpipe *wp, uint32_t nw, orr_search_result *r)
             if (p->rec.index < r->ntrials) {
                 r->trials[p->rec.index] = p->rec;
                 received++;
+                orr_progress_tick(prog, 0, 0, received, ncand, "trials");
             }
         }
     }
@@ -274,7 +276,11 @@ static int simulate_all(const search_base *b, const orr_search_opts *o, orr_sear
 {
     uint32_t nw = o->jobs < ncand ? o->jobs : ncand;
     if (nw <= 1) {
-        for (uint32_t k = 0; k < ncand; k++) simulate(b, o, &r->trials[cand[k]]);
+        for (uint32_t k = 0; k < ncand; k++) {
+            simulate(b, o, &r->trials[cand[k]]);
+            orr_progress_tick(o->progress, 0, 0, k + 1, ncand, "trials");
+        }
+        orr_progress_done(o->progress);
         return 0;
     }
     wpipe wp[ORR_SEARCH_MAX_JOBS];
@@ -296,7 +302,8 @@ static int simulate_all(const search_base *b, const orr_search_opts *o, orr_sear
         }
         wp[started++] = (wpipe){.fd = fds[0], .got = 0, .pid = pid};
     }
-    uint32_t received = started ? collect(wp, started, r) : 0;
+    uint32_t received = started ? collect(wp, started, r, o->progress, ncand) : 0;
+    orr_progress_done(o->progress);
     int failed = started < nw;
     for (uint32_t w = 0; w < started; w++) {
         int st = 0;
