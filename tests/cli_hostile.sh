@@ -43,6 +43,34 @@ printf 'FCT_OUTPUT_FILE ../escaped.txt\nPFC_OUTPUT_FILE /tmp/orrery-hostile-pfc.
 (cd sub && "$ORR" netsim ../t3.txt ../f.txt cout.txt > out.txt 2>&1) && [ -f sub/escaped.txt ] && [ ! -e escaped.txt ] \
     && [ -f sub/orrery-hostile-pfc.txt ] && [ ! -e /tmp/orrery-hostile-pfc.txt ] && ok || bad "netsim output escaped: $(cat sub/out.txt)"
 
+# netsim: a flow that would take hours of packets without SIMULATOR_STOP_TIME (1e18 B ran forever)
+printf '1\n0 1 3 100 1000000000000000000 0\n' > fbig.txt
+expect 2 "fbig.txt: the flows need about 1e+15 packets of 1000 bytes" "$ORR" netsim t3.txt fbig.txt c.txt
+printf 'SIMULATOR_STOP_TIME 0.001\n' > cstop.txt
+"$ORR" netsim t3.txt fbig.txt cstop.txt > out.txt 2>&1 && grep -q "flows 0 finished of 1" out.txt && ok \
+    || bad "netsim with a stop time: $(cat out.txt)"
+
+# validate: a count past 2^32 (was read as 48), a nan measurement, a header-only table
+mkdir v && cp "$SRC"/data/validation/*.csv v/
+python3 - <<'PY'
+import csv
+def edit(name, col, value, version=None):
+    rows = list(csv.reader(open("v/" + name)))
+    i = rows[0].index(col)
+    for r in rows[1:]:
+        if version is None or r[rows[0].index("table_version")] == version:
+            r[i] = value
+            break
+    csv.writer(open("v/" + name, "w", newline="")).writerows(rows)
+edit("megatron_lm_a100_selene.csv", "gpus", str(2**32 + 48), "April-2021")
+edit("megatron_lm_h100_weak_scaling.csv", "tflops_per_gpu", "nan")
+PY
+expect 2 "megatron_lm_h100_weak_scaling.csv row 1: tflops_per_gpu must be a positive number" "$ORR" validate v
+head -1 "$SRC/data/validation/megatron_lm_h100_weak_scaling.csv" > v/megatron_lm_h100_weak_scaling.csv
+expect 2 "megatron_lm_h100_weak_scaling.csv: no row predicted (0 rows in the file)" "$ORR" validate v
+cp "$SRC/data/validation/megatron_lm_h100_weak_scaling.csv" v/
+expect 2 "megatron_lm_a100_selene.csv row 1: gpus: expected a whole number below 2^32, got '4294967344'" "$ORR" validate v
+
 # emulate: a run stopped by a signal passes it to the program and removes its temporary traces
 printf '#!/bin/sh\nexec sleep 20\n' > sleeper.sh
 chmod +x sleeper.sh

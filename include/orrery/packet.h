@@ -41,6 +41,9 @@ int orr_cc_parse(const char *name, orr_cc *out);
 #define ORR_PKT_RED_MAX 16 /* rate classes in KMIN_MAP/KMAX_MAP/PMAX_MAP */
 #define ORR_PKT_PATH_MAX 256
 
+/* The most data packets `orrery netsim` simulates without SIMULATOR_STOP_TIME (~4 events each). */
+#define ORR_NETSIM_MAX_PACKETS 2e9
+
 /* The smallest PACKET_PAYLOAD_SIZE `orrery netsim` accepts (an Ethernet frame's payload floor). */
 #define ORR_NETSIM_PAYLOAD_MIN 64u
 

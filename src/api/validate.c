@@ -41,17 +41,33 @@ struct set_def {
     double flops_factor, vocab_div; /* M_TFLOPS: 72 and 12, or 96 and 16 */
 };
 
+/* The first column of the row being read whose value is not a whole number below 2^32 (NULL: none):
+ * a count such as gpus = 2^32 + 48 must not be read as 48. Reset by orr_validate for each row. */
+static _Thread_local const char *bad_count;
+
+/* A count column of row r; an empty cell reads 0 (the row functions treat 0 as "not given"). */
+static uint32_t csv_u32(const orr_csv *t, int r, const char *col)
+{
+    const char *text = orr_csv_get(t, r, col);
+    double v = orr_csv_num(t, r, col);
+    if (text && *text && !(v >= 0 && v < 4294967296.0 && v == floor(v))) {
+        if (!bad_count) bad_count = col;
+        return 0;
+    }
+    return v >= 0 && v < 4294967296.0 ? (uint32_t)v : 0;
+}
+
 static void gpt_model(orr_model *m, const char *name, const orr_csv *t, int r, const char *layers_col, int tied)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%s", name);
-    m->layers = (uint32_t)orr_csv_num(t, r, layers_col);
-    m->hidden = (uint32_t)orr_csv_num(t, r, "hidden");
-    m->heads = m->kv_heads = (uint32_t)orr_csv_num(t, r, "heads");
+    m->layers = csv_u32(t, r, layers_col);
+    m->hidden = csv_u32(t, r, "hidden");
+    m->heads = m->kv_heads = csv_u32(t, r, "heads");
     m->head_dim = m->heads ? m->hidden / m->heads : 0;
     m->ffn = 4 * m->hidden;
-    m->vocab = (uint32_t)orr_csv_num(t, r, "vocab");
-    m->seq = (uint32_t)orr_csv_num(t, r, "seq_len");
+    m->vocab = csv_u32(t, r, "vocab");
+    m->seq = csv_u32(t, r, "seq_len");
     m->tied_embeddings = tied;
     m->bias = 1;
 }
@@ -62,9 +78,9 @@ static int common(const orr_csv *t, int r, orr_spec *s, const char *gpu, const c
     s->framework = ORR_FW_MEGATRON; /* every set here is Megatron-LM's or NeMo's (Megatron-Core) */
     s->framework_set = 1;
     if (orr_catalog_gpu(gpu, &s->gpu, err) < 0 || orr_catalog_cluster(cluster, &s->cluster, err) < 0) return -1;
-    s->tp = (uint32_t)orr_csv_num(t, r, "tp");
-    s->pp = (uint32_t)orr_csv_num(t, r, "pp");
-    s->gpus = (uint32_t)orr_csv_num(t, r, "gpus");
+    s->tp = csv_u32(t, r, "tp");
+    s->pp = csv_u32(t, r, "pp");
+    s->gpus = csv_u32(t, r, "gpus");
     return 0;
 }
 
@@ -73,8 +89,8 @@ static int megatron_h100_row(const set_def *d, const orr_csv *t, int r, orr_spec
     (void)d, (void)skip;
     gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", 0);
     if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
-    s->dp = (uint32_t)orr_csv_num(t, r, "dp");
-    s->gbs = (uint32_t)orr_csv_num(t, r, "global_batch_seqs");
+    s->dp = csv_u32(t, r, "dp");
+    s->gbs = csv_u32(t, r, "global_batch_seqs");
     s->seq = s->model.seq;
     /* The table does not state the micro-batch. NVIDIA's own performance recipes for these models
      * (NeMo-Framework-Launcher conf/training/gpt3/{5b,20b}_bf16_performance.yaml: PP 1,
@@ -97,8 +113,8 @@ static int selene_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, co
     if (strcmp(orr_csv_get(t, r, "table_version"), "April-2021") != 0) return *skip = "not the April-2021 table", 1;
     gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", 1);
     if (common(t, r, s, "A100-SXM4-80GB", "dgx-a100", err) < 0) return -1;
-    s->dp = (uint32_t)orr_csv_num(t, r, "dp");
-    s->gbs = (uint32_t)orr_csv_num(t, r, "global_batch_seqs");
+    s->dp = csv_u32(t, r, "dp");
+    s->gbs = csv_u32(t, r, "global_batch_seqs");
     s->mbs = 1;
     s->seq = s->model.seq;
     s->recompute = ORR_RECOMPUTE_FULL;
@@ -154,9 +170,9 @@ static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, co
         s->model = custom;
     }
     if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
-    s->gbs = (uint32_t)orr_csv_num(t, r, "gbs");
-    s->mbs = (uint32_t)orr_csv_num(t, r, "mbs");
-    s->seq = (uint32_t)orr_csv_num(t, r, "seq_len");
+    s->gbs = csv_u32(t, r, "gbs");
+    s->mbs = csv_u32(t, r, "mbs");
+    s->seq = csv_u32(t, r, "seq_len");
     double cp = orr_csv_num(t, r, "cp"), vp = orr_csv_num(t, r, "vp");
     s->cp = cp > 1 ? (uint32_t)cp : 1;
     s->vpp = vp > 1 ? (uint32_t)vp : 1;
@@ -184,8 +200,8 @@ static int megatron2020_row(const set_def *d, const orr_csv *t, int r, orr_spec 
     gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", 1);
     if (common(t, r, s, "A100-SXM4-40GB", "dgx-a100", err) < 0) return -1;
     s->pp = 1;
-    s->dp = (uint32_t)orr_csv_num(t, r, "dp");
-    s->gbs = (uint32_t)orr_csv_num(t, r, "batch");
+    s->dp = csv_u32(t, r, "dp");
+    s->gbs = csv_u32(t, r, "batch");
     s->mbs = s->dp ? s->gbs / s->dp : 0;
     s->seq = s->model.seq;
     s->recompute = ORR_RECOMPUTE_FULL;
@@ -316,7 +332,13 @@ int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_e
         orr_spec s;
         orr_spec_init(&s);
         const char *skip = NULL;
+        bad_count = NULL;
         int k = d->row(d, &t, r, &s, &skip, err);
+        if (k == 0 && bad_count) {
+            rc = orr_fail(err, "%s row %d: %s: expected a whole number below 2^32, got '%s'", path, r, bad_count,
+                          orr_csv_get(&t, r, bad_count));
+            break;
+        }
         if (k > 0) {
             out->skipped++;
             continue;
@@ -340,7 +362,10 @@ int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_e
         fill_row(&out->rows[out->n++], d, &s, &p, pub);
         orr_prediction_free(&p);
     }
+    size_t file_rows = t.nrows > 0 ? (size_t)t.nrows - 1 : 0;
     orr_csv_free(&t);
+    if (rc == 0 && out->n == 0) /* a header-only file used to "pass" at 0.0% over 0 rows */
+        rc = orr_fail(err, "%s: no row predicted (%zu rows in the file)", path, file_rows);
     if (rc < 0) {
         orr_valid_table_free(out);
         return -1;

@@ -186,6 +186,20 @@ static int read_flows(const char *path, const orr_topo *t, flow_line **out, uint
     return 0;
 }
 
+/* A run without SIMULATOR_STOP_TIME ends only when every flow has: refuse one whose packets alone
+ * (bytes / PACKET_PAYLOAD_SIZE, about four events each) would take hours (docs/netsim.md "Limits";
+ * a 1e18-byte flow ran forever). */
+static int check_work(const char *path, const orr_packet_config *cfg, const flow_line *fl, uint32_t nf, orr_err *err)
+{
+    if (cfg->stop_ps > 0) return 0;
+    double packets = 0, mtu = cfg->mtu_bytes ? cfg->mtu_bytes : 1000;
+    for (uint32_t i = 0; i < nf; i++) packets += ceil((double)fl[i].bytes / mtu);
+    if (packets <= ORR_NETSIM_MAX_PACKETS) return 0;
+    return orr_fail(err, "%s: the flows need about %.3g packets of %.0f bytes, more than %.3g (hours of simulation): "
+                         "set SIMULATOR_STOP_TIME or a larger PACKET_PAYLOAD_SIZE", path, packets, mtu,
+                    (double)ORR_NETSIM_MAX_PACKETS);
+}
+
 /* ---- the run ---- */
 
 static uint32_t host_ip(const orr_topo *t, uint32_t host) { return orr_ns3_ip(t->host_node[host]); }
@@ -242,6 +256,10 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
     flow_line *fl;
     uint32_t nf;
     if (read_flows(flows_path, t, &fl, &nf, err)) return -1;
+    if (check_work(flows_path, cfg, fl, nf, err)) {
+        free(fl);
+        return -1;
+    }
     orr_engine e;
     orr_engine_init(&e);
     orr_packet_sim *s = orr_packet_sim_create(&e, t, cfg, err);
