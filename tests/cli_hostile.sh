@@ -18,6 +18,9 @@ expect 2 "--gbs 4294967288 (training.gbs): 536870911 micro-batches" "$ORR" predi
 # a sequence whose kernel times would overflow the clock (MFU 5723% before)
 expect 2 "--seq 4294967295 (training.seq): at most 16777216 tokens" "$ORR" predict $M --seq 4294967295
 expect 2 "tokens per micro-batch" "$ORR" predict $M --seq 16777216 --mbs 64 --gbs 512
+# a packet-level fabric too large to route, refused before the workload of every GPU is built
+expect 2 "--gpus 65536 with --net packet: a fabric of this many GPUs needs routing tables" \
+    "$ORR" predict --model gpt3-125m --gpu H100 --gpus 65536 --net packet --gbs 65536
 # an input over the limit, an endless device, a directory
 printf 'model: llama3-8b\n' > s.yaml
 ORRERY_MAX_INPUT_BYTES=4 expect 2 "s.yaml: larger than 4 bytes, the input limit" "$ORR" predict s.yaml

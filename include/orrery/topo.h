@@ -69,6 +69,10 @@ uint32_t orr_topo_ecmp(const orr_topo *t, uint32_t node, uint32_t dst_host, uint
 int orr_topo_path(const orr_topo *t, uint32_t src_host, uint32_t dst_host, uint64_t flow_hash,
                   int ecmp, uint32_t *links, uint32_t max);
 
+/* The most node x host entries of a topology's routing tables (one hop distance each). A fabric
+ * has at least as many nodes as hosts, so more than sqrt of it in GPUs can never be routed. */
+#define ORR_TOPO_MAX_DIST_ENTRIES (128ull * 1024 * 1024)
+
 /* The link rates a topology file may give (bytes/s): 1 Mb/s to 100 Tb/s. */
 #define ORR_LINK_RATE_MIN_Bps (1e6 / 8)
 #define ORR_LINK_RATE_MAX_Bps (1e14 / 8)

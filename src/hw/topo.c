@@ -16,7 +16,6 @@
 #include <string.h>
 
 /* Routing tables above this many entries (2 bytes each) are refused: 128M entries = 256 MiB. */
-#define TOPO_MAX_DIST_ENTRIES (128ull * 1024 * 1024)
 
 void orr_topo_init(orr_topo *t)
 {
@@ -109,9 +108,9 @@ int orr_topo_finish(orr_topo *t, const char *what, orr_err *err)
 
     /* Hop distances by BFS from every host (links are symmetric, so distance to = distance from). */
     uint64_t entries = (uint64_t)t->n_nodes * t->n_hosts;
-    if (entries > TOPO_MAX_DIST_ENTRIES)
+    if (entries > ORR_TOPO_MAX_DIST_ENTRIES)
         return orr_fail(err, "%s: %u nodes x %u hosts is too large for routing tables (limit %llu entries)",
-                        what, t->n_nodes, t->n_hosts, (unsigned long long)TOPO_MAX_DIST_ENTRIES);
+                        what, t->n_nodes, t->n_hosts, (unsigned long long)ORR_TOPO_MAX_DIST_ENTRIES);
     t->dist = orr_xmalloc((size_t)entries * sizeof *t->dist);
     uint32_t *queue = orr_xmalloc((size_t)t->n_nodes * sizeof *queue);
     uint16_t *d = orr_xmalloc((size_t)t->n_nodes * sizeof *d);

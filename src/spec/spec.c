@@ -719,6 +719,11 @@ static int resolve_network(orr_spec *s, orr_err *err)
     if (s->net == ORR_NET_PACKET && s->pxn)
         return orr_fail(err, "--pxn (network.pxn): not supported by --net packet (the packet engine routes every flow "
                              "by shortest path); use --net flow for PXN");
+    /* refused before the workload of every GPU is built (65,536 GPUs took 32 s and 2.1 GB to fail) */
+    if (s->net != ORR_NET_ANALYTIC && (uint64_t)s->gpus * s->gpus > ORR_TOPO_MAX_DIST_ENTRIES)
+        return orr_fail(err, "--gpus %u with --net %s: a fabric of this many GPUs needs routing tables of over %llu "
+                             "entries (docs/spec.md \"Limits\"); use --net analytic", s->gpus, orr_net_kind_name(s->net),
+                        (unsigned long long)ORR_TOPO_MAX_DIST_ENTRIES);
     if (s->net == ORR_NET_PACKET) s->symmetry = 0;
     return 0;
 }
