@@ -3,10 +3,12 @@
 #   make test   set up, build (plain and ASan+UBSan), run every test
 BUILD      ?= build
 BUILD_SAN  ?= build-san
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 30
 EXAMPLE    ?= examples/gpt3_175b_1024_a100.yaml
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build build-san run test test-plain test-san bench mutate clean
+.PHONY: all setup build build-san build-fuzz run test test-plain test-san test-fuzz fuzz bench mutate clean
 
 all: build
 
@@ -19,11 +21,17 @@ $(BUILD)/build.ninja:
 $(BUILD_SAN)/build.ninja:
 	cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DORRERY_SANITIZE=ON
 
+$(BUILD_FUZZ)/build.ninja:
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DORRERY_FUZZ=ON
+
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-san: setup $(BUILD_SAN)/build.ninja
 	cmake --build $(BUILD_SAN) -j $(JOBS)
+
+build-fuzz: setup $(BUILD_FUZZ)/build.ninja
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
 
 run: build
 	./$(BUILD)/orrery predict $(EXAMPLE)
@@ -36,7 +44,14 @@ test-san: build-san
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS) -LE slow
 
-test: test-plain test-san
+# every parser's libFuzzer harness (fuzz/) for FUZZ_SECONDS each under ASan+UBSan; fails on a finding
+test-fuzz: build-fuzz
+	sh scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+test: test-plain test-san test-fuzz
+
+# longer fuzzing: make fuzz FUZZ_SECONDS=600
+fuzz: test-fuzz
 
 bench: build
 	./$(BUILD)/orrery-bench
@@ -46,4 +61,4 @@ mutate: setup
 	sh scripts/mutate.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

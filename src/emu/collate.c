@@ -146,6 +146,9 @@ static orr_emu_api *api_entry(orr_emu_info *in, const char *name)
     return &in->apis[i];
 }
 
+/* The most host time one H record may report (1,000 s): a longer gap is a broken trace. */
+#define EMU_MAX_HOST_NS 1000000000000LL
+
 /* One line of a trace. */
 static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
 {
@@ -165,7 +168,8 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         if (!(cond)) return bad(err, p, line, what);     \
     } while (0)
     if (strcmp(tok, "H") == 0) {
-        NEED(sscanf(rest, "%lld%n", &ll, &n) == 1 && ll >= 0, "expected H <host ns>");
+        NEED(sscanf(rest, "%lld%n", &ll, &n) == 1 && ll >= 0 && ll <= EMU_MAX_HOST_NS,
+             "expected H <host ns> (at most 1e12 ns between two calls)");
         r.t = R_HOST;
         r.n = (uint64_t)ll;
     } else if (strcmp(tok, "N") == 0) {
@@ -653,12 +657,20 @@ static orr_op plain_op(orr_op_kind kind, uint8_t stream, uint16_t name)
  * together; those on one stream are posted as one batch (ORR_OPF_BATCH_NEXT: batched with the next
  * op on the same stream), so a send and a recv to the same peer progress together as NCCL fuses
  * them, whatever order the two ranks issued them in. */
+/* Host time added to a host op: saturating, so a trace of many long gaps cannot wrap the clock. */
+static int64_t host_ps_add(int64_t ps, uint64_t ns)
+{
+    int64_t add = ns > (uint64_t)(INT64_MAX / ORR_PS_PER_NS) ? INT64_MAX : (int64_t)ns * ORR_PS_PER_NS;
+    return ps > INT64_MAX - add ? INT64_MAX : ps + add;
+}
+
 static void group_end(orr_workload *w, orr_rank *rk, orr_op *ops, size_t n, uint64_t host_ns)
 {
     if (host_ns) {
         orr_op h = plain_op(ORR_OP_HOST, 0, orr_workload_name(w, "host"));
-        h.dur_ps = (int64_t)host_ns * ORR_PS_PER_NS;
-        if (rk->nops && rk->ops[rk->nops - 1].kind == ORR_OP_HOST) rk->ops[rk->nops - 1].dur_ps += h.dur_ps;
+        h.dur_ps = host_ps_add(0, host_ns);
+        if (rk->nops && rk->ops[rk->nops - 1].kind == ORR_OP_HOST)
+            rk->ops[rk->nops - 1].dur_ps = host_ps_add(rk->ops[rk->nops - 1].dur_ps, host_ns);
         else orr_rank_push(rk, &h);
     }
     for (size_t i = 0; i < n; i++) {
@@ -695,11 +707,11 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 continue;
             }
             if (rk->nops && rk->ops[rk->nops - 1].kind == ORR_OP_HOST) {
-                rk->ops[rk->nops - 1].dur_ps += (int64_t)r->n * ORR_PS_PER_NS;
+                rk->ops[rk->nops - 1].dur_ps = host_ps_add(rk->ops[rk->nops - 1].dur_ps, r->n);
                 continue;
             }
             op.kind = ORR_OP_HOST;
-            op.dur_ps = (int64_t)r->n * ORR_PS_PER_NS;
+            op.dur_ps = host_ps_add(0, r->n);
             op.name = orr_workload_name(w, "host");
             break;
         case R_KERNEL: {
