@@ -339,6 +339,19 @@ int orr_spec_load_file(orr_spec *s, const char *path, orr_err *err)
     return rc;
 }
 
+/* The same for a spec held in memory (the Python package's YAML strings and dicts); name stands
+ * for the file in messages ("spec:3: parallel.tp: ..."). */
+int orr_spec_load_text(orr_spec *s, const char *name, const char *text, size_t len, orr_err *err)
+{
+    orr_ydoc doc;
+    if (orr_yaml_parse(&doc, name, text, len, err)) return -1;
+    snprintf(s->spec_path, sizeof s->spec_path, "%s", name);
+    int rc = doc.root ? apply_spec(s, doc.root, err) : 0;
+    orr_yaml_free(&doc);
+    if (rc) orr_spec_free(s);
+    return rc;
+}
+
 int orr_model_load_file(orr_model *m, const char *path, orr_err *err)
 {
     orr_ydoc doc;
