@@ -38,6 +38,7 @@ run: build
 
 test-plain: build
 	sh scripts/setup-torch.sh $(BUILD)/torch-venv
+	sh scripts/setup-python.sh $(BUILD)/py-venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-san: build-san

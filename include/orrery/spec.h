@@ -142,6 +142,8 @@ void orr_spec_init(orr_spec *s);
 /* Reads a YAML spec (docs/spec.md). Unknown keys, wrong types and bad values are errors naming
  * the file and the field. */
 int orr_spec_load_file(orr_spec *s, const char *path, orr_err *err);
+/* The same for YAML text in memory, text[0..len); name stands for the file in messages. */
+int orr_spec_load_text(orr_spec *s, const char *name, const char *text, size_t len, orr_err *err);
 /* Reads a YAML model file (the `model:` mapping of a spec, on its own). */
 int orr_model_load_file(orr_model *m, const char *path, orr_err *err);
 /* Applies command-line flags (docs/spec.md lists them). argv[0..argc-1] are flags only; a spec

@@ -328,14 +328,26 @@ static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
     return 0;
 }
 
-int orr_spec_load_file(orr_spec *s, const char *path, orr_err *err)
+/* A spec held in memory (the Python package's YAML strings and dicts, and the text of a spec file);
+ * name stands for the file in messages ("spec:3: parallel.tp: ..."). */
+int orr_spec_load_text(orr_spec *s, const char *name, const char *text, size_t len, orr_err *err)
 {
     orr_ydoc doc;
-    if (orr_yaml_load_file(&doc, path, err)) return -1;
-    snprintf(s->spec_path, sizeof s->spec_path, "%s", path);
+    if (orr_yaml_parse(&doc, name, text, len, err)) return -1;
+    snprintf(s->spec_path, sizeof s->spec_path, "%s", name);
     int rc = doc.root ? apply_spec(s, doc.root, err) : 0;
     orr_yaml_free(&doc);
     if (rc) orr_spec_free(s);
+    return rc;
+}
+
+int orr_spec_load_file(orr_spec *s, const char *path, orr_err *err)
+{
+    size_t len = 0;
+    char *text = orr_read_file(path, &len, err);
+    if (!text) return -1;
+    int rc = orr_spec_load_text(s, path, text, len, err);
+    free(text);
     return rc;
 }
 
