@@ -141,6 +141,29 @@ static void test_oom(void)
     orr_mem_rank_free(&r);
 }
 
+/* PyTorch splits a large-pool block only when more than kSmallSize (1 MiB) would remain
+ * (CUDACachingAllocator should_split): a 0.5 MiB tail stays inside the block that holds it, so a
+ * neighbour freed later cannot borrow it. On one 20 MiB segment: q 9 + n 11; free q; y 8.5 MiB into
+ * q's 9 (the 0.5 MiB tail not split off); free n: 11 MiB free, not 11.5; so 11.25 MiB needs a new
+ * (12 MiB) segment. Splitting whenever 512 B would remain would serve it from y's tail + n. */
+static void test_no_large_split(void)
+{
+    orr_memtrack m;
+    orr_mem_rank r;
+    orr_mem_init(&m, 8, 0, 1, &r);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 0, 9 * MiB, ORR_MEM_ACT, 0, 10, 1), 0);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 1, 11 * MiB, ORR_MEM_ACT, 0, 20, 2), 0);
+    CHECK_EQ_I64(m.reserved_bytes, 20 * MiB);
+    CHECK_EQ_I64(orr_mem_release(&m, 0, 30), 0);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 2, 17 * MiB / 2, ORR_MEM_ACT, 0, 40, 3), 0); /* 8.5 MiB */
+    CHECK_EQ_I64(m.reserved_bytes, 20 * MiB);
+    CHECK_EQ_I64(orr_mem_release(&m, 1, 50), 0);
+    CHECK_EQ_I64(orr_mem_alloc(&m, 3, 45 * MiB / 4, ORR_MEM_ACT, 0, 60, 4), 0); /* 11.25 MiB */
+    CHECK_EQ_I64(m.reserved_bytes, 32 * MiB); /* a second segment of 12 MiB */
+    orr_mem_free_tracker(&m);
+    orr_mem_rank_free(&r);
+}
+
 /* The peak's moment is the allocated peak, even when reserved grows later (a small segment after
  * the live peak): the breakdown describes what was live, and the overhead is peak reserved minus
  * peak allocated. */
@@ -224,6 +247,7 @@ int main(void)
     test_rounding();
     test_caching();
     test_peak_moment();
+    test_no_large_split();
     test_best_fit();
     test_oom();
     test_exec();
