@@ -125,7 +125,7 @@ static void test_engine_tick(void)
     orr_engine_init(&e);
     e.tick_fn = count_tick;
     orr_engine_at(&e, 0, chain_ev, &e, 3 * ORR_ENGINE_TICK_EVENTS + 5);
-    orr_engine_run(&e);
+    CHECK_EQ_I64(orr_engine_run(&e), 3 * ORR_ENGINE_TICK_EVENTS + 6); /* the run's count, ticks or not */
     CHECK_EQ_I64(ticks, 3);
     CHECK_EQ_I64(tick_events, 3 * ORR_ENGINE_TICK_EVENTS);
     CHECK_EQ_I64(e.events_run, 3 * ORR_ENGINE_TICK_EVENTS + 6);

@@ -65,18 +65,17 @@ static orr_event pop(orr_engine *e)
 
 uint64_t orr_engine_run(orr_engine *e)
 {
-    uint64_t ran = 0;
+    uint64_t start = e->events_run, ran = 0;
     while (e->n) {
         orr_event ev = pop(e);
         e->now_ps = ev.t_ps;
         ev.fn(ev.ctx, ev.arg);
         ran++;
         if (e->tick_fn && ran % ORR_ENGINE_TICK_EVENTS == 0) {
-            e->events_run += ran;
-            ran = 0;
+            e->events_run = start + ran; /* current for the tick */
             e->tick_fn(e->tick_ctx, e);
         }
     }
-    e->events_run += ran;
+    e->events_run = start + ran;
     return ran;
 }
