@@ -51,6 +51,8 @@ const char *orr_valid_set_name(orr_valid_set set);
 
 /* Predicts every row of the set; dir is the data/validation folder. */
 int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_err *err);
+/* The same with the set's GPU at gemm_eff (0: the catalog's): re-running a fit's neighbourhood. */
+int orr_validate_gemm_eff(orr_valid_set set, const char *dir, double gemm_eff, orr_valid_table *out, orr_err *err);
 void orr_valid_table_free(orr_valid_table *t);
 /* A text table with units: one line per row, then the median. */
 void orr_valid_table_print(const orr_valid_table *t, orr_buf *out);

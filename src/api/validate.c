@@ -310,6 +310,11 @@ static void fill_row(orr_valid_row *row, const set_def *d, const orr_spec *s, co
 
 int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_err *err)
 {
+    return orr_validate_gemm_eff(set, dir, 0, out, err);
+}
+
+int orr_validate_gemm_eff(orr_valid_set set, const char *dir, double gemm_eff, orr_valid_table *out, orr_err *err)
+{
     memset(out, 0, sizeof *out);
     if ((unsigned)set >= ORR_VALID_SET_COUNT) return orr_fail(err, "validate: unknown set %d", (int)set);
     const set_def *d = &sets[set];
@@ -334,6 +339,7 @@ int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_e
         const char *skip = NULL;
         bad_count = NULL;
         int k = d->row(d, &t, r, &s, &skip, err);
+        if (gemm_eff > 0) s.gpu.gemm_eff = gemm_eff; /* the fit's check: the set's GPU at another value */
         if (k == 0 && bad_count) {
             rc = orr_fail(err, "%s row %d: %s: expected a whole number below 2^32, got '%s'", path, r, bad_count,
                           orr_csv_get(&t, r, bad_count));
