@@ -135,6 +135,19 @@ static void test_model_flops(void)
     CHECK_REL(w->model_flops, 72 * B * sq * L * h * h * (1 + sq / (6 * h) + V / (12 * L * h)), 1e-12);
     CHECK_REL(w->tokens, 4096, 0);
     orr_workload_free(w);
+    /* Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by): GPT-2's
+     * 50257 becomes 50304 at TP 1 and 51200 at TP 8, in the LM head's GEMMs and in the FLOPs */
+    s.model.vocab = 50257;
+    for (uint32_t tp = 1; tp <= 8; tp *= 8) {
+        s.tp = tp;
+        s.sp = tp > 1;
+        s.gbs = 4;
+        w = gen(&s);
+        if (!w) return;
+        double Vp = tp == 1 ? 50304 : 51200;
+        CHECK_REL(w->model_flops, 72 * B * sq * L * h * h * (1 + sq / (6 * h) + Vp / (12 * L * h)), 1e-12);
+        orr_workload_free(w);
+    }
 }
 
 /* The (F|B, chunk, mb) order of compute on a rank, read off its first-layer-of-chunk QKV GEMMs. */
