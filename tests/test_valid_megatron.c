@@ -9,8 +9,9 @@
  *   - the GA100 gemm_eff fit re-run on a 0.01 grid around data/gpus.yaml's value;
  *   held-out rows, never used for fitting (issue 18: the number that matters), reported row by row
  *   and held to their current medians so that a regression fails:
- *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 7% (5.2% today);
- *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 18% (15.8% today: a known miss;
+ *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 5%, issue 18's bound
+ *     (3.7% today; 5.2% before fp8 TP all-gathers carried one byte per element);
+ *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 15% (13.5% today: a known miss;
  *     its Llama 3 8B row measures 12.5% above NeMo's for the same configuration);
  *   - Megatron-LM's 2020 DGX A100 scaling cases (iteration time), median within 10% (7.8% today:
  *     TP cost under-priced, the error grows with TP as issue 18 reports).
@@ -120,8 +121,8 @@ int main(void)
 {
     check_set(ORR_VALID_MEGATRON_H100, 9, 0.15, 0.07);
     check_set(ORR_VALID_SELENE_A100, 10, 0.15, 0.07);
-    check_set(ORR_VALID_NEMO_H100, 9, 0, 0.07);
-    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0.18);
+    check_set(ORR_VALID_NEMO_H100, 9, 0, 0.05);
+    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0.15);
     check_set(ORR_VALID_MEGATRON_2020, 8, 0, 0.10);
     gpt3_175b_example();
     ga100_fit();
