@@ -233,6 +233,8 @@ static void check_symmetry_exact(orr_spec s, uint32_t stages, uint32_t gpus)
     s.sp = 1;
     s.dist_opt = 1;
     s.bucket_params = 5e6;
+    s.variability = 0; /* identical GPUs: with variability the simulated rank runs at its group's
+                        * slowest GPU's pace, the full run at each GPU's own */
     uint32_t u_sym = 0, u_full = 0;
     int64_t sym = predict_ps(&s, &u_sym);
     s.symmetry = 0;
