@@ -15,6 +15,11 @@ typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RE
 /* Attention kernels: flash attention (fused, Megatron-Core/TE default) or the unfused path of
  * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
 typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
+/* How an MoE layer moves tokens to their experts' ranks (Megatron-Core's token dispatchers): an
+ * all-to-all of the routed copies with permute/unpermute kernels around it; an all-gather of the
+ * EP group's tokens with a reduce-scatter back; DeepEP's fused dispatch/combine, which sends a token
+ * once to each rank that holds one of its experts. */
+typedef enum orr_moe_dispatcher { ORR_MOE_ALLTOALL, ORR_MOE_ALLGATHER, ORR_MOE_DEEPEP } orr_moe_dispatcher;
 
 /* The training framework whose recipe the workload generator follows (what it saves for the
  * backward, how it shards and reduces, its loss path, its schedules and defaults); chosen by the
@@ -72,6 +77,13 @@ typedef struct orr_spec {
     int compile_loss;     /* torchtitan: the loss compiled too (-1: not given). TorchTitan compiles
                            * its loss only from 2025 (components/loss.py); before, train.py left it
                            * eager ("compiling loss function causes CUDA errors") */
+    /* Mixture of experts (docs/spec.md "MoE"): Megatron-Core's parallel folding, the experts laid out
+     * as etp x ep x edp over the same tp x cp x dp GPUs of a pipeline stage (edp derived). */
+    uint32_t ep, etp;     /* expert-parallel and expert-tensor-parallel degrees (default 1) */
+    uint32_t edp;         /* resolve: expert data parallelism tp*cp*dp / (ep*etp) */
+    orr_moe_dispatcher moe_dispatcher; /* default alltoall */
+    double moe_capacity_factor; /* tokens an expert takes at most, x its balanced share (0: dropless) */
+    double moe_imbalance; /* tokens the most loaded EP rank receives, x the average (1: balanced) */
     orr_recompute recompute;
     orr_dtype precision;  /* bf16 / fp16 / fp8 */
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
@@ -200,5 +212,6 @@ const char *orr_framework_name(orr_framework f);
 /* The framework of a name (case ignored); -1 if none. */
 int orr_framework_parse(const char *name, orr_framework *out);
 const char *orr_attention_name(orr_attention a);
+const char *orr_moe_dispatcher_name(orr_moe_dispatcher d);
 
 #endif
