@@ -169,7 +169,8 @@ static void dispatch(gen *G, const ctx *c, const char *dir)
         gen_memop(G, c, "moe_permute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     default:
-        gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, 2.0 * sent * token_bytes(G), 0);
+        /* reads each token once, writes its top_k copies */
+        gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
         snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
         ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
         snprintf(name, sizeof name, "ep_alltoall_%s", dir);
@@ -205,7 +206,9 @@ static void combine(gen *G, const ctx *c, const char *dir)
             gen_memop(G, c, "moe_unsort_chunks", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         snprintf(name, sizeof name, "ep_alltoall_combine_%s", dir);
         ep_coll(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G));
-        gen_memop(G, c, "moe_unpermute", ORR_CLS_ELEMENTWISE, 2.0 * sent * token_bytes(G) + sent * 4.0, sent);
+        /* reads the top_k copies and their scores, writes each token's weighted sum */
+        gen_memop(G, c, "moe_unpermute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G) + sent * 4.0,
+                  sent);
         break;
     }
 }

@@ -1,0 +1,231 @@
+/*
+ * Validation against data/validation/moe/moe_public.csv (issue 20): the single-MoE-layer benchmarks
+ * of Megatron-LM's moe_perf test (rows 3-14: forward and backward ms on H100, EP8, 4096 tokens per
+ * rank, DeepSeek-V3 and Mixtral proxies, three dispatchers, bf16 and fp8) and the end-to-end H100
+ * training rows (Megatron-MoE-ModelZoo Qwen3-235B-A22B on 256 GPUs; NeMo AutoModel DeepSeek-V3,
+ * Kimi K2, Qwen3-30B-A3B, gpt-oss). Every row is printed, measured vs predicted; nothing here is
+ * fitted, so every row is held out (no parameter of the MoE model was fitted on these rows).
+ *
+ * Table 1, the layer benchmarks. Assumptions: the benchmark times the MoE layer alone (router,
+ * dispatch, experts, combine, shared experts), so the prediction is the sum of those ops' times on
+ * one rank's stream (their kernels' estimates and the collectives' analytic costs; the benchmark
+ * forces balanced routing); HybridEP is modelled as DeepEP (--moe-dispatcher deepep); fp8 is
+ * per-tensor FP8 on the grouped GEMMs (the rows' blockwise scaling not modelled); peak memory is
+ * not predicted for these rows (the harness's allocations around one layer are not described).
+ *
+ * Table 2, the end-to-end rows. Assumptions: the ModelZoo rows' "norm, act" recomputation is
+ * --recompute selective, "full" --recompute full; NeMo AutoModel's FSDP2 + EP is modelled with
+ * Megatron's distributed optimizer over the same data parallelism (FSDP2 + EP is not modelled), its
+ * activation checkpointing as --recompute full; a row whose layout cannot be described is printed
+ * with the reason.
+ *
+ * Numbers measured when this test was written are in docs/models.md "MoE"; the bounds below hold
+ * them with some room so that a regression fails (they are not the issue's 10% target, which is not
+ * met: see the printed medians).
+ */
+#include "check.h"
+#include "csv.h"
+#include "orrery/comm.h"
+#include "orrery/estimate.h"
+#include "orrery/orrery.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    if (n == 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The value of key=... in a `k=v; k=v` cell (NAN if absent). */
+static double metric(const char *cell, const char *key)
+{
+    const char *p = strstr(cell, key);
+    if (!p) return NAN;
+    p += strlen(key);
+    if (*p != '=') return NAN;
+    return atof(p + 1);
+}
+
+/* Time of op i of rank r: its kernel estimate, or the collective's analytic cost. */
+static int64_t op_ps(const orr_workload *w, const orr_op *op, const orr_spec *s)
+{
+    if (op->kind != ORR_OP_COLL) return op->dur_ps;
+    const orr_group *g = &w->groups[op->a];
+    orr_coll_desc d = {(orr_coll_kind)op->cls, op->bytes, g->size, g->nodes, g->per_node, ORR_ALGO_AUTO};
+    return orr_comm_coll_ps(&s->gpu, &s->cluster, &d, NULL);
+}
+
+/* Sum of the MoE MLP's op times of layer 0, micro-batch 0: forward from after post_attn_norm to the
+ * residual add, backward from after the first residual backward to post_attn_norm_bwd. */
+static double moe_ms(const orr_workload *w, const orr_spec *s, int backward)
+{
+    const orr_rank *rk = &w->ranks[0];
+    const char *from = backward ? "bias_dropout_add_bwd" : "post_attn_norm";
+    const char *to = backward ? "post_attn_norm_bwd" : "bias_dropout_add";
+    int in = 0;
+    int64_t sum = 0;
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (op->phase != (backward ? ORR_PHASE_BWD : ORR_PHASE_FWD) || op->layer != 0 || op->mb != 0) continue;
+        const char *name = w->names[op->name];
+        if (!in) {
+            if (strcmp(name, from) == 0) in = 1;
+            continue;
+        }
+        if (strcmp(name, to) == 0) break;
+        if (op->kind == ORR_OP_KERNEL || op->kind == ORR_OP_COLL || op->kind == ORR_OP_MEMCPY) sum += op_ps(w, op, s);
+    }
+    return sum / 1e9;
+}
+
+static int load_spec(orr_spec *s, const char *yaml, const char *flags, orr_err *err)
+{
+    orr_spec_init(s);
+    if (orr_spec_load_text(s, "row", yaml, strlen(yaml), err)) return -1;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", flags);
+    char *argv[64];
+    int argc = 0;
+    for (char *t = strtok(buf, " "); t && argc < 64; t = strtok(NULL, " ")) argv[argc++] = t;
+    if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
+    return orr_spec_resolve(s, err);
+}
+
+static void layer_benchmarks(void)
+{
+    csv t;
+    if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
+    double err_fwd[16], err_bwd[16];
+    int n = 0;
+    printf("Table 1: single MoE layer, H100, EP8, 4096 tokens/rank (ms; balanced routing forced)\n");
+    printf("%4s %-10s %-14s %-5s %9s %9s %7s %9s %9s %7s\n", "row", "proxy", "dispatcher", "prec", "fwd", "pred",
+           "err%", "bwd", "pred", "err%");
+    for (int r = 0; r < t.nrows; r++) {
+        if (strcmp(csv_get(&t, r, "row_type"), "moe_layer_benchmark") != 0) continue;
+        if (strcmp(csv_get(&t, r, "source_id"), "MLM-MOE-PERF-TEST") != 0) continue;
+        const char *arch = csv_get(&t, r, "arch_id"), *disp = csv_get(&t, r, "dispatcher");
+        const char *prec = csv_get(&t, r, "precision"), *om = csv_get(&t, r, "other_metrics");
+        int dsv3 = strstr(arch, "dsv3") != NULL;
+        const char *yaml = dsv3 ? "model: {layers: 1, hidden: 7168, heads: 8, ffn: 2048, vocab: 1024, seq: 4096, mlp: "
+                                  "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 32, top_k: 8, "
+                                  "expert_ffn: 2048, shared_experts: 1, shared_expert_ffn: 2048}\n"
+                                : "model: {layers: 1, hidden: 4096, heads: 8, ffn: 14336, vocab: 1024, seq: 4096, mlp: "
+                                  "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 8, top_k: 2, "
+                                  "expert_ffn: 14336}\n";
+        char flags[256];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --precision %s --moe-dispatcher %s",
+                 strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", strstr(disp, "flex") ? "deepep" : "alltoall");
+        orr_spec s;
+        orr_err err;
+        if (load_spec(&s, yaml, flags, &err)) {
+            printf("%4s error: %s\n", csv_get(&t, r, "row_id"), err.msg);
+            check_failed++;
+            continue;
+        }
+        orr_workload *w = orr_gen_training(&s, &err);
+        CHECK(w != NULL);
+        if (!w) continue;
+        orr_estimate_workload(w, &s.gpu);
+        double fwd = moe_ms(w, &s, 0), bwd = moe_ms(w, &s, 1);
+        double mf = metric(om, "forward_ms"), mb = metric(om, "backward_ms");
+        err_fwd[n] = fabs(fwd / mf - 1) * 100;
+        err_bwd[n] = fabs(bwd / mb - 1) * 100;
+        printf("%4s %-10s %-14s %-5s %9.3f %9.3f %+7.1f %9.3f %9.3f %+7.1f\n", csv_get(&t, r, "row_id"),
+               dsv3 ? "dsv3" : "mixtral", disp, strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", mf, fwd,
+               (fwd / mf - 1) * 100, mb, bwd, (bwd / mb - 1) * 100);
+        n++;
+        orr_workload_free(w);
+        orr_spec_free(&s);
+    }
+    double all[32];
+    for (int i = 0; i < n; i++) all[i] = err_fwd[i], all[n + i] = err_bwd[i];
+    double mfwd = median(err_fwd, n), mbwd = median(err_bwd, n), mall = median(all, 2 * n);
+    printf("median |error|: forward %.1f%%, backward %.1f%%, all %.1f%% (%d rows, all held out)\n\n", mfwd, mbwd, mall, n);
+    CHECK_EQ_I64(n, 12);
+    CHECK(mall <= 35.0);
+    orr_csv_free(&t);
+}
+
+/* One end-to-end row: model, GPUs and flags; the measured step time. */
+typedef struct e2e_row {
+    int row;
+    const char *model, *flags, *note;
+} e2e_row;
+
+static void end_to_end(void)
+{
+    csv t;
+    if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
+    static const e2e_row rows[] = {
+        {36, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, cross-node EP"},
+        {37, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, +1F1B EP overlap (not modelled)"},
+        {39, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 32 --vpp 3 --ep 8 --mbs 1 --gbs 2048 --recompute selective "
+                                "--moe-dispatcher alltoall --dist-opt", "ModelZoo, intra-node EP"},
+        {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4"},
+        {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
+                            "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
+        {56, "kimi-k2", "--gpus 256 --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
+                        "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
+        {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep --dist-opt",
+         "AutoModel (FSDP2 as dist-opt)"},
+        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --dist-opt",
+         "AutoModel (FSDP2 as dist-opt), EP8 from its yaml"},
+        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --dist-opt",
+         "AutoModel (FSDP2 as dist-opt), EP64 (the table says -, the yaml 16)"},
+    };
+    double errs[16];
+    int n = 0;
+    printf("Table 2: end-to-end H100 step time (s)\n");
+    printf("%4s %-16s %9s %9s %7s %8s  %s\n", "row", "model", "measured", "pred", "err%", "mem GiB", "note");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int r = -1;
+        for (int k = 0; k < t.nrows; k++)
+            if (atoi(csv_get(&t, k, "row_id")) == rows[i].row) r = k;
+        CHECK(r >= 0);
+        if (r < 0) continue;
+        double measured = csv_num(&t, r, "step_time_s");
+        char flags[400];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --cluster dgx-h100 --seq 4096 %s", rows[i].flags);
+        char yaml[96];
+        snprintf(yaml, sizeof yaml, "model: %s\n", rows[i].model);
+        orr_spec s;
+        orr_err err;
+        orr_prediction p;
+        if (load_spec(&s, yaml, flags, &err) || orr_predict(&s, &p, &err)) {
+            printf("%4d %-16s %9.2f %9s  %s\n", rows[i].row, rows[i].model, measured, "-", err.msg);
+            orr_spec_free(&s);
+            continue;
+        }
+        double pred = p.r.iteration_ps / 1e12;
+        errs[n++] = fabs(pred / measured - 1) * 100;
+        printf("%4d %-16s %9.2f %9.2f %+7.1f %8.1f  %s\n", rows[i].row, rows[i].model, measured, pred,
+               (pred / measured - 1) * 100, p.r.mem.peak_reserved_bytes / 1073741824.0, rows[i].note);
+        orr_prediction_free(&p);
+        orr_spec_free(&s);
+    }
+    double m = median(errs, n);
+    printf("median |error| %.1f%% over %d rows (all held out)\n", m, n);
+    CHECK(n >= 8);
+    CHECK(m <= 60.0);
+    orr_csv_free(&t);
+}
+
+int main(void)
+{
+    layer_benchmarks();
+    end_to_end();
+    return check_done();
+}
