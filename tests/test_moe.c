@@ -5,6 +5,7 @@
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Published totals and active parameters (model cards / papers): Mixtral 46.7B / 12.9B and 141B /
@@ -71,9 +72,135 @@ static void model_fields(void)
     }
 }
 
+/* A small MoE model on 8 GPUs, EP 8 (one expert per rank), every GPU simulated. */
+static int small_moe(orr_spec *s, const char *extra_flags, orr_err *err)
+{
+    static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 4096, mlp: "
+                              "swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, "
+                              "top_k: 2, expert_ffn: 4096}\n";
+    orr_spec_init(s);
+    if (orr_spec_load_text(s, "t.yaml", yaml, strlen(yaml), err)) return -1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --no-symmetry %s", extra_flags);
+    char *argv[32];
+    int argc = 0;
+    for (char *t = strtok(buf, " "); t && argc < 32; t = strtok(NULL, " ")) argv[argc++] = t;
+    if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
+    return orr_spec_resolve(s, err);
+}
+
+/* The experts' kernels of one MoE layer and micro-batch, forward and backward, on a rank whose one
+ * expert computes m tokens (hidden 1024, expert_ffn 4096, SwiGLU, bf16): grouped FC1 (m x 8192 x 1024),
+ * SwiGLU (3 x m x 4096 x 2 B), FC2 (m x 1024 x 4096); backward FC2 dgrad and wgrad, SwiGLU backward
+ * (5 x m x 4096 x 2 B), FC1 dgrad and wgrad. */
+static int64_t expert_kernels_ps(const orr_gpu *g, uint32_t m)
+{
+    const uint32_t h = 1024, fe = 4096;
+    return orr_est_gemm_ps(g, m, 2 * fe, h, 1, ORR_BF16, 0, 0) +
+           orr_est_memory_bound_ps(g, 3ull * m * fe * 2) + orr_est_gemm_ps(g, m, h, fe, 1, ORR_BF16, 0, 0) +
+           orr_est_gemm_ps(g, m, fe, h, 1, ORR_BF16, 0, 0) + orr_est_gemm_ps(g, fe, h, m, 1, ORR_BF16, 0, 0) +
+           orr_est_memory_bound_ps(g, 5ull * m * fe * 2) + orr_est_gemm_ps(g, m, h, 2 * fe, 1, ORR_BF16, 0, 0) +
+           orr_est_gemm_ps(g, 2 * fe, h, m, 1, ORR_BF16, 0, 0);
+}
+
+/* --moe-imbalance 2: EP rank 0 receives twice the average of routed tokens (4096 tokens x top-2 =
+ * 8192 copies on average, 16384 on rank 0), the other seven share the rest. Every rank simulated: the
+ * iteration must slow by exactly what rank 0's extra expert work costs, per MoE layer (2) and
+ * micro-batch (1): sum over its expert kernels of t(16384 tokens) - t(8192 tokens); the all-to-alls
+ * move the balanced volume, so nothing else changes. The other ranks wait that long in the
+ * combine all-to-all (expert imbalance wait, less their own saving). */
+static void imbalance(void)
+{
+    orr_spec bal, imb;
+    orr_err err;
+    CHECK(small_moe(&bal, "", &err) == 0);
+    CHECK_MSG(small_moe(&imb, "--moe-imbalance 2", &err) == 0, "%s", err.msg);
+    orr_prediction pb, pi;
+    CHECK(orr_predict(&bal, &pb, &err) == 0);
+    CHECK(orr_predict(&imb, &pi, &err) == 0);
+    int64_t hand = 2 * (expert_kernels_ps(&bal.gpu, 16384) - expert_kernels_ps(&bal.gpu, 8192));
+    int64_t sim = pi.r.iteration_ps - pb.r.iteration_ps;
+    printf("imbalance 2x on one of 8 EP ranks: iteration %.3f -> %.3f ms, slowdown %.3f ms, hand calculation %.3f ms\n",
+           pb.r.iteration_ps / 1e9, pi.r.iteration_ps / 1e9, sim / 1e9, hand / 1e9);
+    CHECK(hand > 0);
+    CHECK_MSG(llabs(sim - hand) <= 1000, "simulated %lld ps, hand %lld ps", (long long)sim, (long long)hand);
+    /* the cold ranks (7 of 8, with 8192 x 6/7 copies each) wait for rank 0 in the EP collectives: the
+     * mean expert imbalance wait is 7/8 of the hot-cold difference */
+    int64_t cold = 2 * (expert_kernels_ps(&bal.gpu, 16384) - expert_kernels_ps(&bal.gpu, 8192 * 6 / 7));
+    CHECK(pb.r.mean.ep_wait_ps == 0);
+    CHECK_REL((double)pi.r.mean.ep_wait_ps, 7.0 / 8.0 * cold, 0.02);
+    orr_prediction_free(&pb);
+    orr_prediction_free(&pi);
+    orr_spec_free(&bal);
+    orr_spec_free(&imb);
+    /* a capacity factor of 1.25 caps rank 0 at 1.25 x its share: the slowdown shrinks to that */
+    orr_spec cap;
+    CHECK(small_moe(&cap, "--moe-imbalance 2 --moe-capacity-factor 1.25", &err) == 0);
+    orr_spec_init(&bal);
+    CHECK(small_moe(&bal, "", &err) == 0);
+    CHECK(orr_predict(&bal, &pb, &err) == 0);
+    CHECK(orr_predict(&cap, &pi, &err) == 0);
+    hand = 2 * (expert_kernels_ps(&bal.gpu, 10240) - expert_kernels_ps(&bal.gpu, 8192));
+    CHECK_MSG(llabs(pi.r.iteration_ps - pb.r.iteration_ps - hand) <= 1000, "capacity: %lld vs %lld",
+              (long long)(pi.r.iteration_ps - pb.r.iteration_ps), (long long)hand);
+    orr_prediction_free(&pb);
+    orr_prediction_free(&pi);
+    orr_spec_free(&bal);
+    orr_spec_free(&cap);
+}
+
+/* Invalid layouts are errors that say why. */
+static void layouts(void)
+{
+    static const struct { const char *yaml, *flags, *msg; } bad[] = {
+        {"model: llama3-8b\n", "--gpus 8 --ep 8", "model llama3-8b has no experts"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 16", "ep*etp (16) must divide the GPUs of a pipeline stage"},
+        {"model: mixtral-8x7b\n", "--gpus 16 --ep 16", "experts (8) must be divisible by ep"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --tp 2 --ep 4", "needs --sp"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 4 --moe-imbalance 5", "at most 4 x the average"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --framework torchtitan", "--framework megatron only"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        orr_spec s;
+        orr_err err;
+        orr_spec_init(&s);
+        CHECK(orr_spec_load_text(&s, "t.yaml", bad[i].yaml, strlen(bad[i].yaml), &err) == 0);
+        char buf[256];
+        snprintf(buf, sizeof buf, "--gpu H100-SXM %s", bad[i].flags);
+        char *argv[32];
+        int argc = 0;
+        for (char *t = strtok(buf, " "); t && argc < 32; t = strtok(NULL, " ")) argv[argc++] = t;
+        int rc = orr_spec_apply_flags(&s, argc, argv, &err) || orr_spec_resolve(&s, &err);
+        CHECK_MSG(rc && strstr(err.msg, bad[i].msg), "%s -> %s", bad[i].flags, rc ? err.msg : "accepted");
+        orr_spec_free(&s);
+    }
+    /* parallel folding: 16 GPUs, tp 2, ep 4, etp 1: edp = 2*8/4 = 4; expert optimizer state over edp */
+    orr_spec s;
+    orr_err err;
+    orr_spec_init(&s);
+    const char *y = "model: mixtral-8x7b\n";
+    CHECK(orr_spec_load_text(&s, "t.yaml", y, strlen(y), &err) == 0);
+    char *argv[] = {"--gpu", "H100-SXM", "--gpus", "16", "--tp", "2", "--sp", "--ep", "4", "--gbs", "8", "--seq", "1024"};
+    CHECK(orr_spec_apply_flags(&s, 13, argv, &err) == 0 && orr_spec_resolve(&s, &err) == 0);
+    CHECK_EQ_I64(s.edp, 4);
+    orr_workload *w = orr_gen_training(&s, &err);
+    CHECK(w != NULL);
+    int ep_groups = 0, a2a = 0;
+    for (size_t g = 0; w && g < w->ngroups; g++)
+        if (w->groups[g].role == ORR_ROLE_EP && w->groups[g].size == 4) ep_groups++;
+    for (size_t i = 0; w && i < w->ranks[0].nops; i++)
+        a2a += w->ranks[0].ops[i].kind == ORR_OP_COLL && w->ranks[0].ops[i].cls == ORR_COLL_ALLTOALL;
+    CHECK(ep_groups >= 1);
+    CHECK_EQ_I64(a2a, 32 * 3 * 2); /* layers x (counts, dispatch, combine) x (fwd, bwd) */
+    orr_workload_free(w);
+    orr_spec_free(&s);
+}
+
 int main(void)
 {
+    layouts();
     catalog_params();
     model_fields();
+    imbalance();
     return check_done();
 }
