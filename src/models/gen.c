@@ -679,15 +679,16 @@ static double layer_params_local(const gen *G, uint32_t layer);
 static void fp8_casts(gen *G, const ctx *c, int backward)
 {
     if (!orr_dtype_is_narrow(G->dt)) return;
-    double M = gen_tokens(G), t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = G->f / t;
-    double up = G->gated ? 2.0 * f : f;
+    int moe = moe_is_moe_layer(G, c->layer); /* an MoE layer's MLP casts its own (moe.c) */
+    double M = gen_tokens(G), t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = moe ? 0.0 : G->f / t;
+    double up = G->gated ? 2.0 * f : f, mlp_h = moe ? 0.0 : G->h;
     if (!backward) {
-        double in = M * (G->h + q + G->h + f);
+        double in = M * (G->h + q + mlp_h + f);
         gen_memop(G, c, "fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * in, 3.0 * in);
-        double wts = layer_params_local(G, c->layer) + moe_layer_expert_params_local(G, c->layer);
+        double wts = layer_params_local(G, c->layer);
         gen_memop(G, c, "fp8_cast_weights", ORR_CLS_ELEMENTWISE, (G->s->fp8_allgather ? 2.0 : 6.0) * wts, 3.0 * wts);
     } else {
-        double out = M * (q + 2.0 * kv + G->h + up + G->h);
+        double out = M * (q + 2.0 * kv + G->h + up + mlp_h);
         gen_memop(G, c, "fp8_cast_grads", ORR_CLS_ELEMENTWISE, 6.0 * out, 3.0 * out);
     }
 }

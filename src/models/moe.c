@@ -103,20 +103,37 @@ static double routed_received(const gen *G)
     return recv;
 }
 
+/* Bytes of one routed copy of a token's hidden state. */
+static double token_bytes(const gen *G) { return G->h * G->act_B; }
+
 /* Tokens each of the rank's experts computes (over its ETP group's gathered tokens). */
 static double local_experts(const gen *G) { return (double)model(G)->experts / G->EP; }
 static double tokens_per_expert(const gen *G) { return routed_received(G) * G->ETP / local_experts(G); }
 
-/* DeepEP sends a token once to every rank that holds at least one of its top_k experts: for top_k of
- * E experts chosen uniformly without repetition, E/EP on each rank, the expected number of distinct
- * ranks is EP (1 - C(E - E/EP, k) / C(E, k)). */
-static double deepep_ranks_per_token(const gen *G)
+/* The expected number of `parts` (ranks, nodes) holding at least one of a token's top_k experts,
+ * for top_k of E experts chosen uniformly without repetition, E/parts on each part:
+ * parts (1 - C(E - E/parts, k) / C(E, k)). */
+static double parts_per_token(const gen *G, double parts)
 {
     const orr_model *m = model(G);
-    double E = m->experts, per = E / G->EP, k = m->top_k, p_none = 1.0;
+    double E = m->experts, per = E / parts, k = m->top_k, p_none = 1.0;
     for (double i = 0; i < k; i++) p_none *= (E - per - i) / (E - i);
     if (p_none < 0) p_none = 0;
-    return G->EP * (1.0 - p_none);
+    return parts * (1.0 - p_none);
+}
+
+/* Bytes one rank's DeepEP dispatch (or combine) puts in the EP all-to-all. Within a node DeepEP
+ * sends a token once to every rank holding one of its experts. Across nodes (its internode
+ * kernels) it sends a token once over RDMA to every other node holding one of its experts, to the
+ * GPU on the sender's rail, which forwards it over NVLink: the all-to-all is sized so that its
+ * inter-node part, (n - per_node)/n of it, is that RDMA volume. */
+static double deepep_bytes(const gen *G)
+{
+    double tok = gen_local_tokens(G) * token_bytes(G);
+    const orr_group *g = &G->w->groups[G->g_ep];
+    if (g->nodes <= 1 || g->per_node >= g->size) return tok * parts_per_token(G, G->EP);
+    double remote_nodes = parts_per_token(G, g->nodes) * (g->nodes - 1.0) / g->nodes;
+    return tok * remote_nodes * g->size / (double)(g->size - g->per_node);
 }
 
 /* ---- the MoE MLP ---- */
@@ -147,8 +164,6 @@ static void router(gen *G, const ctx *c, int backward)
     }
 }
 
-/* Bytes of one routed copy of a token's hidden state. */
-static double token_bytes(const gen *G) { return G->h * G->act_B; }
 
 /* Dispatch (forward) or the backward's combine-gradient exchange, by dispatcher. Returns nothing: the
  * tokens are then on their experts' ranks. */
@@ -165,7 +180,7 @@ static void dispatch(gen *G, const ctx *c, const char *dir)
         break;
     case ORR_MOE_DEEPEP:
         snprintf(name, sizeof name, "ep_deepep_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLTOALL, gen_local_tokens(G) * deepep_ranks_per_token(G) * token_bytes(G));
+        ep_coll(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G));
         gen_memop(G, c, "moe_permute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     default:
@@ -199,7 +214,7 @@ static void combine(gen *G, const ctx *c, const char *dir)
     case ORR_MOE_DEEPEP:
         gen_memop(G, c, "moe_unpermute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         snprintf(name, sizeof name, "ep_deepep_combine_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLTOALL, gen_local_tokens(G) * deepep_ranks_per_token(G) * token_bytes(G));
+        ep_coll(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G));
         break;
     default:
         if (local_experts(G) > 1)
@@ -213,12 +228,31 @@ static void combine(gen *G, const ctx *c, const char *dir)
     }
 }
 
+/* Float8 training (gen.c's fp8_casts, 6 B per cast element): the grouped GEMMs' inputs (the routed
+ * copies and the activation output) and the local experts' weights in the forward, the gradients of
+ * their outputs in the backward. */
+static void experts_fp8_casts(gen *G, const ctx *c, int backward)
+{
+    if (!orr_dtype_is_narrow(G->dt)) return;
+    const orr_model *m = model(G);
+    double n = tokens_per_expert(G) * local_experts(G), fe = (double)m->expert_ffn / G->ETP;
+    double up = G->gated ? 2.0 * fe : fe;
+    if (!backward) {
+        gen_memop(G, c, "moe_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * n * (G->h + fe), 3.0 * n * (G->h + fe));
+        double wts = moe_layer_expert_params_local(G, c->layer);
+        gen_memop(G, c, "moe_fp8_cast_weights", ORR_CLS_ELEMENTWISE, 6.0 * wts, 3.0 * wts);
+    } else {
+        gen_memop(G, c, "moe_fp8_cast_grads", ORR_CLS_ELEMENTWISE, 6.0 * n * (G->h + up), 3.0 * n * (G->h + up));
+    }
+}
+
 /* The experts' grouped GEMMs and activation on this rank's received tokens. */
 static void experts_fwd(gen *G, const ctx *c)
 {
     const orr_model *m = model(G);
     double mpe = tokens_per_expert(G), El = local_experts(G), fe = (double)m->expert_ffn / G->ETP;
     double up = G->gated ? 2.0 * fe : fe, n = mpe * El;
+    experts_fp8_casts(G, c, 0);
     gen_bgemm(G, c, "moe_grouped_fc1", mpe, up, G->h, El);
     gen_memop(G, c, G->gated ? "moe_swiglu" : "moe_gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * n * fe * G->act_B,
               8.0 * n * fe);
@@ -230,6 +264,7 @@ static void experts_bwd(gen *G, const ctx *c)
     const orr_model *m = model(G);
     double mpe = tokens_per_expert(G), El = local_experts(G), fe = (double)m->expert_ffn / G->ETP;
     double up = G->gated ? 2.0 * fe : fe, n = mpe * El;
+    experts_fp8_casts(G, c, 1);
     gen_bgemm(G, c, "moe_grouped_fc2_dgrad", mpe, fe, G->h, El);
     gen_bgemm(G, c, "moe_grouped_fc2_wgrad", fe, G->h, mpe, El);
     gen_memop(G, c, G->gated ? "moe_swiglu_bwd" : "moe_gelu_bwd", ORR_CLS_ELEMENTWISE,
@@ -246,6 +281,10 @@ static void shared_experts(gen *G, const ctx *c, int backward)
     if (!m->shared_experts) return;
     double M = gen_tokens(G), fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
     double up = G->gated ? 2.0 * fs : fs;
+    if (orr_dtype_is_narrow(G->dt)) { /* their fp8 casts, as the dense MLP's */
+        double x = backward ? M * (G->h + up) : M * (G->h + fs);
+        gen_memop(G, c, backward ? "shared_fp8_cast_grads" : "shared_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * x, 3.0 * x);
+    }
     if (!backward) {
         gen_gemm_tp(G, c, "shared_fc1_gemm", M, up, G->h, "tp_allgather_shared", ORR_COLL_ALLGATHER);
         gen_memop(G, c, "shared_swiglu", ORR_CLS_ELEMENTWISE, 3.0 * M * fs * G->act_B, 8.0 * M * fs);
