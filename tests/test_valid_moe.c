@@ -88,6 +88,35 @@ static double moe_ms(const orr_workload *w, const orr_spec *s, int backward)
     return sum / 1e9;
 }
 
+/* Bytes of the first ALLOC named `name` of layer 0, micro-batch 0 on rank 0 (0 if none). */
+static double alloc_bytes(const orr_workload *w, const char *name)
+{
+    const orr_rank *rk = &w->ranks[0];
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (op->kind == ORR_OP_ALLOC && op->layer == 0 && op->mb == 0 && strcmp(w->names[op->name], name) == 0)
+            return (double)op->bytes;
+    }
+    return 0;
+}
+
+/* The benchmark harness's peak (max_memory_allocated over one forward and backward of the layer
+ * alone): the layer's bf16 parameters and, in the backward, their bf16 gradients (no optimizer, no
+ * fp32 main gradients; under fp8 Transformer Engine's FP8 weight and transpose, 2 B more per
+ * parameter), the input, output, output gradient and input gradient (tokens x hidden, 2 B each), what
+ * the layer saves for its backward (moe_activations) and the larger of the dispatch buffers and the
+ * experts' backward gradients. */
+static double harness_peak_bytes(const orr_workload *w, const orr_spec *s)
+{
+    const orr_model *m = &s->model;
+    double P = (double)m->experts / s->ep * orr_model_expert_params(m) + orr_model_shared_expert_params(m) +
+               orr_model_router_params(m);
+    double weights = (orr_dtype_is_narrow(s->precision) ? 4.0 : 2.0) * P, grads = 2.0 * P;
+    double io = 4.0 * (double)s->seq * s->mbs * m->hidden * 2.0;
+    double transient = alloc_bytes(w, "moe_dispatch_buffers"), bwd = alloc_bytes(w, "moe_expert_grads");
+    return weights + grads + io + alloc_bytes(w, "moe_activations") + (bwd > transient ? bwd : transient);
+}
+
 static int load_spec(orr_spec *s, const char *yaml, const char *flags, orr_err *err)
 {
     orr_spec_init(s);
@@ -105,11 +134,11 @@ static void layer_benchmarks(void)
 {
     csv t;
     if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
-    double err_fwd[16], err_bwd[16];
+    double err_fwd[16], err_bwd[16], err_mem[16];
     int n = 0;
     printf("Table 1: single MoE layer, H100, EP8, 4096 tokens/rank (ms; balanced routing forced)\n");
-    printf("%4s %-10s %-14s %-5s %9s %9s %7s %9s %9s %7s\n", "row", "proxy", "dispatcher", "prec", "fwd", "pred",
-           "err%", "bwd", "pred", "err%");
+    printf("%4s %-10s %-14s %-5s %9s %9s %7s %9s %9s %7s %8s %8s %7s\n", "row", "proxy", "dispatcher", "prec", "fwd",
+           "pred", "err%", "bwd", "pred", "err%", "mem GB", "pred", "err%");
     for (int r = 0; r < t.nrows; r++) {
         if (strcmp(csv_get(&t, r, "row_type"), "moe_layer_benchmark") != 0) continue;
         if (strcmp(csv_get(&t, r, "source_id"), "MLM-MOE-PERF-TEST") != 0) continue;
@@ -137,12 +166,14 @@ static void layer_benchmarks(void)
         if (!w) continue;
         orr_estimate_workload(w, &s.gpu);
         double fwd = moe_ms(w, &s, 0), bwd = moe_ms(w, &s, 1);
-        double mf = metric(om, "forward_ms"), mb = metric(om, "backward_ms");
+        double mf = metric(om, "forward_ms"), mb = metric(om, "backward_ms"), mm = metric(om, "max_allocated_bytes");
+        double mem = harness_peak_bytes(w, &s);
         err_fwd[n] = fabs(fwd / mf - 1) * 100;
         err_bwd[n] = fabs(bwd / mb - 1) * 100;
-        printf("%4s %-10s %-14s %-5s %9.3f %9.3f %+7.1f %9.3f %9.3f %+7.1f\n", csv_get(&t, r, "row_id"),
+        err_mem[n] = fabs(mem / mm - 1) * 100;
+        printf("%4s %-10s %-14s %-5s %9.3f %9.3f %+7.1f %9.3f %9.3f %+7.1f %8.2f %8.2f %+7.1f\n", csv_get(&t, r, "row_id"),
                dsv3 ? "dsv3" : "mixtral", disp, strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", mf, fwd,
-               (fwd / mf - 1) * 100, mb, bwd, (bwd / mb - 1) * 100);
+               (fwd / mf - 1) * 100, mb, bwd, (bwd / mb - 1) * 100, mm / 1e9, mem / 1e9, (mem / mm - 1) * 100);
         n++;
         orr_workload_free(w);
         orr_spec_free(&s);
@@ -150,7 +181,9 @@ static void layer_benchmarks(void)
     double all[32];
     for (int i = 0; i < n; i++) all[i] = err_fwd[i], all[n + i] = err_bwd[i];
     double mfwd = median(err_fwd, n), mbwd = median(err_bwd, n), mall = median(all, 2 * n);
-    printf("median |error|: forward %.1f%%, backward %.1f%%, all %.1f%% (%d rows, all held out)\n\n", mfwd, mbwd, mall, n);
+    double mmem = median(err_mem, n);
+    printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%%, peak memory %.1f%% (%d rows, all held out)\n\n",
+           mfwd, mbwd, mall, mmem, n);
     CHECK_EQ_I64(n, 12);
     CHECK(mall <= 20.0);
     orr_csv_free(&t);

@@ -1278,7 +1278,8 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
         gen_mem_op(G, &cx, ORR_OP_ALLOC, S_COMPUTE, "alloc_activations", act_buf(G, c, li, mb),
-                   gen_layer_activation_bytes(G) + moe_layer_saved_extra_bytes(G, cx.layer), ORR_MEM_ACT);
+                   gen_layer_activation_bytes(G) - moe_layer_dense_mlp_bytes(G, cx.layer), ORR_MEM_ACT);
+        moe_save_activations(G, &cx, G->moe_buf_base + act_buf(G, c, li, mb));
         if (G->rp->shards_params) {
             G->unit_fwd_ev[unit_id(G, c, 0, li)] = gen_record(G, S_COMPUTE);
             /* the last block is not resharded (its backward comes next) */
@@ -1314,7 +1315,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         unit_wait(G, c, 0, k);
         uint32_t rbuf = UINT32_MAX;
         double rbytes = layer_recompute_bytes(G);
-        if (G->s->recompute == ORR_RECOMPUTE_FULL) rbytes += moe_layer_saved_extra_bytes(G, cx.layer);
+        if (G->s->recompute == ORR_RECOMPUTE_FULL) rbytes += moe_layer_activation_bytes(G, cx.layer);
         if (rbytes > 0) rbuf = gen_mem_alloc(G, &cx, S_COMPUTE, "recomputed_activations", rbytes, ORR_MEM_ACT);
         if (G->s->recompute == ORR_RECOMPUTE_FULL) {
             ctx rc = cx;
@@ -1332,6 +1333,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         gen_mem_free(G, &cx, S_COMPUTE, rbuf);
         gen_mem_op(G, &cx, ORR_OP_FREE, S_COMPUTE, "free_activations", act_buf(G, c, k, mb),
                    gen_layer_activation_bytes(G), ORR_MEM_ACT);
+        moe_free_activations(G, &cx, G->moe_buf_base + act_buf(G, c, k, mb));
         after_bwd_element(G, c, mb, 0, 0, cx.layer);
         if (mb == G->nmb - 1) moe_expert_grad_reduce(G, &cx);
         unit_after_bwd(G, c, 0, k, mb);
@@ -1597,6 +1599,8 @@ static void rank_reset(gen *G)
     G->nbuf += G->nmb;
     G->pp_out_base = G->nbuf;
     G->nbuf += G->nmb;
+    G->moe_buf_base = G->nbuf; /* an MoE layer's own saved tensors, as act_buf numbers them */
+    G->nbuf += G->nmb * G->rank_layers;
     G->head_tmp = UINT32_MAX;
     G->rs_buf_pending = UINT32_MAX;
     if (G->rp->shards_params) {

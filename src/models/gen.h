@@ -128,6 +128,7 @@ struct gen {
     uint32_t ep_r;                /* the current rank's position in its EP group */
     uint32_t g_ep, g_etp, g_edp, seq_ep, seq_etp, seq_edp;
     int mla;                      /* MLA attention */
+    uint32_t moe_buf_base;        /* buffer ids moe_buf_base + act_buf(c, li, mb): an MoE layer's saved tensors */
     double attn_out;              /* width of the attention output before the TP split: heads x head_dim, or
                                    * heads x v_head_dim with MLA */
 };
@@ -211,9 +212,14 @@ double moe_layer_dense_params_local(const gen *G, uint32_t layer);
 double moe_layer_expert_params_local(const gen *G, uint32_t layer);
 /* Routed-expert parameters of the current rank over all its layers. */
 double moe_rank_expert_params(const gen *G);
-/* Bytes an MoE layer keeps for its backward beyond what the recipe counts for a dense layer (the
- * routed tokens' GEMM inputs and outputs in place of the dense MLP's); 0 for a dense layer. */
-double moe_layer_saved_extra_bytes(const gen *G, uint32_t layer);
+/* Of what the recipe says a layer keeps for its backward, the dense MLP's part, which an MoE layer
+ * does not keep (0 for a dense layer or under full recomputation); what an MoE layer keeps instead
+ * (the routed tokens' GEMM inputs and outputs, scores, shared experts), allocated after its forward
+ * as buffer buf unless under full recomputation, freed after its backward. */
+double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer);
+double moe_layer_activation_bytes(const gen *G, uint32_t layer);
+void moe_save_activations(gen *G, const ctx *c, uint32_t buf);
+void moe_free_activations(gen *G, const ctx *c, uint32_t buf);
 void moe_expert_grad_reduce(gen *G, const ctx *c);
 void mla_qkv(gen *G, const ctx *c, int backward);
 /* Model FLOPs of an MoE model's iteration (the MFU convention of docs/models.md "MoE"). */

@@ -167,10 +167,24 @@ static void router(gen *G, const ctx *c, int backward)
 
 /* Dispatch (forward) or the backward's combine-gradient exchange, by dispatcher. Returns nothing: the
  * tokens are then on their experts' ranks. */
+/* The dispatch's (or combine's) transient buffers, live while it runs: alltoall the permuted copies
+ * and the all-to-all's output before the sort (the sorted copy is the experts' saved input);
+ * allgather the gathered tokens of the EP group; deepep its receive buffer. */
+static double exchange_buffer_bytes(const gen *G)
+{
+    double sent = routed_sent(G), recv = routed_received(G);
+    switch (G->s->moe_dispatcher) {
+    case ORR_MOE_ALLGATHER: return gen_local_tokens(G) * G->EP * token_bytes(G);
+    case ORR_MOE_DEEPEP: return recv * token_bytes(G);
+    default: return (sent + recv) * token_bytes(G);
+    }
+}
+
 static void dispatch(gen *G, const ctx *c, const char *dir)
 {
     char name[48];
     double sent = routed_sent(G), recv = routed_received(G);
+    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_dispatch_buffers", exchange_buffer_bytes(G), ORR_MEM_COMM);
     switch (G->s->moe_dispatcher) {
     case ORR_MOE_ALLGATHER:
         /* every rank gathers the EP group's tokens and picks its experts' copies */
@@ -194,6 +208,7 @@ static void dispatch(gen *G, const ctx *c, const char *dir)
             gen_memop(G, c, "moe_sort_chunks", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     }
+    gen_mem_free(G, c, S_COMPUTE, buf);
     snprintf(name, sizeof name, "etp_allgather_%s", dir);
     etp_coll(G, c, name, ORR_COLL_ALLGATHER, recv * G->ETP * token_bytes(G));
 }
@@ -205,6 +220,7 @@ static void combine(gen *G, const ctx *c, const char *dir)
     double sent = routed_sent(G), recv = routed_received(G);
     snprintf(name, sizeof name, "etp_reducescatter_%s", dir);
     etp_coll(G, c, name, ORR_COLL_REDUCESCATTER, recv * G->ETP * token_bytes(G));
+    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_combine_buffers", exchange_buffer_bytes(G), ORR_MEM_COMM);
     switch (G->s->moe_dispatcher) {
     case ORR_MOE_ALLGATHER:
         gen_memop(G, c, "moe_scatter_local", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
@@ -226,6 +242,7 @@ static void combine(gen *G, const ctx *c, const char *dir)
                   sent);
         break;
     }
+    gen_mem_free(G, c, S_COMPUTE, buf);
 }
 
 /* Float8 training (gen.c's fp8_casts, 6 B per cast element): the grouped GEMMs' inputs (the routed
@@ -265,12 +282,15 @@ static void experts_bwd(gen *G, const ctx *c)
     double mpe = tokens_per_expert(G), El = local_experts(G), fe = (double)m->expert_ffn / G->ETP;
     double up = G->gated ? 2.0 * fe : fe, n = mpe * El;
     experts_fp8_casts(G, c, 1);
+    /* the gradients of the FC2 input and of the FC1 output, live through the experts' backward */
+    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_expert_grads", n * (fe + up) * G->act_B, ORR_MEM_TEMP);
     gen_bgemm(G, c, "moe_grouped_fc2_dgrad", mpe, fe, G->h, El);
     gen_bgemm(G, c, "moe_grouped_fc2_wgrad", fe, G->h, mpe, El);
     gen_memop(G, c, G->gated ? "moe_swiglu_bwd" : "moe_gelu_bwd", ORR_CLS_ELEMENTWISE,
               (G->gated ? 5.0 : 3.0) * n * fe * G->act_B, 10.0 * n * fe);
     gen_bgemm(G, c, "moe_grouped_fc1_dgrad", mpe, G->h, up, El);
     gen_bgemm(G, c, "moe_grouped_fc1_wgrad", up, G->h, mpe, El);
+    gen_mem_free(G, c, S_COMPUTE, buf);
 }
 
 /* Shared experts: a dense MLP of shared_experts x shared_expert_ffn over the layer's tokens, split
@@ -345,22 +365,41 @@ double moe_rank_expert_params(const gen *G)
 /* Per routed copy received: the grouped FC1 input (FP8 under fp8 training, as Transformer Engine
  * saves it), its output (both halves when gated) and the activation's output (the FC2 input), and
  * the expert output kept for the score-weighted unpermute; per token: the scores and routing map
- * (fp32, per expert) and the shared experts' tensors like a dense MLP's. Minus what the recipe
- * counts for the dense MLP it replaces (inside: 2f (x2 gated) + the FC2 input; outside: the FC1
- * input 2h). */
-double moe_layer_saved_extra_bytes(const gen *G, uint32_t layer)
+ * (fp32, per expert) and the shared experts' tensors like a dense MLP's. */
+double moe_layer_activation_bytes(const gen *G, uint32_t layer)
 {
-    if (!moe_is_moe_layer(G, layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return 0;
+    if (!moe_is_moe_layer(G, layer)) return 0;
     const orr_model *m = model(G);
     double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, fe = (double)m->expert_ffn / G->ETP;
     double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + in_B * fe + 2.0 * G->h;
     double routed = routed_received(G) * G->ETP * per_copy;
-    double N = gen_local_tokens(G), t = G->T;
-    double fs = (double)m->shared_experts * m->shared_expert_ffn / t;
+    double fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
     double shared = m->shared_experts ? gen_tokens(G) * (2.0 * fs * (G->gated ? 2.0 : 1.0) + in_B * fs) : 0;
-    double scores = N * m->experts * 4.0 * 2.0;
-    double dense = gen_tokens(G) * (2.0 * G->f / t * (G->gated ? 2.0 : 1.0) + in_B * G->f / t);
-    return routed + shared + scores - dense;
+    double scores = gen_local_tokens(G) * m->experts * 4.0 * 2.0;
+    return routed + shared + scores;
+}
+
+/* The recipe's dense-MLP terms (megatron.c's layer_saved_bytes): inside TP 2f (x2 gated) and the FC2
+ * input; the FC1 input 2h (1 B under fp8) outside, split by tp with SP. */
+double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer)
+{
+    if (!moe_is_moe_layer(G, layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return 0;
+    double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, t = G->T;
+    double inside = 2.0 * G->f * (G->gated ? 2.0 : 1.0) + in_B * G->f;
+    return gen_tokens(G) * (inside / t + in_B * G->h / (G->sp ? t : 1.0));
+}
+
+void moe_save_activations(gen *G, const ctx *c, uint32_t buf)
+{
+    if (!moe_is_moe_layer(G, c->layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return;
+    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "moe_activations", buf, moe_layer_activation_bytes(G, c->layer),
+               ORR_MEM_ACT);
+}
+
+void moe_free_activations(gen *G, const ctx *c, uint32_t buf)
+{
+    if (!moe_is_moe_layer(G, c->layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return;
+    gen_mem_free(G, c, S_COMPUTE, buf);
 }
 
 /* The expert gradients of one MoE layer reduced over the expert-data-parallel group on the DP
