@@ -53,6 +53,12 @@ static void qsort_u32(uint32_t *m, uint32_t n);
  * never across one), and p2p peers differ from the rank only in pp or cp. */
 static void describe_symmetry(gen *G)
 {
+    /* Expert parallelism: an EP group spans dp positions, so shifting the dp digit maps it onto a set
+     * of GPUs that is no group; no symmetry is described (flow: use --no-symmetry to see every GPU). */
+    if (G->EP * G->ETP > 1) {
+        memset(&G->w->sym, 0, sizeof G->w->sym);
+        return;
+    }
     uint32_t shard_dp = G->rp->shards_params ? G->S / G->C : G->D;
     orr_sym *y = &G->w->sym;
     memset(y, 0, sizeof *y);
