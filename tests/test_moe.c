@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Published totals and active parameters (model cards / papers): Mixtral 46.7B / 12.9B and 141B /
  * 39B (Mistral AI), DeepSeek-V2 236B / 21B, V3 671B / 37B (technical reports, without MTP), Qwen3
@@ -129,6 +130,35 @@ static void imbalance(void)
     int64_t cold = 2 * (expert_kernels_ps(&bal.gpu, 16384) - expert_kernels_ps(&bal.gpu, 8192 * 6 / 7));
     CHECK(pb.r.mean.ep_wait_ps == 0);
     CHECK_REL((double)pi.r.mean.ep_wait_ps, 7.0 / 8.0 * cold, 0.02);
+    /* the same loads from a file (tokens per EP rank, in any order): 14 and seven 6s, mean 7, so 2x
+     * and 6/7 of the average: the same prediction */
+    char dir[] = "/tmp/orr_test_moe_XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/loads.csv", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("tokens\n6\n6\n6\n14\n6\n6\n6\n6\n", f);
+        fclose(f);
+    }
+    char flag[96];
+    snprintf(flag, sizeof flag, "--moe-imbalance %s", path);
+    orr_spec fs;
+    orr_prediction pf;
+    CHECK_MSG(small_moe(&fs, flag, &err) == 0, "%s", err.msg);
+    CHECK(fs.nmoe_loads == 8 && fabs(fs.moe_loads[0] - 2.0) < 1e-12);
+    CHECK(orr_predict(&fs, &pf, &err) == 0);
+    CHECK_EQ_I64(pf.r.iteration_ps, pi.r.iteration_ps);
+    orr_prediction_free(&pf);
+    orr_spec_free(&fs);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("tokens\n1\n2\n", f);
+        fclose(f);
+    }
+    CHECK(small_moe(&fs, flag, &err) != 0 && strstr(err.msg, "2 rows of tokens, expected one per expert-parallel rank"));
+    remove(path);
+    rmdir(dir);
     orr_prediction_free(&pb);
     orr_prediction_free(&pi);
     orr_spec_free(&bal);

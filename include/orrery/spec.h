@@ -40,6 +40,9 @@ struct orr_job;
 #define ORR_MICROBATCH_TOKENS_MAX (1ull << 28)          /* mbs x seq */
 #define ORR_MICROBATCHES_MAX 65536u                     /* gbs / (mbs x dp) per iteration */
 
+/* Most expert-parallel ranks a --moe-imbalance file may give loads for. */
+#define ORR_MOE_LOADS_MAX 1024
+
 /* Most virtual pipeline stages an explicit parallel.pp_layers list may name. */
 #define ORR_PP_LAYERS_MAX 1024
 
@@ -84,6 +87,12 @@ typedef struct orr_spec {
     orr_moe_dispatcher moe_dispatcher; /* default alltoall */
     double moe_capacity_factor; /* tokens an expert takes at most, x its balanced share (0: dropless) */
     double moe_imbalance; /* tokens the most loaded EP rank receives, x the average (1: balanced) */
+    /* A measured load per EP rank instead (--moe-imbalance FILE, options.moe_imbalance_file): a CSV
+     * with a `tokens` column, one row per EP rank. Resolve reads it: moe_loads[0..ep) relative to
+     * their mean, most loaded first (EP position 0, the rank symmetry simulates). */
+    char moe_load_file[256];
+    uint32_t nmoe_loads;
+    double moe_loads[ORR_MOE_LOADS_MAX];
     orr_recompute recompute;
     orr_dtype precision;  /* bf16 / fp16 / fp8 */
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */

@@ -96,7 +96,10 @@ static double routed_sent(const gen *G) { return gen_local_tokens(G) * model(G)-
 static double routed_received(const gen *G)
 {
     double avg = routed_sent(G), x = G->s->moe_imbalance > 1 ? G->s->moe_imbalance : 1.0;
-    double load = G->EP <= 1 ? 1.0 : G->ep_r == 0 ? x : (G->EP - x) / (G->EP - 1.0);
+    double load = G->s->nmoe_loads == G->EP ? G->s->moe_loads[G->ep_r]
+                : G->EP <= 1                  ? 1.0
+                : G->ep_r == 0                ? x
+                                              : (G->EP - x) / (G->EP - 1.0);
     double recv = avg * load;
     double cf = G->s->moe_capacity_factor;
     if (cf > 0 && recv > cf * avg) recv = cf * avg;

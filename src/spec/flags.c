@@ -108,8 +108,8 @@ static const flag_def flags[] = {
      "MoE token dispatcher: all-to-all with permute kernels, all-gather, or DeepEP's fused one", P},
     {"--moe-capacity-factor", F_MOE_CAPACITY, "a number above 0 up to 1000", "none (dropless)",
      "MoE: tokens an expert takes at most, x its balanced share (the rest are dropped)", P},
-    {"--moe-imbalance", F_MOE_IMBALANCE, "balanced, or a number from 1 up to ep", "balanced",
-     "MoE: tokens the most loaded expert-parallel rank receives, x the average", P},
+    {"--moe-imbalance", F_MOE_IMBALANCE, "balanced, a number from 1 up to ep, or a CSV file of per-rank tokens",
+     "balanced", "MoE: tokens the most loaded expert-parallel rank receives, x the average (or each rank's)", P},
     {"--attention", F_ATTENTION, "flash or unfused", "flash", "attention kernels", P},
     {"--compile", F_COMPILE, NULL, "off", "torch.compile's fused kernels and saved tensors", P},
     {"--no-compile", F_NO_COMPILE, NULL, NULL, "eager PyTorch", P},
@@ -346,8 +346,10 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         s->moe_capacity_factor = d;
         return 0;
     case F_MOE_IMBALANCE:
+        s->moe_load_file[0] = 0;
         if (strcasecmp(val, "balanced") == 0) d = 1.0;
-        else if (orr_parse_num(val, &d) || !(d >= 1) || d > 1e6) return bad_value(f, val, err);
+        else if (orr_parse_num(val, &d)) return copy_path(f, val, s->moe_load_file, sizeof s->moe_load_file, err);
+        else if (!(d >= 1) || d > 1e6) return bad_value(f, val, err);
         s->moe_imbalance = d;
         return 0;
     case F_FSDP: return parse_count(f, val, &s->fsdp, err);

@@ -10,6 +10,7 @@
  */
 #include "orrery/spec.h"
 
+#include "orrery/csv.h"
 #include "spec/yaml.h"
 
 #include <stdarg.h>
@@ -141,6 +142,8 @@ static const orr_yfield options_fields[] = {
      .scale = 1, .min = 0, .max = 1000, .open_min = 1},
     {.key = "moe_imbalance", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_imbalance), .scale = 1,
      .min = 1, .max = 1e6},
+    {.key = "moe_imbalance_file", .type = ORR_YF_STR, .offset = offsetof(orr_spec, moe_load_file),
+     .size = sizeof(((orr_spec *)0)->moe_load_file)},
     {.key = "mem_capacity_gib", .type = ORR_YF_U64, .offset = offsetof(orr_spec, mem_capacity_bytes),
      .scale = 1073741824.0, .min = 0.001, .max = 1e6},
     /* 0 = Megatron's default, derived in resolve */
@@ -707,6 +710,45 @@ static int resolve_parallel(orr_spec *s, orr_err *err)
     return 0;
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* --moe-imbalance FILE: a CSV with a `tokens` column, one row per EP rank, positive numbers; kept
+ * relative to their mean, most loaded first. */
+static int resolve_moe_loads(orr_spec *s, orr_err *err)
+{
+    s->nmoe_loads = 0;
+    if (!s->moe_load_file[0]) return 0;
+    orr_csv t;
+    if (orr_csv_load(&t, s->moe_load_file, err)) return -1;
+    int rc = 0, col = orr_csv_col(&t, "tokens");
+    uint32_t n = t.nrows > 0 ? (uint32_t)t.nrows - 1 : 0;
+    if (col < 0) rc = orr_fail(err, "--moe-imbalance %s: no column `tokens` (expected a CSV with a header row "
+                                    "`tokens` and one row per expert-parallel rank)", s->moe_load_file);
+    else if (n != s->ep || n > ORR_MOE_LOADS_MAX)
+        rc = orr_fail(err, "--moe-imbalance %s: %u rows of tokens, expected one per expert-parallel rank (--ep %u, at "
+                           "most %d)", s->moe_load_file, n, s->ep, ORR_MOE_LOADS_MAX);
+    double sum = 0;
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        const char *cell = t.rows[i + 1][col];
+        double v;
+        if (orr_parse_num(cell, &v) || !(v > 0) || v > 1e15)
+            rc = orr_fail(err, "--moe-imbalance %s: row %u: tokens must be a positive number, got \"%.20s\"",
+                          s->moe_load_file, i + 2, cell);
+        else s->moe_loads[i] = v, sum += v;
+    }
+    orr_csv_free(&t);
+    if (rc) return -1;
+    for (uint32_t i = 0; i < n; i++) s->moe_loads[i] *= n / sum;
+    qsort(s->moe_loads, n, sizeof s->moe_loads[0], cmp_desc);
+    s->nmoe_loads = n;
+    s->moe_imbalance = s->moe_loads[0];
+    return 0;
+}
+
 /* Mixture of experts: Megatron-Core's parallel folding (the expert layout etp x ep x edp over the
  * tp x cp x dp GPUs of each pipeline stage) and its argument checks. */
 static int resolve_moe(orr_spec *s, orr_err *err)
@@ -718,7 +760,7 @@ static int resolve_moe(orr_spec *s, orr_err *err)
         if (ex > 1)
             return orr_fail(err, "--ep %u --etp %u (parallel.ep, parallel.etp): model %s has no experts (expert "
                                  "parallelism needs an MoE model)", s->ep, s->etp, m->name);
-        if (s->moe_imbalance > 1 || s->moe_capacity_factor > 0)
+        if (s->moe_imbalance > 1 || s->moe_capacity_factor > 0 || s->moe_load_file[0])
             return orr_fail(err, "--moe-imbalance/--moe-capacity-factor (options.moe_*): model %s has no experts",
                             m->name);
         return 0;
@@ -742,6 +784,7 @@ static int resolve_moe(orr_spec *s, orr_err *err)
     if (s->tp > 1 && !s->sp)
         return orr_fail(err, "--tp %u (parallel.tp): an MoE model with tensor parallelism needs --sp (Megatron-Core "
                              "requires sequence parallelism for MoE with tp > 1)", s->tp);
+    if (resolve_moe_loads(s, err)) return -1;
     if (s->moe_imbalance > s->ep)
         return orr_fail(err, "--moe-imbalance %g (options.moe_imbalance): the most loaded of %u expert-parallel ranks "
                              "can receive at most %u x the average (all the tokens)", s->moe_imbalance, s->ep, s->ep);
