@@ -10,8 +10,8 @@
  * dispatch, experts, combine, shared experts), so the prediction is the sum of those ops' times on
  * one rank's stream (their kernels' estimates and the collectives' analytic costs; the benchmark
  * forces balanced routing); HybridEP is modelled as DeepEP (--moe-dispatcher deepep); fp8 is
- * per-tensor FP8 on the grouped GEMMs (the rows' blockwise scaling not modelled); peak memory is
- * not predicted for these rows (the harness's allocations around one layer are not described).
+ * per-tensor FP8 on the grouped GEMMs (the rows' blockwise scaling not modelled); peak memory is the
+ * harness's, rebuilt from the generated allocations (harness_peak_bytes).
  *
  * Table 2, the end-to-end rows. Assumptions: the ModelZoo rows' "norm, act" recomputation is
  * --recompute selective, "full" --recompute full; NeMo AutoModel's FSDP2 + EP is modelled with
@@ -19,9 +19,10 @@
  * activation checkpointing as --recompute full; a row whose layout cannot be described is printed
  * with the reason.
  *
- * Numbers measured when this test was written are in docs/models.md "MoE"; the bounds below hold
- * them with some room so that a regression fails (they are not the issue's 10% target, which is not
- * met: see the printed medians).
+ * Measured when written (docs/models.md "MoE"): Table 0 fitted factor 0.852, held-out 20.7% -> 4.3%;
+ * Table 1 time median 14.9% (forward 13.8%, backward 16.7%), peak memory 17.4%; Table 2 8.6%. The
+ * bounds below hold them with some room so that a regression fails; the issue's 10% target is met
+ * by Table 2 and not by Table 1.
  */
 #include "check.h"
 #include "csv.h"
@@ -186,6 +187,7 @@ static void layer_benchmarks(void)
            mfwd, mbwd, mall, mmem, n);
     CHECK_EQ_I64(n, 12);
     CHECK(mall <= 20.0);
+    CHECK(mmem <= 25.0);
     orr_csv_free(&t);
 }
 
@@ -252,7 +254,7 @@ static void end_to_end(void)
     double m = median(errs, n);
     printf("median |error| %.1f%% over %d rows (all held out)\n", m, n);
     CHECK(n >= 8);
-    CHECK(m <= 15.0);
+    CHECK(m <= 12.0);
     orr_csv_free(&t);
 }
 
