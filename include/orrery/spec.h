@@ -86,6 +86,7 @@ typedef struct orr_spec {
     uint32_t edp;         /* resolve: expert data parallelism tp*cp*dp / (ep*etp) */
     orr_moe_dispatcher moe_dispatcher; /* default alltoall */
     double moe_capacity_factor; /* tokens an expert takes at most, x its balanced share (0: dropless) */
+    int moe_shared_expert_overlap; /* shared experts computed while the dispatch/combine are in flight */
     double moe_imbalance; /* tokens the most loaded EP rank receives, x the average (1: balanced) */
     /* A measured load per EP rank instead (--moe-imbalance FILE, options.moe_imbalance_file): a CSV
      * with a `tokens` column, one row per EP rank. Resolve reads it: moe_loads[0..ep) relative to

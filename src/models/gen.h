@@ -14,7 +14,7 @@
 
 #include "orrery/orrery.h"
 
-enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4 };
+enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4, S_EP = 5 };
 enum { TAG_FWD = 0, TAG_BWD = 1, TAG_CP_FWD = 2, TAG_CP_BWD = 3 };
 
 typedef struct gen gen;

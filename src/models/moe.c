@@ -167,9 +167,54 @@ static void router(gen *G, const ctx *c, int backward)
     }
 }
 
+/* Shared experts: a dense MLP of shared_experts x shared_expert_ffn over the layer's tokens, split
+ * by tp with its f/g collectives like the dense MLP; in two halves (forward: FC1 and the activation,
+ * then FC2; backward: FC2's gradients and the activation's, then FC1's), which run while the
+ * dispatch and the combine are in flight with --moe-shared-expert-overlap. */
+static int has_shared(const gen *G) { return model(G)->shared_experts > 0; }
+static int shared_overlap(const gen *G) { return has_shared(G) && G->s->moe_shared_expert_overlap && G->EP > 1; }
 
-/* Dispatch (forward) or the backward's combine-gradient exchange, by dispatcher. Returns nothing: the
- * tokens are then on their experts' ranks. */
+static void shared_half(gen *G, const ctx *c, int backward, int half)
+{
+    const orr_model *m = model(G);
+    if (!has_shared(G)) return;
+    double M = gen_tokens(G), fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
+    double up = G->gated ? 2.0 * fs : fs;
+    if (half == 0 && orr_dtype_is_narrow(G->dt)) { /* their fp8 casts, as the dense MLP's */
+        double x = backward ? M * (G->h + up) : M * (G->h + fs);
+        gen_memop(G, c, backward ? "shared_fp8_cast_grads" : "shared_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * x, 3.0 * x);
+    }
+    if (!backward && half == 0) {
+        gen_gemm_tp(G, c, "shared_fc1_gemm", M, up, G->h, "tp_allgather_shared", ORR_COLL_ALLGATHER);
+        gen_memop(G, c, "shared_swiglu", ORR_CLS_ELEMENTWISE, 3.0 * M * fs * G->act_B, 8.0 * M * fs);
+    } else if (!backward) {
+        gen_gemm_tp(G, c, "shared_fc2_gemm", M, G->h, fs, "tp_shared_out", gen_g_fwd_kind(G));
+    } else if (half == 0) {
+        gen_gemm_tp(G, c, "shared_fc2_dgrad", M, fs, G->h, "tp_allgather_shared_grad", ORR_COLL_ALLGATHER);
+        gen_gemm(G, c, "shared_fc2_wgrad", fs, G->h, M);
+        gen_memop(G, c, "shared_swiglu_bwd", ORR_CLS_ELEMENTWISE, 5.0 * M * fs * G->act_B, 10.0 * M * fs);
+    } else {
+        gen_gemm_tp(G, c, "shared_fc1_dgrad", M, G->h, up, "tp_reducescatter_shared_grad", gen_g_fwd_kind(G));
+        gen_gemm(G, c, "shared_fc1_wgrad", up, G->h, M);
+    }
+}
+
+/* The token exchange of the dispatch or combine on the EP group; with the shared-expert overlap it
+ * runs on its own stream while the compute stream runs the shared experts' half, then waits for it. */
+static void ep_exchange(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes, int backward, int half)
+{
+    if (!shared_overlap(G)) {
+        ep_coll(G, c, name, kind, bytes);
+        return;
+    }
+    uint32_t ready = gen_record(G, S_COMPUTE);
+    gen_wait(G, S_EP, ready);
+    gen_coll_group(G, c, S_EP, name, kind, ORR_ROLE_EP, G->g_ep, &G->seq_ep, bytes);
+    uint32_t done = gen_record(G, S_EP);
+    shared_half(G, c, backward, half);
+    gen_wait(G, S_COMPUTE, done);
+}
+
 /* The dispatch's (or combine's) transient buffers, live while it runs: alltoall the permuted copies
  * and the all-to-all's output before the sort (the sorted copy is the experts' saved input);
  * allgather the gathered tokens of the EP group; deepep its receive buffer. */
@@ -183,7 +228,7 @@ static double exchange_buffer_bytes(const gen *G)
     }
 }
 
-static void dispatch(gen *G, const ctx *c, const char *dir)
+static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
 {
     char name[48];
     double sent = routed_sent(G), recv = routed_received(G);
@@ -192,12 +237,12 @@ static void dispatch(gen *G, const ctx *c, const char *dir)
     case ORR_MOE_ALLGATHER:
         /* every rank gathers the EP group's tokens and picks its experts' copies */
         snprintf(name, sizeof name, "ep_allgather_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLGATHER, gen_local_tokens(G) * G->EP * token_bytes(G));
+        ep_exchange(G, c, name, ORR_COLL_ALLGATHER, gen_local_tokens(G) * G->EP * token_bytes(G), backward, 0);
         gen_memop(G, c, "moe_gather_local", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     case ORR_MOE_DEEPEP:
         snprintf(name, sizeof name, "ep_deepep_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G));
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G), backward, 0);
         gen_memop(G, c, "moe_permute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     default:
@@ -206,7 +251,7 @@ static void dispatch(gen *G, const ctx *c, const char *dir)
         snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
         ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
         snprintf(name, sizeof name, "ep_alltoall_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G));
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 0);
         if (local_experts(G) > 1)
             gen_memop(G, c, "moe_sort_chunks", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
@@ -217,7 +262,7 @@ static void dispatch(gen *G, const ctx *c, const char *dir)
 }
 
 /* Combine (forward) or the backward's dispatch-gradient exchange: the mirror of dispatch. */
-static void combine(gen *G, const ctx *c, const char *dir)
+static void combine(gen *G, const ctx *c, const char *dir, int backward)
 {
     char name[48];
     double sent = routed_sent(G), recv = routed_received(G);
@@ -228,18 +273,18 @@ static void combine(gen *G, const ctx *c, const char *dir)
     case ORR_MOE_ALLGATHER:
         gen_memop(G, c, "moe_scatter_local", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         snprintf(name, sizeof name, "ep_reducescatter_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_REDUCESCATTER, gen_local_tokens(G) * G->EP * token_bytes(G));
+        ep_exchange(G, c, name, ORR_COLL_REDUCESCATTER, gen_local_tokens(G) * G->EP * token_bytes(G), backward, 1);
         break;
     case ORR_MOE_DEEPEP:
         gen_memop(G, c, "moe_unpermute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         snprintf(name, sizeof name, "ep_deepep_combine_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G));
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G), backward, 1);
         break;
     default:
         if (local_experts(G) > 1)
             gen_memop(G, c, "moe_unsort_chunks", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         snprintf(name, sizeof name, "ep_alltoall_combine_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G));
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 1);
         /* reads the top_k copies and their scores, writes each token's weighted sum */
         gen_memop(G, c, "moe_unpermute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G) + sent * 4.0,
                   sent);
@@ -296,45 +341,21 @@ static void experts_bwd(gen *G, const ctx *c)
     gen_mem_free(G, c, S_COMPUTE, buf);
 }
 
-/* Shared experts: a dense MLP of shared_experts x shared_expert_ffn over the layer's tokens, split
- * by tp with its f/g collectives like the dense MLP. */
-static void shared_experts(gen *G, const ctx *c, int backward)
-{
-    const orr_model *m = model(G);
-    if (!m->shared_experts) return;
-    double M = gen_tokens(G), fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
-    double up = G->gated ? 2.0 * fs : fs;
-    if (orr_dtype_is_narrow(G->dt)) { /* their fp8 casts, as the dense MLP's */
-        double x = backward ? M * (G->h + up) : M * (G->h + fs);
-        gen_memop(G, c, backward ? "shared_fp8_cast_grads" : "shared_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * x, 3.0 * x);
-    }
-    if (!backward) {
-        gen_gemm_tp(G, c, "shared_fc1_gemm", M, up, G->h, "tp_allgather_shared", ORR_COLL_ALLGATHER);
-        gen_memop(G, c, "shared_swiglu", ORR_CLS_ELEMENTWISE, 3.0 * M * fs * G->act_B, 8.0 * M * fs);
-        gen_gemm_tp(G, c, "shared_fc2_gemm", M, G->h, fs, "tp_shared_out", gen_g_fwd_kind(G));
-        return;
-    }
-    gen_gemm_tp(G, c, "shared_fc2_dgrad", M, fs, G->h, "tp_allgather_shared_grad", ORR_COLL_ALLGATHER);
-    gen_gemm(G, c, "shared_fc2_wgrad", fs, G->h, M);
-    gen_memop(G, c, "shared_swiglu_bwd", ORR_CLS_ELEMENTWISE, 5.0 * M * fs * G->act_B, 10.0 * M * fs);
-    gen_gemm_tp(G, c, "shared_fc1_dgrad", M, G->h, up, "tp_reducescatter_shared_grad", gen_g_fwd_kind(G));
-    gen_gemm(G, c, "shared_fc1_wgrad", up, G->h, M);
-}
-
 void moe_mlp(gen *G, const ctx *c, int backward)
 {
+    int ov = shared_overlap(G);
     if (!backward) {
         router(G, c, 0);
-        dispatch(G, c, "dispatch");
+        dispatch(G, c, "dispatch", 0);
         experts_fwd(G, c);
-        combine(G, c, "combine");
-        shared_experts(G, c, 0);
+        combine(G, c, "combine", 0);
+        if (!ov) shared_half(G, c, 0, 0), shared_half(G, c, 0, 1);
         return;
     }
-    shared_experts(G, c, 1);
-    dispatch(G, c, "combine_bwd");
+    if (!ov) shared_half(G, c, 1, 0), shared_half(G, c, 1, 1);
+    dispatch(G, c, "combine_bwd", 1);
     experts_bwd(G, c);
-    combine(G, c, "dispatch_bwd");
+    combine(G, c, "dispatch_bwd", 1);
     router(G, c, 1);
 }
 

@@ -138,6 +138,7 @@ static const orr_yfield options_fields[] = {
     SF("compile", ORR_YF_BOOL, compile),
     SF("compile_loss", ORR_YF_BOOL, compile_loss),
     SF("caching_allocator", ORR_YF_BOOL, caching_allocator),
+    SF("moe_shared_expert_overlap", ORR_YF_BOOL, moe_shared_expert_overlap),
     {.key = "moe_capacity_factor", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_capacity_factor),
      .scale = 1, .min = 0, .max = 1000, .open_min = 1},
     {.key = "moe_imbalance", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_imbalance), .scale = 1,
