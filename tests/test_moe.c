@@ -4,6 +4,7 @@
 #include "check.h"
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
+#include "spec_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,15 +80,9 @@ static int small_moe(orr_spec *s, const char *extra_flags, orr_err *err)
     static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 4096, mlp: "
                               "swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, "
                               "top_k: 2, expert_ffn: 4096}\n";
-    orr_spec_init(s);
-    if (orr_spec_load_text(s, "t.yaml", yaml, strlen(yaml), err)) return -1;
-    char buf[256];
-    snprintf(buf, sizeof buf, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --no-symmetry %s", extra_flags);
-    char *argv[32];
-    int argc = 0;
-    for (char *t = strtok(buf, " "); t && argc < 32; t = strtok(NULL, " ")) argv[argc++] = t;
-    if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
-    return orr_spec_resolve(s, err);
+    char flags[256];
+    snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --no-symmetry %s", extra_flags);
+    return spec_from_text(s, "t.yaml", yaml, flags, err);
 }
 
 /* The experts' kernels of one MoE layer and micro-batch, forward and backward, on a rank whose one

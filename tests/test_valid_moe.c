@@ -29,23 +29,11 @@
 #include "orrery/comm.h"
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
+#include "spec_text.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    if (n == 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The value of key=... in a `k=v; k=v` cell (NAN if absent). */
 static double metric(const char *cell, const char *key)
@@ -118,19 +106,6 @@ static double harness_peak_bytes(const orr_workload *w, const orr_spec *s)
     return weights + grads + io + alloc_bytes(w, "moe_activations") + (bwd > transient ? bwd : transient);
 }
 
-static int load_spec(orr_spec *s, const char *yaml, const char *flags, orr_err *err)
-{
-    orr_spec_init(s);
-    if (orr_spec_load_text(s, "row", yaml, strlen(yaml), err)) return -1;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", flags);
-    char *argv[64];
-    int argc = 0;
-    for (char *t = strtok(buf, " "); t && argc < 64; t = strtok(NULL, " ")) argv[argc++] = t;
-    if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
-    return orr_spec_resolve(s, err);
-}
-
 static void layer_benchmarks(void)
 {
     csv t;
@@ -157,7 +132,7 @@ static void layer_benchmarks(void)
                  strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", strstr(disp, "flex") ? "deepep" : "alltoall");
         orr_spec s;
         orr_err err;
-        if (load_spec(&s, yaml, flags, &err)) {
+        if (spec_from_text(&s, "row", yaml, flags, &err)) {
             printf("%4s error: %s\n", csv_get(&t, r, "row_id"), err.msg);
             check_failed++;
             continue;
@@ -181,8 +156,8 @@ static void layer_benchmarks(void)
     }
     double all[32];
     for (int i = 0; i < n; i++) all[i] = err_fwd[i], all[n + i] = err_bwd[i];
-    double mfwd = median(err_fwd, n), mbwd = median(err_bwd, n), mall = median(all, 2 * n);
-    double mmem = median(err_mem, n);
+    double mfwd = median_of(err_fwd, n), mbwd = median_of(err_bwd, n), mall = median_of(all, 2 * n);
+    double mmem = median_of(err_mem, n);
     printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%%, peak memory %.1f%% (%d rows, all held out)\n\n",
            mfwd, mbwd, mall, mmem, n);
     CHECK_EQ_I64(n, 12);
@@ -239,7 +214,7 @@ static void end_to_end(void)
         orr_spec s;
         orr_err err;
         orr_prediction p;
-        if (load_spec(&s, yaml, flags, &err) || orr_predict(&s, &p, &err)) {
+        if (spec_from_text(&s, "row", yaml, flags, &err) || orr_predict(&s, &p, &err)) {
             printf("%4d %-16s %9.2f %9s  %s\n", rows[i].row, rows[i].model, measured, "-", err.msg);
             orr_spec_free(&s);
             continue;
@@ -251,7 +226,7 @@ static void end_to_end(void)
         orr_prediction_free(&p);
         orr_spec_free(&s);
     }
-    double m = median(errs, n);
+    double m = median_of(errs, n);
     printf("median |error| %.1f%% over %d rows (all held out)\n", m, n);
     CHECK(n >= 8);
     CHECK(m <= 12.0);
@@ -272,7 +247,7 @@ static void grouped_gemm_kernels(void)
     double fit[64], held_raw[64], held_fit[64];
     int nf = 0, nh = 0;
     for (int pass = 0; pass < 2; pass++) {
-        double factor = pass ? median(fit, nf) : 1.0;
+        double factor = pass ? median_of(fit, nf) : 1.0;
         if (pass) printf("Table 0: grouped GEMM kernels, fitted factor on the roofline's rate %.3f (%d H800 rows)\n",
                          factor, nf);
         for (int r = 0; r < t.nrows; r++) {
@@ -306,7 +281,7 @@ static void grouped_gemm_kernels(void)
             }
         }
         if (pass) {
-            double mr = median(held_raw, nh), mfit = median(held_fit, nh);
+            double mr = median_of(held_raw, nh), mfit = median_of(held_fit, nh);
             printf("  held-out median |error|: roofline %.1f%%, with the fitted factor %.1f%% (%d rows)\n\n", mr, mfit, nh);
             CHECK(nh >= 10);
             CHECK(factor > 0.6 && factor < 1.0); /* these kernels run below the roofline's rate */
