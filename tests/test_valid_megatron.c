@@ -9,11 +9,13 @@
  *   - the GA100 gemm_eff fit re-run on a 0.01 grid around data/gpus.yaml's value;
  *   held-out rows, never used for fitting (issue 18: the number that matters), reported row by row
  *   and held to their current medians so that a regression fails:
- *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 7% (5.2% today);
- *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 18% (15.8% today: a known miss;
+ *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 5%, issue 18's bound
+ *     (3.7% today; 5.2% before fp8 TP all-gathers carried one byte per element);
+ *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 15% (13.5% today: a known miss;
  *     its Llama 3 8B row measures 12.5% above NeMo's for the same configuration);
- *   - Megatron-LM's 2020 DGX A100 scaling cases (iteration time), median within 10% (7.8% today:
- *     TP cost under-priced, the error grows with TP as issue 18 reports).
+ *   - Megatron-LM's 2020 DGX A100 scaling cases (iteration time), median within 5% (4.2% today, 7.8%
+ *     before the 2020 gradient all-reduce and variability; TP cost is still under-priced: +4, +9,
+ *     +14% at TP 2, 4, 8 on one node, as issue 18 reports), and their weak-scaling slope.
  *   No row that ran may be predicted out of memory (the worst error: it makes a user throw away a
  *   configuration that works).
  * The rows are predicted by orr_validate (src/api/validate.c, which lists what is assumed for every
@@ -116,13 +118,48 @@ static void gpt3_175b_example(void)
     CHECK(fabs(e) <= 0.10);
 }
 
+/* Weak scaling (issue 18): Megatron-LM 2020's same per-GPU job at DP 1 and DP 128, compared on the
+ * slope itself (iteration time at DP 128 / at DP 1), not the level. Measured +7.2, +7.3, +6.9 and
+ * +2.8% at TP 1, 2, 4, 8. Two mechanisms make it: the gradient all-reduce after the backward (2020's
+ * local DDP) and the slowest of 128-1,024 GPUs setting the pace (--variability, sigma 0.011 from
+ * Sinha et al., not fitted); without the latter the slope at TP 1 was +2.3%, and with neither +0.6%.
+ * Each slope within 5 points, except TP 8: its measured 37 ms for DP 128 cannot hold even an
+ * all-reduce of its 2.1 GB of fp16 gradients at the 25 GB/s of one GPU's NIC (over 160 ms unhidden),
+ * so it is held to 20 points. The predicted slopes must all be above 2% (not flat). */
+static void weak_scaling_slope(void)
+{
+    orr_err err = {{0}};
+    orr_valid_table t;
+    if (orr_validate(ORR_VALID_MEGATRON_2020, ORRERY_VALIDATION_DIR, &t, &err) < 0) {
+        CHECK_MSG(0, "%s", err.msg);
+        return;
+    }
+    int pairs = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.rows[i].dp != 1) continue;
+        for (size_t j = 0; j < t.n; j++) {
+            if (t.rows[j].dp == 1 || strcmp(t.rows[i].model, t.rows[j].model) != 0 || t.rows[i].tp != t.rows[j].tp) continue;
+            double meas = t.rows[j].published / t.rows[i].published, pred = t.rows[j].iteration_s / t.rows[i].iteration_s;
+            printf("weak scaling %-4s tp %u: dp 1 -> %u iteration x%.3f measured, x%.3f predicted (%+.1f points)\n",
+                   t.rows[i].model, t.rows[i].tp, t.rows[j].dp, meas, pred, 100 * (pred - meas));
+            CHECK_MSG(fabs(pred - meas) <= (t.rows[i].tp == 8 ? 0.20 : 0.05), "weak-scaling slope %s: %.3f vs %.3f",
+                      t.rows[i].model, pred, meas);
+            CHECK_MSG(pred > 1.02, "weak scaling %s comes out flat: x%.3f", t.rows[i].model, pred);
+            pairs++;
+        }
+    }
+    CHECK_EQ_I64(pairs, 4);
+    orr_valid_table_free(&t);
+}
+
 int main(void)
 {
+    weak_scaling_slope();
     check_set(ORR_VALID_MEGATRON_H100, 9, 0.15, 0.07);
     check_set(ORR_VALID_SELENE_A100, 10, 0.15, 0.07);
-    check_set(ORR_VALID_NEMO_H100, 9, 0, 0.07);
-    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0.18);
-    check_set(ORR_VALID_MEGATRON_2020, 8, 0, 0.10);
+    check_set(ORR_VALID_NEMO_H100, 9, 0, 0.05);
+    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0.15);
+    check_set(ORR_VALID_MEGATRON_2020, 8, 0, 0.05);
     gpt3_175b_example();
     ga100_fit();
     return check_done();
