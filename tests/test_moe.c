@@ -74,14 +74,16 @@ static void model_fields(void)
     }
 }
 
-/* A small MoE model on 8 GPUs, EP 8 (one expert per rank), every GPU simulated. */
+/* A small MoE model on 8 GPUs, EP 8 (one expert per rank), every GPU simulated, all at the same speed
+ * (no GPU-to-GPU variability: the imbalance alone makes the stragglers). */
 static int small_moe(orr_spec *s, const char *extra_flags, orr_err *err)
 {
     static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 4096, mlp: "
                               "swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, "
                               "top_k: 2, expert_ffn: 4096}\n";
     char flags[256];
-    snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --no-symmetry %s", extra_flags);
+    snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --no-symmetry --variability none %s",
+             extra_flags);
     return spec_from_text(s, "t.yaml", yaml, flags, err);
 }
 
