@@ -2,6 +2,7 @@
  * bench.c - speed and memory of `orrery predict` on the reference configurations (issue 2):
  *   GPT-3 175B on 1,024 H100 (TP8 PP16 interleaved)   target < 0.5 s on one core
  *   Llama-3-405B-shaped on 16,384 H100 (TP8 PP16 DP128) target < 5 s on one core
+ *   DeepSeek-V3 on 2,048 H100 (PP16 EP64, MoE, issue 20)  target < 2 s on one core
  * and (issue 4) GPT-3 175B on 1,024 H100 with --net flow (rail-optimised fat tree, every GPU's
  * flows), target < 30 s on one core; `orrery-bench --flow` runs that one alone, `orrery-bench
  * --flow SPEC...` others (examples/gpt3_13b_256_h100.yaml is the mid case), and --no-symmetry
@@ -162,7 +163,8 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "netsim") == 0)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
-                                           ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml"};
+                                           ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml",
+                                           ORRERY_SOURCE_DIR "/examples/deepseek_v3_2048_h100.yaml"};
     int rc = 0, first = 1, no_symmetry = 0;
     orr_net_kind net = ORR_NET_KIND_COUNT;
     for (; first < argc && argv[first][0] == '-'; first++) {

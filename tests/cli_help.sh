@@ -23,7 +23,7 @@ done
 "$ORR" predict --model llama3-8b --nett flow > "$TMP/e" 2>&1
 grep -q 'unknown flag "--nett" (did you mean --net? every flag: `orrery predict --help`)' "$TMP/e" && ok || bad "--nett"
 "$ORR" predict --model llama3-7b --gpu H100 > "$TMP/e" 2>&1
-grep -q 'did you mean llama2-7b, llama3-8b or llama3-70b? all 33: `orrery list models`' "$TMP/e" && ok || bad "llama3-7b"
+grep -q 'did you mean llama2-7b, llama3-8b or llama3-70b? all 43: `orrery list models`' "$TMP/e" && ok || bad "llama3-7b"
 printf 'model: llama3-8b\ngpu: H100\nparalel: {tp: 2}\n' > "$TMP/s.yaml"
 "$ORR" predict "$TMP/s.yaml" > "$TMP/e" 2>&1
 grep -q "paralel: unknown key (did you mean parallel?" "$TMP/e" && ok || bad "paralel"

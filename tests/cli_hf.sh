@@ -24,6 +24,13 @@ for m in llama2-7b llama2-13b llama2-70b llama3-8b llama3-70b llama3-405b; do
     "$ORR" predict --model "$m" "$@" > "$TMP/cat.json" || bad "$m: predict from the catalog"
     same "$m" "$TMP/hf.json" "$TMP/cat.json"
 done
+# the MoE models with a reader, on an expert-parallel layout
+for m in mixtral-8x7b qwen3-30b-a3b; do
+    set -- --gpu H100 --gpus 16 --tp 2 --sp --ep 8 --pp 2 --dist-opt --seq 4096 --gbs 32 --json
+    "$ORR" predict --model "$SRC/tests/hf/$m/config.json" "$@" > "$TMP/hf.json" || bad "$m: predict from config.json"
+    "$ORR" predict --model "$m" "$@" > "$TMP/cat.json" || bad "$m: predict from the catalog"
+    same "$m" "$TMP/hf.json" "$TMP/cat.json"
+done
 # and one under FSDP with a directory argument (the config's directory) and the catalog's seq 8192
 set -- --framework torchtitan --gpu H100 --gpus 16 --fsdp 16 --seq 8192 --mbs 1 --json
 "$ORR" predict --model "$SRC/tests/hf/llama3-8b" "$@" > "$TMP/hf.json" && ok || bad "llama3-8b DIR fsdp"
@@ -55,8 +62,8 @@ err_case() { # err_case WANT ARGS...
 }
 err_case "has no default seq" --model "$SRC/tests/hf/llama3-8b/config.json" --gpu H100 --gpus 8
 err_case "longer than the sliding attention window" --model "$SRC/tests/hf/mistral-7b" --gpu H100 --gpus 8 --seq 8192
-printf '{"architectures": ["MixtralForCausalLM"], "num_local_experts": 8}' > "$TMP/moe.json"
-err_case "moe.json: architecture MixtralForCausalLM is a Mixture-of-Experts model; Orrery does not model MoE yet" \
+printf '{"architectures": ["DeepseekV3ForCausalLM"], "n_routed_experts": 256}' > "$TMP/moe.json"
+err_case "moe.json: architecture DeepseekV3ForCausalLM is a Mixture-of-Experts model without a config.json reader" \
     --model "$TMP/moe.json" --gpu H100 --gpus 8 --seq 4096
 printf '{"model_type": "llama", "hidden_size": "big"}' > "$TMP/bad.json"
 err_case 'bad.json: hidden_size: expected a positive integer below 2^32, got "big"' --model "$TMP/bad.json" --gpu H100

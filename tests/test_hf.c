@@ -68,14 +68,16 @@ static int same_shape(const orr_model *a, const orr_model *b)
 {
     return a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
            a->head_dim == b->head_dim && a->ffn == b->ffn && a->vocab == b->vocab && a->gated_mlp == b->gated_mlp &&
-           a->tied_embeddings == b->tied_embeddings && a->rmsnorm == b->rmsnorm && a->bias == b->bias;
+           a->tied_embeddings == b->tied_embeddings && a->rmsnorm == b->rmsnorm && a->bias == b->bias &&
+           a->experts == b->experts && a->top_k == b->top_k && a->expert_ffn == b->expert_ffn &&
+           a->shared_experts == b->shared_experts && a->dense_layers == b->dense_layers;
 }
 
 /* The catalog's Llama entries and their published config.json files agree on every shape field. */
 static void test_catalog_models(void)
 {
     static const char *const names[] = {"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b",
-                                        "llama3-405b"};
+                                        "llama3-405b", "mixtral-8x7b", "qwen3-30b-a3b"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[256];
         orr_model hf, cat;
@@ -174,10 +176,16 @@ static void test_defaults(void)
 /* Architectures that are refused, each with its reason. */
 static void test_refused(void)
 {
-    expect_json_fail("{\"architectures\": [\"MixtralForCausalLM\"], \"num_local_experts\": 8}",
-                     "t.json: architecture MixtralForCausalLM is a Mixture-of-Experts model; Orrery does not model "
-                     "MoE yet", NULL);
-    static const char *const moe[] = {"Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV2ForCausalLM",
+    expect_json_fail("{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"n_routed_experts\": 256}",
+                     "t.json: architecture DeepseekV3ForCausalLM is a Mixture-of-Experts model without a config.json "
+                     "reader", NULL);
+    expect_json_fail("{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"decoder_sparse_step\": 2}",
+                     "t.json: decoder_sparse_step: 2 is not modelled", NULL);
+    expect_json_fail("{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"mlp_only_layers\": [3]}",
+                     "t.json: mlp_only_layers: only the first layers", NULL);
+    expect_json_fail("{\"architectures\": [\"MixtralForCausalLM\"], \"num_experts_per_tok\": 9}",
+                     "t.json: top_k (9) must be at most experts (8)", NULL);
+    static const char *const moe[] = {"Qwen2MoeForCausalLM", "DeepseekV2ForCausalLM",
                                       "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Llama4ForConditionalGeneration"};
     for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
         char text[128];

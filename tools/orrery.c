@@ -261,14 +261,17 @@ static int cmd_list(int argc, char **argv)
         }
         puts("(NVLink GB/s per direction; TF/s dense)");
     } else if (strcmp(argv[0], "models") == 0) {
-        printf("%-18s %6s %6s %6s %4s %6s %7s %6s %-7s %8s\n", "model", "layers", "hidden", "heads", "kv", "ffn",
-               "vocab", "seq", "mlp", "params");
+        printf("%-18s %6s %6s %6s %4s %6s %7s %6s %-7s %-4s %-8s %9s %9s\n", "model", "layers", "hidden", "heads", "kv",
+               "ffn", "vocab", "seq", "mlp", "attn", "experts", "params", "active");
         for (size_t k = 0; k < orr_catalog_model_count(); k++) {
             const orr_model *m = orr_catalog_model_at(k);
-            printf("%-18s %6u %6u %6u %4u %6u %7u %6u %-7s %7.2fB\n", m->name, m->layers, m->hidden, m->heads,
-                   m->kv_heads, m->ffn, m->vocab, m->seq, m->gated_mlp ? "swiglu" : "gelu",
-                   orr_model_params(m) / 1e9);
+            char ex[16] = "-";
+            if (m->experts) snprintf(ex, sizeof ex, "%u/%u%s", m->top_k, m->experts, m->shared_experts ? "+s" : "");
+            printf("%-18s %6u %6u %6u %4u %6u %7u %6u %-7s %-4s %-8s %8.2fB %8.2fB\n", m->name, m->layers, m->hidden,
+                   m->heads, m->kv_heads, m->ffn, m->vocab, m->seq, m->gated_mlp ? "swiglu" : "gelu",
+                   orr_model_attn_kind_name(m), ex, orr_model_params(m) / 1e9, orr_model_active_params(m) / 1e9);
         }
+        puts("(experts: top_k/routed, +s: with shared experts; active: parameters one token uses)");
     } else if (strcmp(argv[0], "clusters") == 0) {
         printf("%-16s %13s %12s %-16s\n", "cluster", "GPUs/node", "NIC Gb/s", "topology");
         for (size_t k = 0; k < orr_catalog_cluster_count(); k++) {

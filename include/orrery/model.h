@@ -29,7 +29,32 @@ typedef struct orr_model {
      * attention on every layer, which is the same only while seq <= attn_window, so resolve refuses
      * a longer seq rather than overstate those layers' attention time. */
     uint32_t attn_window;
+    /* Sliding-window attention on some layers only (gpt-oss): every layer i with
+     * i % window_pattern != window_pattern - 1 attends to the last window_tokens keys, the others
+     * to all (gpt-oss: window 128, pattern 2, so even layers are windowed). 0: none. */
+    uint32_t window_tokens, window_pattern;
+    int attn_sinks;        /* learned attention-sink logits per head (gpt-oss): heads params per layer */
+    /* Attention kind (docs/models.md): ORR_ATTN_KIND_MHA / GQA (kv_heads decide the shapes) or MLA,
+     * DeepSeek's multi-head latent attention with its own dimensions below. */
+    int attn_kind;
+    uint32_t q_lora_rank;  /* MLA: rank of the query down-projection (0: queries projected directly) */
+    uint32_t kv_lora_rank; /* MLA: rank of the joint key/value compression */
+    uint32_t qk_nope_dim;  /* MLA: per-head query/key dimension without rotary */
+    uint32_t qk_rope_dim;  /* MLA: per-head query/key dimension with rotary (the key part shared by heads) */
+    uint32_t v_head_dim;   /* MLA: per-head value dimension */
+    /* Mixture of experts (docs/models.md "MoE"; experts 0: a dense model). A layer i is an MoE
+     * layer when i >= dense_layers and i % moe_layer_freq == 0 (Megatron-LM's --moe-layer-freq);
+     * its MLP is replaced by a router over `experts` routed experts, top_k of which each token
+     * visits, each an MLP of width expert_ffn (gated as mlp: says), plus shared_experts always-on
+     * experts of width shared_expert_ffn each. Dense layers use ffn. */
+    uint32_t experts, top_k, expert_ffn;
+    uint32_t shared_experts, shared_expert_ffn;
+    uint32_t dense_layers;   /* the first dense_layers layers are dense (DeepSeek's first_k_dense) */
+    uint32_t moe_layer_freq; /* every moe_layer_freq-th layer is MoE (1 or 0: every layer) */
+    uint32_t mtp_layers;     /* DeepSeek-V3 multi-token prediction modules (counted in parameters only) */
 } orr_model;
+
+enum { ORR_ATTN_KIND_MHA, ORR_ATTN_KIND_GQA, ORR_ATTN_KIND_MLA };
 
 int orr_catalog_model(const char *name, orr_model *out, orr_err *err);
 size_t orr_catalog_model_count(void);
@@ -47,7 +72,25 @@ int orr_model_is_hf_path(const char *arg);
 
 /* Parameters of the whole model (embeddings counted once when tied). */
 double orr_model_params(const orr_model *m);
-/* Parameters of one transformer layer. */
+/* "mla", else "gqa" (kv_heads < heads) or "mha". */
+const char *orr_model_attn_kind_name(const orr_model *m);
+/* Parameters of one dense transformer layer (MLA attention when the model has it). */
 double orr_model_layer_params(const orr_model *m);
+/* Parameters of the attention block of one layer (projections, MLA norms, sinks, biases). */
+double orr_model_attn_params(const orr_model *m);
+/* 1 if layer i (0-based) is an MoE layer. */
+int orr_model_layer_is_moe(const orr_model *m, uint32_t layer);
+/* MoE layers of the model. */
+uint32_t orr_model_moe_layers(const orr_model *m);
+/* Parameters of one routed expert (an MLP of width expert_ffn), of the shared experts together, and
+ * of the router (hidden x experts). */
+double orr_model_expert_params(const orr_model *m);
+double orr_model_shared_expert_params(const orr_model *m);
+double orr_model_router_params(const orr_model *m);
+/* Parameters of layer i: a dense layer, or attention + router + all experts + shared experts. */
+double orr_model_layer_params_at(const orr_model *m, uint32_t layer);
+/* Parameters one token uses (the MFU convention for MoE, docs/models.md): every routed expert
+ * replaced by top_k of them; embeddings counted as in orr_model_params. */
+double orr_model_active_params(const orr_model *m);
 
 #endif

@@ -25,6 +25,8 @@ typedef struct orr_breakdown {
     int64_t overlapped_comm_ps;      /* communication hidden under compute */
     int64_t bubble_ps;
     int64_t wait_ps;
+    int64_t ep_wait_ps;              /* of wait_ps, waiting in expert-parallel collectives for the most
+                                      * loaded expert rank: expert imbalance wait */
     int64_t idle_ps;
     int64_t total_ps;
 } orr_breakdown;

@@ -23,6 +23,11 @@ typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RE
 /* Attention kernels: flash attention (fused, Megatron-Core/TE default) or the unfused path of
  * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
 typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
+/* How an MoE layer moves tokens to their experts' ranks (Megatron-Core's token dispatchers): an
+ * all-to-all of the routed copies with permute/unpermute kernels around it; an all-gather of the
+ * EP group's tokens with a reduce-scatter back; DeepEP's fused dispatch/combine, which sends a token
+ * once to each rank that holds one of its experts. */
+typedef enum orr_moe_dispatcher { ORR_MOE_ALLTOALL, ORR_MOE_ALLGATHER, ORR_MOE_DEEPEP } orr_moe_dispatcher;
 
 /* The training framework whose recipe the workload generator follows (what it saves for the
  * backward, how it shards and reduces, its loss path, its schedules and defaults); chosen by the
@@ -42,6 +47,9 @@ struct orr_job;
 #define ORR_SEQ_MAX (16u << 20)                         /* tokens in one sequence */
 #define ORR_MICROBATCH_TOKENS_MAX (1ull << 28)          /* mbs x seq */
 #define ORR_MICROBATCHES_MAX 65536u                     /* gbs / (mbs x dp) per iteration */
+
+/* Most expert-parallel ranks a --moe-imbalance file may give loads for. */
+#define ORR_MOE_LOADS_MAX 1024
 
 /* Most virtual pipeline stages an explicit parallel.pp_layers list may name. */
 #define ORR_PP_LAYERS_MAX 1024
@@ -80,6 +88,20 @@ typedef struct orr_spec {
     int compile_loss;     /* torchtitan: the loss compiled too (-1: not given). TorchTitan compiles
                            * its loss only from 2025 (components/loss.py); before, train.py left it
                            * eager ("compiling loss function causes CUDA errors") */
+    /* Mixture of experts (docs/spec.md "MoE"): Megatron-Core's parallel folding, the experts laid out
+     * as etp x ep x edp over the same tp x cp x dp GPUs of a pipeline stage (edp derived). */
+    uint32_t ep, etp;     /* expert-parallel and expert-tensor-parallel degrees (default 1) */
+    uint32_t edp;         /* resolve: expert data parallelism tp*cp*dp / (ep*etp) */
+    orr_moe_dispatcher moe_dispatcher; /* default alltoall */
+    double moe_capacity_factor; /* tokens an expert takes at most, x its balanced share (0: dropless) */
+    int moe_shared_expert_overlap; /* shared experts computed while the dispatch/combine are in flight */
+    double moe_imbalance; /* tokens the most loaded EP rank receives, x the average (1: balanced) */
+    /* A measured load per EP rank instead (--moe-imbalance FILE, options.moe_imbalance_file): a CSV
+     * with a `tokens` column, one row per EP rank. Resolve reads it: moe_loads[0..ep) relative to
+     * their mean, most loaded first (EP position 0, the rank symmetry simulates). */
+    char moe_load_file[256];
+    uint32_t nmoe_loads;
+    double moe_loads[ORR_MOE_LOADS_MAX];
     orr_recompute recompute;
     orr_dtype precision;  /* bf16 / fp16 / fp8 */
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
@@ -211,5 +233,6 @@ const char *orr_framework_name(orr_framework f);
 /* The framework of a name (case ignored); -1 if none. */
 int orr_framework_parse(const char *name, orr_framework *out);
 const char *orr_attention_name(orr_attention a);
+const char *orr_moe_dispatcher_name(orr_moe_dispatcher d);
 
 #endif

@@ -18,8 +18,10 @@
 
 static const char *const mlp_names[] = {"gelu", "swiglu", NULL};       /* index = gated_mlp */
 static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL}; /* index = rmsnorm */
+static const char *const attn_kind_names[] = {"mha", "gqa", "mla", NULL}; /* index = ORR_ATTN_KIND_* */
 
 #define MF(k, m) {.key = k, .type = ORR_YF_U32, .offset = offsetof(orr_model, m), .min = 1}
+#define MZ(k, m) {.key = k, .type = ORR_YF_U32, .offset = offsetof(orr_model, m), .min = 0}
 
 static const orr_yfield model_fields[] = {
     MF("layers", layers),
@@ -35,33 +37,145 @@ static const orr_yfield model_fields[] = {
     {.key = "norm", .type = ORR_YF_CHOICE, .offset = offsetof(orr_model, rmsnorm), .choices = norm_names},
     {.key = "bias", .type = ORR_YF_BOOL, .offset = offsetof(orr_model, bias)},
     {.key = "dropout", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_model, dropout), .scale = 1, .min = 0, .max = 0.99},
+    /* attention variants */
+    {.key = "attention", .type = ORR_YF_CHOICE, .offset = offsetof(orr_model, attn_kind), .choices = attn_kind_names},
+    MZ("q_lora_rank", q_lora_rank), MF("kv_lora_rank", kv_lora_rank), MF("qk_nope_dim", qk_nope_dim),
+    MF("qk_rope_dim", qk_rope_dim), MF("v_head_dim", v_head_dim),
+    MF("sliding_window", window_tokens), MF("sliding_window_pattern", window_pattern),
+    {.key = "attention_sinks", .type = ORR_YF_BOOL, .offset = offsetof(orr_model, attn_sinks)},
+    /* mixture of experts */
+    MZ("experts", experts), MF("top_k", top_k), MF("expert_ffn", expert_ffn), MZ("shared_experts", shared_experts),
+    MF("shared_expert_ffn", shared_expert_ffn), MZ("dense_layers", dense_layers), MF("moe_layer_freq", moe_layer_freq),
+    MZ("mtp_layers", mtp_layers),
 };
 #define NMODEL_FIELDS (sizeof model_fields / sizeof model_fields[0])
 
 /* ---- Parameter counts ---- */
 
-double orr_model_layer_params(const orr_model *m)
+/* An MLP of width f: SwiGLU gate, up, down (3 h f) or GeLU up, down (2 h f), with biases. */
+static double mlp_params(const orr_model *m, double f)
 {
-    double h = m->hidden, f = m->ffn;
-    double q = (double)m->heads * m->head_dim;     /* query (and attention output) width */
-    double kv = (double)m->kv_heads * m->head_dim; /* key and value width each (GQA: fewer heads) */
-    double attn = h * q + 2 * h * kv + q * h;      /* Q, K, V and output projections */
-    double mlp = (m->gated_mlp ? 3 : 2) * h * f;   /* SwiGLU: gate, up, down; GeLU: up, down */
-    double norms = m->rmsnorm ? 2 * h : 4 * h;     /* two norms; LayerNorm has a bias too */
-    double bias = 0;
-    if (m->bias) bias = (q + 2 * kv) + h + (m->gated_mlp ? 2 * f : f) + h;
-    return attn + mlp + norms + bias;
+    double h = m->hidden;
+    return (m->gated_mlp ? 3 : 2) * h * f + (m->bias ? (m->gated_mlp ? 2 * f : f) + h : 0);
 }
 
-double orr_model_params(const orr_model *m)
+/* Attention: Q, K, V and output projections (GQA: fewer K/V heads), or MLA's down-projections,
+ * their RMSNorms and up-projections (DeepSeek-V2 paper section 2.1.2); biases of Q, K, V and the
+ * output; one sink logit per head. */
+double orr_model_attn_params(const orr_model *m)
+{
+    double h = m->hidden, a = m->heads;
+    if (m->attn_kind == ORR_ATTN_KIND_MLA) {
+        double qk = m->qk_nope_dim + m->qk_rope_dim;
+        double q = m->q_lora_rank ? h * m->q_lora_rank + m->q_lora_rank + m->q_lora_rank * a * qk : h * a * qk;
+        double kv = h * (m->kv_lora_rank + m->qk_rope_dim) + m->kv_lora_rank +
+                    m->kv_lora_rank * a * ((double)m->qk_nope_dim + m->v_head_dim);
+        return q + kv + a * m->v_head_dim * h;
+    }
+    double q = a * m->head_dim;                    /* query (and attention output) width */
+    double kv = (double)m->kv_heads * m->head_dim; /* key and value width each (GQA: fewer heads) */
+    double p = h * q + 2 * h * kv + q * h;
+    if (m->bias) p += (q + 2 * kv) + h;
+    if (m->attn_sinks) p += a;
+    return p;
+}
+
+static double norms_params(const orr_model *m) { return m->rmsnorm ? 2.0 * m->hidden : 4.0 * m->hidden; }
+
+const char *orr_model_attn_kind_name(const orr_model *m)
+{
+    if (m->attn_kind == ORR_ATTN_KIND_MLA) return "mla";
+    return m->kv_heads < m->heads ? "gqa" : "mha";
+}
+
+double orr_model_layer_params(const orr_model *m)
+{
+    return orr_model_attn_params(m) + mlp_params(m, m->ffn) + norms_params(m);
+}
+
+int orr_model_layer_is_moe(const orr_model *m, uint32_t layer)
+{
+    uint32_t freq = m->moe_layer_freq ? m->moe_layer_freq : 1;
+    return m->experts > 0 && layer >= m->dense_layers && layer % freq == 0;
+}
+
+uint32_t orr_model_moe_layers(const orr_model *m)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->layers; i++) n += (uint32_t)orr_model_layer_is_moe(m, i);
+    return n;
+}
+
+double orr_model_expert_params(const orr_model *m) { return mlp_params(m, m->expert_ffn); }
+double orr_model_shared_expert_params(const orr_model *m) { return m->shared_experts * mlp_params(m, m->shared_expert_ffn); }
+/* The router's linear layer (gpt-oss's has a bias per expert). */
+double orr_model_router_params(const orr_model *m) { return (double)m->experts * (m->hidden + (m->bias ? 1 : 0)); }
+
+double orr_model_layer_params_at(const orr_model *m, uint32_t layer)
+{
+    if (!orr_model_layer_is_moe(m, layer)) return orr_model_layer_params(m);
+    return orr_model_attn_params(m) + norms_params(m) + orr_model_router_params(m) + orr_model_shared_expert_params(m) +
+           (double)m->experts * orr_model_expert_params(m);
+}
+
+static double embed_params(const orr_model *m)
 {
     double h = m->hidden;
     double embed = (double)m->vocab * h * (m->tied_embeddings ? 1 : 2);
     double final_norm = m->rmsnorm ? h : 2 * h;
-    return m->layers * orr_model_layer_params(m) + embed + final_norm;
+    return embed + final_norm;
+}
+
+double orr_model_params(const orr_model *m)
+{
+    double p = 0;
+    if (m->experts == 0) p = m->layers * orr_model_layer_params(m);
+    else
+        for (uint32_t i = 0; i < m->layers; i++) p += orr_model_layer_params_at(m, i);
+    /* a DeepSeek-V3 MTP module: two norms, a 2h x h projection and one (MoE) layer; it shares the
+     * embedding and output head */
+    p += m->mtp_layers * (orr_model_layer_params_at(m, m->layers - 1) + 2.0 * m->hidden * m->hidden + 2.0 * m->hidden);
+    return p + embed_params(m);
+}
+
+double orr_model_active_params(const orr_model *m)
+{
+    double routed = (double)(m->experts > m->top_k ? m->experts - m->top_k : 0) * orr_model_expert_params(m);
+    return orr_model_params(m) - (orr_model_moe_layers(m) + m->mtp_layers) * routed;
 }
 
 /* ---- Consistency ---- */
+
+/* The attention-kind and MoE fields: all or none of each set, in range. */
+static int check_variants(const orr_model *m, const char *p, const char *dot, orr_err *err)
+{
+    if (m->attn_kind == ORR_ATTN_KIND_MLA && (!m->kv_lora_rank || !m->qk_nope_dim || !m->qk_rope_dim || !m->v_head_dim))
+        return orr_fail(err, "%s%sattention: mla needs kv_lora_rank, qk_nope_dim, qk_rope_dim and v_head_dim", p, dot);
+    if (m->attn_kind != ORR_ATTN_KIND_MLA && (m->q_lora_rank || m->kv_lora_rank || m->qk_nope_dim || m->qk_rope_dim || m->v_head_dim))
+        return orr_fail(err, "%s%sq_lora_rank/kv_lora_rank/qk_nope_dim/qk_rope_dim/v_head_dim: only with attention: mla", p, dot);
+    if (!m->window_tokens != !m->window_pattern)
+        return orr_fail(err, "%s%ssliding_window and sliding_window_pattern go together", p, dot);
+    if (m->window_pattern == 1)
+        return orr_fail(err, "%s%ssliding_window_pattern must be at least 2 (every layer windowed: use a model "
+                             "without full-attention layers)", p, dot);
+    if (!m->experts) {
+        if (m->top_k || m->expert_ffn || m->shared_experts || m->shared_expert_ffn || m->dense_layers || m->mtp_layers)
+            return orr_fail(err, "%s%stop_k/expert_ffn/shared_experts/shared_expert_ffn/dense_layers/mtp_layers: only "
+                                 "with experts (the number of routed experts)", p, dot);
+        return 0;
+    }
+    if (!m->top_k || !m->expert_ffn)
+        return orr_fail(err, "%s%sexperts (%u): an MoE model needs top_k and expert_ffn", p, dot, m->experts);
+    if (m->top_k > m->experts)
+        return orr_fail(err, "%s%stop_k (%u) must be at most experts (%u)", p, dot, m->top_k, m->experts);
+    if (!m->shared_experts != !m->shared_expert_ffn)
+        return orr_fail(err, "%s%sshared_experts and shared_expert_ffn go together", p, dot);
+    if (m->dense_layers >= m->layers)
+        return orr_fail(err, "%s%sdense_layers (%u) must be fewer than layers (%u)", p, dot, m->dense_layers, m->layers);
+    if (orr_model_moe_layers(m) == 0)
+        return orr_fail(err, "%s%smoe_layer_freq (%u): no layer would be an MoE layer", p, dot, m->moe_layer_freq);
+    return 0;
+}
 
 int orr_model_check(const orr_model *m, const char *prefix, orr_err *err)
 {
@@ -76,7 +190,7 @@ int orr_model_check(const orr_model *m, const char *prefix, orr_err *err)
         return orr_fail(err, "%s%skv_heads (%u) must divide heads (%u)", p, dot, m->kv_heads, m->heads);
     if ((uint64_t)m->heads * m->head_dim > UINT32_MAX)
         return orr_fail(err, "%s%shead_dim (%u) * heads (%u) is too large", p, dot, m->head_dim, m->heads);
-    return 0;
+    return check_variants(m, p, dot, err);
 }
 
 /* ---- The catalog, loaded once ---- */
@@ -99,6 +213,9 @@ static struct {
  * MLP, ffn (= 4 * hidden). base_kv_was_mha says the base model (if any) had kv_heads == heads. */
 static int derive_fields(orr_model *m, const orr_ynode *map, int has_base, int base_kv_was_mha, orr_err *err)
 {
+    /* attention: mha | gqa only name what kv_heads says (checked below); mla has its own shapes */
+    const orr_ynode *kind = orr_y_get(map, "attention");
+    if (kind && m->attn_kind == ORR_ATTN_KIND_MLA && !orr_y_get(map, "kv_heads")) m->kv_heads = m->heads;
     int heads_given = orr_y_get(map, "heads") != NULL, hidden_given = orr_y_get(map, "hidden") != NULL;
     if (!orr_y_get(map, "kv_heads") && (!has_base || (heads_given && base_kv_was_mha))) m->kv_heads = m->heads;
     if (!orr_y_get(map, "head_dim") && (!has_base || heads_given || hidden_given)) {
@@ -112,13 +229,22 @@ static int derive_fields(orr_model *m, const orr_ynode *map, int has_base, int b
         if (m->hidden > UINT32_MAX / 4) return orr_y_fail(map, err, "hidden (%u) is too large", m->hidden);
         m->ffn = 4 * m->hidden;
     }
+    if (kind && m->attn_kind == ORR_ATTN_KIND_GQA && m->kv_heads >= m->heads)
+        return orr_y_fail(kind, err, "attention: gqa needs kv_heads (%u) fewer than heads (%u)", m->kv_heads, m->heads);
+    if (kind && m->attn_kind == ORR_ATTN_KIND_MHA && m->kv_heads != m->heads)
+        return orr_y_fail(kind, err, "attention: mha needs kv_heads (%u) equal to heads (%u); say gqa", m->kv_heads,
+                          m->heads);
+    if (m->attn_kind != ORR_ATTN_KIND_MLA) m->attn_kind = m->kv_heads < m->heads ? ORR_ATTN_KIND_GQA : ORR_ATTN_KIND_MHA;
     return 0;
 }
 
 static void load_catalog(void)
 {
     static const char *const extra[] = {"aliases", NULL};
-    static const char *const optional[] = {"kv_heads", "head_dim", NULL};
+    static const char *const optional[] = {"kv_heads", "head_dim", "attention", "q_lora_rank", "kv_lora_rank",
+        "qk_nope_dim", "qk_rope_dim", "v_head_dim", "sliding_window", "sliding_window_pattern", "attention_sinks",
+        "experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "dense_layers", "moe_layer_freq",
+        "mtp_layers", NULL};
     orr_embedded_doc("models.yaml", &cat.doc);
     size_t n = cat.doc.root->n;
     cat.models = orr_xcalloc(n, sizeof *cat.models);

@@ -53,6 +53,12 @@ static void qsort_u32(uint32_t *m, uint32_t n);
  * never across one), and p2p peers differ from the rank only in pp or cp. */
 static void describe_symmetry(gen *G)
 {
+    /* Expert parallelism: an EP group spans dp positions, so shifting the dp digit maps it onto a set
+     * of GPUs that is no group; no symmetry is described (flow: use --no-symmetry to see every GPU). */
+    if (G->EP * G->ETP > 1) {
+        memset(&G->w->sym, 0, sizeof G->w->sym);
+        return;
+    }
     uint32_t shard_dp = G->rp->shards_params ? G->S / G->C : G->D;
     orr_sym *y = &G->w->sym;
     memset(y, 0, sizeof *y);
@@ -142,6 +148,12 @@ static void rank_groups(gen *G)
     }
     free(m);
     G->seq_tp = G->seq_dp = G->seq_emb = G->seq_mp = G->seq_cp = G->seq_shard = G->seq_rep = 0;
+    moe_groups(G);
+}
+
+uint32_t gen_group(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)
+{
+    return group_of(G, role, m, n, label);
 }
 
 /* ---- op emission ---- */
@@ -196,6 +208,12 @@ static void bgemm(gen *G, const ctx *c, const char *name, double m, double n, do
 static void gemm(gen *G, const ctx *c, const char *name, double m, double n, double k)
 {
     bgemm(G, c, name, m, n, k, 1);
+}
+
+void gen_gemm(gen *G, const ctx *c, const char *name, double m, double n, double k) { gemm(G, c, name, m, n, k); }
+void gen_bgemm(gen *G, const ctx *c, const char *name, double m, double n, double k, double batch)
+{
+    bgemm(G, c, name, m, n, k, batch);
 }
 
 void gen_memop(gen *G, const ctx *c, const char *name, orr_op_class cls, double bytes, double flops)
@@ -280,7 +298,9 @@ static void flash_attention(gen *G, const ctx *c, int backward)
         return;
     }
     double heads = G->a / G->T, kvh = G->g / G->T;
-    double fwd_flops = 4.0 * G->b * heads * G->sq * G->sq * G->hd * causal_fraction(G->sq);
+    double frac = causal_fraction(G->sq), wf = moe_window_fraction(G, c->layer); /* sliding window */
+    if (wf > 0 && wf < frac) frac = wf;
+    double fwd_flops = 4.0 * G->b * heads * G->sq * G->sq * G->hd * frac;
     orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
     tag_op(op, c);
     op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8/fp4 training */
@@ -344,16 +364,22 @@ void gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_k
 }
 
 /* A collective on an explicit group (FSDP shard and replicate groups). */
-static void coll_in(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, uint32_t group,
-                    uint32_t *seq, double bytes)
+void gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+                    uint32_t group, uint32_t *seq, double bytes)
 {
     orr_op *op = emit(G, ORR_OP_COLL, stream, name);
     tag_op(op, c);
     op->cls = (uint8_t)kind;
-    op->role = ORR_ROLE_DP;
+    op->role = (uint8_t)role;
     op->a = group;
     op->seq = (*seq)++;
     op->bytes = (uint64_t)bytes;
+}
+
+static void coll_in(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, uint32_t group,
+                    uint32_t *seq, double bytes)
+{
+    gen_coll_group(G, c, stream, name, kind, ORR_ROLE_DP, group, seq, bytes);
 }
 
 /* One ALLOC or FREE of buffer buf (every memory op of the generator goes through here). */
@@ -419,6 +445,7 @@ static void tp_join(gen *G, uint32_t ev)
 double gen_tokens(const gen *G) { return G->b * G->sq / G->C; }
 /* Tokens held per rank by norms, dropout and residuals (split over TP with sequence parallelism). */
 static double local_tokens(const gen *G) { return gen_tokens(G) / (G->sp ? G->T : 1); }
+double gen_local_tokens(const gen *G) { return local_tokens(G); }
 static double hidden_bytes(const gen *G) { return gen_tokens(G) * G->h * G->act_B; }
 /* Bytes of a sequence-parallel all-gather that feeds a GEMM. Under fp8 (or fp4) training the blocks'
  * linear layers gather their input already cast, one byte per element (two elements per byte for
@@ -462,6 +489,12 @@ static void gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n,
 
 /* The g operator's forward collective: reduce-scatter with SP, else all-reduce. */
 static orr_coll_kind g_fwd_kind(const gen *G) { return G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE; }
+orr_coll_kind gen_g_fwd_kind(const gen *G) { return g_fwd_kind(G); }
+void gen_gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n, double k, const char *cname,
+                 orr_coll_kind kind)
+{
+    gemm_tp(G, c, gname, m, n, k, cname, kind);
+}
 
 /* ---- eager PyTorch (recipe.eager_unless_compiled, without options.compile) ----
  *
@@ -661,19 +694,20 @@ static double layer_grad_temp_bytes(const gen *G)
  * up projections (shared) and of the down projection, and the layer's weights (2 B per element:
  * the transposed copy only when FSDP all-gathers them already in fp8). Backward: the gradients of
  * every projection's output. Attention and the LM head stay in bf16. */
-static double layer_params_local(const gen *G);
+static double layer_params_local(const gen *G, uint32_t layer);
 static void fp8_casts(gen *G, const ctx *c, int backward)
 {
     if (!orr_dtype_is_narrow(G->dt)) return;
-    double M = gen_tokens(G), t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = G->f / t;
-    double up = G->gated ? 2.0 * f : f;
+    int moe = moe_is_moe_layer(G, c->layer); /* an MoE layer's MLP casts its own (moe.c) */
+    double M = gen_tokens(G), t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = moe ? 0.0 : G->f / t;
+    double up = G->gated ? 2.0 * f : f, mlp_h = moe ? 0.0 : G->h;
     if (!backward) {
-        double in = M * (G->h + q + G->h + f);
+        double in = M * (G->h + q + mlp_h + f);
         gen_memop(G, c, "fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * in, 3.0 * in);
-        double wts = layer_params_local(G);
+        double wts = layer_params_local(G, c->layer);
         gen_memop(G, c, "fp8_cast_weights", ORR_CLS_ELEMENTWISE, (G->s->fp8_allgather ? 2.0 : 6.0) * wts, 3.0 * wts);
     } else {
-        double out = M * (q + 2.0 * kv + G->h + up + G->h);
+        double out = M * (q + 2.0 * kv + G->h + up + mlp_h);
         gen_memop(G, c, "fp8_cast_grads", ORR_CLS_ELEMENTWISE, 6.0 * out, 3.0 * out);
     }
 }
@@ -683,15 +717,21 @@ static void layer_fwd(gen *G, const ctx *c)
     double M = gen_tokens(G), t = G->T;
     fp8_casts(G, c, 0);
     norm(G, c, "input_norm", 0);
-    gemm_tp(G, c, "qkv_gemm", M, (G->a + 2.0 * G->g) * G->hd / t, G->h, "tp_allgather_attn", ORR_COLL_ALLGATHER);
+    if (G->mla) mla_qkv(G, c, 0);
+    else
+        gemm_tp(G, c, "qkv_gemm", M, (G->a + 2.0 * G->g) * G->hd / t, G->h, "tp_allgather_attn", ORR_COLL_ALLGATHER);
     rotary(G, c, 0); /* Llama-style models (RMSNorm) use rotary embeddings on q and k */
     attention(G, c, 0);
-    gemm_tp(G, c, "proj_gemm", M, G->h, G->a * G->hd / t, "tp_attn_out", g_fwd_kind(G));
+    gemm_tp(G, c, "proj_gemm", M, G->h, G->attn_out / t, "tp_attn_out", g_fwd_kind(G));
     residual(G, c, "bias_dropout_add");
     norm(G, c, "post_attn_norm", 0);
-    gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
-    mlp_act(G, c, 0);
-    gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
+    if (moe_is_moe_layer(G, c->layer)) {
+        moe_mlp(G, c, 0);
+    } else {
+        gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
+        mlp_act(G, c, 0);
+        gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
+    }
     residual(G, c, "bias_dropout_add");
 }
 
@@ -718,16 +758,20 @@ static void layer_bwd(gen *G, const ctx *c)
     double M = gen_tokens(G), t = G->T;
     fp8_casts(G, c, 1);
     residual(G, c, "bias_dropout_add_bwd");
-    /* the g operator's backward: with SP, the output gradient is all-gathered for the dgrad GEMM */
-    gemm_tp(G, c, "fc2_dgrad", M, G->f / t, G->h, "tp_allgather_mlp_grad", ORR_COLL_ALLGATHER);
-    gemm(G, c, "fc2_wgrad", G->f / t, G->h, M);
-    mlp_act(G, c, 1);
-    column_linear_bwd(G, c, "fc1_dgrad", "fc1_wgrad", G->f * (G->gated ? 2.0 : 1.0) / t);
-    if (G->gated) eager_grad_adds(G, c, "w1_w3_input_grad_add", 1);
+    if (moe_is_moe_layer(G, c->layer)) {
+        moe_mlp(G, c, 1);
+    } else {
+        /* the g operator's backward: with SP, the output gradient is all-gathered for the dgrad GEMM */
+        gemm_tp(G, c, "fc2_dgrad", M, G->f / t, G->h, "tp_allgather_mlp_grad", ORR_COLL_ALLGATHER);
+        gemm(G, c, "fc2_wgrad", G->f / t, G->h, M);
+        mlp_act(G, c, 1);
+        column_linear_bwd(G, c, "fc1_dgrad", "fc1_wgrad", G->f * (G->gated ? 2.0 : 1.0) / t);
+        if (G->gated) eager_grad_adds(G, c, "w1_w3_input_grad_add", 1);
+    }
     norm(G, c, "post_attn_norm_bwd", 1);
     residual(G, c, "bias_dropout_add_bwd");
-    gemm_tp(G, c, "proj_dgrad", M, G->a * G->hd / t, G->h, "tp_allgather_attn_grad", ORR_COLL_ALLGATHER);
-    gemm(G, c, "proj_wgrad", G->a * G->hd / t, G->h, M);
+    gemm_tp(G, c, "proj_dgrad", M, G->attn_out / t, G->h, "tp_allgather_attn_grad", ORR_COLL_ALLGATHER);
+    gemm(G, c, "proj_wgrad", G->attn_out / t, G->h, M);
     if (G->s->recompute == ORR_RECOMPUTE_SELECTIVE && G->s->attention == ORR_ATTN_UNFUSED) {
         ctx rc = *c; /* selective recompute re-runs the unfused attention core */
         rc.phase = ORR_PHASE_RECOMPUTE;
@@ -735,7 +779,8 @@ static void layer_bwd(gen *G, const ctx *c)
     }
     attention(G, c, 1);
     rotary(G, c, 1);
-    column_linear_bwd(G, c, "qkv_dgrad", "qkv_wgrad", (G->a + 2.0 * G->g) * G->hd / t);
+    if (G->mla) mla_qkv(G, c, 1);
+    else column_linear_bwd(G, c, "qkv_dgrad", "qkv_wgrad", (G->a + 2.0 * G->g) * G->hd / t);
     eager_grad_adds(G, c, "wq_wk_wv_input_grad_add", 2);
     norm(G, c, "input_norm_bwd", 1);
 }
@@ -883,7 +928,13 @@ static uint32_t chunk_first_layer(const gen *G, uint32_t c) { return G->stage_fi
 static int chunk_has_embedding(const gen *G, uint32_t c) { return G->pp_r == 0 && c == 0; }
 static int chunk_has_head(const gen *G, uint32_t c) { return G->pp_r == G->P - 1 && c == G->V - 1; }
 
-static double layer_params_local(const gen *G) { return orr_model_layer_params(&G->s->model) / G->T; }
+/* Parameters of a layer per rank reduced over the data-parallel group: a dense layer's split by tp, or
+ * an MoE layer's but its routed experts (reduced over the expert-data-parallel group, moe.c). */
+static double layer_params_local(const gen *G, uint32_t layer)
+{
+    if (moe_is_moe_layer(G, layer)) return moe_layer_dense_params_local(G, layer);
+    return orr_model_layer_params(&G->s->model) / G->T;
+}
 /* The GEMM weights among them (QKV, output projection, up and down projections): what fp8 casts. */
 static double layer_linear_params_local(const gen *G)
 {
@@ -900,15 +951,25 @@ static double head_params_local(const gen *G)
     return (own ? G->vocab * G->h / G->T : 0.0) + 2.0 * G->h;
 }
 
-double gen_rank_params(const gen *G)
+double gen_rank_root_params(const gen *G)
 {
     double p = 0;
     for (uint32_t c = 0; c < G->V; c++) {
-        p += chunk_layers(G, c) * layer_params_local(G);
         if (chunk_has_embedding(G, c)) p += embedding_params_local(G);
         if (chunk_has_head(G, c)) p += head_params_local(G);
     }
     return p;
+}
+
+double gen_rank_params(const gen *G)
+{
+    double p = 0;
+    for (uint32_t c = 0; c < G->V; c++) {
+        for (uint32_t l = 0; l < chunk_layers(G, c); l++) p += layer_params_local(G, chunk_first_layer(G, c) + l);
+        if (chunk_has_embedding(G, c)) p += embedding_params_local(G);
+        if (chunk_has_head(G, c)) p += head_params_local(G);
+    }
+    return p + moe_rank_expert_params(G);
 }
 
 /* Buckets of chunk c in the order the backward pass fills them (Megatron DDP: parameters in
@@ -936,7 +997,7 @@ static void build_buckets(gen *G)
                 cur.has_embedding = 1;
             } else {
                 uint32_t layer = first + chunk_layers(G, c) - (uint32_t)e;
-                p = layer_params_local(G);
+                p = layer_params_local(G, layer);
                 cur.first_layer = layer; /* backward order: layers arrive highest first */
             }
             cur.params += p;
@@ -1007,7 +1068,7 @@ static void sac_recompute(gen *G, const ctx *c)
     norm(G, c, "input_norm", 0);
     gemm(G, c, "k_gemm", M, G->g * G->hd / t, G->h);
     rotary(G, c, 0);
-    gemm(G, c, "proj_gemm", M, G->h, G->a * G->hd / t);
+    gemm(G, c, "proj_gemm", M, G->h, G->attn_out / t);
     if (eager(G)) residual(G, c, "residual_add");
     norm(G, c, "post_attn_norm", 0);
     gemm(G, c, "fc_up_gemm", M, G->f / t, G->h);
@@ -1027,7 +1088,7 @@ static uint32_t rank_units(const gen *G) { return G->rank_layers + G->V; }
 
 static double unit_params(const gen *G, uint32_t c, int root)
 {
-    if (!root) return layer_params_local(G);
+    if (!root) return layer_params_local(G, ORR_NO_LAYER); /* sharded recipes: dense models only */
     double p = 0;
     if (chunk_has_embedding(G, c)) p += embedding_params_local(G);
     if (chunk_has_head(G, c)) p += head_params_local(G);
@@ -1076,7 +1137,7 @@ static uint32_t layer_param_elems(const gen *G, double *out, uint32_t *nmats)
         if (mats[i] > 0) out[n++] = mats[i];
     }
     *nmats = n;
-    double rest = layer_params_local(G) - lsum;
+    double rest = layer_params_local(G, ORR_NO_LAYER) - lsum;
     if (rest > 0 && G->s->model.rmsnorm) {
         out[n++] = rest / 2.0;
         out[n++] = rest / 2.0;
@@ -1247,7 +1308,8 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
         gen_mem_op(G, &cx, ORR_OP_ALLOC, S_COMPUTE, "alloc_activations", act_buf(G, c, li, mb),
-                   gen_layer_activation_bytes(G), ORR_MEM_ACT);
+                   gen_layer_activation_bytes(G) - moe_layer_dense_mlp_bytes(G, cx.layer), ORR_MEM_ACT);
+        moe_save_activations(G, &cx, G->moe_buf_base + act_buf(G, c, li, mb));
         if (G->rp->shards_params) {
             G->unit_fwd_ev[unit_id(G, c, 0, li)] = gen_record(G, S_COMPUTE);
             /* the last block is not resharded (its backward comes next) */
@@ -1283,6 +1345,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         unit_wait(G, c, 0, k);
         uint32_t rbuf = UINT32_MAX;
         double rbytes = layer_recompute_bytes(G);
+        if (G->s->recompute == ORR_RECOMPUTE_FULL) rbytes += moe_layer_activation_bytes(G, cx.layer);
         if (rbytes > 0) rbuf = gen_mem_alloc(G, &cx, S_COMPUTE, "recomputed_activations", rbytes, ORR_MEM_ACT);
         if (G->s->recompute == ORR_RECOMPUTE_FULL) {
             ctx rc = cx;
@@ -1300,7 +1363,9 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         gen_mem_free(G, &cx, S_COMPUTE, rbuf);
         gen_mem_op(G, &cx, ORR_OP_FREE, S_COMPUTE, "free_activations", act_buf(G, c, k, mb),
                    gen_layer_activation_bytes(G), ORR_MEM_ACT);
+        moe_free_activations(G, &cx, G->moe_buf_base + act_buf(G, c, k, mb));
         after_bwd_element(G, c, mb, 0, 0, cx.layer);
+        if (mb == G->nmb - 1) moe_expert_grad_reduce(G, &cx);
         unit_after_bwd(G, c, 0, k, mb);
     }
     cx.layer = ORR_NO_LAYER;
@@ -1492,8 +1557,10 @@ static void param_gather_prefetch(gen *G)
 static void optimizer_step(gen *G)
 {
     ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
-    double params = gen_rank_params(G);
-    double local = G->rp->shards_params ? params / G->S : G->dist ? params / G->R : params;
+    double params = gen_rank_params(G), experts = moe_rank_expert_params(G);
+    double local = G->rp->shards_params ? params / G->S
+                 : G->dist                ? (params - experts) / G->R + experts / G->EDP
+                                          : params;
     gen_memop(G, &cx, "grad_norm", ORR_CLS_REDUCTION, local * 4.0, 2.0 * local);
     if (G->T * G->P > 1) gen_coll(G, &cx, S_COMPUTE, "grad_norm_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_OTHER, 4.0);
     if (G->dist && G->R > 1)
@@ -1562,6 +1629,8 @@ static void rank_reset(gen *G)
     G->nbuf += G->nmb;
     G->pp_out_base = G->nbuf;
     G->nbuf += G->nmb;
+    G->moe_buf_base = G->nbuf; /* an MoE layer's own saved tensors, as act_buf numbers them */
+    G->nbuf += G->nmb * G->rank_layers;
     G->head_tmp = UINT32_MAX;
     G->rs_buf_pending = UINT32_MAX;
     if (G->rp->shards_params) {
@@ -1715,6 +1784,8 @@ static int gen_shapes(gen *G, const orr_spec *s, orr_err *err)
     G->S = G->D;
     G->R = G->rp->reduces_over_cp ? G->D * G->C : G->D;
     G->grad_B = s->precision == ORR_FP16 ? 2.0 : 4.0; /* bf16 training reduces in fp32 unless the recipe says */
+    G->attn_out = G->a * G->hd;
+    moe_setup(G);
     G->rp->setup(G);
     if (G->V > 1 && G->nmb % G->P)
         return orr_fail(err, "--vpp %u: the interleaved schedule needs the number of micro-batches (%u) to be a "
@@ -1796,11 +1867,16 @@ static void account(gen *G)
         hw += f * rk->weight;
     }
     G->w->hw_flops = hw;
-    G->w->model_flops = megatron_model_flops(G, G->s->gbs);
+    G->w->model_flops = G->s->model.experts ? moe_model_flops(G, G->s->gbs) : megatron_model_flops(G, G->s->gbs);
     G->w->tokens = (double)G->s->gbs * G->s->seq;
-    snprintf(G->w->flops_convention, sizeof G->w->flops_convention,
-             "Megatron-LM num_floating_point_operations: 3 x forward matmul FLOPs, no recompute, "
-             "full s^2 attention, vocab padded to %u", (unsigned)G->vocab);
+    if (G->s->model.experts)
+        snprintf(G->w->flops_convention, sizeof G->w->flops_convention,
+                 "MoE: 3 x forward matmul FLOPs of the active parameters (top_k routed + shared experts, router), "
+                 "no recompute, full s^2 attention, vocab padded to %u", (unsigned)G->vocab);
+    else
+        snprintf(G->w->flops_convention, sizeof G->w->flops_convention,
+                 "Megatron-LM num_floating_point_operations: 3 x forward matmul FLOPs, no recompute, "
+                 "full s^2 attention, vocab padded to %u", (unsigned)G->vocab);
 }
 
 orr_workload *orr_gen_training(const orr_spec *s, orr_err *err)

@@ -14,7 +14,7 @@
 
 #include "orrery/orrery.h"
 
-enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4 };
+enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4, S_EP = 5 };
 enum { TAG_FWD = 0, TAG_BWD = 1, TAG_CP_FWD = 2, TAG_CP_BWD = 3 };
 
 typedef struct gen gen;
@@ -124,6 +124,14 @@ struct gen {
     /* buckets of the current rank, and per layer which bucket holds it */
     bucket *bk; size_t nbk, capbk;
     orr_map group_ids;            /* group dedup: hash(role, members) -> id */
+    /* mixture of experts and MLA attention (moe.c) */
+    uint32_t EP, ETP, EDP;        /* expert-parallel, expert-tensor-parallel and expert-data-parallel degrees */
+    uint32_t ep_r;                /* the current rank's position in its EP group */
+    uint32_t g_ep, g_etp, g_edp, seq_ep, seq_etp, seq_edp;
+    int mla;                      /* MLA attention */
+    uint32_t moe_buf_base;        /* buffer ids moe_buf_base + act_buf(c, li, mb): an MoE layer's saved tensors */
+    double attn_out;              /* width of the attention output before the TP split: heads x head_dim, or
+                                   * heads x v_head_dim with MLA */
 };
 
 /* ---- building blocks of gen.c that recipes use ---- */
@@ -161,8 +169,10 @@ void gen_model_output_release(gen *G, const ctx *c, uint32_t buf);
 void gen_loss_mem_fwd_eager(gen *G, const ctx *c);
 void gen_loss_mem_bwd_eager(gen *G, const ctx *c);
 void gen_loss_mem_bwd_plain(gen *G, const ctx *c);
-/* Parameters of this rank (all its chunks), before any sharding. */
+/* Parameters of this rank (all its chunks), before any sharding; of which the embedding, final norm
+ * and LM head. */
 double gen_rank_params(const gen *G);
+double gen_rank_root_params(const gen *G);
 /* The rank's parameter tensors in model order, elements per rank before sharding (at most cap);
  * and how many there can be at most. */
 uint32_t gen_param_tensors(const gen *G, double *out, uint32_t cap);
@@ -171,5 +181,51 @@ uint32_t gen_param_tensor_count(const gen *G);
 double gen_layer_activation_bytes(const gen *G);
 /* The persistent parameter and gradient buffers (no gradient buffer when grad is 0), in that order. */
 void gen_persistent_buffers(gen *G, const ctx *cx, double param, double grad);
+/* A GEMM (m x k) x (k x n) on the compute stream; a batched one (batch GEMMs of that shape: a grouped
+ * GEMM's groups); a GEMM with the TP collective that feeds it (kind ALLGATHER, with SP) or consumes it
+ * (the g operator's all-reduce or reduce-scatter). */
+void gen_gemm(gen *G, const ctx *c, const char *name, double m, double n, double k);
+void gen_bgemm(gen *G, const ctx *c, const char *name, double m, double n, double k, double batch);
+void gen_gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n, double k, const char *cname,
+                 orr_coll_kind kind);
+/* The g operator's forward collective: reduce-scatter with SP, else all-reduce. */
+orr_coll_kind gen_g_fwd_kind(const gen *G);
+/* The communicator of the given members (deduplicated by role and members); a collective on it. */
+uint32_t gen_group(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label);
+void gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+                    uint32_t group, uint32_t *seq, double bytes);
+/* Tokens of one micro-batch each rank holds outside the TP regions (split over TP with SP). */
+double gen_local_tokens(const gen *G);
+
+/* ---- mixture of experts and MLA attention (moe.c) ----
+ * gen.c asks: the degrees and widths (moe_setup, from gen_shapes), the EP/ETP/EDP groups of the rank
+ * (moe_groups, from rank_groups), whether a layer is an MoE layer, its MLP (moe_mlp in place of the
+ * dense MLP), its parameters per rank, its saved bytes beyond a dense layer's, the expert gradients'
+ * reduction over the expert-data-parallel group (after the last micro-batch's backward of the
+ * layer), MLA's projections in place of the QKV GEMM, and sliding-window attention. */
+void moe_setup(gen *G);
+void moe_groups(gen *G);
+int moe_is_moe_layer(const gen *G, uint32_t layer);
+void moe_mlp(gen *G, const ctx *c, int backward);
+/* Parameters of layer `layer` per rank reduced over the data-parallel group (all but the routed
+ * experts); the routed experts' parameters per rank of one MoE layer (0 for a dense layer). */
+double moe_layer_dense_params_local(const gen *G, uint32_t layer);
+double moe_layer_expert_params_local(const gen *G, uint32_t layer);
+/* Routed-expert parameters of the current rank over all its layers. */
+double moe_rank_expert_params(const gen *G);
+/* Of what the recipe says a layer keeps for its backward, the dense MLP's part, which an MoE layer
+ * does not keep (0 for a dense layer or under full recomputation); what an MoE layer keeps instead
+ * (the routed tokens' GEMM inputs and outputs, scores, shared experts), allocated after its forward
+ * as buffer buf unless under full recomputation, freed after its backward. */
+double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer);
+double moe_layer_activation_bytes(const gen *G, uint32_t layer);
+void moe_save_activations(gen *G, const ctx *c, uint32_t buf);
+void moe_free_activations(gen *G, const ctx *c, uint32_t buf);
+void moe_expert_grad_reduce(gen *G, const ctx *c);
+void mla_qkv(gen *G, const ctx *c, int backward);
+/* Model FLOPs of an MoE model's iteration (the MFU convention of docs/models.md "MoE"). */
+double moe_model_flops(const gen *G, double gbs);
+/* The fraction of the s x s score blocks a windowed layer computes (0: a full-attention layer). */
+double moe_window_fraction(const gen *G, uint32_t layer);
 
 #endif

@@ -55,6 +55,8 @@ static void loss_mem_fwd(gen *G, const ctx *c)
  * runs in FP8: per layer h q + 2 h kv + q h + (3 or 2) h f, split by tp. */
 static double rank_linear_params(const gen *G)
 {
+    if (G->s->model.experts) /* MoE: every parameter of its layers (the embedding and head stay bf16) */
+        return gen_rank_params(G) - gen_rank_root_params(G);
     double q = G->a * G->hd, kv = G->g * G->hd;
     double per_layer = G->h * q + 2.0 * G->h * kv + q * G->h + (G->gated ? 3.0 : 2.0) * G->h * G->f;
     return G->rank_layers * per_layer / G->T;
@@ -74,7 +76,10 @@ static void persistent_memory(gen *G)
     double param_bytes = pb * P;
     if (orr_dtype_is_narrow(G->dt) && !G->s->fp8_param_gather) param_bytes += 2.0 * rank_linear_params(G);
     gen_persistent_buffers(G, &cx, param_bytes, G->grad_B * P);
-    gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", 12.0 * P / (G->dist ? G->R : 1.0), ORR_MEM_OPTIM);
+    /* MoE: the routed experts' state is sharded over the expert-data-parallel group */
+    double Pe = moe_rank_expert_params(G);
+    double optim = 12.0 * ((P - Pe) / (G->dist ? G->R : 1.0) + Pe / (G->dist ? G->EDP : 1.0));
+    gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
 }
 
 /* DDP reduces in fp32 for bf16 training (accumulate_allreduce_grads_in_fp32 is forced) unless

@@ -214,6 +214,7 @@ static void breakdown_json(orr_buf *b, const orr_breakdown *bd)
     key_num(b, -1, "exposed_comm_total_s", seconds_of(orr_breakdown_comm_ps(bd)), 0);
     key_num(b, -1, "bubble_s", seconds_of(bd->bubble_ps), 0);
     key_num(b, -1, "wait_s", seconds_of(bd->wait_ps), 0);
+    key_num(b, -1, "expert_imbalance_wait_s", seconds_of(bd->ep_wait_ps), 0);
     key_num(b, -1, "idle_s", seconds_of(bd->idle_ps), 0);
     key_num(b, -1, "overlapped_comm_s", seconds_of(bd->overlapped_comm_ps), 1);
     orr_buf_puts(b, " }");

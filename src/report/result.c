@@ -42,6 +42,7 @@ enum {
     ST_COMM_OTHER,
     ST_BUBBLE,
     ST_WAIT,
+    ST_WAIT_EP, /* waiting in an expert-parallel collective: part of wait, also counted on its own */
     ST_COUNT
 };
 #define ST_FIRST_COMM ST_COMM_TP
@@ -138,6 +139,7 @@ static size_t collect_intervals(const orr_rank *rk, const orr_op_time *t, int64_
              * Waiting in any other collective is waiting for stragglers. */
             int cross_stage = op->role == ORR_ROLE_EMB || op->role == ORR_ROLE_OTHER;
             int waiting = op->kind == ORR_OP_COLL && !cross_stage ? ST_WAIT : ST_BUBBLE;
+            if (waiting == ST_WAIT && op->role == ORR_ROLE_EP) waiting = ST_WAIT_EP;
             n = push_interval(ev, n, waiting, t[i].ready_ps, t[i].start_ps, end_ps);
             n = push_interval(ev, n, comm_state_of_role(op->role), t[i].start_ps, t[i].end_ps,
                               end_ps);
@@ -159,8 +161,9 @@ static void attribute_segment(orr_breakdown *b, const int64_t active[ST_COUNT], 
         b->comm_ps[role_of_comm_state(st)] += len_ps;
     } else if (st == ST_BUBBLE) {
         b->bubble_ps += len_ps;
-    } else if (st == ST_WAIT) {
+    } else if (st == ST_WAIT || st == ST_WAIT_EP) {
         b->wait_ps += len_ps;
+        if (st == ST_WAIT_EP) b->ep_wait_ps += len_ps;
     } else {
         b->idle_ps += len_ps;
     }
@@ -221,11 +224,12 @@ static void mean_breakdown(const orr_workload *w, const orr_breakdown *ranks, in
 {
     memset(mean, 0, sizeof *mean);
     mean->total_ps = total_ps;
-    double weight_sum = 0, sum[NPARTS] = {0}, overlapped_sum = 0;
+    double weight_sum = 0, sum[NPARTS] = {0}, overlapped_sum = 0, ep_wait_sum = 0;
     for (size_t i = 0; i < w->nranks; i++) {
         double wt = w->ranks[i].weight;
         for (int k = 0; k < NPARTS; k++) sum[k] += wt * (double)breakdown_part_value(&ranks[i], k);
         overlapped_sum += wt * (double)ranks[i].overlapped_comm_ps;
+        ep_wait_sum += wt * (double)ranks[i].ep_wait_ps;
         weight_sum += wt;
     }
     if (weight_sum <= 0) {
@@ -242,6 +246,8 @@ static void mean_breakdown(const orr_workload *w, const orr_breakdown *ranks, in
     }
     *breakdown_part(mean, largest) += total_ps - assigned;
     mean->overlapped_comm_ps = llround(overlapped_sum / weight_sum);
+    mean->ep_wait_ps = llround(ep_wait_sum / weight_sum);
+    if (mean->ep_wait_ps > mean->wait_ps) mean->ep_wait_ps = mean->wait_ps;
 }
 
 /* ---- critical path ---- */

@@ -82,6 +82,7 @@ static void mean_text(const orr_result *r, orr_buf *out)
             part_line(out, roles[i].name, b->comm_ps[roles[i].role], T);
     part_line(out, "pipeline bubble", b->bubble_ps, T);
     part_line(out, "wait for stragglers", b->wait_ps, T);
+    if (b->ep_wait_ps) part_line(out, "  of which expert imbalance wait", b->ep_wait_ps, T);
     part_line(out, "idle (host-bound or drained)", b->idle_ps, T);
     part_line(out, "total", T, T);
     part_line(out, "communication hidden under compute", b->overlapped_comm_ps, T);

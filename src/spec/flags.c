@@ -25,6 +25,7 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
+    F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
     F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED,
     F_VARIABILITY, F_VARIABILITY_SEED
 } flag_id;
@@ -88,6 +89,8 @@ static const flag_def flags[] = {
     {"--zero", F_ZERO, "0, 1, 2 or 3", "0", "DeepSpeed ZeRO stage over DP", P},
     {"--reshard-after-forward", F_RESHARD, NULL, "on (off with pp > 1)", "FSDP: free unsharded parameters after forward", P},
     {"--no-reshard-after-forward", F_NO_RESHARD, NULL, NULL, "FSDP: keep unsharded parameters until backward", P},
+    {"--ep", F_EP, COUNT, "1", "expert-parallel degree (MoE models): the experts split over ep ranks", P},
+    {"--etp", F_ETP, COUNT, "1", "expert-tensor-parallel degree (MoE models): each expert split over etp ranks", P},
     {"--fp8-allgather", F_FP8_AG, NULL, "off", "FSDP: all-gather linear weights in float8 (--precision fp8)", P},
     /* training */
     {"--mbs", F_MBS, COUNT, "1", "micro-batch size, sequences", P},
@@ -102,6 +105,14 @@ static const flag_def flags[] = {
     {"--grad-reduce-in-bf16", F_GRAD_BF16, NULL, "off (fp32)", "megatron: gradient buffer and reduction in bf16", P},
     {"--fp8-param-gather", F_FP8_PARAM, NULL, "off",
      "megatron: linear weights kept and all-gathered in FP8 (--precision fp8 --dist-opt)", P},
+    {"--moe-dispatcher", F_MOE_DISPATCHER, "alltoall, allgather or deepep", "alltoall",
+     "MoE token dispatcher: all-to-all with permute kernels, all-gather, or DeepEP's fused one", P},
+    {"--moe-capacity-factor", F_MOE_CAPACITY, "a number above 0 up to 1000", "none (dropless)",
+     "MoE: tokens an expert takes at most, x its balanced share (the rest are dropped)", P},
+    {"--moe-imbalance", F_MOE_IMBALANCE, "balanced, a number from 1 up to ep, or a CSV file of per-rank tokens",
+     "balanced", "MoE: tokens the most loaded expert-parallel rank receives, x the average (or each rank's)", P},
+    {"--moe-shared-expert-overlap", F_MOE_SHARED_OVERLAP, NULL, "off",
+     "MoE: shared experts computed while the dispatch and combine all-to-alls are in flight", P},
     {"--attention", F_ATTENTION, "flash or unfused", "flash", "attention kernels", P},
     {"--compile", F_COMPILE, NULL, "off", "torch.compile's fused kernels and saved tensors", P},
     {"--no-compile", F_NO_COMPILE, NULL, NULL, "eager PyTorch", P},
@@ -329,6 +340,25 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         return 0;
     case F_TRACE: return copy_path(f, val, s->trace_path, sizeof s->trace_path, err);
     case F_CP: return parse_count(f, val, &s->cp, err);
+    case F_EP: return parse_count(f, val, &s->ep, err);
+    case F_MOE_SHARED_OVERLAP: s->moe_shared_expert_overlap = 1; return 0;
+    case F_ETP: return parse_count(f, val, &s->etp, err);
+    case F_MOE_DISPATCHER:
+        for (int k = ORR_MOE_ALLTOALL; k <= ORR_MOE_DEEPEP; k++)
+            if (strcasecmp(val, orr_moe_dispatcher_name((orr_moe_dispatcher)k)) == 0)
+                return s->moe_dispatcher = (orr_moe_dispatcher)k, 0;
+        return bad_value(f, val, err);
+    case F_MOE_CAPACITY:
+        if (orr_parse_num(val, &d) || !(d > 0) || d > 1000) return bad_value(f, val, err);
+        s->moe_capacity_factor = d;
+        return 0;
+    case F_MOE_IMBALANCE:
+        s->moe_load_file[0] = 0;
+        if (strcasecmp(val, "balanced") == 0) d = 1.0;
+        else if (orr_parse_num(val, &d)) return copy_path(f, val, s->moe_load_file, sizeof s->moe_load_file, err);
+        else if (!(d >= 1) || d > 1e6) return bad_value(f, val, err);
+        s->moe_imbalance = d;
+        return 0;
     case F_FSDP: return parse_count(f, val, &s->fsdp, err);
     case F_ZERO: {
         uint64_t z;

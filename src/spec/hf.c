@@ -26,7 +26,9 @@
 
 /* ---- Architectures ---- */
 
-typedef enum hf_family { HF_LLAMA, HF_MISTRAL, HF_QWEN2, HF_QWEN3, HF_GEMMA2, HF_GEMMA3, HF_GPT2, HF_NEOX } hf_family;
+typedef enum hf_family {
+    HF_LLAMA, HF_MISTRAL, HF_QWEN2, HF_QWEN3, HF_GEMMA2, HF_GEMMA3, HF_GPT2, HF_NEOX, HF_MIXTRAL, HF_QWEN3_MOE
+} hf_family;
 
 /* One supported architecture and the defaults of its configuration class for absent keys. */
 typedef struct hf_arch {
@@ -41,7 +43,8 @@ typedef struct hf_arch {
 } hf_arch;
 
 /* Defaults from transformers' LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config, Gemma2Config,
- * Gemma3TextConfig, GPT2Config (ffn 0: n_inner=None, 4 * n_embd) and GPTNeoXConfig. */
+ * Gemma3TextConfig, GPT2Config (ffn 0: n_inner=None, 4 * n_embd), GPTNeoXConfig, MixtralConfig and
+ * Qwen3MoeConfig (their MoE keys' defaults in read_moe). */
 static const hf_arch archs[] = {
     {"LlamaForCausalLM", "llama", HF_LLAMA, 32000, 4096, 11008, 32, 32, 0, 0, 0, 0},
     {"MistralForCausalLM", "mistral", HF_MISTRAL, 32000, 4096, 14336, 32, 32, 8, 0, 0, 4096},
@@ -51,15 +54,19 @@ static const hf_arch archs[] = {
     {"Gemma3ForCausalLM", "gemma3_text", HF_GEMMA3, 262208, 2304, 9216, 26, 8, 4, 256, 1, 4096},
     {"GPT2LMHeadModel", "gpt2", HF_GPT2, 50257, 768, 0, 12, 12, 0, 0, 1, 0},
     {"GPTNeoXForCausalLM", "gpt_neox", HF_NEOX, 50432, 6144, 24576, 44, 64, 0, 0, 0, 0},
+    {"MixtralForCausalLM", "mixtral", HF_MIXTRAL, 32000, 4096, 14336, 32, 32, 8, 0, 0, 0},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", HF_QWEN3_MOE, 151936, 2048, 6144, 24, 32, 4, 0, 0, 4096},
 };
 #define NARCHS (sizeof archs / sizeof archs[0])
 
-/* Mixture-of-Experts architectures and model types: refused until MoE is modelled. */
+/* Mixture-of-Experts architectures and model types without a reader (Mixtral and Qwen3-MoE have one):
+ * refused by name; their models are in the catalog where Orrery has them (deepseek-v3, gpt-oss-*,
+ * llama4-scout, ...). */
 static const char *const moe_names[] = {
-    "MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV2ForCausalLM",
+    "Qwen2MoeForCausalLM", "DeepseekV2ForCausalLM",
     "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Llama4ForConditionalGeneration", "Llama4ForCausalLM",
     "PhimoeForCausalLM", "OlmoeForCausalLM", "DbrxForCausalLM", "GraniteMoeForCausalLM", "JambaForCausalLM",
-    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4", "llama4_text",
+    "qwen2_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4", "llama4_text",
     "phimoe", "olmoe", "dbrx", "granitemoe", "jamba", NULL,
 };
 
@@ -86,7 +93,10 @@ static const char *const ignored[] = {
     "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size",
     "bad_words_ids", "num_return_sequences", "diversity_penalty", "forced_bos_token_id",
     "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty",
-    "suppress_tokens", "begin_suppress_tokens", "output_scores", "return_dict_in_generate", NULL,
+    "suppress_tokens", "begin_suppress_tokens", "output_scores", "return_dict_in_generate",
+    /* MoE router numerics and outputs (Mixtral, Qwen3-MoE): the aux-loss weight, jitter, whether the
+     * top-k scores are renormalised, whether router logits are returned */
+    "router_aux_loss_coef", "router_jitter_noise", "norm_topk_prob", "output_router_logits", NULL,
 };
 
 /* Keys refused unless absent, null, false or 0: what they would change orr_model cannot express. */
@@ -95,10 +105,10 @@ static const struct { const char *key, *why; } refused[] = {
                             "--precision, not quantized (QLoRA-style) training"},
     {"is_encoder_decoder", "encoder-decoder models are not modelled"},
     {"add_cross_attention", "cross-attention layers are not modelled"},
-    {"num_local_experts", "a Mixture-of-Experts model; Orrery does not model MoE yet"},
-    {"num_experts", "a Mixture-of-Experts model; Orrery does not model MoE yet"},
-    {"n_routed_experts", "a Mixture-of-Experts model; Orrery does not model MoE yet"},
-    {"num_experts_per_tok", "a Mixture-of-Experts model; Orrery does not model MoE yet"},
+    {"num_local_experts", "a Mixture-of-Experts key this architecture's reader does not take (MoE readers: Mixtral, Qwen3-MoE)"},
+    {"num_experts", "a Mixture-of-Experts key this architecture's reader does not take (MoE readers: Mixtral, Qwen3-MoE)"},
+    {"n_routed_experts", "a Mixture-of-Experts key this architecture's reader does not take (MoE readers: Mixtral, Qwen3-MoE)"},
+    {"num_experts_per_tok", "a Mixture-of-Experts key this architecture's reader does not take (MoE readers: Mixtral, Qwen3-MoE)"},
     {"text_config", "a multimodal model; give its text model's config on its own"},
     {"vision_config", "a multimodal model; the vision tower is not modelled"},
 };
@@ -227,7 +237,7 @@ static int read_window(hf_ctx *c, const hf_arch *a, uint32_t layers, uint32_t *w
     uint32_t span, max_window_layers;
     int slides = 1, use_sw;
     if (get_u32(c, "sliding_window", 1, a->window, 1, &span)) return -1;
-    if (a->fam == HF_QWEN2 || a->fam == HF_QWEN3) {
+    if (a->fam == HF_QWEN2 || a->fam == HF_QWEN3 || a->fam == HF_QWEN3_MOE) {
         /* Qwen2/3 slide only with use_sliding_window, on the layers from max_window_layers on */
         if (get_bool(c, "use_sliding_window", 0, &use_sw) ||
             get_u32(c, "max_window_layers", 0, 28, 0, &max_window_layers))
@@ -287,6 +297,37 @@ static int read_llama_like(hf_ctx *c, const hf_arch *a, orr_model *m)
      * bias on Q, K and V only is left out (q + 2 kv values a layer: 0.002% of Qwen2-7B). */
     m->bias = attn_bias || mlp_bias;
     return check_shape(c, m, "hidden_size", "num_attention_heads");
+}
+
+/* The MoE keys of Mixtral (num_local_experts 8, num_experts_per_tok 2, every layer MoE with experts of
+ * intermediate_size) and Qwen3-MoE (num_experts 128, num_experts_per_tok 8, experts of
+ * moe_intermediate_size 768, an MoE layer every decoder_sparse_step-th layer, the dense ones listed in
+ * mlp_only_layers); Orrery takes a step of 1 and dense layers that are the first ones. */
+static int read_moe(hf_ctx *c, const hf_arch *a, orr_model *m)
+{
+    if (a->fam == HF_MIXTRAL) {
+        m->expert_ffn = m->ffn;
+        return get_u32(c, "num_local_experts", 1, 8, 0, &m->experts) ||
+               get_u32(c, "num_experts_per_tok", 1, 2, 0, &m->top_k);
+    }
+    uint32_t step;
+    if (get_u32(c, "num_experts", 1, 128, 0, &m->experts) || get_u32(c, "num_experts_per_tok", 1, 8, 0, &m->top_k) ||
+        get_u32(c, "moe_intermediate_size", 1, 768, 0, &m->expert_ffn) ||
+        get_u32(c, "decoder_sparse_step", 1, 1, 0, &step))
+        return -1;
+    if (step != 1)
+        return orr_fail(c->err, "%s: decoder_sparse_step: %u is not modelled (an MoE layer every step-th from layer "
+                                "step-1); only 1, every layer", c->file, step);
+    json_t *dense = take(c, "mlp_only_layers");
+    if (dense && !json_is_null(dense)) {
+        if (!json_is_array(dense)) return bad_key(c, "mlp_only_layers", dense, "a list of layer indices");
+        for (size_t i = 0; i < json_array_size(dense); i++)
+            if (!json_is_integer(json_array_get(dense, i)) || json_integer_value(json_array_get(dense, i)) != (json_int_t)i)
+                return orr_fail(c->err, "%s: mlp_only_layers: only the first layers (0, 1, ...) can be dense in "
+                                        "Orrery (dense_layers)", c->file);
+        m->dense_layers = (uint32_t)json_array_size(dense);
+    }
+    return 0;
 }
 
 /* GPT-2: LayerNorm, two-matrix GeLU MLP of n_inner (None: 4 * n_embd), biases, tied head, learned
@@ -391,8 +432,9 @@ static int find_arch(hf_ctx *c, const hf_arch **out)
                         c->file);
     const char *name = arch ? arch : type;
     if (in_list(name, moe_names) || (type && in_list(type, moe_names)))
-        return orr_fail(c->err, "%s: architecture %s is a Mixture-of-Experts model; Orrery does not model MoE yet",
-                        c->file, name); /* a name from the list: printable */
+        return orr_fail(c->err, "%s: architecture %s is a Mixture-of-Experts model without a config.json reader "
+                                "(readers: MixtralForCausalLM, Qwen3MoeForCausalLM; `orrery list models` has the "
+                                "catalog's MoE models)", c->file, name); /* a name from the list: printable */
     if (strcmp(name, "Gemma3ForConditionalGeneration") == 0 || strcmp(name, "gemma3") == 0)
         return orr_fail(c->err, "%s: architecture %s is a vision-language model (a vision tower in front of the text "
                                 "model), which Orrery does not model; for the text model alone, write its text_config "
@@ -449,6 +491,11 @@ static int from_json(hf_ctx *c, orr_model *m)
     memset(&tmp, 0, sizeof tmp);
     int rc = a->fam == HF_GPT2 ? read_gpt2(c, a, &tmp) : a->fam == HF_NEOX ? read_neox(c, a, &tmp)
                                                                              : read_llama_like(c, a, &tmp);
+    if (!rc && (a->fam == HF_MIXTRAL || a->fam == HF_QWEN3_MOE)) {
+        orr_err e;
+        rc = read_moe(c, a, &tmp);
+        if (!rc && orr_model_check(&tmp, NULL, &e)) rc = orr_fail(c->err, "%s: %s", c->file, e.msg);
+    }
     if (rc || get_dropout(c, &tmp) || check_rest(c)) return -1;
     model_name(c, tmp.name, sizeof tmp.name);
     tmp.seq = 0; /* max_position_embeddings is the longest context, not the training sequence */

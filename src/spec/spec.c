@@ -10,6 +10,7 @@
  */
 #include "orrery/spec.h"
 
+#include "orrery/csv.h"
 #include "spec/yaml.h"
 
 #include <stdarg.h>
@@ -41,6 +42,9 @@ void orr_spec_init(orr_spec *s)
     s->packet_payload_bytes = ORR_NET_PACKET_PAYLOAD_DEFAULT;
     orr_topo_spec_default(&s->topo, NULL);
     s->cp = 1;
+    s->ep = 1;
+    s->etp = 1;
+    s->moe_imbalance = 1.0;
     s->reshard_after_forward = -1; /* not given: orr_spec_reshard_after_forward */
     s->caching_allocator = 1;
     s->compile_loss = -1; /* not given: orr_spec_compile_loss */
@@ -71,6 +75,10 @@ int orr_spec_reshard_after_forward(const orr_spec *s)
 int orr_spec_compile_loss(const orr_spec *s) { return s->compile_loss >= 0 ? s->compile_loss : s->compile; }
 
 const char *orr_attention_name(orr_attention a) { return a == ORR_ATTN_UNFUSED ? "unfused" : "flash"; }
+const char *orr_moe_dispatcher_name(orr_moe_dispatcher d)
+{
+    return d == ORR_MOE_ALLGATHER ? "allgather" : d == ORR_MOE_DEEPEP ? "deepep" : "alltoall";
+}
 
 const char *orr_recompute_name(orr_recompute r)
 {
@@ -104,7 +112,7 @@ int orr_framework_parse(const char *name, orr_framework *out)
 static const orr_yfield parallel_fields[] = {
     SF("tp", ORR_YF_U32, tp), SF("pp", ORR_YF_U32, pp), SF("dp", ORR_YF_U32, dp), SF("vpp", ORR_YF_U32, vpp),
     SF("sp", ORR_YF_BOOL, sp), SF("dist_opt", ORR_YF_BOOL, dist_opt), SF("cp", ORR_YF_U32, cp),
-    SF("fsdp", ORR_YF_U32, fsdp),
+    SF("fsdp", ORR_YF_U32, fsdp), SF("ep", ORR_YF_U32, ep), SF("etp", ORR_YF_U32, etp),
     {.key = "zero", .type = ORR_YF_U32, .offset = offsetof(orr_spec, zero), .min = 0, .max = 3},
     SF("reshard_after_forward", ORR_YF_BOOL, reshard_after_forward), SF("fp8_allgather", ORR_YF_BOOL, fp8_allgather),
     SF("decoder_first_pipeline_num_layers", ORR_YF_U32, pp_first_layers),
@@ -119,7 +127,8 @@ static const orr_yfield training_fields[] = {
 /* training: keys that are enums, read by hand in apply_section */
 static const char *const training_enums[] = {"recompute", "precision", NULL};
 /* options: keys that are enums */
-static const char *const options_enums[] = {"attention", NULL};
+static const char *const options_enums[] = {"attention", "moe_dispatcher", NULL};
+static const char *const dispatcher_names[] = {"alltoall", "allgather", "deepep"};
 
 static const orr_yfield options_fields[] = {
     SF("overlap_grad_reduce", ORR_YF_BOOL, overlap_grad_reduce),
@@ -131,6 +140,13 @@ static const orr_yfield options_fields[] = {
     SF("compile", ORR_YF_BOOL, compile),
     SF("compile_loss", ORR_YF_BOOL, compile_loss),
     SF("caching_allocator", ORR_YF_BOOL, caching_allocator),
+    SF("moe_shared_expert_overlap", ORR_YF_BOOL, moe_shared_expert_overlap),
+    {.key = "moe_capacity_factor", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_capacity_factor),
+     .scale = 1, .min = 0, .max = 1000, .open_min = 1},
+    {.key = "moe_imbalance", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_imbalance), .scale = 1,
+     .min = 1, .max = 1e6},
+    {.key = "moe_imbalance_file", .type = ORR_YF_STR, .offset = offsetof(orr_spec, moe_load_file),
+     .size = sizeof(((orr_spec *)0)->moe_load_file)},
     {.key = "mem_capacity_gib", .type = ORR_YF_U64, .offset = offsetof(orr_spec, mem_capacity_bytes),
      .scale = 1073741824.0, .min = 0.001, .max = 1e6},
     /* 0 = Megatron's default, derived in resolve */
@@ -195,6 +211,9 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         } else if (strcmp(c->key, "attention") == 0) {
             if (orr_y_choice(c, attention_names, 2, &idx, err)) return -1;
             s->attention = (orr_attention)idx;
+        } else if (strcmp(c->key, "moe_dispatcher") == 0) {
+            if (orr_y_choice(c, dispatcher_names, 3, &idx, err)) return -1;
+            s->moe_dispatcher = (orr_moe_dispatcher)idx;
         } else if (strcmp(c->key, "backend") == 0) {
             static const char *const nets[] = {"analytic", "flow", "packet"};
             if (orr_y_choice(c, nets, 3, &idx, err)) return -1;
@@ -699,6 +718,90 @@ static int resolve_parallel(orr_spec *s, orr_err *err)
     return 0;
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* --moe-imbalance FILE: a CSV with a `tokens` column, one row per EP rank, positive numbers; kept
+ * relative to their mean, most loaded first. */
+static int resolve_moe_loads(orr_spec *s, orr_err *err)
+{
+    s->nmoe_loads = 0;
+    if (!s->moe_load_file[0]) return 0;
+    orr_csv t;
+    if (orr_csv_load(&t, s->moe_load_file, err)) return -1;
+    int rc = 0, col = orr_csv_col(&t, "tokens");
+    uint32_t n = t.nrows > 0 ? (uint32_t)t.nrows - 1 : 0;
+    if (col < 0) rc = orr_fail(err, "--moe-imbalance %s: no column `tokens` (expected a CSV with a header row "
+                                    "`tokens` and one row per expert-parallel rank)", s->moe_load_file);
+    else if (n != s->ep || n > ORR_MOE_LOADS_MAX)
+        rc = orr_fail(err, "--moe-imbalance %s: %u rows of tokens, expected one per expert-parallel rank (--ep %u, at "
+                           "most %d)", s->moe_load_file, n, s->ep, ORR_MOE_LOADS_MAX);
+    double sum = 0;
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        const char *cell = t.rows[i + 1][col];
+        double v;
+        if (orr_parse_num(cell, &v) || !(v > 0) || v > 1e15)
+            rc = orr_fail(err, "--moe-imbalance %s: row %u: tokens must be a positive number, got \"%.20s\"",
+                          s->moe_load_file, i + 2, cell);
+        else s->moe_loads[i] = v, sum += v;
+    }
+    orr_csv_free(&t);
+    if (rc) return -1;
+    for (uint32_t i = 0; i < n; i++) s->moe_loads[i] *= n / sum;
+    qsort(s->moe_loads, n, sizeof s->moe_loads[0], cmp_desc);
+    s->nmoe_loads = n;
+    s->moe_imbalance = s->moe_loads[0];
+    return 0;
+}
+
+/* Mixture of experts: Megatron-Core's parallel folding (the expert layout etp x ep x edp over the
+ * tp x cp x dp GPUs of each pipeline stage) and its argument checks. */
+static int resolve_moe(orr_spec *s, orr_err *err)
+{
+    const orr_model *m = &s->model;
+    uint64_t stage = (uint64_t)s->tp * s->cp * s->dp, ex = (uint64_t)s->ep * s->etp;
+    s->edp = 0;
+    if (!m->experts) {
+        if (ex > 1)
+            return orr_fail(err, "--ep %u --etp %u (parallel.ep, parallel.etp): model %s has no experts (expert "
+                                 "parallelism needs an MoE model)", s->ep, s->etp, m->name);
+        if (s->moe_imbalance > 1 || s->moe_capacity_factor > 0 || s->moe_load_file[0])
+            return orr_fail(err, "--moe-imbalance/--moe-capacity-factor (options.moe_*): model %s has no experts",
+                            m->name);
+        return 0;
+    }
+    if (s->framework != ORR_FW_MEGATRON)
+        return orr_fail(err, "model %s: mixture-of-experts models are modelled with --framework megatron only (%s's "
+                             "expert parallelism is not modelled yet)", m->name, orr_framework_name(s->framework));
+    if (stage % ex)
+        return orr_fail(err, "--ep %u --etp %u (parallel.ep, parallel.etp): ep*etp (%llu) must divide the GPUs of a "
+                             "pipeline stage, tp*cp*dp = %u*%u*%u = %llu (Megatron-Core folds the experts' etp x ep x "
+                             "edp over them)", s->ep, s->etp, (unsigned long long)ex, s->tp, s->cp, s->dp,
+                        (unsigned long long)stage);
+    if (m->experts % s->ep)
+        return orr_fail(err, "--ep %u (parallel.ep): the model's experts (%u) must be divisible by ep", s->ep, m->experts);
+    if (m->expert_ffn % s->etp)
+        return orr_fail(err, "--etp %u (parallel.etp): the model's expert_ffn (%u) must be divisible by etp", s->etp,
+                        m->expert_ffn);
+    if (m->shared_expert_ffn % s->tp)
+        return orr_fail(err, "--tp %u (parallel.tp): the model's shared_expert_ffn (%u) must be divisible by tp", s->tp,
+                        m->shared_expert_ffn);
+    if (s->tp > 1 && !s->sp)
+        return orr_fail(err, "--tp %u (parallel.tp): an MoE model with tensor parallelism needs --sp (Megatron-Core "
+                             "requires sequence parallelism for MoE with tp > 1)", s->tp);
+    if (resolve_moe_loads(s, err)) return -1;
+    if (s->moe_imbalance > s->ep)
+        return orr_fail(err, "--moe-imbalance %g (options.moe_imbalance): the most loaded of %u expert-parallel ranks "
+                             "can receive at most %u x the average (all the tokens)", s->moe_imbalance, s->ep, s->ep);
+    if (m->attn_kind == ORR_ATTN_KIND_MLA && s->cp > 1)
+        return orr_fail(err, "--cp %u (parallel.cp): context parallelism with MLA attention is not modelled", s->cp);
+    s->edp = (uint32_t)(stage / ex);
+    return 0;
+}
+
 /* Sharding recipes (FSDP2, ZeRO; which framework owns them is resolve_framework's) and context
  * parallelism. */
 static int resolve_sharding(orr_spec *s, orr_err *err)
@@ -774,7 +877,7 @@ int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
     if (s->njobs) return resolve_jobs(s, err);
     if (resolve_framework(s, err) || resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) ||
-        resolve_sharding(s, err))
+        resolve_sharding(s, err) || resolve_moe(s, err))
         return -1;
     if (check_precision(s, err)) return -1;
     if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)

@@ -1,0 +1,503 @@
+/*
+ * moe.c - mixture-of-experts layers and MLA attention for the training generator (gen.h), as
+ * Megatron-Core runs them (megatron/core/transformer/moe/, multi_latent_attention.py).
+ *
+ * Layout ("MoE parallel folding", Megatron-Core >= 0.10): within a pipeline stage the tp x cp x dp
+ * GPUs (local index tp + T (cp + C dp)) are also laid out for the experts as etp x ep x edp, etp
+ * fastest: local index etp + ETP (ep + EP edp). The EP group exchanges tokens; the ETP group splits
+ * each expert's GEMMs; the EDP group (same etp and ep position) holds the same experts and reduces
+ * their gradients, as the data-parallel group does for the other parameters.
+ *
+ * An MoE layer's MLP, per micro-batch on one rank, forward (backward in reverse):
+ *   router GEMM (tokens x hidden -> experts), top-k with softmax/sigmoid scores and the aux loss;
+ *   dispatch: alltoall = permute the top-k copies by destination, an all-to-all of the token counts
+ *   (host-synchronising: the grouped GEMM's sizes come back to the host), the all-to-all of the
+ *   tokens, a sort by local expert; allgather = an all-gather of the EP group's tokens (and a
+ *   reduce-scatter back); deepep = one fused dispatch that sends a token once to each rank holding one
+ *   of its experts, with the permutation fused; with etp > 1 the received tokens are all-gathered over
+ *   the ETP group and the output reduce-scattered;
+ *   grouped GEMMs over the rank's experts (a batched GEMM of m = tokens per local expert, so tile and
+ *   wave quantisation and the weight traffic make small groups inefficient, roofline.c), the
+ *   activation, the combine (the mirror of the dispatch) and the unpermute weighted by the scores;
+ *   shared experts as a dense MLP of shared_experts x shared_expert_ffn with its TP collectives.
+ * Load imbalance (--moe-imbalance x): the EP rank at position 0 receives x times the average of
+ * routed tokens, the others share the rest evenly; a capacity factor caps what any rank processes at
+ * factor x its balanced share (tokens beyond it are dropped). Only the expert computation follows
+ * the rank's own load; the all-to-all moves the balanced volume. Since the combine is a collective,
+ * the ranks with fewer tokens wait for the most loaded one: the slowest expert rank sets the pace
+ * (with symmetry the simulated rank is the most loaded one, position 0).
+ */
+#include "models/gen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const orr_model *model(const gen *G) { return &G->s->model; }
+
+int moe_is_moe_layer(const gen *G, uint32_t layer)
+{
+    return layer < G->L && orr_model_layer_is_moe(model(G), layer);
+}
+
+void moe_setup(gen *G)
+{
+    const orr_model *m = model(G);
+    G->EP = G->s->ep ? G->s->ep : 1;
+    G->ETP = G->s->etp ? G->s->etp : 1;
+    G->EDP = G->s->edp ? G->s->edp : G->T * G->C * G->D / (G->EP * G->ETP);
+    if (G->EDP == 0) G->EDP = 1;
+    G->mla = m->attn_kind == ORR_ATTN_KIND_MLA;
+    if (G->mla) {
+        /* flash attention's work: QK^T over qk_nope + qk_rope, PV over v_head_dim; their mean as the
+         * head dimension gives its FLOPs exactly */
+        G->hd = (m->qk_nope_dim + m->qk_rope_dim + m->v_head_dim) / 2.0;
+        G->g = G->a;
+        G->attn_out = G->a * m->v_head_dim;
+    }
+}
+
+/* ---- the EP, ETP and EDP groups ---- */
+
+static uint32_t stage_local_index(const gen *G) { return G->tp_r + G->T * (G->cp_r + G->C * G->dp_r); }
+static uint32_t stage_rank(const gen *G, uint32_t local) { return local + G->T * G->C * G->D * G->pp_r; }
+
+void moe_groups(gen *G)
+{
+    G->seq_ep = G->seq_etp = G->seq_edp = 0;
+    G->ep_r = 0;
+    if (!model(G)->experts) return;
+    uint32_t L = stage_local_index(G), etp = L % G->ETP, ep = (L / G->ETP) % G->EP, edp = L / (G->ETP * G->EP);
+    G->ep_r = ep;
+    uint32_t n = G->EP > G->ETP ? G->EP : G->ETP;
+    if (G->EDP > n) n = G->EDP;
+    uint32_t *m = orr_xmalloc(n * sizeof *m);
+    char label[32];
+    for (uint32_t e = 0; e < G->EP; e++) m[e] = stage_rank(G, etp + G->ETP * (e + G->EP * edp));
+    snprintf(label, sizeof label, "ep(pp%u,g%u)", G->pp_r, etp + G->ETP * edp);
+    G->g_ep = gen_group(G, ORR_ROLE_EP, m, G->EP, label);
+    for (uint32_t t = 0; t < G->ETP; t++) m[t] = stage_rank(G, t + G->ETP * (ep + G->EP * edp));
+    snprintf(label, sizeof label, "etp(pp%u,g%u)", G->pp_r, ep + G->EP * edp);
+    G->g_etp = gen_group(G, ORR_ROLE_EP, m, G->ETP, label);
+    for (uint32_t d = 0; d < G->EDP; d++) m[d] = stage_rank(G, etp + G->ETP * (ep + G->EP * d));
+    snprintf(label, sizeof label, "edp(pp%u,g%u)", G->pp_r, etp + G->ETP * ep);
+    G->g_edp = gen_group(G, ORR_ROLE_DP, m, G->EDP, label);
+    free(m);
+}
+
+/* ---- token counts ---- */
+
+/* Routed copies (tokens x top_k) this rank sends per micro-batch. */
+static double routed_sent(const gen *G) { return gen_local_tokens(G) * model(G)->top_k; }
+
+/* Routed copies this rank's experts receive: its share of the load (--moe-imbalance), capped by the
+ * capacity factor. */
+static double routed_received(const gen *G)
+{
+    double avg = routed_sent(G), x = G->s->moe_imbalance > 1 ? G->s->moe_imbalance : 1.0;
+    double load = G->s->nmoe_loads == G->EP ? G->s->moe_loads[G->ep_r]
+                : G->EP <= 1                  ? 1.0
+                : G->ep_r == 0                ? x
+                                              : (G->EP - x) / (G->EP - 1.0);
+    double recv = avg * load;
+    double cf = G->s->moe_capacity_factor;
+    if (cf > 0 && recv > cf * avg) recv = cf * avg;
+    return recv;
+}
+
+/* Bytes of one routed copy of a token's hidden state. */
+static double token_bytes(const gen *G) { return G->h * G->act_B; }
+
+/* Tokens each of the rank's experts computes (over its ETP group's gathered tokens). */
+static double local_experts(const gen *G) { return (double)model(G)->experts / G->EP; }
+static double tokens_per_expert(const gen *G) { return routed_received(G) * G->ETP / local_experts(G); }
+
+/* The expected number of `parts` (ranks, nodes) holding at least one of a token's top_k experts,
+ * for top_k of E experts chosen uniformly without repetition, E/parts on each part:
+ * parts (1 - C(E - E/parts, k) / C(E, k)). */
+static double parts_per_token(const gen *G, double parts)
+{
+    const orr_model *m = model(G);
+    double E = m->experts, per = E / parts, k = m->top_k, p_none = 1.0;
+    for (double i = 0; i < k; i++) p_none *= (E - per - i) / (E - i);
+    if (p_none < 0) p_none = 0;
+    return parts * (1.0 - p_none);
+}
+
+/* Bytes one rank's DeepEP dispatch (or combine) puts in the EP all-to-all. Within a node DeepEP
+ * sends a token once to every rank holding one of its experts. Across nodes (its internode
+ * kernels) it sends a token once over RDMA to every other node holding one of its experts, to the
+ * GPU on the sender's rail, which forwards it over NVLink: the all-to-all is sized so that its
+ * inter-node part, (n - per_node)/n of it, is that RDMA volume. */
+static double deepep_bytes(const gen *G)
+{
+    double tok = gen_local_tokens(G) * token_bytes(G);
+    const orr_group *g = &G->w->groups[G->g_ep];
+    if (g->nodes <= 1 || g->per_node >= g->size) return tok * parts_per_token(G, G->EP);
+    double remote_nodes = parts_per_token(G, g->nodes) * (g->nodes - 1.0) / g->nodes;
+    return tok * remote_nodes * g->size / (double)(g->size - g->per_node);
+}
+
+/* ---- the MoE MLP ---- */
+
+static void ep_coll(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes)
+{
+    if (G->EP > 1) gen_coll_group(G, c, S_COMPUTE, name, kind, ORR_ROLE_EP, G->g_ep, &G->seq_ep, bytes);
+}
+
+static void etp_coll(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes)
+{
+    if (G->ETP > 1) gen_coll_group(G, c, S_COMPUTE, name, kind, ORR_ROLE_EP, G->g_etp, &G->seq_etp, bytes);
+}
+
+/* Router: the gate GEMM, top-k over softmax (or sigmoid) scores with their normalisation, and the
+ * load-balancing loss (a reduction over tokens and experts); fp32 scores. */
+static void router(gen *G, const ctx *c, int backward)
+{
+    double N = gen_local_tokens(G), E = model(G)->experts, h = G->h;
+    if (!backward) {
+        gen_gemm(G, c, "router_gemm", N, E, h);
+        gen_memop(G, c, "router_topk", ORR_CLS_REDUCTION, N * E * 4.0 * 3.0, N * E * 8.0);
+        gen_memop(G, c, "router_aux_loss", ORR_CLS_REDUCTION, N * E * 4.0 * 2.0, N * E * 3.0);
+    } else {
+        gen_memop(G, c, "router_topk_bwd", ORR_CLS_ELEMENTWISE, N * E * 4.0 * 3.0, N * E * 6.0);
+        gen_gemm(G, c, "router_dgrad", N, h, E);
+        gen_gemm(G, c, "router_wgrad", E, h, N);
+    }
+}
+
+/* Shared experts: a dense MLP of shared_experts x shared_expert_ffn over the layer's tokens, split
+ * by tp with its f/g collectives like the dense MLP; in two halves (forward: FC1 and the activation,
+ * then FC2; backward: FC2's gradients and the activation's, then FC1's), which run while the
+ * dispatch and the combine are in flight with --moe-shared-expert-overlap. */
+static int has_shared(const gen *G) { return model(G)->shared_experts > 0; }
+static int shared_overlap(const gen *G) { return has_shared(G) && G->s->moe_shared_expert_overlap && G->EP > 1; }
+
+static void shared_half(gen *G, const ctx *c, int backward, int half)
+{
+    const orr_model *m = model(G);
+    if (!has_shared(G)) return;
+    double M = gen_tokens(G), fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
+    double up = G->gated ? 2.0 * fs : fs;
+    if (half == 0 && orr_dtype_is_narrow(G->dt)) { /* their fp8 casts, as the dense MLP's */
+        double x = backward ? M * (G->h + up) : M * (G->h + fs);
+        gen_memop(G, c, backward ? "shared_fp8_cast_grads" : "shared_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * x, 3.0 * x);
+    }
+    if (!backward && half == 0) {
+        gen_gemm_tp(G, c, "shared_fc1_gemm", M, up, G->h, "tp_allgather_shared", ORR_COLL_ALLGATHER);
+        gen_memop(G, c, "shared_swiglu", ORR_CLS_ELEMENTWISE, 3.0 * M * fs * G->act_B, 8.0 * M * fs);
+    } else if (!backward) {
+        gen_gemm_tp(G, c, "shared_fc2_gemm", M, G->h, fs, "tp_shared_out", gen_g_fwd_kind(G));
+    } else if (half == 0) {
+        gen_gemm_tp(G, c, "shared_fc2_dgrad", M, fs, G->h, "tp_allgather_shared_grad", ORR_COLL_ALLGATHER);
+        gen_gemm(G, c, "shared_fc2_wgrad", fs, G->h, M);
+        gen_memop(G, c, "shared_swiglu_bwd", ORR_CLS_ELEMENTWISE, 5.0 * M * fs * G->act_B, 10.0 * M * fs);
+    } else {
+        gen_gemm_tp(G, c, "shared_fc1_dgrad", M, G->h, up, "tp_reducescatter_shared_grad", gen_g_fwd_kind(G));
+        gen_gemm(G, c, "shared_fc1_wgrad", up, G->h, M);
+    }
+}
+
+/* The token exchange of the dispatch or combine on the EP group; with the shared-expert overlap it
+ * runs on its own stream while the compute stream runs the shared experts' half, then waits for it. */
+static void ep_exchange(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes, int backward, int half)
+{
+    if (!shared_overlap(G)) {
+        ep_coll(G, c, name, kind, bytes);
+        return;
+    }
+    uint32_t ready = gen_record(G, S_COMPUTE);
+    gen_wait(G, S_EP, ready);
+    gen_coll_group(G, c, S_EP, name, kind, ORR_ROLE_EP, G->g_ep, &G->seq_ep, bytes);
+    uint32_t done = gen_record(G, S_EP);
+    shared_half(G, c, backward, half);
+    gen_wait(G, S_COMPUTE, done);
+}
+
+/* The dispatch's (or combine's) transient buffers, live while it runs: alltoall the permuted copies
+ * and the all-to-all's output before the sort (the sorted copy is the experts' saved input);
+ * allgather the gathered tokens of the EP group; deepep its receive buffer. */
+static double exchange_buffer_bytes(const gen *G)
+{
+    double sent = routed_sent(G), recv = routed_received(G);
+    switch (G->s->moe_dispatcher) {
+    case ORR_MOE_ALLGATHER: return gen_local_tokens(G) * G->EP * token_bytes(G);
+    case ORR_MOE_DEEPEP: return recv * token_bytes(G);
+    default: return (sent + recv) * token_bytes(G);
+    }
+}
+
+static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
+{
+    char name[48];
+    double sent = routed_sent(G), recv = routed_received(G);
+    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_dispatch_buffers", exchange_buffer_bytes(G), ORR_MEM_COMM);
+    switch (G->s->moe_dispatcher) {
+    case ORR_MOE_ALLGATHER:
+        /* every rank gathers the EP group's tokens and picks its experts' copies */
+        snprintf(name, sizeof name, "ep_allgather_%s", dir);
+        ep_exchange(G, c, name, ORR_COLL_ALLGATHER, gen_local_tokens(G) * G->EP * token_bytes(G), backward, 0);
+        gen_memop(G, c, "moe_gather_local", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
+        break;
+    case ORR_MOE_DEEPEP:
+        snprintf(name, sizeof name, "ep_deepep_%s", dir);
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G), backward, 0);
+        gen_memop(G, c, "moe_permute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
+        break;
+    default:
+        /* reads each token once, writes its top_k copies */
+        gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
+        snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
+        ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+        snprintf(name, sizeof name, "ep_alltoall_%s", dir);
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 0);
+        if (local_experts(G) > 1)
+            gen_memop(G, c, "moe_sort_chunks", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
+        break;
+    }
+    gen_mem_free(G, c, S_COMPUTE, buf);
+    snprintf(name, sizeof name, "etp_allgather_%s", dir);
+    etp_coll(G, c, name, ORR_COLL_ALLGATHER, recv * G->ETP * token_bytes(G));
+}
+
+/* Combine (forward) or the backward's dispatch-gradient exchange: the mirror of dispatch. */
+static void combine(gen *G, const ctx *c, const char *dir, int backward)
+{
+    char name[48];
+    double sent = routed_sent(G), recv = routed_received(G);
+    snprintf(name, sizeof name, "etp_reducescatter_%s", dir);
+    etp_coll(G, c, name, ORR_COLL_REDUCESCATTER, recv * G->ETP * token_bytes(G));
+    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_combine_buffers", exchange_buffer_bytes(G), ORR_MEM_COMM);
+    switch (G->s->moe_dispatcher) {
+    case ORR_MOE_ALLGATHER:
+        gen_memop(G, c, "moe_scatter_local", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
+        snprintf(name, sizeof name, "ep_reducescatter_%s", dir);
+        ep_exchange(G, c, name, ORR_COLL_REDUCESCATTER, gen_local_tokens(G) * G->EP * token_bytes(G), backward, 1);
+        break;
+    case ORR_MOE_DEEPEP:
+        gen_memop(G, c, "moe_unpermute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
+        snprintf(name, sizeof name, "ep_deepep_combine_%s", dir);
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G), backward, 1);
+        break;
+    default:
+        if (local_experts(G) > 1)
+            gen_memop(G, c, "moe_unsort_chunks", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
+        snprintf(name, sizeof name, "ep_alltoall_combine_%s", dir);
+        ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 1);
+        /* reads the top_k copies and their scores, writes each token's weighted sum */
+        gen_memop(G, c, "moe_unpermute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G) + sent * 4.0,
+                  sent);
+        break;
+    }
+    gen_mem_free(G, c, S_COMPUTE, buf);
+}
+
+/* Float8 training (gen.c's fp8_casts, 6 B per cast element): the grouped GEMMs' inputs (the routed
+ * copies and the activation output) and the local experts' weights in the forward, the gradients of
+ * their outputs in the backward. */
+static void experts_fp8_casts(gen *G, const ctx *c, int backward)
+{
+    if (!orr_dtype_is_narrow(G->dt)) return;
+    const orr_model *m = model(G);
+    double n = tokens_per_expert(G) * local_experts(G), fe = (double)m->expert_ffn / G->ETP;
+    double up = G->gated ? 2.0 * fe : fe;
+    if (!backward) {
+        gen_memop(G, c, "moe_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * n * (G->h + fe), 3.0 * n * (G->h + fe));
+        double wts = moe_layer_expert_params_local(G, c->layer);
+        gen_memop(G, c, "moe_fp8_cast_weights", ORR_CLS_ELEMENTWISE, 6.0 * wts, 3.0 * wts);
+    } else {
+        gen_memop(G, c, "moe_fp8_cast_grads", ORR_CLS_ELEMENTWISE, 6.0 * n * (G->h + up), 3.0 * n * (G->h + up));
+    }
+}
+
+/* The experts' grouped GEMMs and activation on this rank's received tokens. */
+static void experts_fwd(gen *G, const ctx *c)
+{
+    const orr_model *m = model(G);
+    double mpe = tokens_per_expert(G), El = local_experts(G), fe = (double)m->expert_ffn / G->ETP;
+    double up = G->gated ? 2.0 * fe : fe, n = mpe * El;
+    experts_fp8_casts(G, c, 0);
+    gen_bgemm(G, c, "moe_grouped_fc1", mpe, up, G->h, El);
+    gen_memop(G, c, G->gated ? "moe_swiglu" : "moe_gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * n * fe * G->act_B,
+              8.0 * n * fe);
+    gen_bgemm(G, c, "moe_grouped_fc2", mpe, G->h, fe, El);
+}
+
+static void experts_bwd(gen *G, const ctx *c)
+{
+    const orr_model *m = model(G);
+    double mpe = tokens_per_expert(G), El = local_experts(G), fe = (double)m->expert_ffn / G->ETP;
+    double up = G->gated ? 2.0 * fe : fe, n = mpe * El;
+    experts_fp8_casts(G, c, 1);
+    /* the gradients of the FC2 input and of the FC1 output, live through the experts' backward */
+    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_expert_grads", n * (fe + up) * G->act_B, ORR_MEM_TEMP);
+    gen_bgemm(G, c, "moe_grouped_fc2_dgrad", mpe, fe, G->h, El);
+    gen_bgemm(G, c, "moe_grouped_fc2_wgrad", fe, G->h, mpe, El);
+    gen_memop(G, c, G->gated ? "moe_swiglu_bwd" : "moe_gelu_bwd", ORR_CLS_ELEMENTWISE,
+              (G->gated ? 5.0 : 3.0) * n * fe * G->act_B, 10.0 * n * fe);
+    gen_bgemm(G, c, "moe_grouped_fc1_dgrad", mpe, G->h, up, El);
+    gen_bgemm(G, c, "moe_grouped_fc1_wgrad", up, G->h, mpe, El);
+    gen_mem_free(G, c, S_COMPUTE, buf);
+}
+
+void moe_mlp(gen *G, const ctx *c, int backward)
+{
+    int ov = shared_overlap(G);
+    if (!backward) {
+        router(G, c, 0);
+        dispatch(G, c, "dispatch", 0);
+        experts_fwd(G, c);
+        combine(G, c, "combine", 0);
+        if (!ov) shared_half(G, c, 0, 0), shared_half(G, c, 0, 1);
+        return;
+    }
+    if (!ov) shared_half(G, c, 1, 0), shared_half(G, c, 1, 1);
+    dispatch(G, c, "combine_bwd", 1);
+    experts_bwd(G, c);
+    combine(G, c, "dispatch_bwd", 1);
+    router(G, c, 1);
+}
+
+/* ---- parameters, saved bytes, gradient reduction ---- */
+
+double moe_layer_dense_params_local(const gen *G, uint32_t layer)
+{
+    const orr_model *m = model(G);
+    if (!moe_is_moe_layer(G, layer)) return orr_model_layer_params(m) / G->T;
+    double norms = m->rmsnorm ? 2.0 * G->h : 4.0 * G->h;
+    return (orr_model_attn_params(m) + norms + orr_model_shared_expert_params(m)) / G->T + orr_model_router_params(m);
+}
+
+double moe_layer_expert_params_local(const gen *G, uint32_t layer)
+{
+    if (!moe_is_moe_layer(G, layer)) return 0;
+    return local_experts(G) * orr_model_expert_params(model(G)) / G->ETP;
+}
+
+double moe_rank_expert_params(const gen *G)
+{
+    if (!model(G)->experts) return 0;
+    double p = 0;
+    for (uint32_t c = 0; c < G->V; c++) {
+        uint32_t first = G->stage_first[c * G->P + G->pp_r], n = G->stage_layers[c * G->P + G->pp_r];
+        for (uint32_t l = 0; l < n; l++) p += moe_layer_expert_params_local(G, first + l);
+    }
+    return p;
+}
+
+/* Per routed copy received: the grouped FC1 input (FP8 under fp8 training, as Transformer Engine
+ * saves it), its output (both halves when gated) and the activation's output (the FC2 input), and
+ * the expert output kept for the score-weighted unpermute; per token: the scores and routing map
+ * (fp32, per expert) and the shared experts' tensors like a dense MLP's. */
+double moe_layer_activation_bytes(const gen *G, uint32_t layer)
+{
+    if (!moe_is_moe_layer(G, layer)) return 0;
+    const orr_model *m = model(G);
+    double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, fe = (double)m->expert_ffn / G->ETP;
+    double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + in_B * fe + 2.0 * G->h;
+    double routed = routed_received(G) * G->ETP * per_copy;
+    double fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
+    double shared = m->shared_experts ? gen_tokens(G) * (2.0 * fs * (G->gated ? 2.0 : 1.0) + in_B * fs) : 0;
+    double scores = gen_local_tokens(G) * m->experts * 4.0 * 2.0;
+    return routed + shared + scores;
+}
+
+/* The recipe's dense-MLP terms (megatron.c's layer_saved_bytes): inside TP 2f (x2 gated) and the FC2
+ * input; the FC1 input 2h (1 B under fp8) outside, split by tp with SP. */
+double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer)
+{
+    if (!moe_is_moe_layer(G, layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return 0;
+    double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, t = G->T;
+    double inside = 2.0 * G->f * (G->gated ? 2.0 : 1.0) + in_B * G->f;
+    return gen_tokens(G) * (inside / t + in_B * G->h / (G->sp ? t : 1.0));
+}
+
+void moe_save_activations(gen *G, const ctx *c, uint32_t buf)
+{
+    if (!moe_is_moe_layer(G, c->layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return;
+    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "moe_activations", buf, moe_layer_activation_bytes(G, c->layer),
+               ORR_MEM_ACT);
+}
+
+void moe_free_activations(gen *G, const ctx *c, uint32_t buf)
+{
+    if (!moe_is_moe_layer(G, c->layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return;
+    gen_mem_free(G, c, S_COMPUTE, buf);
+}
+
+/* The expert gradients of one MoE layer reduced over the expert-data-parallel group on the DP
+ * stream (Megatron's expert-parallel buckets): reduce-scatter with the distributed optimizer (the
+ * experts' optimizer state sharded over edp), else all-reduce; fp32 unless --grad-reduce-in-bf16. */
+void moe_expert_grad_reduce(gen *G, const ctx *c)
+{
+    double p = moe_layer_expert_params_local(G, c->layer);
+    if (p <= 0 || G->EDP <= 1) return;
+    ctx cx = *c;
+    cx.mb = ORR_NO_MB;
+    uint32_t e = gen_record(G, S_COMPUTE);
+    gen_wait(G, S_DP, e);
+    orr_coll_kind k = G->dist ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE;
+    gen_coll_group(G, &cx, S_DP, G->dist ? "edp_grad_reducescatter" : "edp_grad_allreduce", k, ORR_ROLE_DP, G->g_edp,
+                   &G->seq_edp, p * G->grad_B);
+}
+
+/* ---- MLA (DeepSeek-V2 section 2.1): down-projections of the queries (q_lora_rank) and of the
+ * keys/values (kv_lora_rank + the shared rotary key), their RMSNorms, and the up-projections split
+ * by tp; the down-projections are replicated over tp (their input all-gathered with SP). ---- */
+void mla_qkv(gen *G, const ctx *c, int backward)
+{
+    const orr_model *m = model(G);
+    double M = gen_tokens(G), t = G->T, a = G->a;
+    double qk = (double)m->qk_nope_dim + m->qk_rope_dim, ql = m->q_lora_rank, kvl = m->kv_lora_rank;
+    double q_up = a * qk / t, kv_up = a * ((double)m->qk_nope_dim + m->v_head_dim) / t;
+    double down = (ql > 0 ? ql : 0) + kvl + m->qk_rope_dim;
+    if (!backward) {
+        gen_gemm_tp(G, c, "mla_down_gemm", M, down, G->h, "tp_allgather_attn", ORR_COLL_ALLGATHER);
+        gen_memop(G, c, "mla_latent_norms", ORR_CLS_NORM, 2.0 * M * (ql + kvl) * G->act_B, 5.0 * M * (ql + kvl));
+        if (ql > 0) gen_gemm(G, c, "mla_q_up_gemm", M, q_up, ql);
+        else gen_gemm(G, c, "mla_q_gemm", M, q_up, G->h);
+        gen_gemm(G, c, "mla_kv_up_gemm", M, kv_up, kvl);
+        return;
+    }
+    gen_gemm(G, c, "mla_kv_up_dgrad", M, kvl, kv_up);
+    gen_gemm(G, c, "mla_kv_up_wgrad", kv_up, kvl, M);
+    if (ql > 0) {
+        gen_gemm(G, c, "mla_q_up_dgrad", M, ql, q_up);
+        gen_gemm(G, c, "mla_q_up_wgrad", q_up, ql, M);
+    } else {
+        gen_gemm(G, c, "mla_q_dgrad", M, G->h, q_up);
+        gen_gemm(G, c, "mla_q_wgrad", q_up, G->h, M);
+    }
+    gen_memop(G, c, "mla_latent_norms_bwd", ORR_CLS_NORM, 3.0 * M * (ql + kvl) * G->act_B, 8.0 * M * (ql + kvl));
+    gen_gemm_tp(G, c, "mla_down_dgrad", M, G->h, down, "tp_reducescatter_grad", gen_g_fwd_kind(G));
+    gen_gemm(G, c, "mla_down_wgrad", down, G->h, M);
+}
+
+double moe_window_fraction(const gen *G, uint32_t layer)
+{
+    const orr_model *m = model(G);
+    if (!m->window_tokens || layer >= G->L || layer % m->window_pattern == m->window_pattern - 1) return 0;
+    /* 128 x 128 score blocks: each query block sees the blocks of its window and the diagonal one */
+    double nb = ceil(G->sq / 128.0), wb = ceil(m->window_tokens / 128.0) + 1.0;
+    return wb >= nb ? 0 : wb / nb;
+}
+
+/* 3 x the forward matmul FLOPs per token of the active parameters: per layer the attention
+ * projections, the router and the top_k routed plus the shared experts (an MoE layer) or the dense
+ * MLP, and the attention scores over the full sequence (QK^T and PV, no causal discount, as
+ * Megatron-LM counts them); the LM head over the padded vocabulary. */
+double moe_model_flops(const gen *G, double gbs)
+{
+    const orr_model *m = model(G);
+    double h = G->h, s = G->sq, per_token = 2.0 * h * G->vocab;
+    double qk = G->mla ? (double)m->qk_nope_dim + m->qk_rope_dim : G->hd, v = G->mla ? m->v_head_dim : G->hd;
+    double attn_proj = orr_model_attn_params(m), scores = 2.0 * s * G->a * (qk + v);
+    for (uint32_t l = 0; l < G->L; l++) {
+        double mlp = moe_is_moe_layer(G, l) ? orr_model_router_params(m) + m->top_k * orr_model_expert_params(m) +
+                                                  orr_model_shared_expert_params(m)
+                                            : (G->gated ? 3.0 : 2.0) * h * G->f;
+        per_token += 2.0 * (attn_proj + mlp) + scores;
+    }
+    return 3.0 * per_token * gbs * s;
+}

@@ -1,0 +1,300 @@
+/*
+ * Validation against data/validation/moe/moe_public.csv (issue 20): the single-MoE-layer benchmarks
+ * of Megatron-LM's moe_perf test (rows 3-14: forward and backward ms on H100, EP8, 4096 tokens per
+ * rank, DeepSeek-V3 and Mixtral proxies, three dispatchers, bf16 and fp8) and the end-to-end H100
+ * training rows (Megatron-MoE-ModelZoo Qwen3-235B-A22B on 256 GPUs; NeMo AutoModel DeepSeek-V3,
+ * Kimi K2, Qwen3-30B-A3B, gpt-oss). Every row is printed, measured vs predicted; nothing here is
+ * fitted, so every row is held out (no parameter of the MoE model was fitted on these rows).
+ *
+ * Table 1, the layer benchmarks. Assumptions: the benchmark times the MoE layer alone (router,
+ * dispatch, experts, combine, shared experts), so the prediction is the sum of those ops' times on
+ * one rank's stream (their kernels' estimates and the collectives' analytic costs; the benchmark
+ * forces balanced routing); HybridEP is modelled as DeepEP (--moe-dispatcher deepep); fp8 is
+ * per-tensor FP8 on the grouped GEMMs (the rows' blockwise scaling not modelled); peak memory is the
+ * harness's, rebuilt from the generated allocations (harness_peak_bytes).
+ *
+ * Table 2, the end-to-end rows. Assumptions: the ModelZoo rows' "norm, act" recomputation is
+ * --recompute selective, "full" --recompute full; NeMo AutoModel's FSDP2 + EP is modelled with
+ * Megatron's distributed optimizer over the same data parallelism (FSDP2 + EP is not modelled), its
+ * activation checkpointing as --recompute full; a row whose layout cannot be described is printed
+ * with the reason.
+ *
+ * Measured when written (docs/models.md "MoE"): Table 0 fitted factor 0.812, held-out 26.8% -> 4.2%;
+ * Table 1 time median 13.2% (forward 9.7%, backward 14.7%), peak memory 17.4%; Table 2 8.6%. The
+ * bounds below hold them with some room so that a regression fails; the issue's 10% target is met
+ * by Table 2 and not by Table 1.
+ */
+#include "check.h"
+#include "csv.h"
+#include "orrery/comm.h"
+#include "orrery/estimate.h"
+#include "orrery/orrery.h"
+#include "spec_text.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The value of key=... in a `k=v; k=v` cell (NAN if absent). */
+static double metric(const char *cell, const char *key)
+{
+    const char *p = strstr(cell, key);
+    if (!p) return NAN;
+    p += strlen(key);
+    if (*p != '=') return NAN;
+    return atof(p + 1);
+}
+
+/* Time of op i of rank r: its kernel estimate, or the collective's analytic cost. */
+static int64_t op_ps(const orr_workload *w, const orr_op *op, const orr_spec *s)
+{
+    if (op->kind != ORR_OP_COLL) return op->dur_ps;
+    const orr_group *g = &w->groups[op->a];
+    orr_coll_desc d = {(orr_coll_kind)op->cls, op->bytes, g->size, g->nodes, g->per_node, ORR_ALGO_AUTO};
+    return orr_comm_coll_ps(&s->gpu, &s->cluster, &d, NULL);
+}
+
+/* Sum of the MoE MLP's op times of layer 0, micro-batch 0: forward from after post_attn_norm to the
+ * residual add, backward from after the first residual backward to post_attn_norm_bwd. */
+static double moe_ms(const orr_workload *w, const orr_spec *s, int backward)
+{
+    const orr_rank *rk = &w->ranks[0];
+    const char *from = backward ? "bias_dropout_add_bwd" : "post_attn_norm";
+    const char *to = backward ? "post_attn_norm_bwd" : "bias_dropout_add";
+    int in = 0;
+    int64_t sum = 0;
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (op->phase != (backward ? ORR_PHASE_BWD : ORR_PHASE_FWD) || op->layer != 0 || op->mb != 0) continue;
+        const char *name = w->names[op->name];
+        if (!in) {
+            if (strcmp(name, from) == 0) in = 1;
+            continue;
+        }
+        if (strcmp(name, to) == 0) break;
+        if (op->kind == ORR_OP_KERNEL || op->kind == ORR_OP_COLL || op->kind == ORR_OP_MEMCPY) sum += op_ps(w, op, s);
+    }
+    return sum / 1e9;
+}
+
+/* Bytes of the first ALLOC named `name` of layer 0, micro-batch 0 on rank 0 (0 if none). */
+static double alloc_bytes(const orr_workload *w, const char *name)
+{
+    const orr_rank *rk = &w->ranks[0];
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        if (op->kind == ORR_OP_ALLOC && op->layer == 0 && op->mb == 0 && strcmp(w->names[op->name], name) == 0)
+            return (double)op->bytes;
+    }
+    return 0;
+}
+
+/* The benchmark harness's peak (max_memory_allocated over one forward and backward of the layer
+ * alone): the layer's bf16 parameters and, in the backward, their bf16 gradients (no optimizer, no
+ * fp32 main gradients; under fp8 Transformer Engine's FP8 weight and transpose, 2 B more per
+ * parameter), the input, output, output gradient and input gradient (tokens x hidden, 2 B each), what
+ * the layer saves for its backward (moe_activations) and the larger of the dispatch buffers and the
+ * experts' backward gradients. */
+static double harness_peak_bytes(const orr_workload *w, const orr_spec *s)
+{
+    const orr_model *m = &s->model;
+    double P = (double)m->experts / s->ep * orr_model_expert_params(m) + orr_model_shared_expert_params(m) +
+               orr_model_router_params(m);
+    double weights = (orr_dtype_is_narrow(s->precision) ? 4.0 : 2.0) * P, grads = 2.0 * P;
+    double io = 4.0 * (double)s->seq * s->mbs * m->hidden * 2.0;
+    double transient = alloc_bytes(w, "moe_dispatch_buffers"), bwd = alloc_bytes(w, "moe_expert_grads");
+    return weights + grads + io + alloc_bytes(w, "moe_activations") + (bwd > transient ? bwd : transient);
+}
+
+static void layer_benchmarks(void)
+{
+    csv t;
+    if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
+    double err_fwd[16], err_bwd[16], err_mem[16];
+    int n = 0;
+    printf("Table 1: single MoE layer, H100, EP8, 4096 tokens/rank (ms; balanced routing forced)\n");
+    printf("%4s %-10s %-14s %-5s %9s %9s %7s %9s %9s %7s %8s %8s %7s\n", "row", "proxy", "dispatcher", "prec", "fwd",
+           "pred", "err%", "bwd", "pred", "err%", "mem GB", "pred", "err%");
+    for (int r = 0; r < t.nrows; r++) {
+        if (strcmp(csv_get(&t, r, "row_type"), "moe_layer_benchmark") != 0) continue;
+        if (strcmp(csv_get(&t, r, "source_id"), "MLM-MOE-PERF-TEST") != 0) continue;
+        const char *arch = csv_get(&t, r, "arch_id"), *disp = csv_get(&t, r, "dispatcher");
+        const char *prec = csv_get(&t, r, "precision"), *om = csv_get(&t, r, "other_metrics");
+        int dsv3 = strstr(arch, "dsv3") != NULL;
+        const char *yaml = dsv3 ? "model: {layers: 1, hidden: 7168, heads: 8, ffn: 2048, vocab: 1024, seq: 4096, mlp: "
+                                  "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 32, top_k: 8, "
+                                  "expert_ffn: 2048, shared_experts: 1, shared_expert_ffn: 2048}\n"
+                                : "model: {layers: 1, hidden: 4096, heads: 8, ffn: 14336, vocab: 1024, seq: 4096, mlp: "
+                                  "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 8, top_k: 2, "
+                                  "expert_ffn: 14336}\n";
+        char flags[256];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --precision %s --moe-dispatcher %s",
+                 strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", strstr(disp, "flex") ? "deepep" : "alltoall");
+        orr_spec s;
+        orr_err err;
+        if (spec_from_text(&s, "row", yaml, flags, &err)) {
+            printf("%4s error: %s\n", csv_get(&t, r, "row_id"), err.msg);
+            check_failed++;
+            continue;
+        }
+        orr_workload *w = orr_gen_training(&s, &err);
+        CHECK(w != NULL);
+        if (!w) continue;
+        orr_estimate_workload(w, &s.gpu);
+        double fwd = moe_ms(w, &s, 0), bwd = moe_ms(w, &s, 1);
+        double mf = metric(om, "forward_ms"), mb = metric(om, "backward_ms"), mm = metric(om, "max_allocated_bytes");
+        double mem = harness_peak_bytes(w, &s);
+        err_fwd[n] = fabs(fwd / mf - 1) * 100;
+        err_bwd[n] = fabs(bwd / mb - 1) * 100;
+        err_mem[n] = fabs(mem / mm - 1) * 100;
+        printf("%4s %-10s %-14s %-5s %9.3f %9.3f %+7.1f %9.3f %9.3f %+7.1f %8.2f %8.2f %+7.1f\n", csv_get(&t, r, "row_id"),
+               dsv3 ? "dsv3" : "mixtral", disp, strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", mf, fwd,
+               (fwd / mf - 1) * 100, mb, bwd, (bwd / mb - 1) * 100, mm / 1e9, mem / 1e9, (mem / mm - 1) * 100);
+        n++;
+        orr_workload_free(w);
+        orr_spec_free(&s);
+    }
+    double all[32];
+    for (int i = 0; i < n; i++) all[i] = err_fwd[i], all[n + i] = err_bwd[i];
+    double mfwd = median_of(err_fwd, n), mbwd = median_of(err_bwd, n), mall = median_of(all, 2 * n);
+    double mmem = median_of(err_mem, n);
+    printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%%, peak memory %.1f%% (%d rows, all held out)\n\n",
+           mfwd, mbwd, mall, mmem, n);
+    CHECK_EQ_I64(n, 12);
+    CHECK(mall <= 20.0);
+    CHECK(mmem <= 25.0);
+    orr_csv_free(&t);
+}
+
+/* One end-to-end row: model, GPUs and flags; the measured step time. */
+typedef struct e2e_row {
+    int row;
+    const char *model, *flags, *note;
+} e2e_row;
+
+static void end_to_end(void)
+{
+    csv t;
+    if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
+    static const e2e_row rows[] = {
+        {36, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, cross-node EP"},
+        {37, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, +1F1B EP overlap (not modelled)"},
+        {39, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 32 --vpp 3 --ep 8 --mbs 1 --gbs 2048 --recompute selective "
+                                "--moe-dispatcher alltoall --dist-opt", "ModelZoo, intra-node EP"},
+        {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4"},
+        {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
+                            "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
+        {56, "kimi-k2", "--gpus 256 --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
+                        "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
+        {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep --dist-opt",
+         "AutoModel (FSDP2 as dist-opt)"},
+        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --dist-opt",
+         "AutoModel (FSDP2 as dist-opt), EP8 from its yaml"},
+        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --dist-opt",
+         "AutoModel (FSDP2 as dist-opt), EP64 (the table says -, the yaml 16)"},
+    };
+    double errs[16];
+    int n = 0;
+    printf("Table 2: end-to-end H100 step time (s)\n");
+    printf("%4s %-16s %9s %9s %7s %8s  %s\n", "row", "model", "measured", "pred", "err%", "mem GiB", "note");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int r = -1;
+        for (int k = 0; k < t.nrows; k++)
+            if (atoi(csv_get(&t, k, "row_id")) == rows[i].row) r = k;
+        CHECK(r >= 0);
+        if (r < 0) continue;
+        double measured = csv_num(&t, r, "step_time_s");
+        char flags[400];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --cluster dgx-h100 --seq 4096 %s", rows[i].flags);
+        char yaml[96];
+        snprintf(yaml, sizeof yaml, "model: %s\n", rows[i].model);
+        orr_spec s;
+        orr_err err;
+        orr_prediction p;
+        if (spec_from_text(&s, "row", yaml, flags, &err) || orr_predict(&s, &p, &err)) {
+            printf("%4d %-16s %9.2f %9s  %s\n", rows[i].row, rows[i].model, measured, "-", err.msg);
+            orr_spec_free(&s);
+            continue;
+        }
+        double pred = p.r.iteration_ps / 1e12;
+        errs[n++] = fabs(pred / measured - 1) * 100;
+        printf("%4d %-16s %9.2f %9.2f %+7.1f %8.1f  %s\n", rows[i].row, rows[i].model, measured, pred,
+               (pred / measured - 1) * 100, p.r.mem.peak_reserved_bytes / 1073741824.0, rows[i].note);
+        orr_prediction_free(&p);
+        orr_spec_free(&s);
+    }
+    double m = median_of(errs, n);
+    printf("median |error| %.1f%% over %d rows (all held out)\n", m, n);
+    CHECK(n >= 8);
+    CHECK(m <= 12.0);
+    orr_csv_free(&t);
+}
+
+/* Table 0: grouped GEMMs (data/validation/kernels/grouped_gemm.csv), the rows with a numeric
+ * per-group M, N and K and an achieved TFLOP/s: the roofline's batched GEMM (roofline.c; the groups
+ * as the batch, so tile and wave quantisation and the weights' traffic set the efficiency at few
+ * tokens per group) against the measured rate. One factor on the roofline's rate is fitted on the
+ * H800 DeepGEMM rows (the median of measured / predicted) and checked on the held-out H200 bf16 and
+ * H100 fp8 rows. The factor is reported, not applied: the single-MoE-layer rows of Table 1 (Megatron's
+ * TE grouped GEMM on H100) run faster than the unscaled roofline, these kernels slower. */
+static void grouped_gemm_kernels(void)
+{
+    csv t;
+    if (csv_load(&t, ORRERY_VALIDATION_DIR "/kernels/grouped_gemm.csv") < 0) exit(1);
+    double fit[64], held_raw[64], held_fit[64];
+    int nf = 0, nh = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        double factor = pass ? median_of(fit, nf) : 1.0;
+        if (pass) printf("Table 0: grouped GEMM kernels, fitted factor on the roofline's rate %.3f (%d H800 rows)\n",
+                         factor, nf);
+        for (int r = 0; r < t.nrows; r++) {
+            const char *gpu = csv_get(&t, r, "gpu"), *metric = csv_get(&t, r, "metric");
+            const char *dt = csv_get(&t, r, "dtype_a_b"), *mg = csv_get(&t, r, "M_per_group");
+            const char *nn = csv_get(&t, r, "N"), *kk = csv_get(&t, r, "K"), *gg = csv_get(&t, r, "num_groups");
+            const char *tm = csv_get(&t, r, "total_M");
+            if (!strstr(metric, "TFLOP") || strspn(kk, "0123456789") != strlen(kk) || !*kk) continue;
+            if (strspn(mg, "0123456789") == 0 && strspn(tm, "0123456789") == 0) continue;
+            orr_gpu g;
+            orr_err err;
+            if (orr_catalog_gpu(gpu, &g, &err)) continue;
+            uint32_t groups = (uint32_t)atoi(gg), n = (uint32_t)atoi(nn), k = (uint32_t)atoi(kk);
+            uint32_t m = *mg ? (uint32_t)atoi(mg) : groups ? (uint32_t)(atof(tm) / groups) : 0; /* per group */
+            if (!groups || !m || !n || !k) continue;
+            orr_dtype d = strstr(dt, "fp8") ? ORR_FP8 : ORR_BF16;
+            double flops = 2.0 * groups * m * (double)n * k;
+            double pred = flops / (orr_est_gemm_ps(&g, m, n, k, groups, d, 0, 0) / 1e12) / 1e12;
+            double meas = csv_num(&t, r, "value"), ratio = meas / pred;
+            int train = strcmp(gpu, "H800") == 0;
+            if (!pass) {
+                if (train) fit[nf++] = ratio;
+                continue;
+            }
+            if (!train) {
+                held_raw[nh] = fabs(pred / meas - 1) * 100;
+                held_fit[nh] = fabs(pred * factor / meas - 1) * 100;
+                nh++;
+                printf("  held out %-5s %-5s g%-4u m%-6u n%-5u k%-5u measured %6.0f, roofline %6.0f, fitted %6.0f TFLOP/s\n",
+                       gpu, d == ORR_FP8 ? "fp8" : "bf16", groups, m, n, k, meas, pred, pred * factor);
+            }
+        }
+        if (pass) {
+            double mr = median_of(held_raw, nh), mfit = median_of(held_fit, nh);
+            printf("  held-out median |error|: roofline %.1f%%, with the fitted factor %.1f%% (%d rows)\n\n", mr, mfit, nh);
+            CHECK(nh >= 10);
+            CHECK(factor > 0.6 && factor < 1.0); /* these kernels run below the roofline's rate */
+            CHECK(mfit < mr);                   /* and the factor carries over to the held-out rows */
+        }
+    }
+    orr_csv_free(&t);
+}
+
+int main(void)
+{
+    grouped_gemm_kernels();
+    layer_benchmarks();
+    end_to_end();
+    return check_done();
+}
