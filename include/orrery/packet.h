@@ -152,6 +152,20 @@ typedef struct orr_packet_stats {
     int64_t last_finish_ps;
 } orr_packet_stats;
 
+/* What the Wormhole layer did (paper 000; docs/netsim.md "Wormhole acceleration"). A partition is
+ * a set of ports and the flows on them such that no flow outside it uses any of its ports. */
+typedef struct orr_packet_accel_stats {
+    int enabled;                /* acceleration on (orr_packet_config.accel) */
+    uint64_t partitions;        /* partitions formed: a flow started on ports no running flow used */
+    uint64_t merges;            /* partitions joined by a flow that crossed both */
+    uint64_t fast_forwards;     /* steady partitions frozen and advanced at their steady rates */
+    uint64_t skip_backs;        /* of which cut short by a flow entering the partition (§5.3) */
+    int64_t skipped_ps;         /* simulated time fast-forwarded, summed over fast-forwards */
+    uint64_t skipped_bytes;     /* payload bytes delivered by fast-forwarding instead of packets */
+    double steady_flow_ps;      /* sum over flows of the time they were fast-forwarded */
+    double flow_ps;             /* sum over finished flows of their completion times */
+} orr_packet_accel_stats;
+
 /* Creates the engine on e and topology t (finished, must outlive the simulator). */
 orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const orr_packet_config *cfg,
                                       orr_err *err);
@@ -194,6 +208,7 @@ void orr_packet_port_stats_get(const orr_packet_sim *s, uint32_t link, orr_packe
 /* Stops the simulation at stop_ps: later events do nothing, so the engine queue drains. */
 void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps);
 void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out);
+void orr_packet_accel_stats_get(const orr_packet_sim *s, orr_packet_accel_stats *out);
 /* PFC events as lines "time_ns node node_type port type" (type 1 = pause, 0 = resume; node_type
  * 0 host, 1 switch), in the order they happened; NULL to not record. */
 void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out);

@@ -79,7 +79,14 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
                           .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator,
                           .link_tracks = traced && s->trace_path[0] ? ORR_LINK_TRACKS_DEFAULT : 0,
                           .progress = s->progress};
-    return orr_execute(w, &s->gpu, &s->cluster, &opts, x, err);
+    /* The API layer builds the backend and hands it to the executor, which only drives it. */
+    orr_engine eng;
+    orr_engine_init(&eng);
+    orr_net *net = orr_net_create_for(s->net, &eng, &s->gpu, &s->cluster, &cfg, w, err);
+    int rc = net ? orr_execute_on(w, net, &opts, x, err) : -1;
+    orr_net_destroy(net);
+    orr_engine_free(&eng);
+    return rc;
 }
 
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)

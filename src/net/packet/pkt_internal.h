@@ -167,6 +167,7 @@ struct orr_packet_sim {
     int stopped;
     uint64_t events0;
     orr_packet_stats st;
+    orr_packet_accel_stats acc;      /* the Wormhole layer's counters (wormhole.c) */
     orr_buf *pfc_log;
     orr_link_bins *bins;             /* per-port wire bytes per window, or NULL */
 };

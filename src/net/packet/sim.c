@@ -879,6 +879,8 @@ void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps)
 
 void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out) { *out = s->st; }
 
+void orr_packet_accel_stats_get(const orr_packet_sim *s, orr_packet_accel_stats *out) { *out = s->acc; }
+
 void orr_packet_port_stats_get(const orr_packet_sim *s, uint32_t link, orr_packet_port_stats *out)
 {
     const port *pt = &s->ports[link];
