@@ -88,6 +88,9 @@ typedef struct orr_net_config {
     /* packet backend */
     orr_cc cc;              /* congestion control (0: DCQCN) */
     uint32_t packet_payload_bytes; /* payload per data packet (0: ORR_NET_PACKET_PAYLOAD_DEFAULT) */
+    int no_accel;           /* no Wormhole acceleration (packet.h orr_packet_config.accel) */
+    double ss_theta;        /* steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
+    uint32_t ss_window;     /* steady-state window, rate samples (0: ORR_SS_WINDOW_DEFAULT) */
     /* flow backend: the workload's symmetry (workload.h), or NULL: with one, a collective or send
      * among simulated ranks also runs on each of its distinct images (flows of all of them share
      * the fabric), and it completes when every image has; see src/net/flow_net.c. The packet

@@ -160,6 +160,9 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     pc->rate_scale[ORR_TIER_NVLINK] = n->cluster->nvlink_eff;
     for (int t = ORR_TIER_HOST; t < ORR_TIER_COUNT; t++) pc->rate_scale[t] = n->cluster->net_eff * wire;
     orr_packet_config_red_for_topology(pc, &f->topo);
+    pc->accel = !cfg->no_accel;
+    if (cfg->ss_theta > 0) pc->ss_theta = cfg->ss_theta;
+    if (cfg->ss_window > 0) pc->ss_window = cfg->ss_window;
     f->pkt = orr_packet_transport_create(n->engine, &f->topo, pc, err);
     if (!f->pkt) {
         orr_topo_free(&f->topo);
