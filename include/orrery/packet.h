@@ -50,7 +50,11 @@ int orr_cc_parse(const char *name, orr_cc *out);
 /* The paper's steady-state parameters (000 §7: theta = 5%, l = 2000) and the ranges the flags accept. */
 #define ORR_SS_THETA_DEFAULT 0.05
 #define ORR_SS_WINDOW_DEFAULT 2000u
-#define ORR_SS_WINDOW_MIN 2u
+#define ORR_SS_WINDOW_MIN 4u /* two halves of two samples */
+/* The window counts samples of packets of this payload (the paper's ns-3 runs: 1000 bytes); a flow
+ * of larger packets, whose ACKs are further apart, uses proportionally fewer (`--net packet`'s
+ * 64 KiB packets: 2000 -> 31), so that a window spans the same time. */
+#define ORR_SS_SAMPLE_BYTES 1000u
 #define ORR_SS_WINDOW_MAX 100000000u
 
 typedef struct orr_packet_config {
@@ -101,7 +105,8 @@ typedef struct orr_packet_config {
     int64_t stop_ps;                  /* SIMULATOR_STOP_TIME (s); 0 = run until every flow is done */
     /* Wormhole acceleration (not config.txt keys; flags --no-accel, --ss-theta, --ss-window):
      * on by default; a flow is steady when its rate samples (one per ACK) over a window of
-     * ss_window samples vary by less than ss_theta of their mean (docs/netsim.md). */
+     * ss_window samples (of ORR_SS_SAMPLE_BYTES packets) vary by less than ss_theta of their mean
+     * (docs/netsim.md). */
     int accel;
     double ss_theta;
     uint32_t ss_window;

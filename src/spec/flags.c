@@ -129,7 +129,7 @@ static const flag_def flags[] = {
     {"--accel", F_ACCEL, NULL, NULL, "packet backend: Wormhole acceleration (the default)", P | J},
     {"--ss-theta", F_SS_THETA, "a fraction in (0, 1)", "0.05",
      "packet backend: a flow is steady when its rate varies by less than this over a window", P | J},
-    {"--ss-window", F_SS_WINDOW, "a count of rate samples from 2 to 100000000", "2000",
+    {"--ss-window", F_SS_WINDOW, "a count of rate samples from 4 to 100000000", "2000",
      "packet backend: rate samples (one per ACK) per steady-state window", P | J},
     /* output */
     {"--json", F_JSON, NULL, "text", "print the result as JSON (docs/json.md)", P | E | J},

@@ -139,12 +139,14 @@ typedef struct flow {
     /* Wormhole (wormhole.c): the flows of its partition, and its steady-state window (rate
      * samples since win_t0_ps, when it had snd_una win_una0) */
     uint32_t wh_next, wh_prev;
+    uint32_t qp_next;                /* the next message on its queue pair, once started */
     uint32_t win_n;
     double win_min_Bps, win_max_Bps, win_sum_Bps;
     int64_t win_t0_ps, win_tmid_ps;
     uint64_t win_una0, win_unamid;
     uint8_t steady;                  /* its last full window was steady (§5.1) */
     double steady_Bps;               /* payload goodput over that window */
+    double steady_rate_Bps;          /* and its mean CC rate */
     uint64_t ff_bytes;               /* payload advanced by fast-forwards: taken off size */
     cc_state cc;
     orr_event_fn done;
@@ -213,8 +215,12 @@ int pkt_event_owner(const orr_packet_sim *s, const orr_event *ev, uint32_t *idx)
 void wh_create(orr_packet_sim *s);
 void wh_free(orr_packet_sim *s);
 /* Flow id starts (before it is put on its NIC): joins its ports' partitions, waking any that are
- * fast-forwarded (skip-back). */
-void wh_flow_start(orr_packet_sim *s, uint32_t id, flow *f);
+ * fast-forwarded (skip-back); prev: the message it continues on a queue pair (cc_continue), or
+ * NULL. */
+void wh_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev);
+/* At the end of a flow's start (it is on its NIC, its timers are set): a flow that went on with
+ * its queue pair's steady state may complete a steady partition. */
+void wh_flow_started(orr_packet_sim *s, flow *f);
 /* Flow id finished: leaves its partition. */
 void wh_flow_finish(orr_packet_sim *s, uint32_t id, flow *f);
 /* After an ACK of flow id was processed: a rate sample; may fast-forward its partition. */
@@ -222,6 +228,8 @@ void wh_on_ack(orr_packet_sim *s, uint32_t id, flow *f);
 /* The payload bytes flow f has delivered since its partition was frozen (at its steady rate), 0 if
  * it is not frozen: what a reader of its progress adds while it is. */
 uint64_t wh_frozen_progress(const orr_packet_sim *s, const flow *f);
+/* The steady-state window in samples for a flow of mtu_bytes packets (wormhole.c). */
+uint32_t wh_window(const orr_packet_config *c, uint32_t mtu_bytes);
 /* Is ev the Wormhole resume event? */
 int wh_is_resume(const orr_event *ev);
 

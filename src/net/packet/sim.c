@@ -451,7 +451,9 @@ static void ev_flow_start(void *ctx, uint64_t id)
     if (f->finished) return; /* fast-forwarded to its end before it started */
     f->started = 1;
     s->st.flows_started++;
-    wh_flow_start(s, (uint32_t)id, f);
+    flow *prev = f->prev_qp != PKT_NONE ? F(s, f->prev_qp) : NULL;
+    int cont = prev && prev->started && prev->snd_nxt >= prev->size; /* the previous message is all sent */
+    wh_flow_start(s, (uint32_t)id, f, cont ? prev : NULL);
     port *pt = &s->ports[f->nic];
     if (pt->nqp == pt->capqp) {
         size_t cap = pt->capqp;
@@ -459,13 +461,12 @@ static void ev_flow_start(void *ctx, uint64_t id)
         pt->capqp = (uint32_t)cap;
     }
     pt->qps[pt->nqp++] = (uint32_t)id;
-    const flow *prev = f->prev_qp != PKT_NONE ? F(s, f->prev_qp) : NULL;
-    if (prev && prev->started && prev->snd_nxt >= prev->size) /* the previous message is all sent */
-        cc_continue(s, (uint32_t)id, f, prev);
+    if (cont) cc_continue(s, (uint32_t)id, f, prev);
     else
         cc_init(s, f);
     if (s->cfg.rto_ps > 0) pkt_flow_timer(s, (uint32_t)id, TIMER_RTO, s->cfg.rto_ps, ev_rto);
     port_kick(s, f->nic);
+    wh_flow_started(s, f);
 }
 
 /* ---- receiving ---- */

@@ -12,13 +12,19 @@
  * Nothing outside a partition ever touches its ports.
  *
  * Steady state. Every ACK is a sample R(t_k) of its flow's sending rate (the congestion control's
- * rate). Samples are taken in consecutive windows of l (--ss-window) samples; a window is steady
+ * rate). Samples are taken in consecutive windows of l samples, l being --ss-window for packets of
+ * ORR_SS_SAMPLE_BYTES (the paper's ns-3 runs) and proportionally fewer for larger ones, so that a
+ * window spans the same time whatever a simulated packet stands for (at least 4); a window is steady
  * when (max - min) / mean < theta (--ss-theta; the paper's eq. 6) and the goodput (bytes
  * acknowledged per second) of its first and second halves differ by less than theta, which
  * catches a flow held back by PFC or by its window (its CC rate says nothing about what it sends).
  * The flow's steady rate is the window's goodput (eq. 7, measured on what was acknowledged). A
  * partition is steady when all its flows' last windows were; a flow entering or leaving the
- * partition makes every flow of the partition start a new window (the contention changed).
+ * partition makes every flow of the partition start a new window (the contention changed), except
+ * the next message of a queue pair (orr_packet_flow_continue: NCCL's steps on one connection),
+ * which goes on with its predecessor's steady state, as it goes on with its CC state: a message
+ * starting on a connection whose previous message has sent everything, or a message finishing
+ * when its successor has started, leaves the partition's set of connections as it was.
  *
  * Fast-forward. When a partition becomes steady, it is frozen: its queued engine events (port
  * transmissions, arrivals and wake-ups on its ports, its flows' timers) are taken off the engine,
@@ -153,6 +159,7 @@ static void flow_ports(orr_packet_sim *s, const flow *f, void (*fn)(orr_packet_s
 
 static void resume(orr_packet_sim *s, uint32_t r, int early);
 static uint32_t join(orr_packet_sim *s, uint32_t id, flow *f);
+static void maybe_freeze(orr_packet_sim *s, uint32_t r);
 
 static void wake_port(orr_packet_sim *s, uint32_t l, void *arg)
 {
@@ -193,14 +200,31 @@ static uint32_t join(orr_packet_sim *s, uint32_t id, flow *f)
     return j.busy;
 }
 
-void wh_flow_start(orr_packet_sim *s, uint32_t id, flow *f)
+void wh_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev)
 {
     if (!s->wh) return;
     flow_ports(s, f, wake_port, NULL);
     uint32_t busy = join(s, id, f);
     if (busy == 0) s->acc.partitions++;
     else s->acc.merges += busy - 1;
-    windows_reset(s, find(s->wh, f->nic));
+    uint32_t r = find(s->wh, f->nic);
+    f->qp_next = PKT_NONE;
+    if (!prev) {
+        windows_reset(s, r);
+        return;
+    }
+    /* The next message on a queue pair: the connection's steady state goes on (its CC state did,
+     * cc_continue), and the partition's contention is what it was, so nothing is reset. */
+    prev->qp_next = id;
+    window_reset(f);
+    f->steady = prev->steady;
+    f->steady_Bps = prev->steady_Bps;
+    f->steady_rate_Bps = prev->steady_rate_Bps;
+}
+
+void wh_flow_started(orr_packet_sim *s, flow *f)
+{
+    if (s->wh && f->steady) maybe_freeze(s, find(s->wh, f->nic));
 }
 
 void wh_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
@@ -217,6 +241,8 @@ void wh_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
     s->acc.flow_ps += (double)(f->finish_ps - f->start_ps);
     (void)id;
     uint32_t head = w->fhead;
+    /* its queue pair goes on with a started message: the contention has not changed */
+    int same = f->qp_next != PKT_NONE && F(s, f->qp_next)->started;
     for (uint32_t p = r, next; p != PKT_NONE; p = next) { /* take the partition apart */
         next = s->wh[p].next;
         port_reset(&s->wh[p], p);
@@ -226,7 +252,7 @@ void wh_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
     for (uint32_t i = head, next; i != PKT_NONE; i = next) {
         flow *g = F(s, i);
         next = g->wh_next;
-        window_reset(g); /* the contention it sees has changed */
+        if (!same) window_reset(g); /* the contention it sees has changed */
         parts += join(s, i, g) == 0;
     }
     if (parts > 1) s->acc.splits += parts - 1;
@@ -262,6 +288,14 @@ static void freeze(orr_packet_sim *s, uint32_t r, int64_t dt_ps)
     s->acc.fast_forwards++;
 }
 
+/* Has flow g's rate left its last steady window's band since (in the window now filling)? Then
+ * its steady state is over, though no window has said so yet. */
+static int drifted(const orr_packet_sim *s, const flow *g)
+{
+    double band = s->cfg.ss_theta * g->steady_rate_Bps;
+    return g->win_n > 0 && (g->win_max_Bps > g->steady_rate_Bps + band || g->win_min_Bps < g->steady_rate_Bps - band);
+}
+
 /* Fast-forwards partition r if all its flows are steady and the next disruptive event is far
  * enough ahead to be worth the freeze (8 base RTTs of its slowest-reacting flow). */
 static void maybe_freeze(orr_packet_sim *s, uint32_t r)
@@ -272,7 +306,7 @@ static void maybe_freeze(orr_packet_sim *s, uint32_t r)
     int64_t rtt_ps = 0;
     for (uint32_t i = w->fhead; i != PKT_NONE; i = F(s, i)->wh_next) {
         const flow *g = F(s, i);
-        if (!g->steady || !(g->steady_Bps > 0)) return;
+        if (!g->steady || !(g->steady_Bps > 0) || drifted(s, g)) return;
         uint64_t left = g->size - g->snd_nxt;
         if (left <= g->mtu) return; /* about to end: its last packets are simulated */
         double t = (double)(left - g->mtu) / g->steady_Bps * 1e12;
@@ -390,13 +424,19 @@ uint64_t wh_frozen_progress(const orr_packet_sim *s, const flow *f)
 
 /* ---- steady-state identification ---- */
 
+uint32_t wh_window(const orr_packet_config *c, uint32_t mtu_bytes)
+{
+    uint64_t l = ((uint64_t)c->ss_window * ORR_SS_SAMPLE_BYTES + mtu_bytes - 1) / (mtu_bytes ? mtu_bytes : 1);
+    return l < ORR_SS_WINDOW_MIN ? ORR_SS_WINDOW_MIN : l > c->ss_window ? c->ss_window : (uint32_t)l;
+}
+
 void wh_on_ack(orr_packet_sim *s, uint32_t id, flow *f)
 {
     (void)id;
     if (!s->wh || f->finished) return;
     int64_t now = s->e->now_ps;
     double rate = f->rate_Bps;
-    uint32_t l = s->cfg.ss_window;
+    uint32_t l = wh_window(&s->cfg, f->mtu);
     if (f->win_n == 0) {
         f->win_t0_ps = now;
         f->win_una0 = f->snd_una;
@@ -411,13 +451,14 @@ void wh_on_ack(orr_packet_sim *s, uint32_t id, flow *f)
     if (rate > f->win_max_Bps) f->win_max_Bps = rate;
     f->win_sum_Bps += rate;
     if (++f->win_n < l) return;
+    double theta = s->cfg.ss_theta, mean = f->win_sum_Bps / (double)f->win_n;
     f->win_n = 0;
-    double theta = s->cfg.ss_theta, mean = f->win_sum_Bps / (double)l;
     int64_t t1 = f->win_tmid_ps - f->win_t0_ps, t2 = now - f->win_tmid_ps;
     double g1 = t1 > 0 ? (double)(f->win_unamid - f->win_una0) * 1e12 / (double)t1 : 0;
     double g2 = t2 > 0 ? (double)(f->snd_una - f->win_unamid) * 1e12 / (double)t2 : 0;
     double good = (double)(f->snd_una - f->win_una0) * 1e12 / (double)(now - f->win_t0_ps > 0 ? now - f->win_t0_ps : 1);
     f->steady = mean > 0 && good > 0 && (f->win_max_Bps - f->win_min_Bps) / mean < theta && fabs(g1 - g2) < theta * good;
     f->steady_Bps = good;
+    f->steady_rate_Bps = mean;
     if (f->steady) maybe_freeze(s, find(s->wh, f->nic));
 }
