@@ -5,6 +5,7 @@
 #include "orrery/progress.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,34 @@ static void test_engine_take_put(void)
     orr_engine_free(&e);
 }
 
+typedef struct pooled {
+    uint64_t payload;
+    uint32_t link;
+} pooled;
+
+/* The free-list pool: new elements zeroed and appended, given-back ones reused last-in first-out. */
+static void test_pool(void)
+{
+    pooled *items = NULL;
+    size_t n = 0, cap = 0;
+    uint32_t free_head = ORR_POOL_NONE;
+    for (uint32_t i = 0; i < 100; i++) {
+        uint32_t id = orr_pool_take((void **)&items, &n, &cap, sizeof *items, offsetof(pooled, link), &free_head);
+        CHECK_EQ_I64(id, i);
+        CHECK(items[id].payload == 0 && items[id].link == 0);
+        items[id].payload = 1000 + i;
+    }
+    orr_pool_give(items, sizeof *items, offsetof(pooled, link), &free_head, 7);
+    orr_pool_give(items, sizeof *items, offsetof(pooled, link), &free_head, 42);
+    CHECK_EQ_I64(orr_pool_take((void **)&items, &n, &cap, sizeof *items, offsetof(pooled, link), &free_head), 42);
+    CHECK_EQ_I64(orr_pool_take((void **)&items, &n, &cap, sizeof *items, offsetof(pooled, link), &free_head), 7);
+    CHECK_EQ_I64(free_head, ORR_POOL_NONE);
+    CHECK_EQ_I64(orr_pool_take((void **)&items, &n, &cap, sizeof *items, offsetof(pooled, link), &free_head), 100);
+    CHECK_EQ_I64(n, 101);
+    CHECK_EQ_I64(items[99].payload, 1099);
+    free(items);
+}
+
 static void test_buf(void)
 {
     orr_buf b = {0};
@@ -199,6 +228,7 @@ int main(void)
     test_map();
     test_engine();
     test_engine_take_put();
+    test_pool();
     test_buf();
     test_engine_tick();
     test_progress();

@@ -123,47 +123,25 @@ static int is_comm_op(uint8_t kind) { return kind == ORR_OP_COLL || kind == ORR_
 
 static uint32_t waiter_new(exec *x, uint32_t r, uint32_t i)
 {
-    uint32_t id;
-    if (x->wt_free != NONE) {
-        id = x->wt_free;
-        x->wt_free = x->wt[id].next;
-    } else {
-        orr_grow((void **)&x->wt, &x->capwt, x->nwt + 1, sizeof *x->wt);
-        id = (uint32_t)x->nwt++;
-    }
+    uint32_t id = orr_pool_take((void **)&x->wt, &x->nwt, &x->capwt, sizeof *x->wt, offsetof(waiter, next), &x->wt_free);
     x->wt[id] = (waiter){r, i, NONE};
     return id;
 }
 
 static void waiter_release(exec *x, uint32_t id)
 {
-    x->wt[id].next = x->wt_free;
-    x->wt_free = id;
+    orr_pool_give(x->wt, sizeof *x->wt, offsetof(waiter, next), &x->wt_free, id);
 }
 
 static uint32_t xfer_new(exec *x)
 {
-    uint32_t id;
-    if (x->xf_free != NONE) {
-        id = x->xf_free;
-        x->xf_free = x->xf[id].next_free;
-    } else {
-        orr_grow((void **)&x->xf, &x->capxf, x->nxf + 1, sizeof *x->xf);
-        id = (uint32_t)x->nxf++;
-    }
-    return id;
+    return orr_pool_take((void **)&x->xf, &x->nxf, &x->capxf, sizeof *x->xf, offsetof(xfer, next_free), &x->xf_free);
 }
 
 static uint32_t coll_new(exec *x, uint32_t group, uint32_t seq)
 {
-    uint32_t id;
-    if (x->ci_free != NONE) {
-        id = x->ci_free;
-        x->ci_free = x->ci[id].next_free;
-    } else {
-        orr_grow((void **)&x->ci, &x->capci, x->nci + 1, sizeof *x->ci);
-        id = (uint32_t)x->nci++;
-    }
+    uint32_t id = orr_pool_take((void **)&x->ci, &x->nci, &x->capci, sizeof *x->ci, offsetof(coll_inst, next_free),
+                                &x->ci_free);
     x->ci[id] = (coll_inst){group, seq, 0, NONE, NONE, NONE, NONE};
     return id;
 }
@@ -450,8 +428,7 @@ static void coll_done_ev(void *ctx, uint64_t arg)
         waiter_release(x, w);
         w = nx;
     }
-    x->ci[id].next_free = x->ci_free;
-    x->ci_free = id;
+    orr_pool_give(x->ci, sizeof *x->ci, offsetof(coll_inst, next_free), &x->ci_free, id);
 }
 
 static void coll_join(exec *x, uint32_t r, uint32_t i)
@@ -490,8 +467,7 @@ static void xfer_done_ev(void *ctx, uint64_t arg)
 {
     exec *x = ctx;
     xfer f = x->xf[(uint32_t)arg];
-    x->xf[(uint32_t)arg].next_free = x->xf_free;
-    x->xf_free = (uint32_t)arg;
+    orr_pool_give(x->xf, sizeof *x->xf, offsetof(xfer, next_free), &x->xf_free, (uint32_t)arg);
     comm_end(x, f.send_rank, f.send_op);
     comm_end(x, f.recv_rank, f.recv_op);
 }
