@@ -33,11 +33,11 @@ jobs:
   - {name: a, gpus: 2, nodes: [0, 2]}
   - {name: b, gpus: 2, nodes: [1, 3]}
 YAML
-"$ORR" predict "$TMP/two.yaml" --json > "$TMP/o2.json" && ok || bad "oversub 2 exit code"
-"$ORR" predict "$TMP/two.yaml" --json > "$TMP/o2b.json"
+"$ORR" predict "$TMP/two.yaml" --variability none --json > "$TMP/o2.json" && ok || bad "oversub 2 exit code"
+"$ORR" predict "$TMP/two.yaml" --variability none --json > "$TMP/o2b.json"
 cmp -s "$TMP/o2.json" "$TMP/o2b.json" && ok || bad "multi-job JSON differs between identical runs"
-"$ORR" predict "$TMP/two.yaml" --oversub 1 --json > "$TMP/o1.json" && ok || bad "oversub 1 exit code"
-"$ORR" predict "$TMP/two.yaml" --net analytic --json > "$TMP/an.json" && ok || bad "analytic exit code"
+"$ORR" predict "$TMP/two.yaml" --variability none --oversub 1 --json > "$TMP/o1.json" && ok || bad "oversub 1 exit code"
+"$ORR" predict "$TMP/two.yaml" --variability none --net analytic --json > "$TMP/an.json" && ok || bad "analytic exit code"
 python3 -c "
 import json,sys
 o2, o1, an = (json.load(open(f)) for f in sys.argv[1:4])

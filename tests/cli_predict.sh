@@ -34,12 +34,12 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['trace
 # tests/test_symflow.c), close to the analytic backend on a quiet fabric: within 3%, the NVLink
 # contention the analytic backend leaves out (each pipeline stage's DP all-reduce, NVLS over the 4
 # GPUs of a node, overlaps the backward's TP all-reduces on the same GPUs' NVLink: +2.6%)
-"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net flow --json > "$TMP/f1.json" \
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --variability none --net flow --json > "$TMP/f1.json" \
     && ok || bad "predict --net flow exit code"
-"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net flow --json > "$TMP/f2.json"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --variability none --net flow --json > "$TMP/f2.json"
 cmp -s "$TMP/f1.json" "$TMP/f2.json" && ok || bad "--net flow JSON differs between identical runs"
-"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net flow --no-symmetry --json > "$TMP/fn.json"
-"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --no-symmetry --json > "$TMP/fa.json"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --variability none --net flow --no-symmetry --json > "$TMP/fn.json"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --variability none --no-symmetry --json > "$TMP/fa.json"
 python3 -c "
 import json,sys
 f=json.load(open(sys.argv[1])); n=json.load(open(sys.argv[2])); a=json.load(open(sys.argv[3]))
@@ -54,9 +54,9 @@ assert abs(f['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.03, (f['iterat
 # --net packet: the inter-node flows packet by packet; every GPU simulated, deterministic, close to
 # the analytic backend on a quiet fabric (3%, as --net flow above), with the packet engine's
 # counters in the report
-"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --json > "$TMP/p1.json" \
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --variability none --net packet --json > "$TMP/p1.json" \
     && ok || bad "predict --net packet exit code"
-"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --net packet --json > "$TMP/p2.json"
+"$ORR" predict --model gpt3-1.3b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 16 --variability none --net packet --json > "$TMP/p2.json"
 cmp -s "$TMP/p1.json" "$TMP/p2.json" && ok || bad "--net packet JSON differs between identical runs"
 python3 -c "
 import json,sys

@@ -233,6 +233,8 @@ static void check_symmetry_exact(orr_spec s, uint32_t stages, uint32_t gpus)
     s.sp = 1;
     s.dist_opt = 1;
     s.bucket_params = 5e6;
+    s.variability = 0; /* identical GPUs: with variability the simulated rank runs at its group's
+                        * slowest GPU's pace, the full run at each GPU's own */
     uint32_t u_sym = 0, u_full = 0;
     int64_t sym = predict_ps(&s, &u_sym);
     s.symmetry = 0;
@@ -741,8 +743,57 @@ static void test_megatron_dp_cp(void)
         }
 }
 
+/* Under fp8 the blocks' sequence-parallel all-gathers carry fp8 (1 B per element: Transformer
+ * Engine and torchao cast before they gather), the reduce-scatters and the LM head's gather bf16;
+ * --fp8-param-gather makes the distributed optimizer's parameter all-gather move the linear weights
+ * in FP8 too. Checked against the bf16 run of the same job, op by op. */
+static void test_fp8_gathers(void)
+{
+    double ag[2][2], rs[2][2], head[2][2], pg[2][2];
+    for (int fp8 = 0; fp8 < 2; fp8++)
+        for (int pgather = 0; pgather < 2; pgather++) {
+            orr_spec s;
+            const char *argv[] = {"--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "16",
+                                  "--tp", "8", "--sp", "--mbs", "1", "--seq", "4096", "--dist-opt",
+                                  "--precision", fp8 ? "fp8" : "bf16", pgather && fp8 ? "--fp8-param-gather" : "--sp"};
+            if (!FLAG_SPEC(&s, argv)) return;
+            orr_workload *w = gen(&s);
+            if (!w) return;
+            ag[fp8][pgather] = rs[fp8][pgather] = head[fp8][pgather] = pg[fp8][pgather] = 0;
+            const orr_rank *rk = &w->ranks[0];
+            for (size_t i = 0; i < rk->nops; i++) {
+                const orr_op *op = &rk->ops[i];
+                const char *n = w->names[op->name];
+                if (op->kind != ORR_OP_COLL) continue;
+                if (strcmp(n, "dp_param_allgather") == 0) pg[fp8][pgather] += (double)op->bytes;
+                if (op->role != ORR_ROLE_TP || op->layer != 0) {
+                    if (strcmp(n, "tp_allgather_head") == 0) head[fp8][pgather] += (double)op->bytes;
+                    continue;
+                }
+                if (op->cls == ORR_COLL_ALLGATHER) ag[fp8][pgather] += (double)op->bytes;
+                if (op->cls == ORR_COLL_REDUCESCATTER) rs[fp8][pgather] += (double)op->bytes;
+            }
+            orr_workload_free(w);
+        }
+    const double tok = 4096, h = 4096; /* llama3-8b, one micro-batch */
+    /* forward: QKV and FC1 inputs; backward: FC2 and projection output gradients, QKV and FC1 inputs
+     * re-gathered for the weight gradients: six gathers of tok x h per layer */
+    CHECK_REL(ag[0][0], 6 * tok * h * 2, 1e-9);
+    CHECK_REL(ag[1][0], 6 * tok * h * 1, 1e-9);
+    CHECK_REL(rs[1][0], rs[0][0], 1e-12);
+    CHECK(rs[0][0] > 0);
+    CHECK(head[0][0] > 0);
+    CHECK_REL(head[1][0], head[0][0], 1e-12);
+    /* the parameter all-gather: bf16 for everything, or FP8 for the 32 layers' linear weights */
+    double linear = (4096.0 * (32 + 2 * 8) * 128 + 32 * 128 * 4096.0 + 4096.0 * 14336 * 3) / 8;
+    CHECK(pg[0][0] > 0);
+    CHECK_REL(pg[1][0], pg[0][0], 1e-12);
+    CHECK_REL(pg[0][0] - pg[1][1], 32 * linear, 1e-9);
+}
+
 int main(void)
 {
+    test_fp8_gathers();
     test_layer_ops();
     test_model_flops();
     test_schedules();

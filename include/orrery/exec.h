@@ -66,12 +66,18 @@ typedef struct orr_exec_opts {
                                     * this many busiest links per tier (orr_link_tracks; 0: none).
                                     * Changes no simulated time or statistic. */
     struct orr_progress *progress; /* a progress line while running (progress.h); NULL: none */
+    /* Per-GPU compute speeds (orr_exec_gpu_slowdown): sigma (0: identical GPUs) and the draw. */
+    double variability;
+    uint64_t variability_seed;
 } orr_exec_opts;
 
 typedef struct orr_exec_rank {
     orr_op_time *t;    /* one per op */
     int64_t end_ps;    /* when the rank's host and all its streams were done */
     orr_mem_rank mem;  /* what its ALLOC/FREE ops did to memory */
+    double slowdown;   /* its kernels took this times their estimate: the slowest GPU it stands for
+                        * (>= 1; 1 without variability). The breakdown counts the excess as waiting
+                        * for stragglers. */
 } orr_exec_rank;
 
 /* Link use under a topology backend (--net flow, --net packet): per tier and the most congested
@@ -147,6 +153,14 @@ typedef struct orr_exec_result {
     orr_net_summary net;
     orr_link_tracks link_tracks; /* with opts.link_tracks (nlinks 0 otherwise) */
 } orr_exec_result;
+
+/* The variability model (docs/models.md "Variability"): GPU g of the job computes at speed
+ * 1 + sigma z_g, z_g a standard normal drawn from (seed, g) alone (clipped to [-6, 6]), so the same
+ * GPU has the same speed whatever the job's layout. Its kernels take 1 / (1 + sigma z_g) of their
+ * estimate. A simulated rank that stands for several GPUs (symmetry) runs at its slowest one's
+ * pace: TP collectives every layer and the DP gradient reduction every step make the whole group
+ * wait for it. Returns that factor for simulated rank r of w. */
+double orr_exec_rank_slowdown(const orr_workload *w, size_t r, double sigma, uint64_t seed);
 
 /* Runs workload w on a ready-built backend (orr_net_create_for) and its engine: the API layer
  * builds the backend, the executor only drives it (opts.net and opts.net_cfg are not read). The

@@ -11,6 +11,14 @@
 #include "orrery/model.h"
 #include "orrery/net.h"
 
+/* Per-GPU compute speed spread (sigma of a normal around the catalog's speed), the default of
+ * --variability: Sinha et al., "Not All GPUs Are Created Equal" (SC'22, arXiv 2208.11035), measured an
+ * 8% average spread (max - min) of the same kernels over the GPUs of each of five clusters of
+ * thousands of same-SKU GPUs; the expected range of N ~ 2,000-27,000 normal draws is 7.3-8.2 sigma,
+ * so sigma ~ 0.011 (docs/models.md "Variability"). */
+#define ORR_VARIABILITY_DEFAULT 0.011
+#define ORR_VARIABILITY_MAX 0.2
+
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
 /* Attention kernels: flash attention (fused, Megatron-Core/TE default) or the unfused path of
  * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
@@ -84,6 +92,9 @@ typedef struct orr_spec {
     orr_attention attention;   /* attention kernels (default flash) */
     double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
     int64_t launch_ps;         /* host time to launch one kernel or collective */
+    double variability;        /* sigma of the per-GPU compute speed (docs/models.md "Variability";
+                                * default ORR_VARIABILITY_DEFAULT; 0: identical GPUs) */
+    uint64_t variability_seed; /* which draw of the GPUs' speeds (default 1) */
     int symmetry;              /* simulate identical ranks once (default 1; off under --net flow/packet) */
     uint64_t mem_capacity_bytes; /* device memory for the OOM verdict (0: the GPU's HBM) */
     int caching_allocator;     /* model PyTorch's caching allocator (default 1), else raw live bytes */

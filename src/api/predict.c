@@ -84,6 +84,7 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH,
                           .net_cfg = &cfg,
                           .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator,
+                          .variability = s->variability, .variability_seed = s->variability_seed,
                           .link_tracks = traced && s->trace_path[0] ? ORR_LINK_TRACKS_DEFAULT : 0,
                           .progress = s->progress};
     /* The API layer builds the backend and hands it to the executor, which only drives it. */

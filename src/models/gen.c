@@ -420,6 +420,18 @@ double gen_tokens(const gen *G) { return G->b * G->sq / G->C; }
 /* Tokens held per rank by norms, dropout and residuals (split over TP with sequence parallelism). */
 static double local_tokens(const gen *G) { return gen_tokens(G) / (G->sp ? G->T : 1); }
 static double hidden_bytes(const gen *G) { return gen_tokens(G) * G->h * G->act_B; }
+/* Bytes of a sequence-parallel all-gather that feeds a GEMM. Under fp8 (or fp4) training the blocks'
+ * linear layers gather their input already cast, one byte per element (two elements per byte for
+ * NVFP4): Transformer Engine casts ln_out, the input and the output gradient before
+ * gather_along_first_dim (layernorm_linear.py, linear.py, grad_output_preprocess), torchao's
+ * Float8ColwiseParallel casts the input before its redistribute and Float8RowwiseParallel the output
+ * gradient, as TorchTitan applies them with float8 and TP. The reduce-scatters carry bf16 outputs,
+ * and the LM head stays bf16. */
+static double tp_gather_bytes(const gen *G)
+{
+    if (!orr_dtype_is_narrow(G->dt) || G->head_gemms) return hidden_bytes(G);
+    return gen_tokens(G) * G->h * orr_dtype_bytes(G->dt);
+}
 
 /* A GEMM with the TP collective that feeds it (the f operator's all-gather before a column-parallel
  * GEMM, with SP) or consumes it (the g operator's all-reduce or reduce-scatter after a row-parallel
@@ -434,16 +446,17 @@ static void gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n,
         gemm(G, c, gname, m, n, k);
         return;
     }
+    double bytes = comm_first ? tp_gather_bytes(G) : hidden_bytes(G);
     if (G->s->tp_comm_overlap) {
-        uint32_t e = tp_coll(G, c, cname, kind, hidden_bytes(G), 1);
+        uint32_t e = tp_coll(G, c, cname, kind, bytes, 1);
         gemm(G, c, gname, m, n, k);
         tp_join(G, e);
     } else if (comm_first) {
-        gen_coll(G, c, S_COMPUTE, cname, kind, ORR_ROLE_TP, hidden_bytes(G));
+        gen_coll(G, c, S_COMPUTE, cname, kind, ORR_ROLE_TP, bytes);
         gemm(G, c, gname, m, n, k);
     } else {
         gemm(G, c, gname, m, n, k);
-        gen_coll(G, c, S_COMPUTE, cname, kind, ORR_ROLE_TP, hidden_bytes(G));
+        gen_coll(G, c, S_COMPUTE, cname, kind, ORR_ROLE_TP, bytes);
     }
 }
 
@@ -691,7 +704,7 @@ static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const cha
     double M = gen_tokens(G);
     uint32_t ag = UINT32_MAX;
     if (G->sp && G->T > 1 && !dtensor_sp_keeps_gathered(G))
-        ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, hidden_bytes(G), 1);
+        ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, tp_gather_bytes(G), 1);
     gemm(G, c, dgrad, M, G->h, n_out);
     tp_join(G, ag);
     uint32_t e = tp_coll(G, c, G->sp ? "tp_reducescatter_grad" : "tp_allreduce_grad",
@@ -871,6 +884,11 @@ static int chunk_has_embedding(const gen *G, uint32_t c) { return G->pp_r == 0 &
 static int chunk_has_head(const gen *G, uint32_t c) { return G->pp_r == G->P - 1 && c == G->V - 1; }
 
 static double layer_params_local(const gen *G) { return orr_model_layer_params(&G->s->model) / G->T; }
+/* The GEMM weights among them (QKV, output projection, up and down projections): what fp8 casts. */
+static double layer_linear_params_local(const gen *G)
+{
+    return (G->h * (G->a + 2.0 * G->g) * G->hd + G->a * G->hd * G->h + G->h * G->f * (G->gated ? 3.0 : 2.0)) / G->T;
+}
 static double embedding_params_local(const gen *G)
 {
     return G->vocab * G->h / G->T + (G->s->model.rmsnorm ? 0.0 : G->sq * G->h);
@@ -922,6 +940,12 @@ static void build_buckets(gen *G)
                 cur.first_layer = layer; /* backward order: layers arrive highest first */
             }
             cur.params += p;
+            cur.gather_bytes += p * G->act_B;
+            /* --fp8-param-gather: Megatron keeps the blocks' linear weights as FP8 tensors and its
+             * distributed optimizer all-gathers those bytes (1 B per element); norms, embedding and
+             * head stay bf16 */
+            if (G->s->fp8_param_gather && orr_dtype_is_narrow(G->dt) && e > 0 && e < n_el - 1)
+                cur.gather_bytes -= layer_linear_params_local(G) * (G->act_B - orr_dtype_bytes(G->dt));
             if (cur.params >= G->s->bucket_params) {
                 ORR_PUSH(G->bk, G->nbk, G->capbk, cur);
                 memset(&cur, 0, sizeof cur);
@@ -1460,7 +1484,7 @@ static void param_gather_prefetch(gen *G)
         for (size_t i = G->nbk; i-- > 0;) {
             if (G->bk[i].chunk != c) continue;
             ctx cx = {ORR_PHASE_FWD, ORR_NO_LAYER, ORR_NO_MB, c};
-            gen_coll(G, &cx, S_DP, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP, G->bk[i].params * G->act_B);
+            gen_coll(G, &cx, S_DP, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP, G->bk[i].gather_bytes);
             G->bk[i].ag_event = gen_record(G, S_DP);
         }
 }
@@ -1493,7 +1517,7 @@ static void optimizer_step(gen *G)
     if (G->dist && G->R > 1 && !G->overlap_pg)
         for (size_t i = G->nbk; i-- > 0;)
             gen_coll(G, &cx, S_COMPUTE, "dp_param_allgather", ORR_COLL_ALLGATHER, ORR_ROLE_DP,
-                     G->bk[i].params * G->act_B);
+                     G->bk[i].gather_bytes);
 }
 
 /* The parameter tensors of this rank in model order (PyTorch's model.parameters(): embedding, each

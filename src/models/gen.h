@@ -71,6 +71,7 @@ typedef struct bucket {
     uint32_t first_layer;             /* lowest layer (global index) whose params it holds */
     int has_embedding, has_head;
     double params;                    /* parameters per rank in the bucket */
+    double gather_bytes;              /* bytes of its parameter all-gather (distributed optimizer) */
     uint32_t ag_event;                /* event recorded after its parameter all-gather */
 } bucket;
 

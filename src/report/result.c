@@ -92,12 +92,13 @@ static int is_comm_kind(unsigned kind)
     return kind == ORR_OP_COLL || kind == ORR_OP_SEND || kind == ORR_OP_RECV;
 }
 
-/* Upper bound on the sweep events one rank produces: 2 per compute op, 4 per comm op. */
+/* Upper bound on the sweep events one rank produces: 4 per compute op (its time and a straggler
+ * tail), 4 per comm op. */
 static size_t sweep_events_needed(const orr_rank *rk)
 {
     size_t n = 0;
     for (size_t i = 0; i < rk->nops; i++) {
-        if (is_compute_kind(rk->ops[i].kind)) n += 2;
+        if (is_compute_kind(rk->ops[i].kind)) n += 4;
         else if (is_comm_kind(rk->ops[i].kind)) n += 4;
     }
     return n;
@@ -117,13 +118,19 @@ static size_t push_interval(sweep_ev *ev, size_t n, int state, int64_t a_ps, int
 
 /* Collects the intervals of one rank into ev (room for sweep_events_needed); returns the count. */
 static size_t collect_intervals(const orr_rank *rk, const orr_op_time *t, int64_t end_ps,
-                                sweep_ev *ev)
+                                double slowdown, sweep_ev *ev)
 {
     size_t n = 0;
     for (size_t i = 0; i < rk->nops; i++) {
         const orr_op *op = &rk->ops[i];
         if (t[i].end_ps < 0) continue; /* never ran */
-        if (is_compute_kind(op->kind)) {
+        if (op->kind == ORR_OP_KERNEL && slowdown > 1.0) {
+            /* a kernel of a rank whose slowest GPU sets the pace (orr_exec_rank_slowdown): the
+             * catalog speed's share is compute, the rest waiting for that straggler */
+            int64_t mid = t[i].start_ps + (int64_t)((double)(t[i].end_ps - t[i].start_ps) / slowdown + 0.5);
+            n = push_interval(ev, n, ST_COMPUTE, t[i].start_ps, mid, end_ps);
+            n = push_interval(ev, n, ST_WAIT, mid, t[i].end_ps, end_ps);
+        } else if (is_compute_kind(op->kind)) {
             n = push_interval(ev, n, ST_COMPUTE, t[i].start_ps, t[i].end_ps, end_ps);
         } else if (is_comm_kind(op->kind)) {
             /* Waiting in p2p, and in the collectives that span pipeline stages (the tied-embedding
@@ -160,12 +167,12 @@ static void attribute_segment(orr_breakdown *b, const int64_t active[ST_COUNT], 
 }
 
 /* The breakdown of one rank over [0, end_ps], using ev (room for its events) as scratch. */
-static void rank_breakdown(const orr_rank *rk, const orr_op_time *t, int64_t end_ps, sweep_ev *ev,
-                           orr_breakdown *b)
+static void rank_breakdown(const orr_rank *rk, const orr_op_time *t, int64_t end_ps, double slowdown,
+                           sweep_ev *ev, orr_breakdown *b)
 {
     memset(b, 0, sizeof *b);
     b->total_ps = end_ps;
-    size_t n = t ? collect_intervals(rk, t, end_ps, ev) : 0;
+    size_t n = t ? collect_intervals(rk, t, end_ps, slowdown, ev) : 0;
     if (n) qsort(ev, n, sizeof *ev, cmp_sweep_ev);
 
     int64_t active[ST_COUNT] = {0};
@@ -471,7 +478,7 @@ int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result
     r->nranks = w->nranks;
     r->ranks = orr_xcalloc(w->nranks ? w->nranks : 1, sizeof *r->ranks);
     for (size_t i = 0; i < w->nranks; i++)
-        rank_breakdown(&w->ranks[i], x->ranks[i].t, r->iteration_ps, ev, &r->ranks[i]);
+        rank_breakdown(&w->ranks[i], x->ranks[i].t, r->iteration_ps, x->ranks[i].slowdown, ev, &r->ranks[i]);
     free(ev);
     mean_breakdown(w, r->ranks, r->iteration_ps, &r->mean);
     group_comm(r, w, x);

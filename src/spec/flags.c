@@ -25,7 +25,8 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_SS_THETA, F_SS_WINDOW,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
-    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED
+    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED,
+    F_VARIABILITY, F_VARIABILITY_SEED
 } flag_id;
 
 /* Where a flag is accepted: predict, emulate, and (with a spec that has jobs:) at the top level of
@@ -108,6 +109,9 @@ static const flag_def flags[] = {
     {"--no-compile-loss", F_NO_COMPILE_LOSS, NULL, NULL, "an eager loss", P},
     {"--launch-us", F_LAUNCH_US, "a non-negative number of microseconds, up to 1e6", "5",
      "host time to launch one kernel or collective, us", P | E | J},
+    {"--variability", F_VARIABILITY, "a standard deviation from 0 to 0.2, or none", "0.011",
+     "per-GPU compute speed spread (sigma); the slowest GPU of each synchronising group sets the pace", P | J},
+    {"--variability-seed", F_VARIABILITY_SEED, "a non-negative integer", "1", "which draw of the GPUs' speeds", P | J},
     {"--no-symmetry", F_NO_SYMMETRY, NULL, "symmetry on", "simulate every GPU, not one per identical group", P | J},
     {"--mem-capacity", F_MEM_CAPACITY, "a memory size like 80GiB, 96GB or 81920MiB", "the GPU's HBM",
      "device memory for the OOM verdict", P | E | J},
@@ -405,6 +409,15 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_LAUNCH_US:
         if (orr_parse_num(val, &d) || d < 0 || d > 1e6) return bad_value(f, val, err);
         s->launch_ps = (int64_t)(d * ORR_PS_PER_US + 0.5);
+        return 0;
+    case F_VARIABILITY:
+        if (strcasecmp(val, "none") == 0) d = 0;
+        else if (orr_parse_num(val, &d) || !(d >= 0) || d > ORR_VARIABILITY_MAX) return bad_value(f, val, err);
+        s->variability = d;
+        return 0;
+    case F_VARIABILITY_SEED:
+        if (orr_parse_num(val, &d) || !(d >= 0) || d > 1e18 || d != (double)(uint64_t)d) return bad_value(f, val, err);
+        s->variability_seed = (uint64_t)d;
         return 0;
     }
     return orr_fail(err, "%s: internal error: flag without a handler", f->name);

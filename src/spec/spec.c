@@ -33,6 +33,8 @@ void orr_spec_init(orr_spec *s)
     s->tp_comm_overlap = 0;
     s->bucket_params = 0; /* resolve: max(40e6, 1e6 * dp), Megatron's default */
     s->launch_ps = 5 * ORR_PS_PER_US;
+    s->variability = ORR_VARIABILITY_DEFAULT;
+    s->variability_seed = 1;
     s->symmetry = 1;
     s->net = ORR_NET_ANALYTIC;
     s->cc = ORR_CC_DCQCN;
@@ -136,6 +138,10 @@ static const orr_yfield options_fields[] = {
      .min = 0, .max = 1e15},
     {.key = "launch_us", .type = ORR_YF_I64, .offset = offsetof(orr_spec, launch_ps), .scale = 1e6, .min = 0,
      .max = 1e6},
+    {.key = "variability", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, variability), .scale = 1, .min = 0,
+     .max = ORR_VARIABILITY_MAX},
+    {.key = "variability_seed", .type = ORR_YF_U64, .offset = offsetof(orr_spec, variability_seed), .scale = 1,
+     .min = 0, .max = 1e18},
 };
 
 #define N(a) (sizeof a / sizeof a[0])
@@ -218,7 +224,8 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
 static const char *const job_keys[] = {"name", "framework", "model", "gpus", "parallel", "training", "options",
                                        "first_gpu", "nodes", NULL};
 /* Options the executor applies to the whole run, so every job of a multi-job spec shares them. */
-static const char *const run_options[] = {"launch_us", "symmetry", "caching_allocator", "mem_capacity_gib", NULL};
+static const char *const run_options[] = {"launch_us", "symmetry", "caching_allocator", "mem_capacity_gib",
+                                          "variability", "variability_seed", NULL};
 
 static int apply_sections(orr_spec *s, const orr_ynode *map, orr_err *err)
 {
