@@ -16,13 +16,21 @@
  * `orrery-bench netsim [DIR]` times the packet engine on the ns-3 reference scenarios of
  * data/validation/ns3 (k4 and k8, HPCC and DCQCN) next to ns-3's events and wall time from the
  * run_*.log files there.
+ *
+ * `orrery-bench wormhole [SPEC...]` (issue 22) runs each SPEC (default
+ * examples/gpt3_13b_64_h100_packet.yaml) under --net packet with the Wormhole acceleration and
+ * with --no-accel, in the same process, and prints the ratios (events, packet events, wall) and
+ * the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
+ * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated.
  */
 #include "orrery/packet.h"
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -158,10 +166,138 @@ static int bench_netsim(const char *dir)
     return rc;
 }
 
+/* ---- orrery-bench wormhole ---- */
+
+typedef struct packet_run {
+    double wall_s, iteration_s;
+    uint64_t events, packet_events;
+    orr_packet_accel_stats acc;
+} packet_run;
+
+static int predict_packet(const char *path, int no_accel, packet_run *o)
+{
+    orr_spec s;
+    orr_err err = {{0}};
+    orr_spec_init(&s);
+    if (orr_spec_load_file(&s, path, &err) == 0) {
+        s.net = ORR_NET_PACKET;
+        s.symmetry = 0;
+        s.no_accel = no_accel;
+    }
+    if (err.msg[0] || orr_spec_resolve(&s, &err) < 0) {
+        fprintf(stderr, "orrery-bench: %s\n", err.msg);
+        return 1;
+    }
+    orr_prediction p;
+    double t0 = now_s();
+    if (orr_predict(&s, &p, &err) < 0) {
+        fprintf(stderr, "orrery-bench: %s\n", err.msg);
+        return 1;
+    }
+    o->wall_s = now_s() - t0;
+    o->iteration_s = p.r.iteration_s;
+    o->events = p.x.events;
+    o->packet_events = p.x.net.packet.events;
+    o->acc = p.x.net.packet.accel;
+    orr_prediction_free(&p);
+    return 0;
+}
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+static int bench_wormhole_spec(const char *path)
+{
+    packet_run off, on;
+    if (predict_packet(path, 1, &off) || predict_packet(path, 0, &on)) return 1;
+    printf("%s --net packet\n", path);
+    printf("  --no-accel: %llu events (%llu packet), %.2f s wall; iteration %.6f s\n", (unsigned long long)off.events,
+           (unsigned long long)off.packet_events, off.wall_s, off.iteration_s);
+    printf("  Wormhole:   %llu events (%llu packet), %.2f s wall; iteration %.6f s (%+.4f%%)\n",
+           (unsigned long long)on.events, (unsigned long long)on.packet_events, on.wall_s, on.iteration_s,
+           100 * (ratio(on.iteration_s, off.iteration_s) - 1));
+    printf("  ratio --no-accel / Wormhole: events %.2fx, packet events %.2fx, wall %.2fx\n",
+           ratio((double)off.events, (double)on.events), ratio((double)off.packet_events, (double)on.packet_events),
+           ratio(off.wall_s, on.wall_s));
+    printf("  %llu partitions, %llu fast-forwards (%llu skip-backs), %.3f GB fast-forwarded, steady fraction %.4f\n",
+           (unsigned long long)on.acc.partitions, (unsigned long long)on.acc.fast_forwards,
+           (unsigned long long)on.acc.skip_backs, (double)on.acc.skipped_bytes / 1e9, orr_packet_steady_fraction(&on.acc));
+    return 0;
+}
+
+/* A k-ary fat tree (k^3/4 hosts, 100 Gb/s, 1 us links) in the HPCC topology format. */
+static int write_fat_tree(FILE *f, uint32_t k)
+{
+    uint32_t hosts = k * k * k / 4, edge = k * k / 2, agg = k * k / 2, core = k * k / 4, half = k / 2;
+    uint32_t e0 = hosts, a0 = e0 + edge, c0 = a0 + agg, links = hosts + edge * half + agg * half;
+    fprintf(f, "%u %u %u\n", hosts + edge + agg + core, edge + agg + core, links);
+    for (uint32_t i = hosts; i < c0 + core; i++) fprintf(f, "%u%c", i, i + 1 < c0 + core ? ' ' : '\n');
+    const char *l = "100Gbps 0.001ms 0";
+    for (uint32_t h = 0; h < hosts; h++) fprintf(f, "%u %u %s\n", h, e0 + h / half, l);
+    for (uint32_t e = 0; e < edge; e++) /* edge e of pod e / half to the pod's aggregation switches */
+        for (uint32_t j = 0; j < half; j++) fprintf(f, "%u %u %s\n", e0 + e, a0 + (e / half) * half + j, l);
+    for (uint32_t a = 0; a < agg; a++) /* aggregation switch j of a pod to cores j*half .. j*half+half-1 */
+        for (uint32_t j = 0; j < half; j++) fprintf(f, "%u %u %s\n", a0 + a, c0 + (a % half) * half + j, l);
+    return ferror(f) ? -1 : 0;
+}
+
+static int bench_fabric(uint32_t k)
+{
+    char topo[] = "/tmp/orrery-bench-topo-XXXXXX", flows[] = "/tmp/orrery-bench-flows-XXXXXX";
+    int ft = mkstemp(topo), ff = mkstemp(flows);
+    FILE *t = ft >= 0 ? fdopen(ft, "w") : NULL, *f = ff >= 0 ? fdopen(ff, "w") : NULL;
+    int rc = !t || !f || write_fat_tree(t, k);
+    uint32_t hosts = k * k * k / 4;
+    if (f) {
+        fprintf(f, "%u\n", hosts);
+        for (uint32_t h = 0; h < hosts; h++) fprintf(f, "%u %u 3 100 2000000 2.0\n", h, (h + 1) % hosts);
+    }
+    if ((t && fclose(t)) || (f && fclose(f))) rc = 1;
+    orr_netsim_result r;
+    orr_err err = {{0}};
+    orr_packet_config cfg;
+    orr_buf warn = {0};
+    orr_packet_config_default(&cfg);
+    if (!rc) rc = orr_packet_config_read(&cfg, ORRERY_VALIDATION_DIR "/ns3/config_hpcc.txt", &warn, &err) != 0;
+    orr_buf_free(&warn);
+    cfg.accel = 0;
+    orr_topo tp;
+    if (!rc) rc = orr_topo_read_hpcc(&tp, topo, &err) != 0;
+    if (!rc) {
+        rc = orr_netsim_run_with(&tp, &cfg, flows, &r, &err) != 0;
+        orr_topo_free(&tp);
+    }
+    unlink(topo);
+    unlink(flows);
+    if (rc) {
+        fprintf(stderr, "orrery-bench: fat tree k=%u: %s\n", k, err.msg[0] ? err.msg : "cannot write its files");
+        return -1;
+    }
+    double eps = r.wall_s > 0 ? (double)r.stats.events / r.wall_s : 0;
+    printf("  k=%-2u %5u hosts: %10llu events, %6.2f s, %.2f M events/s\n", k, hosts, (unsigned long long)r.stats.events,
+           r.wall_s, eps / 1e6);
+    orr_netsim_result_free(&r);
+    return (int)(eps / 1e3); /* k events/s */
+}
+
+static int bench_wormhole(int argc, char **argv)
+{
+    int rc = 0;
+    if (argc > 0)
+        for (int i = 0; i < argc; i++) rc |= bench_wormhole_spec(argv[i]);
+    else
+        rc |= bench_wormhole_spec(ORRERY_SOURCE_DIR "/examples/gpt3_13b_64_h100_packet.yaml");
+    printf("packet engine events/s, ring of 2 MB flows (one per host), HPCC, --no-accel:\n");
+    int k8 = bench_fabric(8), k16 = bench_fabric(16);
+    if (k8 <= 0 || k16 <= 0) return 1;
+    printf("  k=16 / k=8: %.2f\n", (double)k16 / (double)k8);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "netsim") == 0)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
+    if (argc > 1 && strcmp(argv[1], "wormhole") == 0) return bench_wormhole(argc - 2, argv + 2);
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml",
                                            ORRERY_SOURCE_DIR "/examples/deepseek_v3_2048_h100.yaml"};
@@ -172,7 +308,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[first], "--packet") == 0) net = ORR_NET_PACKET;
         else if (strcmp(argv[first], "--no-symmetry") == 0) no_symmetry = 1;
         else {
-            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim)\n",
+            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim, wormhole)\n",
                     argv[first]);
             return 2;
         }

@@ -33,4 +33,18 @@ printf 'CC_MODE 3\nFANCY_KNOB 1\n' > "$TMP/cfg.txt"
 "$ORR" netsim "$V/topo_k4.txt" > /dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "missing arguments exit code"
 
+# Wormhole flags: the summary's line, --no-accel, and bad values named (exit 2)
+mkdir -p "$TMP/c" "$TMP/d"
+grep -q "^wormhole (theta 0.05, window 2000 samples): 1 partitions formed" "$TMP/out.txt" && ok || bad "wormhole line"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --no-accel --out "$TMP/c" > "$TMP/off.txt" 2>&1
+grep -q "^wormhole: off (--no-accel)" "$TMP/off.txt" && ok || bad "--no-accel line"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --ss-window 200 --ss-theta 0.1 --out "$TMP/d" > "$TMP/w.txt" 2>&1
+grep -q "^wormhole (theta 0.1, window 200 samples)" "$TMP/w.txt" && ok || bad "--ss-window/--ss-theta: $(cat "$TMP/w.txt")"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --ss-theta 1.5 --out "$TMP/d" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--ss-theta 1.5: expected a fraction in (0, 1)" "$TMP/err.txt" && ok || bad "bad --ss-theta"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --ss-window 3 --out "$TMP/d" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--ss-window 3: expected a count of rate samples from 4" "$TMP/err.txt" && ok || bad "bad --ss-window"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --out "$TMP/d" --ss-window > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--ss-window needs a value" "$TMP/err.txt" && ok || bad "--ss-window without value"
+
 checks_done

@@ -1,6 +1,6 @@
 /*
  * Tests of the collective models (src/comm/nccl.c) and the analytic network backend
- * (src/net/net.c):
+ * (src/net/analytic_net.c):
  *   1. validation against published nccl-tests numbers (data/validation), every row printed
  *      with measured, predicted and error;
  *   2. the algorithms' closed forms on hand-computed cases and their properties (size-1 groups,

@@ -1,5 +1,5 @@
 /*
- * Fast tests of the packet network backend (`--net packet`, src/net/net.c "packet"): collectives
+ * Fast tests of the packet network backend (`--net packet`, src/net/packet_net.c): collectives
  * and sends on a quiet fabric take what the flow backend says (the packet engine's links carry
  * payload at the flow model's capacities); flows inside a node stay off the packet engine; a
  * congested bottleneck costs at least what the fluid model says and is lossless under PFC; a flow

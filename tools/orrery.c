@@ -39,7 +39,7 @@ static const struct { const char *name, *synopsis, *what; } commands[] = {
      "run an unmodified CUDA/NCCL or PyTorch program with no GPU and predict it (docs/emulate.md)"},
     {"search", "orrery search [SPEC.yaml] [FLAGS]",
      "predict a space of configurations (--tp 1,2,4 --pp 1..8 ...) and rank them (docs/spec.md \"Search\")"},
-    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--quiet]",
+    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--quiet] [--no-accel] [--ss-theta X] [--ss-window N]",
      "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
     {"validate", "orrery validate [DIR]", "predict the published Megatron-LM rows (default: " ORRERY_DEFAULT_VALIDATION_DIR ")"},
     {"list", "orrery list gpus|models|clusters", "print the catalogs"},
@@ -329,12 +329,51 @@ static int write_output(const char *dir, const char *path, const char *fallback,
     return 0;
 }
 
+/* netsim's Wormhole flags (docs/netsim.md "Wormhole acceleration"): --no-accel, --ss-theta X,
+ * --ss-window N. Returns 1 if argv[*i] was one (consuming its value), 0 if not, -1 on a bad value. */
+static int netsim_accel_flag(int argc, char **argv, int *i, int *no_accel, double *theta, uint32_t *window)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--no-accel") == 0) return *no_accel = 1, 1;
+    int is_theta = strcmp(a, "--ss-theta") == 0, is_window = strcmp(a, "--ss-window") == 0;
+    if (!is_theta && !is_window) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "orrery: netsim: %s needs a value (%s)\n", a,
+                is_theta ? "a fraction in (0, 1), e.g. 0.05" : "a count of rate samples, e.g. 2000");
+        return -1;
+    }
+    const char *v = argv[++*i];
+    char *end;
+    errno = 0;
+    if (is_theta) {
+        double x = strtod(v, &end);
+        if (*v == 0 || *end || errno || !(x > 0 && x < 1)) {
+            fprintf(stderr, "orrery: netsim: --ss-theta %s: expected a fraction in (0, 1), e.g. 0.05\n", v);
+            return -1;
+        }
+        *theta = x;
+    } else {
+        unsigned long long x = strtoull(v, &end, 10);
+        if (*v == 0 || *v == '-' || *end || errno || x < ORR_SS_WINDOW_MIN || x > ORR_SS_WINDOW_MAX) {
+            fprintf(stderr, "orrery: netsim: --ss-window %s: expected a count of rate samples from %u to %u\n", v,
+                    ORR_SS_WINDOW_MIN, ORR_SS_WINDOW_MAX);
+            return -1;
+        }
+        *window = (uint32_t)x;
+    }
+    return 1;
+}
+
 static int cmd_netsim(int argc, char **argv)
 {
     const char *pos[3], *out_dir = NULL;
-    int npos = 0, quiet = 0;
+    int npos = 0, quiet = 0, no_accel = 0, k;
+    double theta = ORR_SS_THETA_DEFAULT;
+    uint32_t window = ORR_SS_WINDOW_DEFAULT;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--quiet") == 0) {
+        if ((k = netsim_accel_flag(argc, argv, &i, &no_accel, &theta, &window)) != 0) {
+            if (k < 0) return ORR_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
         } else if (strcmp(argv[i], "--out") == 0) {
             if (i + 1 >= argc) {
@@ -343,7 +382,8 @@ static int cmd_netsim(int argc, char **argv)
             }
             out_dir = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR or --quiet)\n", argv[i]);
+            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR, --quiet, --no-accel, --ss-theta X or "
+                            "--ss-window N)\n", argv[i]);
             return ORR_EXIT_USAGE;
         } else if (npos < 3) {
             pos[npos++] = argv[i];
@@ -364,6 +404,9 @@ static int cmd_netsim(int argc, char **argv)
     if (warn.n) fwrite(warn.s, 1, warn.n, stderr);
     orr_buf_free(&warn);
     if (rc) return fail(&err);
+    cfg.accel = !no_accel;
+    cfg.ss_theta = theta;
+    cfg.ss_window = window;
     orr_topo t;
     if (orr_topo_read_hpcc(&t, pos[0], &err)) return fail(&err);
     orr_netsim_result r;

@@ -42,6 +42,16 @@ void orr_grow(void **arr, size_t *cap, size_t need, size_t elem_size);
         (arr)[(n)++] = (value);                                                          \
     } while (0)
 
+/* A free-list pool of indices into a growable array (the executor's waiters, collective instances
+ * and transfers, the memory tracker's blocks, the flow model's flows and rate history): the free
+ * elements are chained through a uint32_t field of the element itself, at byte offset link_off,
+ * and *free is the chain's head (ORR_POOL_NONE when empty). orr_pool_take returns the head, or
+ * else a new element appended to *items (n used of cap, grown with orr_grow, zeroed); nothing is
+ * allocated once the array has grown to its working size. orr_pool_give puts id back. */
+#define ORR_POOL_NONE UINT32_MAX
+uint32_t orr_pool_take(void **items, size_t *n, size_t *cap, size_t elem_size, size_t link_off, uint32_t *free);
+void orr_pool_give(void *items, size_t elem_size, size_t link_off, uint32_t *free, uint32_t id);
+
 /* Arena: bump allocation of many small objects freed together. */
 typedef struct orr_arena_block orr_arena_block;
 typedef struct orr_arena {

@@ -43,6 +43,14 @@ void orr_engine_at(orr_engine *e, int64_t t_ps, orr_event_fn fn, void *ctx, uint
 void orr_engine_after(orr_engine *e, int64_t delay_ps, orr_event_fn fn, void *ctx, uint64_t arg);
 /* Runs until the queue is empty. Returns the number of events run. */
 uint64_t orr_engine_run(orr_engine *e);
+/* For a layer that pauses part of a simulation (the packet engine's Wormhole layer): removes the
+ * queued events for which pred(pctx, ev) is true and appends them to *out (grown as needed, *nout
+ * of *capout used), in no particular order. Returns how many it took. */
+size_t orr_engine_take(orr_engine *e, int (*pred)(void *pctx, const orr_event *ev), void *pctx, orr_event **out,
+                       size_t *nout, size_t *capout);
+/* Queues an event taken earlier, keeping its sequence number (so events at the same time keep
+ * their order); a time before now is clamped to now. */
+void orr_engine_put(orr_engine *e, const orr_event *ev);
 static inline int64_t orr_engine_now(const orr_engine *e) { return e->now_ps; }
 
 #endif

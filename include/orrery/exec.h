@@ -107,6 +107,7 @@ typedef struct orr_net_summary {
         uint64_t flows;              /* flows on the packet engine */
         uint64_t data_packets, ack_packets, ecn_marks, cnps, pfc_pauses, drops, retransmits;
         uint64_t events;             /* engine events of the packet engine */
+        orr_packet_accel_stats accel;/* what the Wormhole layer did (packet.h) */
     } packet;
     struct {
         uint32_t links;
@@ -161,6 +162,13 @@ typedef struct orr_exec_result {
  * wait for it. Returns that factor for simulated rank r of w. */
 double orr_exec_rank_slowdown(const orr_workload *w, size_t r, double sigma, uint64_t seed);
 
+/* Runs workload w on a ready-built backend (orr_net_create_for) and its engine: the API layer
+ * builds the backend, the executor only drives it (opts.net and opts.net_cfg are not read). The
+ * engine must be idle; the backend is left for the caller to destroy. */
+int orr_execute_on(const orr_workload *w, orr_net *net, const orr_exec_opts *opts, orr_exec_result *out,
+                   orr_err *err);
+/* The same on a backend of kind opts.net built for w (orr_net_create_for with opts.net_cfg) on a
+ * private engine. */
 int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
                 const orr_exec_opts *opts, orr_exec_result *out, orr_err *err);
 void orr_exec_result_free(orr_exec_result *r);

@@ -15,10 +15,42 @@
 #include "orrery/packet.h"
 #include "orrery/topo_build.h"
 #include "orrery/transport.h"
+#include "orrery/workload.h"
 
 typedef enum orr_net_kind { ORR_NET_ANALYTIC, ORR_NET_FLOW, ORR_NET_PACKET, ORR_NET_KIND_COUNT } orr_net_kind;
 
 typedef struct orr_net orr_net;
+
+/* Link statistics of a topology backend (flow or packet) over [0, now], for reports. */
+typedef struct orr_net_link_use {
+    double bytes;          /* bytes carried (packet engine: wire bytes, headers and ACKs included) */
+    int64_t bottleneck_ps; /* flow model: time the link set some flow's max-min rate; packet
+                            * engine: time it sent back to back (it had a backlog) */
+} orr_net_link_use;
+
+/* What a backend can do (orr_net.caps), so that callers ask instead of branching on its kind. */
+enum {
+    ORR_NET_CAP_LINKS = 1u << 0,     /* has a topology and per-link statistics (flow, packet) */
+    ORR_NET_CAP_SYMMETRY = 1u << 1,  /* replays a collapsed rank's traffic on the GPUs it stands for,
+                                      * given orr_net_config.sym (flow) */
+    ORR_NET_CAP_PACKETS = 1u << 2,   /* runs flows on the packet engine (packet) */
+};
+
+/* What a backend did, for the executor's summary (orr_net_summarise): counts of flows and, on the
+ * packet engine, its settings and counters. All 0 where they do not apply. */
+typedef struct orr_net_counters {
+    uint64_t flows;            /* flows of the job (flow backend with symmetry: of every GPU) */
+    uint64_t mirrored_flows;   /* flow backend with symmetry: inside mirrored servers, not simulated */
+    uint64_t unmatched_flows;  /* inside mirrored servers but simulated, for want of a preimage */
+    uint32_t mirrored_servers;
+    /* packet backend (caps & ORR_NET_CAP_PACKETS) */
+    orr_cc cc;
+    uint32_t payload_bytes;    /* payload per data packet */
+    orr_packet_stats packet;   /* the packet engine's counters */
+    uint64_t retransmits;      /* go-back-N events over its flows */
+    orr_packet_accel_stats accel; /* the Wormhole layer's counters (packet.h) */
+} orr_net_counters;
+
 struct orr_net {
     orr_net_kind kind;
     orr_engine *engine;
@@ -33,6 +65,15 @@ struct orr_net {
     void (*collective)(orr_net *n, const orr_coll_desc *d, const uint32_t *members,
                        orr_event_fn done, void *ctx, uint64_t arg);
     void (*destroy)(orr_net *n);
+    /* The rest of the table: NULL where the backend has nothing (the analytic one). Callers use
+     * the orr_net_* functions below, which dispatch here. */
+    const orr_topo *(*topo)(const orr_net *n);
+    void (*sync)(orr_net *n);
+    void (*link_use)(const orr_net *n, uint32_t link, orr_net_link_use *out);
+    void (*track_links)(orr_net *n);
+    uint32_t (*link_rep)(const orr_net *n, uint32_t link); /* link whose windows stand for link */
+    void (*summarise)(const orr_net *n, orr_net_counters *out);
+    unsigned caps;           /* ORR_NET_CAP_* */
     void *impl;
     orr_link_bins *link_bins; /* per-link bytes by time window (orr_net_track_links), or NULL */
 };
@@ -47,6 +88,9 @@ typedef struct orr_net_config {
     /* packet backend */
     orr_cc cc;              /* congestion control (0: DCQCN) */
     uint32_t packet_payload_bytes; /* payload per data packet (0: ORR_NET_PACKET_PAYLOAD_DEFAULT) */
+    int no_accel;           /* no Wormhole acceleration (packet.h orr_packet_config.accel) */
+    double ss_theta;        /* steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
+    uint32_t ss_window;     /* steady-state window, rate samples (0: ORR_SS_WINDOW_DEFAULT) */
     /* flow backend: the workload's symmetry (workload.h), or NULL: with one, a collective or send
      * among simulated ranks also runs on each of its distinct images (flows of all of them share
      * the fabric), and it completes when every image has; see src/net/flow_net.c. The packet
@@ -67,6 +111,12 @@ typedef struct orr_net_config {
 #define ORR_PACKET_PAYLOAD_MIN 256u
 #define ORR_PACKET_PAYLOAD_MAX 16777216u
 
+/* The backend for running workload w with the executor on engine e (what the API layer hands
+ * to orr_execute_on): cfg (NULL: the cluster's topology for w's world size) completed with w's
+ * world size, symmetry and communicators, after checking that the backend can see all of w's
+ * traffic (a rank standing for several GPUs needs ORR_NET_CAP_SYMMETRY and w's orr_sym). */
+orr_net *orr_net_create_for(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
+                            const orr_net_config *cfg, const orr_workload *w, orr_err *err);
 /* Creates a backend of the given kind on engine e. Returns NULL with a message if unsupported.
  * The flow and packet backends need cfg (the analytic one ignores it); orr_net_create passes none. */
 orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
@@ -76,12 +126,6 @@ orr_net *orr_net_create(orr_net_kind kind, orr_engine *e, const orr_gpu *g, cons
 /* The flow backend's transport and topology (statistics, reports); NULL for other kinds. */
 orr_transport *orr_net_transport(const orr_net *n);
 
-/* Link statistics of a topology backend (flow or packet) over [0, now], for reports. */
-typedef struct orr_net_link_use {
-    double bytes;          /* bytes carried (packet engine: wire bytes, headers and ACKs included) */
-    int64_t bottleneck_ps; /* flow model: time the link set some flow's max-min rate; packet
-                            * engine: time it sent back to back (it had a backlog) */
-} orr_net_link_use;
 /* The topology of a flow or packet backend (link rates are the raw hardware rates); NULL for the
  * analytic one. */
 const orr_topo *orr_net_topo(const orr_net *n);
@@ -102,6 +146,8 @@ const double *orr_net_link_windows(const orr_net *n, uint32_t link, int64_t *wid
 /* Flows of the job (collectives and sends as flows): under the flow backend with symmetry, every
  * GPU's, those inside mirrored servers included; 0 for the analytic backend. */
 uint64_t orr_net_flows(const orr_net *n);
+/* The backend's counters (orr_net_counters); all 0 for the analytic one. */
+void orr_net_summarise(const orr_net *n, orr_net_counters *out);
 /* The packet backend's engine and its settings (statistics, reports); NULL for other kinds. */
 orr_packet_sim *orr_net_packet_sim(const orr_net *n);
 const orr_packet_config *orr_net_packet_config(const orr_net *n);
@@ -114,6 +160,8 @@ typedef struct orr_net_flow_counts {
 /* The flow backend's counts; all 0 for other kinds. */
 orr_net_flow_counts orr_net_counts(const orr_net *n);
 
+/* What a backend of kind can do (ORR_NET_CAP_*). */
+unsigned orr_net_kind_caps(orr_net_kind kind);
 /* Parses "analytic" / "flow" / "packet"; -1 if unknown. */
 int orr_net_kind_parse(const char *name, orr_net_kind *out);
 void orr_net_destroy(orr_net *n);

@@ -47,6 +47,16 @@ int orr_cc_parse(const char *name, orr_cc *out);
 /* The smallest PACKET_PAYLOAD_SIZE `orrery netsim` accepts (an Ethernet frame's payload floor). */
 #define ORR_NETSIM_PAYLOAD_MIN 64u
 
+/* The paper's steady-state parameters (000 §7: theta = 5%, l = 2000) and the ranges the flags accept. */
+#define ORR_SS_THETA_DEFAULT 0.05
+#define ORR_SS_WINDOW_DEFAULT 2000u
+#define ORR_SS_WINDOW_MIN 4u /* two halves of two samples */
+/* The window counts samples of packets of this payload (the paper's ns-3 runs: 1000 bytes); a flow
+ * of larger packets, whose ACKs are further apart, uses proportionally fewer (`--net packet`'s
+ * 64 KiB packets: 2000 -> 31), so that a window spans the same time. */
+#define ORR_SS_SAMPLE_BYTES 1000u
+#define ORR_SS_WINDOW_MAX 100000000u
+
 typedef struct orr_packet_config {
     orr_cc cc;                        /* CC_MODE */
     uint32_t mtu_bytes;               /* PACKET_PAYLOAD_SIZE: payload bytes per packet */
@@ -93,6 +103,13 @@ typedef struct orr_packet_config {
      * of the 5-tuple (orr_topo_ecmp). */
     int ecmp_ns3;
     int64_t stop_ps;                  /* SIMULATOR_STOP_TIME (s); 0 = run until every flow is done */
+    /* Wormhole acceleration (not config.txt keys; flags --no-accel, --ss-theta, --ss-window):
+     * on by default; a flow is steady when its rate samples (one per ACK) over a window of
+     * ss_window samples (of ORR_SS_SAMPLE_BYTES packets) vary by less than ss_theta of their mean
+     * (docs/netsim.md). */
+    int accel;
+    double ss_theta;
+    uint32_t ss_window;
     /* Link capacity = topology rate x rate_scale[tier] (ORR_TIER_*; 0 means 1): the protocol
      * efficiency `orrery predict` applies, as the flow backend does. Not a config.txt key. */
     double rate_scale[ORR_TIER_COUNT];
@@ -152,6 +169,21 @@ typedef struct orr_packet_stats {
     int64_t last_finish_ps;
 } orr_packet_stats;
 
+/* What the Wormhole layer did (paper 000; docs/netsim.md "Wormhole acceleration"). A partition is
+ * a set of ports and the flows on them such that no flow outside it uses any of its ports. */
+typedef struct orr_packet_accel_stats {
+    int enabled;                /* acceleration on (orr_packet_config.accel) */
+    uint64_t partitions;        /* partitions formed: a flow started on ports no running flow used */
+    uint64_t merges;            /* partitions joined by a flow that crossed both */
+    uint64_t splits;            /* partitions that fell apart when a flow left */
+    uint64_t fast_forwards;     /* steady partitions frozen and advanced at their steady rates */
+    uint64_t skip_backs;        /* of which cut short by a flow entering the partition (§5.3) */
+    int64_t skipped_ps;         /* simulated time fast-forwarded, summed over fast-forwards */
+    uint64_t skipped_bytes;     /* payload bytes delivered by fast-forwarding instead of packets */
+    double steady_flow_ps;      /* sum over flows of the time they were fast-forwarded */
+    double flow_ps;             /* sum over finished flows of their completion times */
+} orr_packet_accel_stats;
+
 /* Creates the engine on e and topology t (finished, must outlive the simulator). */
 orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const orr_packet_config *cfg,
                                       orr_err *err);
@@ -194,6 +226,11 @@ void orr_packet_port_stats_get(const orr_packet_sim *s, uint32_t link, orr_packe
 /* Stops the simulation at stop_ps: later events do nothing, so the engine queue drains. */
 void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps);
 void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out);
+void orr_packet_accel_stats_get(const orr_packet_sim *s, orr_packet_accel_stats *out);
+/* Of the finished flows' completion times, the fraction they spent fast-forwarded. */
+double orr_packet_steady_fraction(const orr_packet_accel_stats *a);
+/* The line `orrery netsim` and the text report print about the Wormhole layer. */
+void orr_packet_accel_summary(const orr_packet_accel_stats *a, const orr_packet_config *cfg, orr_buf *out);
 /* PFC events as lines "time_ns node node_type port type" (type 1 = pause, 0 = resume; node_type
  * 0 host, 1 switch), in the order they happened; NULL to not record. */
 void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out);
@@ -241,6 +278,7 @@ int orr_fct_read_summary(const char *path, orr_fct_summary *out, orr_err *err);
 
 typedef struct orr_netsim_result {
     orr_packet_stats stats;
+    orr_packet_accel_stats accel;
     orr_fct_summary fct;
     int64_t sim_end_ps;
     double wall_s, setup_wall_s;

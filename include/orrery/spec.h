@@ -127,6 +127,9 @@ typedef struct orr_spec {
     int pxn;                   /* PXN rail-local routing (default 0; flow backend only) */
     orr_cc cc;                 /* packet backend: congestion control (default DCQCN) */
     uint32_t packet_payload_bytes; /* packet backend: payload per packet (default 65536) */
+    int no_accel;              /* packet backend: no Wormhole acceleration (default 0: accelerated) */
+    double ss_theta;           /* packet backend: steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
+    uint32_t ss_window;        /* packet backend: steady-state window in samples (0: ORR_SS_WINDOW_DEFAULT) */
     char spec_path[256];       /* where the spec came from, for messages */
     /* Several jobs on one cluster (docs/spec.md "jobs"): njobs > 0 when the spec has a `jobs:`
      * list. Each job is a spec of its own (the top level's keys overlaid by the job's entry); gpus

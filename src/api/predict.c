@@ -38,7 +38,11 @@ static void config_json(const orr_spec *s, orr_buf *b)
         orr_buf_printf(b, ", \"topology\": \"%s\", \"oversub\": %.17g, \"pxn\": %s", orr_topo_kind_name(s->topo.kind),
                        s->topo.oversub, s->pxn ? "true" : "false");
     if (s->net == ORR_NET_PACKET)
-        orr_buf_printf(b, ", \"cc\": \"%s\", \"packet_payload_bytes\": %u", orr_cc_key(s->cc), s->packet_payload_bytes);
+        orr_buf_printf(b, ", \"cc\": \"%s\", \"packet_payload_bytes\": %u, \"accel\": %s, \"ss_theta\": %.17g, "
+                          "\"ss_window\": %u",
+                       orr_cc_key(s->cc), s->packet_payload_bytes, s->no_accel ? "false" : "true",
+                       s->ss_theta > 0 ? s->ss_theta : ORR_SS_THETA_DEFAULT,
+                       s->ss_window ? s->ss_window : ORR_SS_WINDOW_DEFAULT);
     orr_buf_puts(b, "}");
 }
 
@@ -74,13 +78,23 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
     cfg.pxn = s->pxn;
     cfg.cc = s->cc;
     cfg.packet_payload_bytes = s->packet_payload_bytes;
+    cfg.no_accel = s->no_accel;
+    cfg.ss_theta = s->ss_theta;
+    cfg.ss_window = s->ss_window;
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH,
                           .net_cfg = &cfg,
                           .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator,
                           .variability = s->variability, .variability_seed = s->variability_seed,
                           .link_tracks = traced && s->trace_path[0] ? ORR_LINK_TRACKS_DEFAULT : 0,
                           .progress = s->progress};
-    return orr_execute(w, &s->gpu, &s->cluster, &opts, x, err);
+    /* The API layer builds the backend and hands it to the executor, which only drives it. */
+    orr_engine eng;
+    orr_engine_init(&eng);
+    orr_net *net = orr_net_create_for(s->net, &eng, &s->gpu, &s->cluster, &cfg, w, err);
+    int rc = net ? orr_execute_on(w, net, &opts, x, err) : -1;
+    orr_net_destroy(net);
+    orr_engine_free(&eng);
+    return rc;
 }
 
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)

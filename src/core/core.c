@@ -67,6 +67,24 @@ void orr_grow(void **arr, size_t *cap, size_t need, size_t elem_size)
     *cap = c;
 }
 
+uint32_t orr_pool_take(void **items, size_t *n, size_t *cap, size_t elem_size, size_t link_off, uint32_t *free)
+{
+    uint32_t id = *free;
+    if (id != ORR_POOL_NONE) {
+        memcpy(free, (char *)*items + (size_t)id * elem_size + link_off, sizeof *free);
+        return id;
+    }
+    orr_grow(items, cap, *n + 1, elem_size);
+    memset((char *)*items + *n * elem_size, 0, elem_size);
+    return (uint32_t)(*n)++;
+}
+
+void orr_pool_give(void *items, size_t elem_size, size_t link_off, uint32_t *free, uint32_t id)
+{
+    memcpy((char *)items + (size_t)id * elem_size + link_off, free, sizeof *free);
+    *free = id;
+}
+
 /* ---- arena ---- */
 
 struct orr_arena_block {

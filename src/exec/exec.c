@@ -84,7 +84,7 @@ typedef struct exec {
     const orr_gpu *gpu;
     const orr_cluster *cl;
     orr_exec_opts opts;
-    orr_engine eng;
+    orr_engine *eng;   /* the backend's (net->engine) */
     orr_net *net;
     rank_st *rs;
     orr_exec_result *out;
@@ -124,47 +124,25 @@ static int is_comm_op(uint8_t kind) { return kind == ORR_OP_COLL || kind == ORR_
 
 static uint32_t waiter_new(exec *x, uint32_t r, uint32_t i)
 {
-    uint32_t id;
-    if (x->wt_free != NONE) {
-        id = x->wt_free;
-        x->wt_free = x->wt[id].next;
-    } else {
-        orr_grow((void **)&x->wt, &x->capwt, x->nwt + 1, sizeof *x->wt);
-        id = (uint32_t)x->nwt++;
-    }
+    uint32_t id = orr_pool_take((void **)&x->wt, &x->nwt, &x->capwt, sizeof *x->wt, offsetof(waiter, next), &x->wt_free);
     x->wt[id] = (waiter){r, i, NONE};
     return id;
 }
 
 static void waiter_release(exec *x, uint32_t id)
 {
-    x->wt[id].next = x->wt_free;
-    x->wt_free = id;
+    orr_pool_give(x->wt, sizeof *x->wt, offsetof(waiter, next), &x->wt_free, id);
 }
 
 static uint32_t xfer_new(exec *x)
 {
-    uint32_t id;
-    if (x->xf_free != NONE) {
-        id = x->xf_free;
-        x->xf_free = x->xf[id].next_free;
-    } else {
-        orr_grow((void **)&x->xf, &x->capxf, x->nxf + 1, sizeof *x->xf);
-        id = (uint32_t)x->nxf++;
-    }
-    return id;
+    return orr_pool_take((void **)&x->xf, &x->nxf, &x->capxf, sizeof *x->xf, offsetof(xfer, next_free), &x->xf_free);
 }
 
 static uint32_t coll_new(exec *x, uint32_t group, uint32_t seq)
 {
-    uint32_t id;
-    if (x->ci_free != NONE) {
-        id = x->ci_free;
-        x->ci_free = x->ci[id].next_free;
-    } else {
-        orr_grow((void **)&x->ci, &x->capci, x->nci + 1, sizeof *x->ci);
-        id = (uint32_t)x->nci++;
-    }
+    uint32_t id = orr_pool_take((void **)&x->ci, &x->nci, &x->capci, sizeof *x->ci, offsetof(coll_inst, next_free),
+                                &x->ci_free);
     x->ci[id] = (coll_inst){group, seq, 0, NONE, NONE, NONE, NONE};
     return id;
 }
@@ -212,7 +190,7 @@ static void kick_at(exec *x, uint32_t r, uint32_t s, int64_t t_ps)
     stream_st *st = &x->rs[r].streams[s];
     if (st->kick_pending) return;
     st->kick_pending = 1;
-    orr_engine_at(&x->eng, t_ps, kick_ev, x, ((uint64_t)r << 8) | s);
+    orr_engine_at(x->eng, t_ps, kick_ev, x, ((uint64_t)r << 8) | s);
 }
 
 static int stream_drained(const rank_st *rs, uint32_t s) { return rs->stream_done[s] == rs->stream_issued[s]; }
@@ -295,7 +273,7 @@ static void host_run(exec *x, uint32_t r)
 {
     rank_st *rs = &x->rs[r];
     const orr_rank *rk = &x->w->ranks[r];
-    int64_t now = orr_engine_now(&x->eng);
+    int64_t now = orr_engine_now(x->eng);
     if (rs->block == HB_DONE) return;
     if (rs->block != HB_NONE) {
         if (!host_sync_ready(x, r)) return;
@@ -375,7 +353,7 @@ static void wake_host(exec *x, uint32_t r)
 {
     rank_st *rs = &x->rs[r];
     if (rs->block == HB_NONE || rs->block == HB_DONE) return;
-    if (host_sync_ready(x, r)) orr_engine_at(&x->eng, orr_engine_now(&x->eng), host_resume_ev, x, r);
+    if (host_sync_ready(x, r)) orr_engine_at(x->eng, orr_engine_now(x->eng), host_resume_ev, x, r);
 }
 
 /* ---- compute engine ---- */
@@ -387,14 +365,14 @@ static void kernel_start(exec *x, uint32_t r, uint32_t i)
     rank_st *rs = &x->rs[r];
     const orr_op *op = OP(x, r, i);
     orr_op_time *t = T(x, r, i);
-    int64_t now = orr_engine_now(&x->eng);
+    int64_t now = orr_engine_now(x->eng);
     int64_t dur = op->dur_ps;
     if (rs->slowdown > 1.0) dur = (int64_t)((double)dur * rs->slowdown + 0.5);
     if (rs->comm_active > 0 && x->gpu->overlap_slowdown > 0)
         dur += (int64_t)((double)dur * x->gpu->overlap_slowdown);
     t->start_ps = now;
     rs->eng_busy = 1;
-    orr_engine_at(&x->eng, now + dur, kernel_end_ev, x, ((uint64_t)r << 32) | i);
+    orr_engine_at(x->eng, now + dur, kernel_end_ev, x, ((uint64_t)r << 32) | i);
 }
 
 static void kernel_end_ev(void *ctx, uint64_t arg)
@@ -412,7 +390,7 @@ static void kernel_end_ev(void *ctx, uint64_t arg)
         rs->eng_qn--;
         uint32_t j = rs->streams[s].head;
         orr_op_time *t = T(x, r, j);
-        if (orr_engine_now(&x->eng) > t->ready_ps) set_dep(t, ORR_DEP_ENGINE, r, i);
+        if (orr_engine_now(x->eng) > t->ready_ps) set_dep(t, ORR_DEP_ENGINE, r, i);
         kernel_start(x, r, j);
     }
     op_finished(x, r, i);
@@ -429,7 +407,7 @@ static void copy_end_ev(void *ctx, uint64_t arg)
 static void comm_begin(exec *x, uint32_t r, uint32_t i, uint32_t dep_rank, uint32_t dep_op)
 {
     orr_op_time *t = T(x, r, i);
-    t->start_ps = orr_engine_now(&x->eng);
+    t->start_ps = orr_engine_now(x->eng);
     if (dep_rank != NONE && (dep_rank != r || dep_op != i) && t->start_ps > t->ready_ps)
         set_dep(t, ORR_DEP_PEER, dep_rank, dep_op);
     x->rs[r].comm_active++;
@@ -452,8 +430,7 @@ static void coll_done_ev(void *ctx, uint64_t arg)
         waiter_release(x, w);
         w = nx;
     }
-    x->ci[id].next_free = x->ci_free;
-    x->ci_free = id;
+    orr_pool_give(x->ci, sizeof *x->ci, offsetof(coll_inst, next_free), &x->ci_free, id);
 }
 
 static void coll_join(exec *x, uint32_t r, uint32_t i)
@@ -492,8 +469,7 @@ static void xfer_done_ev(void *ctx, uint64_t arg)
 {
     exec *x = ctx;
     xfer f = x->xf[(uint32_t)arg];
-    x->xf[(uint32_t)arg].next_free = x->xf_free;
-    x->xf_free = (uint32_t)arg;
+    orr_pool_give(x->xf, sizeof *x->xf, offsetof(xfer, next_free), &x->xf_free, (uint32_t)arg);
     comm_end(x, f.send_rank, f.send_op);
     comm_end(x, f.recv_rank, f.recv_op);
 }
@@ -558,7 +534,7 @@ static void op_finished(exec *x, uint32_t r, uint32_t i)
     orr_op_time *t = T(x, r, i);
     uint32_t s = op->stream;
     stream_st *st = &rs->streams[s];
-    t->end_ps = orr_engine_now(&x->eng);
+    t->end_ps = orr_engine_now(x->eng);
     x->ops_done++;
     st->last_done = i;
     rs->stream_done[s]++;
@@ -589,7 +565,7 @@ static void stream_try_start(exec *x, uint32_t r, uint32_t s)
         if (i == NONE || i >= rs->pc) return; /* drained, or not launched yet: the host kicks us */
         const orr_op *op = OP(x, r, i);
         orr_op_time *t = T(x, r, i);
-        int64_t now = orr_engine_now(&x->eng);
+        int64_t now = orr_engine_now(x->eng);
         if (t->issue_ps > now) {
             kick_at(x, r, s, t->issue_ps);
             return;
@@ -627,7 +603,7 @@ static void stream_try_start(exec *x, uint32_t r, uint32_t s)
         case ORR_OP_MEMSET:
             st->busy = 1;
             t->start_ps = now;
-            orr_engine_at(&x->eng, now + op->dur_ps, copy_end_ev, x, ((uint64_t)r << 32) | i);
+            orr_engine_at(x->eng, now + op->dur_ps, copy_end_ev, x, ((uint64_t)r << 32) | i);
             return;
         default: { /* COLL / SEND / RECV, possibly a batch (an NCCL group) */
             uint32_t last = i, n = 1;
@@ -760,7 +736,7 @@ static uint32_t lift_queue_blocks(exec *x)
         rank_st *rs = &x->rs[r];
         if (rs->block != HB_QUEUE) continue;
         rs->queue_lifted = 1;
-        orr_engine_at(&x->eng, orr_engine_now(&x->eng), host_resume_ev, x, r);
+        orr_engine_at(x->eng, orr_engine_now(x->eng), host_resume_ev, x, r);
         n++;
     }
     return n;
@@ -807,29 +783,28 @@ static int more_congested(const orr_link_use *a, const orr_link_use *b)
     return a->link < b->link;
 }
 
-/* The packet engine's settings and counters into the summary. */
-static void summarise_packet(const orr_net *n, orr_net_summary *out)
+/* The backend's counters into the summary. */
+static void summarise_counters(const orr_net *n, orr_net_summary *out)
 {
-    const orr_packet_sim *ps = orr_net_packet_sim(n);
-    if (!ps) return;
-    orr_packet_stats st;
-    orr_packet_stats_get(ps, &st);
-    out->packet.cc = orr_net_packet_config(n)->cc;
-    out->packet.payload_bytes = orr_net_packet_config(n)->mtu_bytes;
-    out->packet.flows = st.flows_started;
-    out->packet.data_packets = st.data_packets;
-    out->packet.ack_packets = st.ack_packets;
-    out->packet.ecn_marks = st.ecn_marks;
-    out->packet.cnps = st.cnps;
-    out->packet.pfc_pauses = st.pfc_pauses;
-    out->packet.drops = st.drops + st.loss_drops;
-    out->packet.events = st.events;
-    uint32_t nf = orr_packet_flow_count(ps);
-    for (uint32_t i = 0; i < nf; i++) {
-        orr_packet_flow_info fi;
-        orr_packet_flow_get(ps, i, &fi);
-        out->packet.retransmits += fi.retransmits;
-    }
+    orr_net_counters c;
+    orr_net_summarise(n, &c);
+    out->flows = c.flows;
+    out->mirrored_flows = c.mirrored_flows;
+    out->mirrored_servers = c.mirrored_servers;
+    out->unmatched_flows = c.unmatched_flows;
+    if (!(n->caps & ORR_NET_CAP_PACKETS)) return;
+    out->packet.cc = c.cc;
+    out->packet.payload_bytes = c.payload_bytes;
+    out->packet.flows = c.packet.flows_started;
+    out->packet.data_packets = c.packet.data_packets;
+    out->packet.ack_packets = c.packet.ack_packets;
+    out->packet.ecn_marks = c.packet.ecn_marks;
+    out->packet.cnps = c.packet.cnps;
+    out->packet.pfc_pauses = c.packet.pfc_pauses;
+    out->packet.drops = c.packet.drops + c.packet.loss_drops;
+    out->packet.events = c.packet.events;
+    out->packet.retransmits = c.retransmits;
+    out->packet.accel = c.accel;
 }
 
 /* A topology backend's link statistics over [0, makespan] into the result's network summary. */
@@ -841,12 +816,7 @@ static void summarise_net(orr_net *n, int64_t makespan_ps, orr_net_summary *out)
     orr_net_sync(n);
     out->present = 1;
     out->backend = n->kind;
-    out->flows = orr_net_flows(n);
-    orr_net_flow_counts fc = orr_net_counts(n);
-    out->mirrored_flows = fc.mirrored_flows;
-    out->mirrored_servers = fc.mirrored_servers;
-    out->unmatched_flows = fc.unmatched_flows;
-    summarise_packet(n, out);
+    summarise_counters(n, out);
     double span_s = (double)makespan_ps / (double)ORR_PS_PER_S;
     for (uint32_t l = 0; l < t->n_links; l++) {
         orr_net_link_use st;
@@ -945,50 +915,21 @@ static void exec_tick(void *ctx, const orr_engine *e)
     orr_progress_tick(x->opts.progress, e->now_ps, e->events_run, x->ops_done, x->ops_total, "ops");
 }
 
-int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
-                const orr_exec_opts *opts, orr_exec_result *out, orr_err *err)
+int orr_execute_on(const orr_workload *w, orr_net *net, const orr_exec_opts *opts, orr_exec_result *out,
+                   orr_err *err)
 {
     memset(out, 0, sizeof *out);
     exec x;
     memset(&x, 0, sizeof x);
     x.w = w;
-    x.gpu = g;
-    x.cl = c;
+    x.gpu = net->gpu;
+    x.cl = net->cluster;
     x.opts = *opts;
     x.err = err;
     x.out = out;
     x.wt_free = x.ci_free = x.xf_free = NONE;
-    orr_engine_init(&x.eng);
-    orr_net_config cfg;
-    if (opts->net_cfg) {
-        cfg = *opts->net_cfg;
-    } else {
-        memset(&cfg, 0, sizeof cfg);
-        orr_topo_spec_default(&cfg.topo, c);
-    }
-    if (cfg.gpus < w->world_size) cfg.gpus = w->world_size;
-    /* A collapsed rank is fine under the flow backend when the workload says which GPUs it stands
-     * for (its images replay its traffic, src/net/flow_net.c); without that the fabric would miss
-     * their flows. The packet backend needs every GPU simulated. */
-    cfg.sym = opts->net == ORR_NET_FLOW && w->sym.nimages > 1 ? &w->sym : NULL;
-    cfg.groups = w->groups;
-    cfg.ngroups = w->ngroups;
-    if (opts->net == ORR_NET_PACKET || (opts->net == ORR_NET_FLOW && !cfg.sym))
-        for (size_t r = 0; r < w->nranks; r++) {
-            if (w->ranks[r].weight <= 1) continue;
-            if (opts->net == ORR_NET_PACKET)
-                return orr_fail(err, "--net packet: rank %u stands for %u GPUs (symmetry), but the packet backend "
-                                     "needs every GPU simulated to see their traffic; run with --no-symmetry",
-                                w->ranks[r].gpu, w->ranks[r].weight);
-            return orr_fail(err, "--net flow: rank %u stands for %u GPUs (symmetry), but the workload does not say "
-                                 "which (no orr_sym), so the flow backend cannot replay their traffic; run with "
-                                 "--no-symmetry", w->ranks[r].gpu, w->ranks[r].weight);
-        }
-    x.net = orr_net_create_cfg(opts->net, &x.eng, g, c, &cfg, err);
-    if (!x.net) {
-        orr_engine_free(&x.eng);
-        return -1;
-    }
+    x.eng = net->engine;
+    x.net = net;
     if (opts->link_tracks) orr_net_track_links(x.net);
     out->nranks = w->nranks;
     out->ranks = orr_xcalloc(w->nranks ? w->nranks : 1, sizeof *out->ranks);
@@ -1008,18 +949,18 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
     }
     if (rc == 0 && opts->progress) {
         for (uint32_t r = 0; r < w->nranks; r++) x.ops_total += w->ranks[r].nops;
-        x.eng.tick_fn = exec_tick;
-        x.eng.tick_ctx = &x;
+        x.eng->tick_fn = exec_tick;
+        x.eng->tick_ctx = &x;
     }
     if (rc == 0) {
-        for (uint32_t r = 0; r < w->nranks; r++) orr_engine_at(&x.eng, 0, host_resume_ev, &x, r);
-        do orr_engine_run(&x.eng);
+        for (uint32_t r = 0; r < w->nranks; r++) orr_engine_at(x.eng, 0, host_resume_ev, &x, r);
+        do orr_engine_run(x.eng);
         while (!x.failed && lift_queue_blocks(&x) > 0);
         if (x.failed) rc = -1;
         else rc = check_finished(&x);
         orr_progress_done(opts->progress);
     }
-    out->events = x.eng.events_run;
+    out->events = x.eng->events_run;
     if (rc == 0) {
         for (uint32_t r = 0; r < w->nranks; r++) {
             int64_t end = x.rs[r].host_ps;
@@ -1040,7 +981,7 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
     }
     if (rc == 0) summarise_net(x.net, out->makespan_ps, &out->net);
     if (rc == 0 && opts->link_tracks) /* network activity after the last op (ACKs) included */
-        collect_link_tracks(x.net, x.eng.now_ps > out->makespan_ps ? x.eng.now_ps : out->makespan_ps,
+        collect_link_tracks(x.net, x.eng->now_ps > out->makespan_ps ? x.eng->now_ps : out->makespan_ps,
                             opts->link_tracks, &out->link_tracks);
     for (uint32_t r = 0; r < w->nranks; r++) rank_free(&x.rs[r]);
     free(x.rs);
@@ -1050,9 +991,21 @@ int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c,
     free(x.ch);
     orr_map_free(&x.coll_map);
     orr_map_free(&x.chan_map);
-    orr_net_destroy(x.net);
-    orr_engine_free(&x.eng);
+    if (opts->progress) x.eng->tick_fn = NULL; /* the engine outlives this call */
     if (rc != 0) orr_exec_result_free(out);
+    return rc;
+}
+
+int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c, const orr_exec_opts *opts,
+                orr_exec_result *out, orr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    orr_engine eng;
+    orr_engine_init(&eng);
+    orr_net *net = orr_net_create_for(opts->net, &eng, g, c, opts->net_cfg, w, err);
+    int rc = net ? orr_execute_on(w, net, opts, out, err) : -1;
+    orr_net_destroy(net);
+    orr_engine_free(&eng);
     return rc;
 }
 

@@ -76,14 +76,8 @@ void orr_mem_rank_free(orr_mem_rank *r)
 
 static uint32_t block_new(orr_memtrack *m)
 {
-    uint32_t id;
-    if (m->block_free != NONE) {
-        id = m->block_free;
-        m->block_free = m->blocks[id].next_free;
-    } else {
-        orr_grow((void **)&m->blocks, &m->cap_blocks, m->nblocks + 1, sizeof *m->blocks);
-        id = (uint32_t)m->nblocks++;
-    }
+    uint32_t id = orr_pool_take((void **)&m->blocks, &m->nblocks, &m->cap_blocks, sizeof *m->blocks,
+                                offsetof(orr_mem_block, next_free), &m->block_free);
     memset(&m->blocks[id], 0, sizeof m->blocks[id]);
     m->blocks[id].prev = m->blocks[id].next = m->blocks[id].next_free = NONE;
     return id;
@@ -91,8 +85,7 @@ static uint32_t block_new(orr_memtrack *m)
 
 static void block_release(orr_memtrack *m, uint32_t id)
 {
-    m->blocks[id].next_free = m->block_free;
-    m->block_free = id;
+    orr_pool_give(m->blocks, sizeof *m->blocks, offsetof(orr_mem_block, next_free), &m->block_free, id);
 }
 
 /* Ordering key of the free set. */

@@ -447,6 +447,54 @@ static void flow_destroy(orr_net *n)
     free(n);
 }
 
+/* ---- statistics ---- */
+
+orr_transport *orr_net_transport(const orr_net *n)
+{
+    return n && n->kind == ORR_NET_FLOW ? ((flow_net *)n->impl)->tr : NULL;
+}
+
+static uint32_t flow_link_rep(const orr_net *n, uint32_t link)
+{
+    const flow_net *f = n->impl;
+    return f->link_rep && link < f->topo.n_links ? f->link_rep[link] : link;
+}
+
+static const orr_topo *flow_topo(const orr_net *n) { return ((const flow_net *)n->impl)->tr->topo; }
+
+static void flow_sync(orr_net *n) { orr_flow_sync(((flow_net *)n->impl)->tr); }
+
+/* A link as the whole job loads it: a mirrored server's NVLink link reports its representative's. */
+static void flow_link_use(const orr_net *n, uint32_t link, orr_net_link_use *out)
+{
+    const orr_flow_link_stats *st = orr_flow_link_stats_of(((const flow_net *)n->impl)->tr, flow_link_rep(n, link));
+    out->bytes = st->bytes;
+    out->bottleneck_ps = st->saturated_ps;
+}
+
+static void flow_track_links(orr_net *n) { orr_flow_set_link_bins(((flow_net *)n->impl)->tr, n->link_bins); }
+
+static void flow_summarise(const orr_net *n, orr_net_counters *out)
+{
+    orr_net_flow_counts m = orr_net_counts(n);
+    out->flows = m.flows;
+    out->mirrored_servers = m.mirrored_servers;
+    out->mirrored_flows = m.mirrored_flows;
+    out->unmatched_flows = m.unmatched_flows;
+}
+
+orr_net_flow_counts orr_net_counts(const orr_net *n)
+{
+    orr_net_flow_counts m = {0, 0, 0, 0};
+    if (!n || n->kind != ORR_NET_FLOW) return m;
+    const flow_net *f = n->impl;
+    m.flows = orr_flow_get_totals(f->tr).flows + f->mirrored_flows;
+    m.mirrored_servers = f->nmirrored;
+    m.mirrored_flows = f->mirrored_flows;
+    m.unmatched_flows = f->unmatched_flows;
+    return m;
+}
+
 int orr_flow_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
 {
     if (!cfg || cfg->gpus == 0)
@@ -469,36 +517,11 @@ int orr_flow_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     n->send = flow_send;
     n->collective = flow_collective;
     n->destroy = flow_destroy;
+    n->topo = flow_topo;
+    n->sync = flow_sync;
+    n->link_use = flow_link_use;
+    n->track_links = flow_track_links;
+    n->link_rep = flow_link_rep;
+    n->summarise = flow_summarise;
     return 0;
-}
-
-/* ---- statistics ---- */
-
-orr_transport *orr_net_transport(const orr_net *n)
-{
-    return n && n->kind == ORR_NET_FLOW ? ((flow_net *)n->impl)->tr : NULL;
-}
-
-uint32_t orr_flow_net_link_rep(const orr_net *n, uint32_t link)
-{
-    const flow_net *f = n->impl;
-    return f->link_rep && link < f->topo.n_links ? f->link_rep[link] : link;
-}
-
-const orr_flow_link_stats *orr_flow_net_link_stats(const orr_net *n, uint32_t link)
-{
-    const flow_net *f = n->impl;
-    return orr_flow_link_stats_of(f->tr, f->link_rep && link < f->topo.n_links ? f->link_rep[link] : link);
-}
-
-orr_net_flow_counts orr_net_counts(const orr_net *n)
-{
-    orr_net_flow_counts m = {0, 0, 0, 0};
-    if (!n || n->kind != ORR_NET_FLOW) return m;
-    const flow_net *f = n->impl;
-    m.flows = orr_flow_get_totals(f->tr).flows + f->mirrored_flows;
-    m.mirrored_servers = f->nmirrored;
-    m.mirrored_flows = f->mirrored_flows;
-    m.unmatched_flows = f->unmatched_flows;
-    return m;
 }

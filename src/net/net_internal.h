@@ -1,6 +1,6 @@
 /*
- * net_internal.h - what net.c (the factory, the analytic and packet backends, the statistics)
- * and flow_net.c (the flow backend behind orr_net) share. Not a public header.
+ * net_internal.h - what net.c (the factory and dispatch) and the backends (analytic_net.c,
+ * flow_net.c, packet_net.c) share. Not a public header.
  */
 #ifndef ORRERY_NET_INTERNAL_H
 #define ORRERY_NET_INTERNAL_H
@@ -20,16 +20,14 @@ void orr_net_run_send(orr_net *n, orr_runner *run, orr_sched *sched, uint32_t sr
 void orr_net_run_collective(orr_net *n, orr_runner *run, orr_sched *sched, const orr_sched_opts *opts,
                             const orr_coll_desc *d, const uint32_t *members, orr_event_fn done, void *ctx,
                             uint64_t arg);
-/* Makes n (kind ORR_NET_FLOW, engine and hardware set) the flow backend for cfg. */
+/* Make n (kind, engine and hardware set) the analytic, flow or packet backend for cfg: fill its
+ * table and impl (analytic_net.c, flow_net.c, packet_net.c). */
+int orr_analytic_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err);
 int orr_flow_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err);
+int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err);
 /* The max-min flow model on topo with the cluster's protocol efficiencies as link capacity scales
  * (NVLink links by nvlink_eff, the rest by net_eff); the flow backend's, and the packet backend's
  * for the flows inside a node. */
 orr_transport *orr_net_flow_model(const orr_net *n, const orr_topo *topo, const orr_route_opts *route);
-/* The flow backend's statistics of a link as the whole job loads it (net.h orr_net_link_use_get);
- * call orr_flow_sync first. */
-const orr_flow_link_stats *orr_flow_net_link_stats(const orr_net *n, uint32_t link);
-/* The flow backend's transport link whose statistics link reports (itself unless mirrored). */
-uint32_t orr_flow_net_link_rep(const orr_net *n, uint32_t link);
 
 #endif

@@ -159,8 +159,20 @@ static void network_json(orr_buf *b, const orr_net_summary *n)
         key_u64(b, -1, "pfc_pauses", n->packet.pfc_pauses, 0);
         key_u64(b, -1, "drops", n->packet.drops, 0);
         key_u64(b, -1, "retransmits", n->packet.retransmits, 0);
-        key_u64(b, -1, "events", n->packet.events, 1);
-        orr_buf_puts(b, "},");
+        key_u64(b, -1, "events", n->packet.events, 0);
+        const orr_packet_accel_stats *a = &n->packet.accel;
+        key(b, -1, "accel");
+        orr_buf_printf(b, "{\"enabled\": %s,", a->enabled ? "true" : "false");
+        key_u64(b, -1, "partitions", a->partitions, 0);
+        key_u64(b, -1, "merges", a->merges, 0);
+        key_u64(b, -1, "splits", a->splits, 0);
+        key_u64(b, -1, "fast_forwards", a->fast_forwards, 0);
+        key_u64(b, -1, "skip_backs", a->skip_backs, 0);
+        key_num(b, -1, "skipped_s", (double)a->skipped_ps / ORR_PS_PER_S, 0);
+        key_u64(b, -1, "skipped_bytes", a->skipped_bytes, 0);
+        key_num(b, -1, "steady_fraction", orr_packet_steady_fraction(a), 1);
+        orr_buf_puts(b, "}}");
+        orr_buf_puts(b, ",");
     }
     key(b, 4, "tiers");
     orr_buf_puts(b, "[");

@@ -236,6 +236,15 @@ static void network_text(const orr_net_summary *n, orr_buf *out)
                        (unsigned long long)n->packet.ecn_marks, (unsigned long long)n->packet.cnps,
                        (unsigned long long)n->packet.pfc_pauses, (unsigned long long)n->packet.drops,
                        (unsigned long long)n->packet.retransmits, (unsigned long long)n->packet.events);
+        const orr_packet_accel_stats *a = &n->packet.accel;
+        if (a->enabled)
+            orr_buf_printf(out, "  Wormhole: %llu partitions formed, %llu fast-forwards (%llu cut short), %.6f s skipped, "
+                                "%.3f GB fast-forwarded, steady fraction %.4f\n",
+                           (unsigned long long)a->partitions, (unsigned long long)a->fast_forwards,
+                           (unsigned long long)a->skip_backs, (double)a->skipped_ps / ORR_PS_PER_S,
+                           (double)a->skipped_bytes / 1e9, orr_packet_steady_fraction(a));
+        else
+            orr_buf_printf(out, "  Wormhole: off (--no-accel)\n");
         orr_buf_printf(out, "  (packet-level links: bytes on the wire; bottleneck = time sending back to back)\n");
     }
     orr_buf_printf(out, "  %-12s %8s %14s %12s %14s\n", "tier", "links", "GB carried", "mean util", "bottleneck");

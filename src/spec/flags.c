@@ -22,7 +22,7 @@ typedef enum flag_id {
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
-    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD,
+    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_SS_THETA, F_SS_WINDOW,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
@@ -139,6 +139,13 @@ static const flag_def flags[] = {
     {"--cc", F_CC, "dcqcn, hpcc, timely or dctcp", "dcqcn", "packet backend: congestion control", P | J},
     {"--packet-payload", F_PACKET_PAYLOAD, "a payload size in bytes from 256 to 16777216", "65536",
      "packet backend: bytes one simulated packet carries", P | J},
+    {"--no-accel", F_NO_ACCEL, NULL, "accelerated",
+     "packet backend: simulate every packet (no Wormhole fast-forward, docs/netsim.md)", P | J},
+    {"--accel", F_ACCEL, NULL, NULL, "packet backend: Wormhole acceleration (the default)", P | J},
+    {"--ss-theta", F_SS_THETA, "a fraction in (0, 1)", "0.05",
+     "packet backend: a flow is steady when its rate varies by less than this over a window", P | J},
+    {"--ss-window", F_SS_WINDOW, "a count of rate samples from 4 to 100000000", "2000",
+     "packet backend: rate samples (one per ACK) per steady-state window", P | J},
     /* output */
     {"--json", F_JSON, NULL, "text", "print the result as JSON (docs/json.md)", P | E | J},
     {"--trace", F_TRACE, "an output file path", "none", "write a Perfetto trace (ui.perfetto.dev)", P | E | J},
@@ -417,6 +424,18 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         return 0;
     }
     case F_NO_PXN: s->pxn = 0; return 0;
+    case F_NO_ACCEL: s->no_accel = 1; return 0;
+    case F_ACCEL: s->no_accel = 0; return 0;
+    case F_SS_THETA:
+        if (orr_parse_num(val, &d) || !(d > 0 && d < 1)) return bad_value(f, val, err);
+        s->ss_theta = d;
+        return 0;
+    case F_SS_WINDOW: {
+        uint64_t v;
+        if (orr_parse_u64(val, &v) || v < ORR_SS_WINDOW_MIN || v > ORR_SS_WINDOW_MAX) return bad_value(f, val, err);
+        s->ss_window = (uint32_t)v;
+        return 0;
+    }
     case F_LAUNCH_US:
         if (orr_parse_num(val, &d) || d < 0 || d > 1e6) return bad_value(f, val, err);
         s->launch_ps = (int64_t)(d * ORR_PS_PER_US + 0.5);

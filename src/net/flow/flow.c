@@ -109,14 +109,7 @@ static void hist_push(fb *b, fflow *f, int64_t now)
         b->h[f->hist].sent = f->sent;
         return;
     }
-    uint32_t i;
-    if (b->free_h != NONE) {
-        i = b->free_h;
-        b->free_h = b->h[i].next;
-    } else {
-        orr_grow((void **)&b->h, &b->caph, b->nh + 1, sizeof *b->h);
-        i = (uint32_t)b->nh++;
-    }
+    uint32_t i = orr_pool_take((void **)&b->h, &b->nh, &b->caph, sizeof *b->h, offsetof(hist, next), &b->free_h);
     b->h[i] = (hist){now, f->rate, f->sent, f->hist};
     f->hist = i;
     b->live_h++;
@@ -127,8 +120,7 @@ static void hist_free_from(fb *b, uint32_t i)
 {
     while (i != NONE) {
         uint32_t nx = b->h[i].next;
-        b->h[i].next = b->free_h;
-        b->free_h = i;
+        orr_pool_give(b->h, sizeof *b->h, offsetof(hist, next), &b->free_h, i);
         b->live_h--;
         i = nx;
     }
@@ -412,16 +404,8 @@ static void want_recompute(fb *b)
 
 static uint32_t flow_new(fb *b)
 {
-    uint32_t fi;
-    if (b->free_fl != NONE) {
-        fi = b->free_fl;
-        b->free_fl = b->fl[fi].next_free;
-    } else {
-        orr_grow((void **)&b->fl, &b->capfl, b->nfl + 1, sizeof *b->fl);
-        fi = (uint32_t)b->nfl++;
-        b->fl[fi].gen = 0;
-    }
-    fflow *f = &b->fl[fi];
+    uint32_t fi = orr_pool_take((void **)&b->fl, &b->nfl, &b->capfl, sizeof *b->fl, offsetof(fflow, next_free), &b->free_fl);
+    fflow *f = &b->fl[fi]; /* a new one is zeroed: gen 0 */
     uint32_t gen = f->gen;
     memset(f, 0, offsetof(fflow, hops));
     f->gen = gen;
@@ -437,8 +421,7 @@ static void flow_release(fb *b, uint32_t fi)
     hist_free_from(b, f->hist);
     f->hist = NONE;
     f->active = f->pending = 0;
-    f->next_free = b->free_fl;
-    b->free_fl = fi;
+    orr_pool_give(b->fl, sizeof *b->fl, offsetof(fflow, next_free), &b->free_fl, fi);
 }
 
 /* Fills a new flow's fields and path; returns its index, or NONE for a flow with nothing to move

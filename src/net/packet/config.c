@@ -59,6 +59,9 @@ void orr_packet_config_default(orr_packet_config *c)
     c->timely_min_rtt_ps = 20 * ORR_PS_PER_US;
     c->seed = 1;
     c->ecmp_ns3 = 1;
+    c->accel = 1;
+    c->ss_theta = ORR_SS_THETA_DEFAULT;
+    c->ss_window = ORR_SS_WINDOW_DEFAULT;
 }
 
 /* run.py writes its presets for a NIC of `bw` Gb/s; these are its quantities per bit/s of NIC

@@ -317,6 +317,7 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
     free(fct);
     free(alone);
     orr_packet_stats_get(s, &r->stats);
+    orr_packet_accel_stats_get(s, &r->accel);
     r->flows_total = nf;
     r->sim_end_ps = r->stats.last_finish_ps;
     r->setup_wall_s = t1 - t0;
@@ -365,4 +366,25 @@ void orr_netsim_summary(const orr_netsim_result *r, const orr_packet_config *cfg
                    f->p99_fct_ns / 1e3);
     orr_buf_printf(out, "slowdown (fct / standalone fct): mean %.4f, median %.4f, p99 %.4f\n", f->mean_slowdown,
                    f->median_slowdown, f->p99_slowdown);
+    orr_packet_accel_summary(&r->accel, cfg, out);
+}
+
+void orr_packet_accel_summary(const orr_packet_accel_stats *a, const orr_packet_config *cfg, orr_buf *out)
+{
+    if (!a->enabled) {
+        orr_buf_printf(out, "wormhole: off (--no-accel)\n");
+        return;
+    }
+    orr_buf_printf(out, "wormhole (theta %.3g, window %u samples): %llu partitions formed, %llu merges, %llu splits; "
+                        "%llu fast-forwards "
+                        "(%llu cut short by a flow entering), %.6f s skipped, %.3f GB fast-forwarded, steady fraction %.4f; "
+                        "memo: not implemented\n",
+                   cfg->ss_theta, cfg->ss_window, (unsigned long long)a->partitions, (unsigned long long)a->merges, (unsigned long long)a->splits,
+                   (unsigned long long)a->fast_forwards, (unsigned long long)a->skip_backs,
+                   (double)a->skipped_ps / ORR_PS_PER_S, (double)a->skipped_bytes / 1e9, orr_packet_steady_fraction(a));
+}
+
+double orr_packet_steady_fraction(const orr_packet_accel_stats *a)
+{
+    return a->flow_ps > 0 ? a->steady_flow_ps / a->flow_ps : 0.0;
 }

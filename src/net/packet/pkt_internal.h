@@ -88,6 +88,7 @@ typedef struct port {
     int64_t wake_at_ps;
     uint32_t wake_gen;
     uint64_t events;                /* events attributed to this port */
+    double ff_tx_bytes;             /* wire bytes it carried while fast-forwarded (statistics) */
 } port;
 
 /* Congestion control state of a queue pair. */
@@ -135,6 +136,18 @@ typedef struct flow {
     uint32_t tgen[TIMER_COUNT];      /* bumping tgen[k] cancels the flow's pending timer k */
     uint64_t retransmits;
     uint64_t events;                 /* events attributed to this flow */
+    /* Wormhole (wormhole.c): the flows of its partition, and its steady-state window (rate
+     * samples since win_t0_ps, when it had snd_una win_una0) */
+    uint32_t wh_next, wh_prev;
+    uint32_t qp_next;                /* the next message on its queue pair, once started */
+    uint32_t win_n;
+    double win_min_Bps, win_max_Bps, win_sum_Bps;
+    int64_t win_t0_ps, win_tmid_ps;
+    uint64_t win_una0, win_unamid;
+    uint8_t steady;                  /* its last full window was steady (§5.1) */
+    double steady_Bps;               /* payload goodput over that window */
+    double steady_rate_Bps;          /* and its mean CC rate */
+    uint64_t ff_bytes;               /* payload advanced by fast-forwards: taken off size */
     cc_state cc;
     orr_event_fn done;
     void *ctx;
@@ -167,6 +180,8 @@ struct orr_packet_sim {
     int stopped;
     uint64_t events0;
     orr_packet_stats st;
+    orr_packet_accel_stats acc;      /* the Wormhole layer's counters (wormhole.c) */
+    struct wh_port *wh;              /* [t->n_links] partition of each port, NULL: no acceleration */
     orr_buf *pfc_log;
     orr_link_bins *bins;             /* per-port wire bytes per window, or NULL */
 };
@@ -191,6 +206,32 @@ void pkt_change_rate(orr_packet_sim *s, flow *f, double new_Bps);
 void pkt_flow_timer(orr_packet_sim *s, uint32_t id, int kind, int64_t delay_ps, orr_event_fn fn);
 /* The id and a valid flow from a timer's arg, or NULL if the timer is stale or the run stopped. */
 flow *pkt_timer_flow(orr_packet_sim *s, uint64_t arg, uint32_t *id);
+
+/* sim.c: which port (1) or flow (2) a queued event of the engine is for, in *idx; 0 if neither
+ * (not the simulator's, a flow start, the stop, a Wormhole resume). */
+int pkt_event_owner(const orr_packet_sim *s, const orr_event *ev, uint32_t *idx);
+
+/* wormhole.c (all no-ops when s->wh is NULL) */
+void wh_create(orr_packet_sim *s);
+void wh_free(orr_packet_sim *s);
+/* Flow id starts (before it is put on its NIC): joins its ports' partitions, waking any that are
+ * fast-forwarded (skip-back); prev: the message it continues on a queue pair (cc_continue), or
+ * NULL. */
+void wh_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev);
+/* At the end of a flow's start (it is on its NIC, its timers are set): a flow that went on with
+ * its queue pair's steady state may complete a steady partition. */
+void wh_flow_started(orr_packet_sim *s, flow *f);
+/* Flow id finished: leaves its partition. */
+void wh_flow_finish(orr_packet_sim *s, uint32_t id, flow *f);
+/* After an ACK of flow id was processed: a rate sample; may fast-forward its partition. */
+void wh_on_ack(orr_packet_sim *s, uint32_t id, flow *f);
+/* The payload bytes flow f has delivered since its partition was frozen (at its steady rate), 0 if
+ * it is not frozen: what a reader of its progress adds while it is. */
+uint64_t wh_frozen_progress(const orr_packet_sim *s, const flow *f);
+/* The steady-state window in samples for a flow of mtu_bytes packets (wormhole.c). */
+uint32_t wh_window(const orr_packet_config *c, uint32_t mtu_bytes);
+/* Is ev the Wormhole resume event? */
+int wh_is_resume(const orr_event *ev);
 
 /* cc.c */
 void cc_init(orr_packet_sim *s, flow *f);

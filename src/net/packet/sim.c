@@ -423,6 +423,7 @@ static void flow_complete(orr_packet_sim *s, uint32_t fid, flow *f)
     s->finished[s->nfinished++] = fid;
     s->st.flows_finished++;
     s->st.last_finish_ps = s->e->now_ps;
+    wh_flow_finish(s, fid, f);
 }
 
 static void ev_rto(void *ctx, uint64_t arg)
@@ -450,6 +451,9 @@ static void ev_flow_start(void *ctx, uint64_t id)
     if (f->finished) return; /* fast-forwarded to its end before it started */
     f->started = 1;
     s->st.flows_started++;
+    flow *prev = f->prev_qp != PKT_NONE ? F(s, f->prev_qp) : NULL;
+    int cont = prev && prev->started && prev->snd_nxt >= prev->size; /* the previous message is all sent */
+    wh_flow_start(s, (uint32_t)id, f, cont ? prev : NULL);
     port *pt = &s->ports[f->nic];
     if (pt->nqp == pt->capqp) {
         size_t cap = pt->capqp;
@@ -457,13 +461,12 @@ static void ev_flow_start(void *ctx, uint64_t id)
         pt->capqp = (uint32_t)cap;
     }
     pt->qps[pt->nqp++] = (uint32_t)id;
-    const flow *prev = f->prev_qp != PKT_NONE ? F(s, f->prev_qp) : NULL;
-    if (prev && prev->started && prev->snd_nxt >= prev->size) /* the previous message is all sent */
-        cc_continue(s, (uint32_t)id, f, prev);
+    if (cont) cc_continue(s, (uint32_t)id, f, prev);
     else
         cc_init(s, f);
     if (s->cfg.rto_ps > 0) pkt_flow_timer(s, (uint32_t)id, TIMER_RTO, s->cfg.rto_ps, ev_rto);
     port_kick(s, f->nic);
+    wh_flow_started(s, f);
 }
 
 /* ---- receiving ---- */
@@ -540,6 +543,7 @@ static void receive_ack(orr_packet_sim *s, uint32_t id, pkt *p)
     pkt_free(s, id);
     if (f->snd_una >= f->size) flow_complete(s, fid, f);
     port_kick(s, f->nic);
+    if (!f->finished) wh_on_ack(s, fid, f);
 }
 
 static void receive_pfc(orr_packet_sim *s, uint32_t l, pkt *p)
@@ -620,6 +624,13 @@ static void ev_stop(void *ctx, uint64_t arg)
 {
     orr_packet_sim *s = ctx;
     s->stopped = 1;
+}
+
+int pkt_event_owner(const orr_packet_sim *s, const orr_event *ev, uint32_t *idx)
+{
+    if (ev->ctx != (const void *)s || ev->fn == ev_flow_start || ev->fn == ev_stop || wh_is_resume(ev)) return 0;
+    *idx = (uint32_t)ev->arg;
+    return ev->fn == ev_tx_done || ev->fn == ev_link_arrive || ev->fn == ev_nic_wake ? 1 : 2;
 }
 
 /* ---- set-up ---- */
@@ -730,6 +741,7 @@ orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const or
         if (t->kind[k->dst] != ORR_NODE_HOST) s->static_used[k->dst] += pt->headroom + MMU_RESERVE_BYTES;
     }
     global_window(s);
+    wh_create(s);
     return s;
 }
 
@@ -750,6 +762,7 @@ void orr_packet_sim_free(orr_packet_sim *s)
     free(s->fchunks);
     free(s->routes);
     free(s->finished);
+    wh_free(s);
     free(s);
 }
 
@@ -844,8 +857,11 @@ void orr_packet_flow_continue(orr_packet_sim *s, uint32_t id, uint32_t prev)
 void orr_packet_flow_get(const orr_packet_sim *s, uint32_t id, orr_packet_flow_info *o)
 {
     const flow *f = F(s, id);
-    *o = (orr_packet_flow_info){f->src, f->dst, f->sport, f->dport, f->pg, f->size, f->snd_nxt, f->snd_una,
-                                f->rcv_nxt, f->start_ps, f->recv_done_ps, f->finish_ps, f->standalone_ps,
+    /* fast-forwarded bytes were taken off size (they come before the sequence numbers in use); a
+     * frozen flow is where its steady rate has taken it by now */
+    uint64_t ff = f->ff_bytes + wh_frozen_progress(s, f);
+    *o = (orr_packet_flow_info){f->src, f->dst, f->sport, f->dport, f->pg, f->size + f->ff_bytes, f->snd_nxt + ff,
+                                f->snd_una + ff, f->rcv_nxt + ff, f->start_ps, f->recv_done_ps, f->finish_ps, f->standalone_ps,
                                 f->rate_Bps, f->retransmits};
 }
 
@@ -879,10 +895,12 @@ void orr_packet_set_stop(orr_packet_sim *s, int64_t stop_ps)
 
 void orr_packet_stats_get(const orr_packet_sim *s, orr_packet_stats *out) { *out = s->st; }
 
+void orr_packet_accel_stats_get(const orr_packet_sim *s, orr_packet_accel_stats *out) { *out = s->acc; }
+
 void orr_packet_port_stats_get(const orr_packet_sim *s, uint32_t link, orr_packet_port_stats *out)
 {
     const port *pt = &s->ports[link];
-    *out = (orr_packet_port_stats){pt->tx_bytes, pt->saturated_ps, pt->events};
+    *out = (orr_packet_port_stats){pt->tx_bytes + (uint64_t)llround(pt->ff_tx_bytes), pt->saturated_ps, pt->events};
 }
 
 void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out) { s->pfc_log = out; }
