@@ -637,8 +637,11 @@ static void test_framework(void)
                           "interleaved schedule");
     RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8");
     EXPECT_FAIL(rc_, err, "framework megatron-fsdp is not modelled yet: ");
-    RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8");
-    EXPECT_FAIL(rc_, err, "framework nanotron is not modelled yet: ");
+    RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--cp", "2");
+    EXPECT_FAIL(rc_, err, "--cp 2 (parallel.cp) with framework nanotron: nanotron's ring attention is not modelled");
+    RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--zero", "3");
+    EXPECT_FAIL(rc_, err, "--zero 3 (parallel.zero) with framework nanotron: nanotron's ZeroDistributedOptimizer is "
+                          "ZeRO stage 1 only");
 }
 
 static void test_bad_resolve(void)

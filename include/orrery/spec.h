@@ -37,7 +37,7 @@ typedef enum orr_framework {
     ORR_FW_MEGATRON_FSDP,  /* Megatron-Core's own FSDP: a name only, refused by resolve (not modelled) */
     ORR_FW_TORCHTITAN,     /* TorchTitan: FSDP2 (HSDP), DTensor TP/SP, context_parallel, torch.compile */
     ORR_FW_DEEPSPEED,      /* DeepSpeed ZeRO stage 1, 2 or 3 */
-    ORR_FW_NANOTRON,       /* a name only, refused by resolve (not modelled) */
+    ORR_FW_NANOTRON,       /* nanotron's Llama: TP/SP with its async linears, ZeRO-1, fp32 gradient accumulation */
     ORR_FW_COUNT
 } orr_framework;
 

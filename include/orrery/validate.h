@@ -18,6 +18,9 @@ typedef enum orr_valid_set {
     ORR_VALID_NEMO_H100,     /* nemo_24_07_perf_summary.csv, pre-training rows: NeMo 24.07 FP8 (held out) */
     ORR_VALID_LLAMA3_FP8,    /* megatron_lm_llama3_fp8_example.csv: Megatron-LM Llama 3 FP8 (held out) */
     ORR_VALID_MEGATRON_2020, /* megatron_lm_2020_v100_a100.csv, A100 rows (held out) */
+    ORR_VALID_NANOTRON_TP,   /* nanotron_ultrascale_tp_scaling.csv: nanotron 3.57B, TP 2-32 (held out) */
+    ORR_VALID_NANOTRON_DP,   /* nanotron_ultrascale_dp_scaling_partial.csv: no row predicted (model not stated) */
+    ORR_VALID_DEEPSPEED,     /* deepspeed_published.csv: DeepSpeed ZeRO-3 on Azure A100 (held out) */
     ORR_VALID_SET_COUNT
 } orr_valid_set;
 
@@ -41,18 +44,23 @@ typedef struct orr_valid_table {
     orr_valid_row *rows;
     size_t n;
     size_t skipped;           /* rows not predicted (a reason in the assumptions) */
+    const char *skip_why;     /* the first left-out row's reason (static text), NULL if none */
     double median_abs_error;  /* over every row */
     double median_fit, median_heldout; /* over the rows used for fitting / held out */
     size_t n_fit, n_heldout;
 } orr_valid_table;
 
-/* "megatron-h100", "selene-a100", "nemo-h100", "llama3-fp8", "megatron-2020". */
+/* "megatron-h100", "selene-a100", "nemo-h100", "llama3-fp8", "megatron-2020", "nanotron-tp", "nanotron-dp",
+ * "deepspeed-azure". */
 const char *orr_valid_set_name(orr_valid_set set);
 
 /* Predicts every row of the set; dir is the data/validation folder. */
 int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_err *err);
 /* The same with the set's GPU at gemm_eff (0: the catalog's): re-running a fit's neighbourhood. */
 int orr_validate_gemm_eff(orr_valid_set set, const char *dir, double gemm_eff, orr_valid_table *out, orr_err *err);
+/* Every row of a set that gives the largest micro-batch that ran (nanotron-tp's max_batch_size) at
+ * that micro-batch plus extra: extra 0 must not be predicted out of memory, 1 is expected to be. */
+int orr_validate_max_batch(orr_valid_set set, const char *dir, unsigned extra, orr_valid_table *out, orr_err *err);
 void orr_valid_table_free(orr_valid_table *t);
 /* A text table with units: one line per row, then the median. */
 void orr_valid_table_print(const orr_valid_table *t, orr_buf *out);

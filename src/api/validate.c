@@ -12,7 +12,10 @@
  *   Selene rows: TFLOP/s per GPU by Narayanan et al. 2021, 96 B s L h^2 (1 + s/6h + V/16Lh), which
  *     counts the full activation recomputation those runs used;
  *   NeMo 24.07 and Megatron-LM's Llama 3 FP8 example: tokens/s per GPU (no FLOP convention needed);
- *   Megatron-LM's 2020 scaling cases: iteration time, as throughput (published / predicted time).
+ *   Megatron-LM's 2020 scaling cases: iteration time, as throughput (published / predicted time);
+ *   the Ultra-Scale Playbook's nanotron TP scaling: tokens/s per GPU (framework nanotron);
+ *   DeepSpeed's Azure ZeRO-3 rows: TFLOP/s per GPU by the post's 96 B s L h^2 (1 + s/6h + V/16Lh)
+ *     (framework deepspeed).
  */
 #include "orrery/validate.h"
 #include "orrery/csv.h"
@@ -39,6 +42,7 @@ struct set_def {
     const char *col;          /* the published value's column */
     row_fn row;
     double flops_factor, vocab_div; /* M_TFLOPS: 72 and 12, or 96 and 16 */
+    const char *max_mbs_col;  /* the largest micro-batch that ran (orr_validate_max_batch), or NULL */
 };
 
 /* The first column of the row being read whose value is not a whole number below 2^32 (NULL: none):
@@ -216,6 +220,89 @@ static int megatron2020_row(const set_def *d, const orr_csv *t, int r, orr_spec 
     return 0;
 }
 
+/* The Ultra-Scale Playbook's TP scaling runs (nanotron scripts/scaling_benchmarks.py at 2411b022): its
+ * "3B" Llama (28 layers, hidden 3072, 32 heads and as many KV heads: NUM_KEY_VALUE_HEADS None, ffn
+ * 8192, tied embeddings as for every intermediate_size < 10,000, no biases), DP 1 and one micro-batch
+ * per step (batch_accum 1), on AWS p5 (the playbook: "TP > 8 crosses EFA"). SP rows are tp_mode
+ * REDUCE_SCATTER with async linears, the others ALL_REDUCE; the SP rows' micro-batch is the one the
+ * script's comment says was measured, the TP-only rows', which the source does not give, the largest
+ * the figure shows. */
+static int nanotron_tp_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d, (void)skip;
+    orr_model *m = &s->model;
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "3.57B");
+    m->layers = csv_u32(t, r, "num_layers");
+    m->hidden = csv_u32(t, r, "hidden");
+    m->heads = m->kv_heads = csv_u32(t, r, "heads");
+    m->head_dim = m->heads ? m->hidden / m->heads : 0;
+    m->ffn = csv_u32(t, r, "ffn_hidden");
+    m->vocab = csv_u32(t, r, "vocab");
+    m->seq = csv_u32(t, r, "seq_len");
+    m->gated_mlp = m->rmsnorm = 1;
+    m->tied_embeddings = m->ffn < 10000;
+    s->framework = ORR_FW_NANOTRON;
+    s->framework_set = 1;
+    if (orr_catalog_gpu("H100-SXM5-80GB", &s->gpu, err) < 0 || orr_catalog_cluster("aws-p5-efa", &s->cluster, err) < 0)
+        return -1;
+    s->tp = csv_u32(t, r, "tp");
+    s->pp = s->dp = 1;
+    s->gpus = s->tp;
+    s->sp = strncmp(orr_csv_get(t, r, "experiment"), "TP+SP", 5) == 0; /* not "TP only (no SP)" */
+    s->mbs = csv_u32(t, r, "micro_batch");
+    if (!s->mbs) s->mbs = csv_u32(t, r, "max_batch_size");
+    s->gbs = s->mbs;
+    s->seq = m->seq;
+    s->precision = ORR_BF16;
+    return 0;
+}
+
+/* The playbook's DP scaling figure states no model, sequence or micro-batch: nothing to predict. */
+static int nanotron_dp_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d, (void)t, (void)r, (void)s, (void)err;
+    *skip = "model, sequence length, micro-batch and ZeRO stage not stated; the 3.57B model of the TP figure "
+            "would need 1,030 TFLOP/s per GPU at DP 8 (above H100's 989 dense bf16 peak), so it is not that "
+            "model, and any other choice would be a fit to these rows";
+    return 1;
+}
+
+/* DeepSpeed's Azure post (2022-07-26), run as its own recipes, Megatron-DeepSpeed
+ * examples_deepspeed/azure/run-175b.sh and run-1t.sh: TP 1 and PP 1 ("no tensor/pipeline
+ * parallelism", as the 530B row says), ZeRO-3 over every GPU, fp16, --checkpoint-activations
+ * (full recompute), the 2022 Megatron's unfused attention, the GPT-2 vocabulary (50,257), no gradient
+ * accumulation (gbs = mbs x GPUs). A row without its micro-batch (530B: 1, 2, 4 and 8 swept) is not
+ * predicted. run-1t.sh offloads the optimizer to the CPU (offload_optimizer
+ * cpu, --cpu-optimizer), which Orrery does not model: the 1T and 2T rows are not predicted, nor those
+ * without a configuration or on V100. */
+static int deepspeed_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d;
+    if (!csv_u32(t, r, "num_layers")) return *skip = "no model configuration given", 1;
+    if (strstr(orr_csv_get(t, r, "gpu"), "A100") == NULL) return *skip = "not an A100 row", 1;
+    gpt_model(&s->model, orr_csv_get(t, r, "model"), t, r, "num_layers", 1);
+    s->model.vocab = 50257;
+    double params = orr_model_params(&s->model);
+    if (params >= 1e12) return *skip = "optimizer offloaded to the CPU (run-1t.sh): not modelled", 1;
+    if (!csv_u32(t, r, "micro_batch_per_gpu")) return *skip = "micro-batch not stated (1, 2, 4 and 8 swept)", 1;
+    s->framework = ORR_FW_DEEPSPEED;
+    s->framework_set = 1;
+    if (orr_catalog_gpu("A100-SXM4-80GB", &s->gpu, err) < 0 || orr_catalog_cluster("dgx-a100", &s->cluster, err) < 0)
+        return -1;
+    s->tp = s->pp = 1;
+    s->gpus = csv_u32(t, r, "gpus");
+    s->dp = s->gpus;
+    s->zero = 3;
+    s->mbs = csv_u32(t, r, "micro_batch_per_gpu");
+    s->gbs = s->mbs * s->gpus;
+    s->seq = s->model.seq;
+    s->recompute = ORR_RECOMPUTE_FULL;
+    s->precision = ORR_FP16;
+    s->attention = ORR_ATTN_UNFUSED;
+    return 0;
+}
+
 static const set_def sets[ORR_VALID_SET_COUNT] = {
     [ORR_VALID_MEGATRON_H100] = {
         "megatron_lm_h100_weak_scaling.csv", "Megatron-Core weak scaling on H100 (r0.8.0, seq 4096)",
@@ -254,12 +341,36 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "gradient all-reduce after the backward, in fp16 (2020's local DDP); A100 40GB; V100 rows not predicted (no "
         "V100 in the GPU catalog)",
         0, M_ITER_MS, "iteration_time_ms", megatron2020_row, 0, 0},
+    [ORR_VALID_NANOTRON_TP] = {
+        "nanotron_ultrascale_tp_scaling.csv", "Ultra-Scale Playbook TP scaling, nanotron 3.57B on H100 (seq 4096)",
+        "tokens/s per GPU",
+        "framework nanotron as scripts/scaling_benchmarks.py configures it: the \"3B\" Llama (28 layers, hidden "
+        "3072, 32 heads, no GQA, ffn 8192, vocab 131072, tied embeddings), bf16 with fp32 gradient accumulation, "
+        "DP 1, one micro-batch per step; SP rows tp_mode REDUCE_SCATTER with async linears, TP-only rows "
+        "ALL_REDUCE; micro-batch as measured for SP rows (the script's comment), the figure's largest for TP-only "
+        "rows (not given); AWS p5 (aws-p5-efa: TP 16 and 32 cross EFA); no recompute",
+        0, M_TOKENS, "tokens_per_sec_per_gpu", nanotron_tp_row, 0, 0, "max_batch_size"},
+    [ORR_VALID_NANOTRON_DP] = {
+        "nanotron_ultrascale_dp_scaling_partial.csv", "Ultra-Scale Playbook DP scaling (nanotron, H100)",
+        "tokens/s per GPU",
+        "none: the rows are not predicted (model, sequence length, micro-batch and ZeRO stage not stated)",
+        0, M_TOKENS, "tokens_per_sec_per_gpu", nanotron_dp_row, 0, 0, NULL},
+    [ORR_VALID_DEEPSPEED] = {
+        "deepspeed_published.csv", "DeepSpeed ZeRO-3 on Azure A100 80GB (2022, peak TFLOP/s)",
+        "TFLOP/s per GPU by the post's formula: 96 B s L h^2 (1 + s/6h + V/16Lh), counts full recompute",
+        "the post's own recipes (Megatron-DeepSpeed examples_deepspeed/azure run-175b.sh, run-1t.sh): TP 1, PP 1, "
+        "ZeRO-3 over every GPU, fp16, activation checkpointing (full recompute), unfused attention, GPT-2 "
+        "vocabulary 50257, no gradient accumulation; the 530B row not predicted (micro-batch not stated: 1, 2, 4 "
+        "and 8 swept); 1T and 2T rows not predicted (run-1t.sh offloads the optimizer to the CPU: not modelled), nor the rows "
+        "without a configuration (V100 ZeRO-Offload, Ulysses)",
+        0, M_TFLOPS, "tflops_per_gpu", deepspeed_row, 96.0, 16.0, NULL},
 };
 
 const char *orr_valid_set_name(orr_valid_set set)
 {
     static const char *const names[ORR_VALID_SET_COUNT] = {"megatron-h100", "selene-a100", "nemo-h100",
-                                                            "llama3-fp8", "megatron-2020"};
+                                                            "llama3-fp8", "megatron-2020", "nanotron-tp",
+                                                            "nanotron-dp", "deepspeed-azure"};
     return (unsigned)set < ORR_VALID_SET_COUNT ? names[set] : "?";
 }
 
@@ -315,12 +426,31 @@ static void fill_row(orr_valid_row *row, const set_def *d, const orr_spec *s, co
     row->error = d->m == M_ITER_MS ? pub / row->predicted - 1 : (row->predicted - pub) / pub;
 }
 
+/* Every row of the set; gemm_eff > 0 sets the GPU's, extra_mbs >= 0 runs each row at the largest
+ * micro-batch that ran plus extra_mbs (the set's max_mbs_col). */
+static int validate_set(orr_valid_set set, const char *dir, double gemm_eff, int extra_mbs, orr_valid_table *out,
+                        orr_err *err);
+
 int orr_validate(orr_valid_set set, const char *dir, orr_valid_table *out, orr_err *err)
 {
-    return orr_validate_gemm_eff(set, dir, 0, out, err);
+    return validate_set(set, dir, 0, -1, out, err);
 }
 
 int orr_validate_gemm_eff(orr_valid_set set, const char *dir, double gemm_eff, orr_valid_table *out, orr_err *err)
+{
+    return validate_set(set, dir, gemm_eff, -1, out, err);
+}
+
+int orr_validate_max_batch(orr_valid_set set, const char *dir, unsigned extra, orr_valid_table *out, orr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if ((unsigned)set >= ORR_VALID_SET_COUNT || !sets[set].max_mbs_col)
+        return orr_fail(err, "validate: set %s has no largest micro-batch column", orr_valid_set_name(set));
+    return validate_set(set, dir, 0, (int)extra, out, err);
+}
+
+static int validate_set(orr_valid_set set, const char *dir, double gemm_eff, int extra_mbs, orr_valid_table *out,
+                        orr_err *err)
 {
     memset(out, 0, sizeof *out);
     if ((unsigned)set >= ORR_VALID_SET_COUNT) return orr_fail(err, "validate: unknown set %d", (int)set);
@@ -347,12 +477,17 @@ int orr_validate_gemm_eff(orr_valid_set set, const char *dir, double gemm_eff, o
         bad_count = NULL;
         int k = d->row(d, &t, r, &s, &skip, err);
         if (gemm_eff > 0) s.gpu.gemm_eff = gemm_eff; /* the fit's check: the set's GPU at another value */
+        if (k == 0 && extra_mbs >= 0) { /* the largest micro-batch that ran, or one more */
+            s.mbs = csv_u32(&t, r, d->max_mbs_col) + (uint32_t)extra_mbs;
+            s.gbs = s.mbs * (s.dp ? s.dp : 1);
+        }
         if (k == 0 && bad_count) {
             rc = orr_fail(err, "%s row %d: %s: expected a whole number below 2^32, got '%s'", path, r, bad_count,
                           orr_csv_get(&t, r, bad_count));
             break;
         }
         if (k > 0) {
+            if (!out->skip_why) out->skip_why = skip;
             out->skipped++;
             continue;
         }
@@ -381,7 +516,9 @@ int orr_validate_gemm_eff(orr_valid_set set, const char *dir, double gemm_eff, o
     }
     size_t file_rows = t.nrows > 0 ? (size_t)t.nrows - 1 : 0;
     orr_csv_free(&t);
-    if (rc == 0 && out->n == 0) /* a header-only file used to "pass" at 0.0% over 0 rows */
+    /* a header-only file used to "pass" at 0.0% over 0 rows; a set whose every row is left out for a
+     * stated reason reports that reason instead */
+    if (rc == 0 && out->n == 0 && out->skipped == 0)
         rc = orr_fail(err, "%s: no row predicted (%zu rows in the file)", path, file_rows);
     if (rc < 0) {
         orr_valid_table_free(out);
@@ -417,5 +554,8 @@ void orr_valid_table_print(const orr_valid_table *t, orr_buf *out)
     if (t->n_heldout)
         orr_buf_printf(out, "  median |error| %.1f%% over %zu held-out rows (never used for fitting)\n",
                        100 * t->median_heldout, t->n_heldout);
-    if (t->skipped) orr_buf_printf(out, "  %zu rows not predicted (see the assumptions)\n", t->skipped);
+    if (t->skipped && t->n == 0)
+        orr_buf_printf(out, "  no row predicted (%zu rows): %s\n", t->skipped, t->skip_why ? t->skip_why : "?");
+    else if (t->skipped)
+        orr_buf_printf(out, "  %zu rows not predicted (see the assumptions)\n", t->skipped);
 }

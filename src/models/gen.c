@@ -1,7 +1,7 @@
 /*
  * gen.c - the framework-neutral builder of training workloads for dense decoder-only transformers
  * (orr_gen_training in orrery.h); what differs between frameworks is asked of their recipe
- * (gen.h: megatron.c, torchtitan.c, deepspeed.c).
+ * (gen.h: megatron.c, torchtitan.c, deepspeed.c, nanotron.c).
  *
  * For every simulated rank it writes the op stream of one training iteration in CUDA terms:
  *   - per layer and micro-batch, the forward and backward kernels (norms, QKV/projection/MLP GEMMs,
@@ -474,7 +474,13 @@ static void gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n,
         return;
     }
     double bytes = comm_first ? tp_gather_bytes(G) : hidden_bytes(G);
-    if (G->s->tp_comm_overlap) {
+    if (comm_first && G->rp->tp_overlaps_local_shard && !G->s->tp_comm_overlap) {
+        /* the gather runs while the GEMM computes the local shard's rows; the other rows wait for it */
+        uint32_t e = tp_coll(G, c, cname, kind, bytes, 1);
+        gemm(G, c, gname, m / G->T, n, k);
+        tp_join(G, e);
+        gemm(G, c, gname, m - m / G->T, n, k);
+    } else if (G->s->tp_comm_overlap) {
         uint32_t e = tp_coll(G, c, cname, kind, bytes, 1);
         gemm(G, c, gname, m, n, k);
         tp_join(G, e);
@@ -715,6 +721,7 @@ static void fp8_casts(gen *G, const ctx *c, int backward)
 static void layer_fwd(gen *G, const ctx *c)
 {
     double M = gen_tokens(G), t = G->T;
+    if (G->rp->layer_extra_ops) G->rp->layer_extra_ops(G, c, 0);
     fp8_casts(G, c, 0);
     norm(G, c, "input_norm", 0);
     if (G->mla) mla_qkv(G, c, 0);
@@ -747,6 +754,11 @@ static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const cha
         ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, tp_gather_bytes(G), 1);
     gemm(G, c, dgrad, M, G->h, n_out);
     tp_join(G, ag);
+    if (!G->sp && G->rp->tp_bwd_allreduce_sync) { /* the f operator's backward, after the linear's */
+        gemm(G, c, wgrad, n_out, G->h, M);
+        tp_coll(G, c, "tp_allreduce_grad", ORR_COLL_ALLREDUCE, hidden_bytes(G), 0);
+        return;
+    }
     uint32_t e = tp_coll(G, c, G->sp ? "tp_reducescatter_grad" : "tp_allreduce_grad",
                          G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE, hidden_bytes(G), 1);
     gemm(G, c, wgrad, n_out, G->h, M);
@@ -756,6 +768,7 @@ static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const cha
 static void layer_bwd(gen *G, const ctx *c)
 {
     double M = gen_tokens(G), t = G->T;
+    if (G->rp->layer_extra_ops) G->rp->layer_extra_ops(G, c, 1);
     fp8_casts(G, c, 1);
     residual(G, c, "bias_dropout_add_bwd");
     if (moe_is_moe_layer(G, c->layer)) {
@@ -1374,6 +1387,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         after_bwd_element(G, c, mb, 0, 1, 0);
     }
     if (has_root) unit_after_bwd(G, c, 1, 0, mb);
+    if (G->rp->after_backward) G->rp->after_backward(G, &cx);
 }
 
 /* ---- pipeline p2p ---- */
@@ -1745,6 +1759,7 @@ static const recipe *recipe_of(const orr_spec *s)
         [ORR_FW_MEGATRON] = orr_recipe_megatron,
         [ORR_FW_TORCHTITAN] = orr_recipe_torchtitan,
         [ORR_FW_DEEPSPEED] = orr_recipe_deepspeed,
+        [ORR_FW_NANOTRON] = orr_recipe_nanotron,
     };
     return (unsigned)s->framework < ORR_FW_COUNT && of[s->framework] ? of[s->framework](s) : NULL;
 }

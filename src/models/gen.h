@@ -1,6 +1,6 @@
 /*
  * gen.h - internal to src/models: the framework-neutral training-workload builder (gen.c) and the
- * recipe table each framework fills (megatron.c, torchtitan.c, deepspeed.c).
+ * recipe table each framework fills (megatron.c, torchtitan.c, deepspeed.c, nanotron.c).
  *
  * The builder lays out the ranks and their groups and writes every simulated rank's op stream:
  * layer forward and backward kernels, attention, tensor/context/pipeline parallel communication,
@@ -44,6 +44,10 @@ typedef struct recipe {
     int pp_keeps_outputs;     /* the last pipeline stage keeps every micro-batch's model output to the
                                * end of the step, then concatenates them */
     double pads_vocab_to;     /* vocabulary padded to a multiple of this x tp */
+    int tp_overlaps_local_shard; /* SP without TP comm overlap: each all-gather feeding a GEMM runs while the
+                               * GEMM computes the rows of the local shard, the other rows after it */
+    int tp_bwd_allreduce_sync; /* without SP: the column-parallel backward all-reduce runs after both GEMMs on
+                               * the compute stream (not overlapped with the weight gradient) */
     /* Fills what the framework decides of G: S (shard group), dist (reduce-scatter, optimizer on the
      * shard, gather after), overlap_pg, grad_B (bytes per reduced gradient element). */
     void (*setup)(gen *G);
@@ -59,12 +63,19 @@ typedef struct recipe {
     void (*persistent_memory)(gen *G);
     /* The optimizer step's temporaries: alloc 1 before it (first buffer id in *first), 0 after. May be NULL. */
     void (*optimizer_temps)(gen *G, const ctx *cx, int alloc, uint32_t *first);
+    /* The layer's own layout kernels (copies, unfused elementwise ops the builder's fused ones leave out),
+     * at the start of its forward (backward 0) or backward (1). May be NULL. */
+    void (*layer_extra_ops)(gen *G, const ctx *c, int backward);
+    /* After each micro-batch's backward through a model chunk (its gradient bookkeeping). May be NULL. */
+    void (*after_backward)(gen *G, const ctx *c);
 } recipe;
 
-/* The recipe of each modelled framework for a resolved spec (megatron.c, torchtitan.c, deepspeed.c). */
+/* The recipe of each modelled framework for a resolved spec (megatron.c, torchtitan.c, deepspeed.c,
+ * nanotron.c). */
 const recipe *orr_recipe_megatron(const orr_spec *s);
 const recipe *orr_recipe_torchtitan(const orr_spec *s);
 const recipe *orr_recipe_deepspeed(const orr_spec *s);
+const recipe *orr_recipe_nanotron(const orr_spec *s);
 
 typedef struct bucket {
     uint32_t chunk;

@@ -86,7 +86,7 @@ static const flag_def flags[] = {
     {"--dist-opt", F_DIST_OPT, NULL, "off", "distributed optimizer: optimizer state sharded over DP", P},
     {"--no-dist-opt", F_NO_DIST_OPT, NULL, NULL, "no distributed optimizer", P},
     {"--fsdp", F_FSDP, COUNT, "0 (off)", "FSDP2 shard degree, as TorchTitan applies it", P},
-    {"--zero", F_ZERO, "0, 1, 2 or 3", "0", "DeepSpeed ZeRO stage over DP", P},
+    {"--zero", F_ZERO, "0, 1, 2 or 3", "0", "DeepSpeed ZeRO stage over DP (nanotron: 0 or 1)", P},
     {"--reshard-after-forward", F_RESHARD, NULL, "on (off with pp > 1)", "FSDP: free unsharded parameters after forward", P},
     {"--no-reshard-after-forward", F_NO_RESHARD, NULL, NULL, "FSDP: keep unsharded parameters until backward", P},
     {"--ep", F_EP, COUNT, "1", "expert-parallel degree (MoE models): the experts split over ep ranks", P},

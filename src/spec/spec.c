@@ -460,10 +460,6 @@ static int resolve_unmodelled(const orr_spec *s, orr_err *err)
                              "(--use-custom-fsdp / megatron_fsdp, its own parameter and gradient buffers) has no "
                              "recipe here; the nearest are framework megatron with --dist-opt (optimizer state "
                              "sharded) and framework torchtitan (FSDP2)");
-    if (s->framework == ORR_FW_NANOTRON)
-        return orr_fail(err, "framework nanotron is not modelled yet: its recipe (what it saves, its ZeRO-1 and "
-                             "pipeline engine) has no generator here; framework megatron is the nearest (1F1B, "
-                             "TP, --dist-opt)");
     if ((unsigned)s->framework >= ORR_FW_COUNT) return orr_fail(err, "framework: unknown framework %d", (int)s->framework);
     return 0;
 }
@@ -477,7 +473,7 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
         snprintf(opt, sizeof opt, "--fsdp %u (parallel.fsdp)", s->fsdp);
         return foreign_option(s, ORR_FW_TORCHTITAN, opt, "--fsdp is TorchTitan's FSDP2", err);
     }
-    if (s->zero && fw != ORR_FW_DEEPSPEED) {
+    if (s->zero && fw != ORR_FW_DEEPSPEED && fw != ORR_FW_NANOTRON) {
         snprintf(opt, sizeof opt, "--zero %u (parallel.zero)", s->zero);
         return foreign_option(s, ORR_FW_DEEPSPEED, opt, "--zero is DeepSpeed's ZeRO", err);
     }
@@ -524,6 +520,41 @@ static int resolve_framework(orr_spec *s, orr_err *err)
         uint64_t rest = (uint64_t)s->tp * s->pp * s->cp * (s->dp ? s->dp : 1);
         s->fsdp = rest && s->gpus && s->gpus % rest == 0 ? (uint32_t)(s->gpus / rest) : 1;
     }
+    return 0;
+}
+
+/* What nanotron's Llama training (src/models/nanotron.c) can run, checked once sizes and the model
+ * are known: its optimizer.zero_stage is 0 or 1; its model (models/llama.py) has RMSNorm, a gated MLP
+ * and no biases; bf16 with fp32 gradient accumulation; its own TP overlap only; no interleaved
+ * schedule, context parallelism or selective recompute in the recipe. */
+static int resolve_nanotron(const orr_spec *s, orr_err *err)
+{
+    if (s->framework != ORR_FW_NANOTRON) return 0;
+    if (s->zero > 1)
+        return orr_fail(err, "--zero %u (parallel.zero) with framework nanotron: nanotron's ZeroDistributedOptimizer "
+                             "is ZeRO stage 1 only (optimizer.zero_stage: 0 or 1)", s->zero);
+    if (!s->model.rmsnorm || !s->model.gated_mlp || s->model.bias)
+        return orr_fail(err, "model %s with framework nanotron: the recipe follows nanotron's Llama (RMSNorm, gated "
+                             "MLP, no biases); this model has %s", s->model.name,
+                        !s->model.rmsnorm ? "LayerNorm" : !s->model.gated_mlp ? "an ungated MLP" : "biases");
+    if (s->precision != ORR_BF16)
+        return orr_fail(err, "--precision (training.precision) with framework nanotron: only bf16 is modelled "
+                             "(model.dtype bfloat16 with accumulate_grad_in_fp32, as its benchmark config)");
+    if (s->cp > 1)
+        return orr_fail(err, "--cp %u (parallel.cp) with framework nanotron: nanotron's ring attention is not "
+                             "modelled", s->cp);
+    if (s->vpp > 1)
+        return orr_fail(err, "--vpp %u (parallel.vpp) with framework nanotron: its pipeline engines (afab, 1f1b) "
+                             "have no interleaved schedule", s->vpp);
+    if (s->recompute == ORR_RECOMPUTE_SELECTIVE)
+        return orr_fail(err, "--recompute selective (training.recompute) with framework nanotron: nanotron "
+                             "recomputes whole layers (recompute_layer: --recompute full) or nothing");
+    if (s->tp_comm_overlap)
+        return orr_fail(err, "--tp-comm-overlap (options.tp_comm_overlap) with framework nanotron: nanotron's own "
+                             "overlap (the async linears of tp_mode REDUCE_SCATTER) comes with --sp");
+    if (s->attention == ORR_ATTN_UNFUSED)
+        return orr_fail(err, "--attention unfused (options.attention) with framework nanotron: its Llama runs "
+                             "flash-attn (flash_attn_varlen_func)");
     return 0;
 }
 
@@ -882,8 +913,11 @@ int orr_spec_resolve(orr_spec *s, orr_err *err)
     if (check_precision(s, err)) return -1;
     if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)
         return orr_fail(err, "--recompute (training.recompute): expected none, selective or full");
+    if (resolve_nanotron(s, err)) return -1;
     if (s->launch_ps < 0) return orr_fail(err, "--launch-us (options.launch_us): must not be negative");
-    if (!(s->bucket_params > 0)) {
+    if (!(s->bucket_params > 0) && s->framework == ORR_FW_NANOTRON) {
+        s->bucket_params = 25.0 * 1024 * 1024 / 2.0; /* DDP's bucket_cap_mb 25 (model.ddp_bucket_cap_mb) of bf16 */
+    } else if (!(s->bucket_params > 0)) {
         double by_dp = 1e6 * s->dp;
         s->bucket_params = by_dp > 40e6 ? by_dp : 40e6;
     }
