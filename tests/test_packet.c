@@ -10,6 +10,7 @@
 #include "net/packet/pkt_internal.h"
 #include "orrery/packet.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -137,6 +138,41 @@ static void sample(void *ctx, uint64_t which)
 
 /* Two long flows through the dumbbell's middle link, the second joining later; throughput over a
  * window after the CC's convergence time is shared within 15% and the link is kept busy. */
+/* DCQCN's alpha update, by hand: every ALPHA_RESUME_INTERVAL alpha <- (1 - g) alpha + g if a CNP
+ * came in the interval, else (1 - g) alpha (g = EWMA_GAIN = 1/256, interval 1 us). A frozen alpha
+ * would halve the rate at every decrease however rare the CNPs. */
+static void test_dcqcn_alpha(void)
+{
+    orr_topo t;
+    dumbbell(&t);
+    orr_packet_config c;
+    config(&c, ORR_CC_DCQCN, NULL);
+    orr_engine e;
+    orr_engine_init(&e);
+    orr_err err;
+    orr_packet_sim *s = orr_packet_sim_create(&e, &t, &c, &err);
+    CHECK_MSG(s != NULL, "%s", err.msg);
+    if (!s) return;
+    const double g = c.ewma_gain;
+    cc_state st;
+    memset(&st, 0, sizeof st);
+    st.alpha = 1.0;
+    st.alpha_next_ps = ORR_PS_PER_US;
+    cc_dcqcn_alpha_catch_up(s, &st, 10 * ORR_PS_PER_US); /* ten updates, no CNP */
+    CHECK_REL(st.alpha, pow(1 - g, 10), 1e-12);
+    CHECK_EQ_I64(st.alpha_next_ps, 11 * ORR_PS_PER_US);
+    st.alpha_cnp = 1; /* a CNP in the next interval */
+    double a = st.alpha;
+    cc_dcqcn_alpha_catch_up(s, &st, 11 * ORR_PS_PER_US);
+    CHECK_REL(st.alpha, (1 - g) * a + g, 1e-12);
+    CHECK_EQ_I64(st.alpha_cnp, 0);
+    cc_dcqcn_alpha_catch_up(s, &st, 11 * ORR_PS_PER_US + 500000); /* not due yet */
+    CHECK_REL(st.alpha, (1 - g) * a + g, 1e-12);
+    orr_packet_sim_free(s);
+    orr_engine_free(&e);
+    orr_topo_free(&t);
+}
+
 static void test_fairness(orr_cc cc, int64_t join_ps, int64_t from_ps, int64_t to_ps)
 {
     orr_topo t;
@@ -488,6 +524,7 @@ int main(void)
     test_flow_advance();
     test_idle_path();
     test_pfc_incast();
+    test_dcqcn_alpha();
     test_fairness(ORR_CC_HPCC, 100 * ORR_PS_PER_US, 300 * ORR_PS_PER_US, 600 * ORR_PS_PER_US);
     test_fairness(ORR_CC_DCQCN, 100 * ORR_PS_PER_US, 3000 * ORR_PS_PER_US, 5000 * ORR_PS_PER_US);
     test_fairness(ORR_CC_DCTCP, 100 * ORR_PS_PER_US, 2000 * ORR_PS_PER_US, 4000 * ORR_PS_PER_US);

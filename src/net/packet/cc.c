@@ -78,7 +78,7 @@ void cc_init(orr_packet_sim *s, flow *f)
  *     without a CNP would change nothing).
  * The result is the reference's, except that an alpha update falling on the very picosecond of a
  * CNP is taken to come first (the eager order there depended on which event was scheduled first). */
-static void dcqcn_alpha_catch_up(const orr_packet_sim *s, cc_state *c, int64_t now)
+void cc_dcqcn_alpha_catch_up(const orr_packet_sim *s, cc_state *c, int64_t now)
 {
     double g = s->cfg.ewma_gain;
     int64_t step = s->cfg.alpha_resume_interval_ps;
@@ -125,7 +125,7 @@ static void dcqcn_decrease(void *ctx, uint64_t arg)
     c->decrease_armed = 0;
     c->decrease_next_ps += s->cfg.rate_decrease_interval_ps;
     if (!c->decrease_cnp) return;
-    dcqcn_alpha_catch_up(s, c, s->e->now_ps);
+    cc_dcqcn_alpha_catch_up(s, c, s->e->now_ps);
     if (s->cfg.clamp_target_rate || c->rp_stage != 0) c->target_Bps = f->rate_Bps;
     f->rate_Bps = clamp_rate(s, f, f->rate_Bps * (1 - c->alpha / 2));
     c->rp_stage = 0;
@@ -164,7 +164,7 @@ static void dcqcn_cnp(orr_packet_sim *s, uint32_t id, flow *f)
         c->target_Bps = f->rate_Bps = s->cfg.rate_on_first_cnp * f->rate_Bps;
         return;
     }
-    dcqcn_alpha_catch_up(s, c, now);
+    cc_dcqcn_alpha_catch_up(s, c, now);
     c->alpha_cnp = c->decrease_cnp = 1;
     if (!c->decrease_armed) dcqcn_arm_decrease(s, id, c, now);
 }

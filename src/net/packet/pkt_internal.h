@@ -235,6 +235,9 @@ int wh_is_resume(const orr_event *ev);
 
 /* cc.c */
 void cc_init(orr_packet_sim *s, flow *f);
+/* DCQCN: applies the alpha updates due at or before now (every ALPHA_RESUME_INTERVAL,
+ * alpha <- (1 - g) alpha + g * [a CNP came in that interval]); exposed for tests/test_packet.c. */
+void cc_dcqcn_alpha_catch_up(const orr_packet_sim *s, cc_state *c, int64_t now);
 /* Starts flow id, f on the queue pair of prev (finished): its rate and congestion-control state. */
 void cc_continue(orr_packet_sim *s, uint32_t id, flow *f, const flow *prev);
 void cc_on_ack(orr_packet_sim *s, uint32_t id, flow *f, const pkt *ack);
