@@ -95,7 +95,7 @@ static void test_invalid_and_errors(void)
     /* user errors name the flag */
     static const struct { const char *args, *msg; } bad[] = {
         {BASE "--tp 1,x", "--tp: expected"},
-        {BASE "--strategy cmaes", "not implemented yet"},
+        {BASE "--strategy cmaes", "--strategy cmaes: give --budget"},
         {BASE "--strategy random", "--budget"},
         {BASE "--objective cost", "--price-per-gpu-hour"},
         {"--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8", "--gbs: required"},

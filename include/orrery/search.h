@@ -33,20 +33,32 @@ typedef struct orr_axis_values {
     uint32_t v[ORR_SEARCH_MAX_VALUES];
 } orr_axis_values;
 
-typedef enum orr_search_strategy { ORR_STRATEGY_EXHAUSTIVE, ORR_STRATEGY_RANDOM } orr_search_strategy;
+typedef enum orr_search_strategy { ORR_STRATEGY_EXHAUSTIVE, ORR_STRATEGY_RANDOM, ORR_STRATEGY_CMAES } orr_search_strategy;
+
+struct orr_trial;
+/* The processes of an MPI job (tools/orrery_mpi.c): rank `rank` of `size` simulates every size-th
+ * trial of each batch; allgather then leaves every rank's records (n_all in all, in rank order: rank 0's,
+ * rank 1's, ...) in all on every rank. NULL in orr_search_opts: one process. */
+typedef struct orr_search_ranks {
+    uint32_t rank, size;
+    int (*allgather)(void *ctx, const struct orr_trial *mine, uint32_t n_mine, struct orr_trial *all, uint32_t n_all);
+    void *ctx;
+} orr_search_ranks;
 typedef enum orr_objective { ORR_OBJ_TIME, ORR_OBJ_COST, ORR_OBJ_MFU } orr_objective;
 
 typedef struct orr_search_opts {
     orr_axis_values ax[ORR_AX_COUNT];
     orr_search_strategy strategy;
-    uint32_t budget;          /* random: simulations at most (0: not given) */
-    uint64_t seed;            /* random: the generator's seed (default 1) */
+    uint32_t budget;          /* random, cmaes: simulations at most (0: not given) */
+    uint64_t seed;            /* random, cmaes: the generator's seed (default 1) */
     uint32_t jobs;            /* -j: worker processes (default 1: in this process) */
     orr_objective objective;
     double price_per_gpu_hour;/* USD; 0: not given */
     uint32_t top;             /* rows of the ranked table (default 10) */
     int json;
     int no_prune;             /* --no-prune: simulate every valid trial (checks the pruning) */
+    int no_time_bound;        /* --no-time-bound: keep the memory bound and duplicates, not the time bound */
+    const orr_search_ranks *ranks; /* MPI ranks sharing the trials (NULL: this process alone) */
     char csv_path[256];
     const char *spec_path;    /* the base job's spec file (NULL: none) */
     struct orr_progress *progress; /* a progress line over the trials (progress.h); NULL: none */
@@ -71,6 +83,9 @@ typedef struct orr_trial {
     uint64_t peak_bytes;      /* peak reserved bytes on the busiest GPU */
     uint64_t capacity_bytes;  /* what the allocator may use per GPU */
     uint64_t bound_bytes;     /* the memory lower bound (valid trials) */
+    double bound_s;           /* the iteration-time lower bound (valid trials; 0: none) */
+    uint32_t same_as;         /* a duplicate: the trial with the same resolved spec (else UINT32_MAX) */
+    uint32_t order;           /* 1-based place among the simulations, in the search's order (0: not simulated) */
 } orr_trial;
 
 /* A count per reason key. */
@@ -80,6 +95,7 @@ typedef struct orr_search_result {
     orr_trial *trials;
     uint32_t ntrials;
     uint32_t valid, evaluated, ok, oom;
+    uint32_t restarts;        /* cmaes: restarts of the strategy (stagnation) */
     orr_reason_count pruned[8], rejected[8];
     uint32_t npruned, nrejected;
     uint32_t *ranked;         /* indices of the ok trials, best first */
@@ -103,6 +119,10 @@ void orr_search_result_free(orr_search_result *r);
 /* Bytes every GPU must hold, at least, for the parameters, gradients and optimizer state of a
  * resolved spec, whatever the rest of the prediction (docs/spec.md "Search": the definition). */
 uint64_t orr_search_memory_lower_bound(const orr_spec *s);
+/* Seconds every iteration of a resolved spec takes, at least: its layers' matrix multiplies on the
+ * busiest pipeline stage at the GPU's peak, with the pipeline's fill and drain (docs/spec.md
+ * "Search"). 0 when unknown. */
+double orr_search_time_lower_bound_s(const orr_spec *s);
 
 /* Outputs: the ranked table, counts and TP x PP heatmap; the JSON document; the CSV of every trial. */
 void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);

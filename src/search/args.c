@@ -14,7 +14,7 @@
 #include <strings.h>
 
 enum { S_STRATEGY = ORR_AX_COUNT, S_BUDGET, S_SEED, S_JOBS, S_OBJECTIVE, S_PRICE, S_TOP, S_JSON, S_CSV, S_NO_PRUNE,
-       S_NO_SP, S_NO_DIST_OPT, S_TRACE };
+       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND };
 
 #define NUMS "comma-separated positive integers or ranges A..B, or auto"
 #define ONOFF "on, off or both (on,off), or auto"
@@ -45,10 +45,10 @@ static const sflag sflags[] = {
      "sequence parallelism (bare flag: on)"},
     {"--no-sp", S_NO_SP, NULL, NULL, "no sequence parallelism"},
     /* the search */
-    {"--strategy", S_STRATEGY, "exhaustive or random", "exhaustive",
-     "how trials are chosen (cmaes: not implemented yet)"},
-    {"--budget", S_BUDGET, "a positive integer", "required with random", "random: simulations at most"},
-    {"--seed", S_SEED, "a non-negative integer", "1", "random: the generator's seed"},
+    {"--strategy", S_STRATEGY, "exhaustive, random or cmaes", "exhaustive",
+     "how trials are chosen: every candidate, a random sample, or CMA-ES's samples"},
+    {"--budget", S_BUDGET, "a positive integer", "required with random and cmaes", "random, cmaes: simulations at most"},
+    {"--seed", S_SEED, "a non-negative integer", "1", "random, cmaes: the generator's seed"},
     {"-j", S_JOBS, "a positive integer up to 256", "1", "worker processes simulating trials"},
     {"--jobs", S_JOBS, "a positive integer up to 256", "1", "the long name of -j"},
     {"--objective", S_OBJECTIVE, "time, cost or mfu", "time", "what ranks the trials"},
@@ -58,6 +58,7 @@ static const sflag sflags[] = {
     {"--json", S_JSON, NULL, "text", "print the search as JSON (docs/json.md)"},
     {"--csv", S_CSV, "an output file path", "none", "write every trial to a CSV file"},
     {"--no-prune", S_NO_PRUNE, NULL, "pruning on", "simulate every valid trial (no bound, no memo)"},
+    {"--no-time-bound", S_NO_TIME_BOUND, NULL, "on", "keep the trials the time lower bound would prune (checks it)"},
     {"--trace", S_TRACE, NULL, NULL, NULL}, /* refused: a trace is of one prediction */
 };
 #define NSFLAGS (sizeof sflags / sizeof sflags[0])
@@ -168,9 +169,7 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
     case S_STRATEGY:
         if (strcasecmp(val, "exhaustive") == 0) o->strategy = ORR_STRATEGY_EXHAUSTIVE;
         else if (strcasecmp(val, "random") == 0) o->strategy = ORR_STRATEGY_RANDOM;
-        else if (strcasecmp(val, "cmaes") == 0 || strcasecmp(val, "cma-es") == 0)
-            return orr_fail(err, "--strategy %s: not implemented yet (expected exhaustive or random; CMA-ES is planned, "
-                                 "docs/spec.md \"Search\")", val);
+        else if (strcasecmp(val, "cmaes") == 0 || strcasecmp(val, "cma-es") == 0) o->strategy = ORR_STRATEGY_CMAES;
         else return bad(f, val, err);
         return 0;
     case S_BUDGET:
@@ -201,6 +200,7 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
         return 0;
     case S_JSON: return o->json = 1, 0;
     case S_NO_PRUNE: return o->no_prune = 1, 0;
+    case S_NO_TIME_BOUND: return o->no_time_bound = 1, 0;
     case S_NO_SP: return parse_list(&o->ax[ORR_AX_SP], find_sflag("--sp", 4), "off", err);
     case S_NO_DIST_OPT:
         return parse_list(&o->ax[ORR_AX_DIST_OPT], find_sflag("--dist-opt", 10), "off", err);
@@ -254,10 +254,11 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
             return -1;
         }
     }
-    if (o->strategy == ORR_STRATEGY_RANDOM && !o->budget)
-        return orr_fail(err, "--strategy random: give --budget N, the most trials to simulate");
-    if (o->strategy != ORR_STRATEGY_RANDOM && o->budget)
-        return orr_fail(err, "--budget: only with --strategy random (exhaustive simulates every valid trial)");
+    if (o->strategy != ORR_STRATEGY_EXHAUSTIVE && !o->budget)
+        return orr_fail(err, "--strategy %s: give --budget N, the most trials to simulate",
+                        o->strategy == ORR_STRATEGY_RANDOM ? "random" : "cmaes");
+    if (o->strategy == ORR_STRATEGY_EXHAUSTIVE && o->budget)
+        return orr_fail(err, "--budget: only with --strategy random or cmaes (exhaustive simulates every valid trial)");
     if (o->objective == ORR_OBJ_COST && !(o->price_per_gpu_hour > 0))
         return orr_fail(err, "--objective cost: give --price-per-gpu-hour USD, the price of one GPU for one hour");
     return 0;

@@ -1,5 +1,6 @@
 /*
- * internal.h - what the search module's files share: the base job and the spec of one trial.
+ * internal.h - what the search module's files share: the base job, the spec of one trial, the
+ * simulation of a batch of trials (here, in -j workers, over MPI ranks) and the strategies.
  */
 #ifndef ORRERY_SEARCH_INTERNAL_H
 #define ORRERY_SEARCH_INTERNAL_H
@@ -20,5 +21,32 @@ int search_enumerate(const orr_search_opts *o, const search_base *b, orr_trial *
 int search_trial_spec(const search_base *b, const orr_trial *t, orr_spec *s, orr_err *err);
 /* The short key of a resolve error message: divisibility, framework, pipeline or other. */
 const char *search_reason_key(const char *msg);
+
+/* The state of one search run shared by the strategies: the base, the options, the result being
+ * filled, the simulations so far (their order numbers) and the best simulated score. */
+typedef struct search_run {
+    const search_base *b;
+    const orr_search_opts *o;
+    orr_search_result *r;
+    uint32_t simulated;       /* trials simulated so far (the next one's order is simulated + 1) */
+    uint32_t total;           /* the simulations the progress line counts towards */
+    int have_best;
+    double best;              /* the best score simulated (search_score), when have_best */
+} search_run;
+
+/* What ranks a simulated trial under the objective: lower is better (seconds, USD, or -MFU). */
+double search_score(const orr_search_opts *o, const orr_trial *t);
+/* The score a trial cannot beat, from its time lower bound; 0 with have = 0 when there is none (no
+ * bound, or the objective is mfu, whose model FLOPs differ between trials). */
+double search_bound_score(const search_run *R, const orr_trial *t, int *have);
+void search_set_reason(orr_trial *t, orr_trial_status st, const char *key, const char *reason);
+/* Simulates trials cand[0..n) (pending): this rank's share, in -j workers or here, then every rank's
+ * results gathered; numbers them in cand order and updates the best. */
+int search_simulate(search_run *R, const uint32_t *cand, uint32_t n, orr_err *err);
+/* Prunes, as proven no better than the best simulated, the trials of cand whose time bound is above
+ * it; compacts cand to the others and returns their number. */
+uint32_t search_prune_by_time(search_run *R, uint32_t *cand, uint32_t n);
+/* --strategy cmaes over the pending candidates (guided.c). */
+int search_cmaes(search_run *R, const uint32_t *cand, uint32_t ncand, orr_err *err);
 
 #endif

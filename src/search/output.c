@@ -16,6 +16,11 @@ static const char *objective_name(orr_objective o)
     return o == ORR_OBJ_COST ? "cost" : o == ORR_OBJ_MFU ? "mfu" : "time";
 }
 
+static const char *strategy_name(orr_search_strategy s)
+{
+    return s == ORR_STRATEGY_RANDOM ? "random" : s == ORR_STRATEGY_CMAES ? "cmaes" : "exhaustive";
+}
+
 /* "dist-opt", "ddp", "fsdp 8", "hsdp 4x2", "zero-3": how the trial shards its state. */
 static void sharding(const orr_trial *t, char *buf, size_t cap)
 {
@@ -114,7 +119,7 @@ void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_b
 {
     int cost = o->price_per_gpu_hour > 0;
     orr_buf_printf(out, "search: %s (objective %s, strategy %s)\n\n", r->title, objective_name(o->objective),
-                   o->strategy == ORR_STRATEGY_RANDOM ? "random" : "exhaustive");
+                   strategy_name(o->strategy));
     orr_buf_printf(out, "%4s  %-10s %3s %3s %4s %3s %3s %4s %-9s %-10s %-3s %9s %11s %6s %8s %8s%s\n", "rank",
                    "framework", "tp", "pp", "dp", "cp", "vpp", "mbs", "recompute", "sharding", "sp", "iter s",
                    "tokens/s", "MFU %", "peak GiB", "free GiB", cost ? "   $ / iter" : "");
@@ -158,8 +163,12 @@ static void json_trial(orr_buf *b, const orr_trial *t, int cost, uint32_t gpus)
         if (sim) orr_json_num(b, t->cost_usd);
         else orr_buf_puts(b, "null");
     }
-    if (t->dp) orr_buf_printf(b, ", \"memory_lower_bound_bytes\": %llu, \"capacity_bytes\": %llu",
-                              (unsigned long long)t->bound_bytes, (unsigned long long)t->capacity_bytes);
+    if (t->dp) {
+        orr_buf_printf(b, ", \"memory_lower_bound_bytes\": %llu, \"capacity_bytes\": %llu, \"time_lower_bound_s\": ",
+                       (unsigned long long)t->bound_bytes, (unsigned long long)t->capacity_bytes);
+        orr_json_num(b, t->bound_s);
+    }
+    orr_buf_printf(b, ", \"order\": %u", t->order);
     orr_buf_printf(b, ", \"status\": \"%s\", \"reason_key\": ", orr_trial_status_name(t->status));
     orr_json_str(b, t->key);
     orr_buf_puts(b, ", \"reason\": ");
@@ -184,7 +193,7 @@ void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_b
     orr_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"kind\": \"search\",\n  \"title\": ", ORR_JSON_SCHEMA_VERSION);
     orr_json_str(b, r->title);
     orr_buf_printf(b, ",\n  \"objective\": \"%s\",\n  \"strategy\": \"%s\",\n", objective_name(o->objective),
-                   o->strategy == ORR_STRATEGY_RANDOM ? "random" : "exhaustive");
+                   strategy_name(o->strategy));
     orr_buf_printf(b, "  \"space_size\": %u,\n  \"valid\": %u,\n  \"evaluated\": %u,\n  \"ok\": %u,\n  \"oom\": %u,\n",
                    r->ntrials, r->valid, r->evaluated, r->ok, r->oom);
     json_counts(b, "pruned", r->pruned, r->npruned);
