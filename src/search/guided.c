@@ -2,10 +2,11 @@
  * guided.c - --strategy cmaes: CMA-ES (cmaes.c, as Maya's search uses it) over the discrete space.
  * Each axis with more than one value is one continuous coordinate in [0, 1]; a sample is rounded to
  * the nearest of that axis's values (ascending) and the resulting point looked up among the
- * enumerated trials. What the search already knows ranks the samples without a new simulation:
+ * enumerated trials (axis by axis, the nearest value that exists for the axes before it: a
+ * framework's own axes, micro-batches that divide). What the search already knows ranks the samples without a new simulation:
  * a simulated trial its score, a trial pruned by the time bound its bound, a duplicate its twin's
  * result; trials that do not fit rank after every fitting one (by how far over the capacity), and
- * points outside the space or invalid last. A coordinate outside [0, 1] is clamped and penalised by
+ * invalid ones last. A coordinate outside [0, 1] is clamped and penalised by
  * its distance. New fitting-candidate points are simulated one generation at a time (a batch, so -j
  * and MPI ranks share it) until --budget simulations. When a run stalls (10 generations without a
  * new point) CMA-ES restarts from a random mean with twice the population (IPOP). Every draw comes
@@ -24,19 +25,36 @@
 #define SIGMA0 0.3
 #define LAMBDA_MAX 256
 
-/* The space as coordinates: the axes that vary, each with its ascending distinct values; and a hash
- * from a point's axis values to its trial. */
+/* The space as coordinates: the axes that vary, each with its ascending distinct values; and the
+ * enumeration as a tree (one level per axis, the trials' values in enumeration order, so each node's
+ * trials are a contiguous range), which maps a sample to the nearest point that exists. */
+typedef struct node { uint32_t value, first, n; } node; /* n children from nodes[first]; a leaf: the trial */
+
 typedef struct space {
-    int dims, axis[ORR_AX_COUNT];
-    uint32_t nvals[ORR_AX_COUNT], vals[ORR_AX_COUNT][ORR_SEARCH_MAX_VALUES], fixed[ORR_AX_COUNT];
-    uint32_t *slot, cap;      /* open addressing: trial index + 1, 0 empty */
+    int dims, axis[ORR_AX_COUNT], dim_of[ORR_AX_COUNT];
+    uint32_t nvals[ORR_AX_COUNT], vals[ORR_AX_COUNT][ORR_SEARCH_MAX_VALUES];
+    node *nodes;
+    uint32_t nnodes;
 } space;
 
-static uint64_t hash_point(const uint32_t *v)
+/* Adds the children of trials [lo, hi) at axis a (each run of equal values one child), then theirs. */
+static void tree_build(space *sp, const orr_search_result *r, uint32_t parent, uint32_t lo, uint32_t hi, int a)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (int a = 0; a < ORR_AX_COUNT; a++) h = (h ^ v[a]) * 1099511628211ull;
-    return h;
+    if (a == ORR_AX_COUNT) {
+        sp->nodes[parent].first = lo; /* the trial */
+        return;
+    }
+    uint32_t first = sp->nnodes;
+    for (uint32_t i = lo; i < hi; i++)
+        if (i == lo || r->trials[i].v[a] != r->trials[i - 1].v[a])
+            sp->nodes[sp->nnodes++] = (node){r->trials[i].v[a], i, 0}; /* first: the range's start, for now */
+    uint32_t n = sp->nnodes - first;
+    sp->nodes[parent].first = first;
+    sp->nodes[parent].n = n;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t start = sp->nodes[first + k].first, end = k + 1 < n ? sp->nodes[first + k + 1].first : hi;
+        tree_build(sp, r, first + k, start, end, a + 1);
+    }
 }
 
 static void space_build(space *sp, const orr_search_result *r)
@@ -53,37 +71,49 @@ static void space_build(space *sp, const orr_search_result *r)
             n++;
         }
         sp->nvals[a] = n;
-        sp->fixed[a] = n ? vals[0] : 0;
-        if (n > 1) sp->axis[sp->dims++] = a;
+        sp->dim_of[a] = -1;
+        if (n > 1) sp->dim_of[a] = sp->dims, sp->axis[sp->dims++] = a;
     }
-    sp->cap = 1;
-    while (sp->cap < 2 * r->ntrials + 2) sp->cap *= 2;
-    sp->slot = calloc(sp->cap, sizeof *sp->slot);
-    if (!sp->slot) abort();
-    for (uint32_t i = 0; i < r->ntrials; i++) {
-        uint32_t s = (uint32_t)(hash_point(r->trials[i].v) & (sp->cap - 1));
-        while (sp->slot[s]) s = (s + 1) & (sp->cap - 1);
-        sp->slot[s] = i + 1;
-    }
+    /* at most one node per trial and axis, and the root */
+    sp->nodes = orr_xmalloc(((size_t)r->ntrials * ORR_AX_COUNT + 1) * sizeof *sp->nodes);
+    sp->nnodes = 1;
+    sp->nodes[0] = (node){0, 0, 0};
+    if (r->ntrials) tree_build(sp, r, 0, 0, r->ntrials, 0);
 }
 
-/* The trial at coordinates x (clamped into [0, 1], rounded to each axis's nearest value), or
- * UINT32_MAX when that point is not in the space; *outside: how far x lies outside the box. */
-static uint32_t space_lookup(const space *sp, const orr_search_result *r, const double *x, double *outside)
+/* The place of value v among axis a's values (0 .. nvals - 1). */
+static double value_place(const space *sp, int a, uint32_t v)
 {
-    uint32_t v[ORR_AX_COUNT];
-    memcpy(v, sp->fixed, sizeof v);
+    uint32_t k = 0;
+    while (k + 1 < sp->nvals[a] && sp->vals[a][k] < v) k++;
+    return k;
+}
+
+/* The trial nearest to coordinates x (clamped into [0, 1]): down the tree, at each axis the child
+ * whose value's place is nearest to the coordinate's (ties: the first). *outside: how far x lies
+ * outside the box. */
+static uint32_t space_lookup(const space *sp, const double *x, double *outside)
+{
     double d2 = 0;
     for (int d = 0; d < sp->dims; d++) {
         double c = x[d] < 0 ? 0 : x[d] > 1 ? 1 : x[d];
         d2 += (x[d] - c) * (x[d] - c);
-        int a = sp->axis[d];
-        v[a] = sp->vals[a][(uint32_t)lround(c * (sp->nvals[a] - 1))];
     }
     *outside = sqrt(d2);
-    for (uint32_t s = (uint32_t)(hash_point(v) & (sp->cap - 1)); sp->slot[s]; s = (s + 1) & (sp->cap - 1))
-        if (memcmp(r->trials[sp->slot[s] - 1].v, v, sizeof v) == 0) return sp->slot[s] - 1;
-    return UINT32_MAX;
+    const node *at = &sp->nodes[0];
+    for (int a = 0; a < ORR_AX_COUNT; a++) {
+        const node *kids = &sp->nodes[at->first], *pick = kids;
+        int d = sp->dim_of[a];
+        if (d >= 0 && at->n > 1) {
+            double want = (x[d] < 0 ? 0 : x[d] > 1 ? 1 : x[d]) * (sp->nvals[a] - 1), best = 1e300;
+            for (uint32_t k = 0; k < at->n; k++) {
+                double dist = fabs(value_place(sp, a, kids[k].value) - want);
+                if (dist < best) best = dist, pick = &kids[k];
+            }
+        }
+        at = pick;
+    }
+    return at->first;
 }
 
 /* A sample's fitness, compared tier first (0 fits, 1 out of memory, 2 not simulated yet, 3 invalid
@@ -92,7 +122,6 @@ typedef struct fitness { int tier; double value; int k; } fitness;
 
 static fitness trial_fitness(const search_run *R, uint32_t i)
 {
-    if (i == UINT32_MAX) return (fitness){3, 0, 0};
     const orr_trial *t = &R->r->trials[i];
     if (t->status == ORR_TRIAL_PRUNED && t->same_as != UINT32_MAX) t = &R->r->trials[t->same_as];
     int have;
@@ -127,8 +156,8 @@ static int generation(search_run *R, const space *sp, cmaes *c, uint64_t *rng, u
     uint32_t *pt = orr_xmalloc((size_t)lambda * sizeof *pt), *todo = orr_xmalloc((size_t)lambda * sizeof *todo), n = 0;
     double *outside = orr_xmalloc((size_t)lambda * sizeof *outside);
     for (int k = 0; k < lambda; k++) {
-        pt[k] = space_lookup(sp, R->r, &c->x[k * c->n], &outside[k]);
-        if (pt[k] == UINT32_MAX || R->r->trials[pt[k]].status != ORR_TRIAL_PENDING || n == left) continue;
+        pt[k] = space_lookup(sp, &c->x[k * c->n], &outside[k]);
+        if (R->r->trials[pt[k]].status != ORR_TRIAL_PENDING || n == left) continue;
         int seen = 0;
         for (uint32_t j = 0; j < n && !seen; j++) seen = todo[j] == pt[k];
         if (!seen) todo[n++] = pt[k];
@@ -171,7 +200,7 @@ int search_cmaes(search_run *R, const uint32_t *cand, uint32_t ncand, orr_err *e
     uint64_t rng = R->o->seed;
     uint32_t budget = R->o->budget, pending = ncand, stall = 0;
     int rc = 0;
-    if (sp.dims == 0) { /* one point: nothing to search */
+    if (sp.dims == 0 || !R->r->ntrials) { /* one point: nothing to search */
         rc = search_simulate(R, cand, ncand < budget ? ncand : budget, err);
         pending = 0;
     }
@@ -191,7 +220,7 @@ int search_cmaes(search_run *R, const uint32_t *cand, uint32_t ncand, orr_err *e
         }
     }
     cmaes_free(&c);
-    free(sp.slot);
+    free(sp.nodes);
     char why[160];
     snprintf(why, sizeof why, "not sampled (cmaes: %u simulations, budget %u, seed %llu)", R->simulated, budget,
              (unsigned long long)R->o->seed);
