@@ -111,8 +111,11 @@ static void test_invalid_and_errors(void)
     }
 }
 
-/* A pruned and an unpruned exhaustive search of the same space: the same best, the same ok set,
- * every pruned trial OOM when simulated, and the bound never above a simulated peak. */
+/* A pruned and an unpruned exhaustive search of the same space: the same best; the same ok set but
+ * for the trials the time bound pruned, each of which is no better than the best when simulated;
+ * every trial the memory bound pruned OOM when simulated; neither bound ever above what a
+ * simulation gives (peak bytes, iteration time). Both tactics must prune something (or it is not a
+ * test of them). */
 static void soundness(const char *space)
 {
     orr_search_opts o;
@@ -123,36 +126,48 @@ static void soundness(const char *space)
     CHECK_MSG(search(space, &a, &o, &err) == 0, "%s", err.msg);
     CHECK_MSG(search(args, &b, &o, &err) == 0, "%s", err.msg);
     CHECK(a.ntrials == b.ntrials);
-    uint32_t pruned = 0;
-    for (uint32_t i = 0; i < a.ntrials && i < b.ntrials; i++) {
+    CHECK(a.nranked > 0 && b.nranked > 0);
+    if (!a.nranked || !b.nranked || a.ntrials != b.ntrials) return;
+    CHECK_EQ_I64(a.ranked[0], b.ranked[0]);
+    double best = b.trials[b.ranked[0]].iteration_s;
+    uint32_t mem = 0, time = 0;
+    for (uint32_t i = 0; i < a.ntrials; i++) {
         const orr_trial *p = &a.trials[i], *u = &b.trials[i];
-        CHECK_MSG((p->status == ORR_TRIAL_OK) == (u->status == ORR_TRIAL_OK), "%s: trial %u", space, i);
+        if (strcmp(p->key, "compute_time_bound") == 0) {
+            time++;
+            CHECK_MSG(u->status != ORR_TRIAL_OK || u->iteration_s >= best, "%s: trial %u pruned by time but %.6f s < "
+                      "best %.6f s", space, i, u->iteration_s, best);
+        } else {
+            CHECK_MSG((p->status == ORR_TRIAL_OK) == (u->status == ORR_TRIAL_OK), "%s: trial %u", space, i);
+        }
         if (strcmp(p->key, "memory_lower_bound") == 0) {
-            pruned++;
+            mem++;
             CHECK_MSG(u->status == ORR_TRIAL_OOM, "%s: trial %u pruned by the bound but %s", space, i,
                       orr_trial_status_name(u->status));
         }
-        if (u->status == ORR_TRIAL_OK)
+        if (u->status == ORR_TRIAL_OK) {
             CHECK_MSG(u->bound_bytes <= u->peak_bytes, "%s: trial %u bound %llu > peak %llu", space, i,
                       (unsigned long long)u->bound_bytes, (unsigned long long)u->peak_bytes);
+            CHECK_MSG(u->bound_s > 0 && u->bound_s <= u->iteration_s, "%s: trial %u time bound %.6f s > %.6f s",
+                      space, i, u->bound_s, u->iteration_s);
+        }
     }
-    CHECK_MSG(pruned > 0, "%s: the bound pruned nothing (not a test of it)", space);
-    CHECK(a.nranked == b.nranked && a.nranked > 0);
-    if (a.nranked && b.nranked) CHECK_EQ_I64(a.ranked[0], b.ranked[0]);
-    printf("soundness: %u trials, %u pruned by the bound, %u simulated (unpruned: %u)\n", a.ntrials, pruned,
-           a.evaluated, b.evaluated);
+    CHECK_MSG(mem > 0, "%s: the memory bound pruned nothing (not a test of it)", space);
+    CHECK_MSG(time > 0, "%s: the time bound pruned nothing (not a test of it)", space);
+    printf("soundness: %u trials, pruned %u by the memory bound, %u by the time bound; %u simulated (unpruned: %u)\n",
+           a.ntrials, mem, time, a.evaluated, b.evaluated);
     orr_search_result_free(&a);
     orr_search_result_free(&b);
 }
 
 static void test_lower_bound(void)
 {
-    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2 "
-              "--mbs 1,2 --recompute none,full --dist-opt on,off");
-    soundness("--model gpt3-2.7b --gpu H100-SXM5-80GB --mem-capacity 12GiB --gpus 8 --gbs 8 --framework torchtitan "
-              "--tp 1,2 --pp 1,2 --mbs 1 --recompute full --fsdp auto");
-    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 10GiB --gpus 4 --gbs 8 --framework deepspeed "
-              "--tp 1,2 --pp 1 --mbs 1,2 --recompute selective,full");
+    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2,4,8 "
+              "--recompute none,full --dist-opt on,off");
+    soundness("--model gpt3-2.7b --gpu H100-SXM5-80GB --mem-capacity 12GiB --gpus 8 --gbs 16 --framework torchtitan "
+              "--tp 1,2,4 --pp 1,2,4 --recompute selective,full --fsdp auto");
+    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 6GiB --gpus 8 --gbs 16 --framework deepspeed "
+              "--tp 1,2,4 --pp 1,2,4 --zero 1 --recompute none,full");
 }
 
 static void test_duplicates_random_jobs(void)

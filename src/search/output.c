@@ -76,19 +76,21 @@ static uint32_t distinct(const orr_search_result *r, int ax, uint32_t *vals, uin
 }
 
 /* One heatmap cell: the best time over the other axes, OOM where every trial that resolved was out
- * of memory (simulated or proven by the bound), "-" where none resolved or was simulated. */
+ * of memory (simulated or proven by the bound), "slow" where the others were proven no better than
+ * the best (time bound), "-" where none resolved or was simulated. */
 static void heat_cell(const orr_search_result *r, uint32_t tp, uint32_t pp, char *buf, size_t cap)
 {
     double best = 0;
-    int oom = 0;
+    int oom = 0, slow = 0;
     for (uint32_t i = 0; i < r->ntrials; i++) {
         const orr_trial *t = &r->trials[i];
         if (t->v[ORR_AX_TP] != tp || t->v[ORR_AX_PP] != pp) continue;
         if (t->status == ORR_TRIAL_OK && (best == 0 || t->iteration_s < best)) best = t->iteration_s;
         if (t->status == ORR_TRIAL_OOM || strcmp(t->key, "memory_lower_bound") == 0) oom = 1;
+        if (strcmp(t->key, "compute_time_bound") == 0) slow = 1;
     }
     if (best > 0) snprintf(buf, cap, "%.4f", best);
-    else snprintf(buf, cap, "%s", oom ? "OOM" : "-");
+    else snprintf(buf, cap, "%s", slow ? "slow" : oom ? "OOM" : "-");
 }
 
 static void heatmap(const orr_search_result *r, orr_buf *out)
@@ -96,7 +98,7 @@ static void heatmap(const orr_search_result *r, orr_buf *out)
     uint32_t tps[ORR_SEARCH_MAX_VALUES], pps[ORR_SEARCH_MAX_VALUES];
     uint32_t ntp = distinct(r, ORR_AX_TP, tps, ORR_SEARCH_MAX_VALUES), npp = distinct(r, ORR_AX_PP, pps, ORR_SEARCH_MAX_VALUES);
     if (ntp < 2 || npp < 2) return;
-    orr_buf_puts(out, "\nbest iteration time (s) by TP x PP, over the other axes (OOM: out of memory; -: none valid)\n");
+    orr_buf_puts(out, "\nbest iteration time (s) by TP x PP, over the other axes (OOM: out of memory; slow: no better than the best, by the time bound; -: none valid)\n");
     orr_buf_printf(out, "%7s", "");
     for (uint32_t j = 0; j < npp; j++) {
         char label[24];
@@ -128,7 +130,7 @@ void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_b
     if (!r->nranked) orr_buf_puts(out, "  (no configuration fits: see the counts and reasons below)\n");
     orr_buf_printf(out, "\ntrials: %u in the space, %u valid, %u simulated (%u fit, %u out of memory)\n", r->ntrials,
                    r->valid, r->evaluated, r->ok, r->oom);
-    counts_line(out, "pruned (not simulated)", r->pruned, r->npruned);
+    counts_line(out, "pruned (not simulated; trials each tactic saved)", r->pruned, r->npruned);
     counts_line(out, "rejected", r->rejected, r->nrejected);
     orr_buf_printf(out, "wall time %.2f s (-j %u)\n", r->wall_s, o->jobs);
     heatmap(r, out);
