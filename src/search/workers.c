@@ -166,7 +166,8 @@ static int simulate_ranks(search_run *R, const uint32_t *cand, uint32_t n, orr_e
     int rc = simulate_local(R, mine, nmine, err);
     orr_trial *recs = orr_xmalloc((nmine + 1) * sizeof *recs), *all = orr_xmalloc((n + 1) * sizeof *all);
     for (uint32_t i = 0; i < nmine; i++) recs[i] = R->r->trials[mine[i]];
-    if (rc == 0 && k->allgather(k->ctx, recs, nmine, all, n))
+    /* every rank takes part in the gathering, also one whose workers failed (the others wait for it) */
+    if (k->allgather(k->ctx, recs, nmine, all, n) && rc == 0)
         rc = orr_fail(err, "search: gathering the trials of %u MPI ranks failed", k->size);
     for (uint32_t i = 0; rc == 0 && i < n; i++)
         if (all[i].index < R->r->ntrials) R->r->trials[all[i].index] = all[i];
