@@ -116,7 +116,7 @@ static void test_invalid_and_errors(void)
  * every trial the memory bound pruned OOM when simulated; neither bound ever above what a
  * simulation gives (peak bytes, iteration time). Both tactics must prune something (or it is not a
  * test of them). */
-static void soundness(const char *space)
+static uint32_t soundness(const char *space)
 {
     orr_search_opts o;
     orr_search_result a, b;
@@ -127,10 +127,10 @@ static void soundness(const char *space)
     CHECK_MSG(search(args, &b, &o, &err) == 0, "%s", err.msg);
     CHECK(a.ntrials == b.ntrials);
     CHECK(a.nranked > 0 && b.nranked > 0);
-    if (!a.nranked || !b.nranked || a.ntrials != b.ntrials) return;
+    if (!a.nranked || !b.nranked || a.ntrials != b.ntrials) return 0;
     CHECK_EQ_I64(a.ranked[0], b.ranked[0]);
     double best = b.trials[b.ranked[0]].iteration_s;
-    uint32_t mem = 0, time = 0;
+    uint32_t mem = 0, time = 0, dominated = 0;
     for (uint32_t i = 0; i < a.ntrials; i++) {
         const orr_trial *p = &a.trials[i], *u = &b.trials[i];
         if (strcmp(p->key, "compute_time_bound") == 0) {
@@ -139,6 +139,11 @@ static void soundness(const char *space)
                       "best %.6f s", space, i, u->iteration_s, best);
         } else {
             CHECK_MSG((p->status == ORR_TRIAL_OK) == (u->status == ORR_TRIAL_OK), "%s: trial %u", space, i);
+        }
+        if (strcmp(p->key, "oom_dominated") == 0) {
+            dominated++;
+            CHECK_MSG(u->status == ORR_TRIAL_OOM, "%s: trial %u pruned as oom_dominated but %s", space, i,
+                      orr_trial_status_name(u->status));
         }
         if (strcmp(p->key, "memory_lower_bound") == 0) {
             mem++;
@@ -154,20 +159,22 @@ static void soundness(const char *space)
     }
     CHECK_MSG(mem > 0, "%s: the memory bound pruned nothing (not a test of it)", space);
     CHECK_MSG(time > 0, "%s: the time bound pruned nothing (not a test of it)", space);
-    printf("soundness: %u trials, pruned %u by the memory bound, %u by the time bound; %u simulated (unpruned: %u)\n",
-           a.ntrials, mem, time, a.evaluated, b.evaluated);
+    printf("soundness: %u trials, pruned %u by the memory bound, %u by the time bound, %u as OOM-dominated; %u "
+           "simulated (unpruned: %u)\n", a.ntrials, mem, time, dominated, a.evaluated, b.evaluated);
+    return dominated;
     orr_search_result_free(&a);
     orr_search_result_free(&b);
 }
 
 static void test_lower_bound(void)
 {
-    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2,4,8 "
+    uint32_t dominated = soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2,4,8 "
               "--recompute none,full --dist-opt on,off");
-    soundness("--model gpt3-2.7b --gpu H100-SXM5-80GB --mem-capacity 12GiB --gpus 8 --gbs 16 --framework torchtitan "
+    dominated += soundness("--model gpt3-2.7b --gpu H100-SXM5-80GB --mem-capacity 12GiB --gpus 8 --gbs 16 --framework torchtitan "
               "--tp 1,2,4 --pp 1,2,4 --recompute selective,full --fsdp auto");
-    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 6GiB --gpus 8 --gbs 16 --framework deepspeed "
-              "--tp 1,2,4 --pp 1,2,4 --zero 1 --recompute none,full");
+    dominated += soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 6GiB --gpus 8 --gbs 16 "
+                           "--framework deepspeed --tp 1,2,4 --pp 1,2,4 --zero 1 --recompute none,full");
+    CHECK_MSG(dominated > 0, "no trial pruned as oom_dominated (not a test of it)");
 }
 
 static void test_duplicates_random_jobs(void)

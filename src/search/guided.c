@@ -5,7 +5,7 @@
  * enumerated trials (axis by axis, the nearest value that exists for the axes before it: a
  * framework's own axes, micro-batches that divide). What the search already knows ranks the samples without a new simulation:
  * a simulated trial its score, a trial pruned by the time bound its bound, a duplicate its twin's
- * result; trials that do not fit rank after every fitting one (by how far over the capacity), and
+ * result, a trial whose frugal neighbour is out of memory (dominance.c) that verdict; trials that do not fit rank after every fitting one (by how far over the capacity), and
  * invalid ones last. A coordinate outside [0, 1] is clamped and penalised by
  * its distance. New fitting-candidate points are simulated one generation at a time (a batch, so -j
  * and MPI ranks share it) until --budget simulations. When a run stalls (10 generations without a
@@ -148,8 +148,8 @@ static int cmp_fitness(const void *a, const void *b)
 
 /* One generation: samples, their new pending trials (deduplicated, at most left) pruned by the time
  * bound and simulated, then the samples ranked and told. *fresh: trials newly simulated or pruned. */
-static int generation(search_run *R, const space *sp, cmaes *c, uint64_t *rng, uint32_t left, uint32_t *fresh,
-                      orr_err *err)
+static int generation(search_run *R, const space *sp, const search_points *pts, cmaes *c, uint64_t *rng,
+                      uint32_t left, uint32_t *fresh, orr_err *err)
 {
     cmaes_ask(c, rng);
     int lambda = c->lambda;
@@ -158,12 +158,16 @@ static int generation(search_run *R, const space *sp, cmaes *c, uint64_t *rng, u
     for (int k = 0; k < lambda; k++) {
         pt[k] = space_lookup(sp, &c->x[k * c->n], &outside[k]);
         if (R->r->trials[pt[k]].status != ORR_TRIAL_PENDING || n == left) continue;
+        if (!R->o->no_prune && search_prune_dominated(pts, R->r, pt[k])) {
+            ++*fresh;
+            continue;
+        }
         int seen = 0;
         for (uint32_t j = 0; j < n && !seen; j++) seen = todo[j] == pt[k];
         if (!seen) todo[n++] = pt[k];
     }
     uint32_t kept = search_prune_by_time(R, todo, n);
-    *fresh = n;
+    *fresh += n;
     int rc = search_simulate(R, todo, kept, err);
     fitness *f = orr_xmalloc((size_t)lambda * sizeof *f);
     int *order = orr_xmalloc((size_t)lambda * sizeof *order);
@@ -175,7 +179,7 @@ static int generation(search_run *R, const space *sp, cmaes *c, uint64_t *rng, u
     if (rc == 0) {
         qsort(f, (size_t)lambda, sizeof *f, cmp_fitness);
         for (int k = 0; k < lambda; k++) order[k] = f[k].k;
-        if (cmaes_tell(c, order)) *fresh = 0, c->sigma = 0; /* LAPACK failed: the caller restarts */
+        if (cmaes_tell(c, order)) c->sigma = 0; /* LAPACK failed: the caller restarts */
     }
     free(pt);
     free(todo);
@@ -204,11 +208,13 @@ int search_cmaes(search_run *R, const uint32_t *cand, uint32_t ncand, orr_err *e
         rc = search_simulate(R, cand, ncand < budget ? ncand : budget, err);
         pending = 0;
     }
+    search_points pts;
+    search_points_build(&pts, R->r);
     cmaes c;
     start(&c, &sp, 0, &rng, 0);
     for (int gen = 0; rc == 0 && pending && R->simulated < budget && gen < MAX_GENERATIONS; gen++) {
         uint32_t fresh = 0;
-        rc = generation(R, &sp, &c, &rng, budget - R->simulated, &fresh, err);
+        rc = generation(R, &sp, &pts, &c, &rng, budget - R->simulated, &fresh, err);
         pending -= fresh;
         stall = fresh ? 0 : stall + 1;
         if (stall >= STALL_GENERATIONS || !(c.sigma > 1e-12)) { /* IPOP restart */
@@ -220,6 +226,7 @@ int search_cmaes(search_run *R, const uint32_t *cand, uint32_t ncand, orr_err *e
         }
     }
     cmaes_free(&c);
+    search_points_free(&pts);
     free(sp.nodes);
     char why[160];
     snprintf(why, sizeof why, "not sampled (cmaes: %u simulations, budget %u, seed %llu)", R->simulated, budget,

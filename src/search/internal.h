@@ -46,6 +46,18 @@ int search_simulate(search_run *R, const uint32_t *cand, uint32_t n, orr_err *er
 /* Prunes, as proven no better than the best simulated, the trials of cand whose time bound is above
  * it; compacts cand to the others and returns their number. */
 uint32_t search_prune_by_time(search_run *R, uint32_t *cand, uint32_t n);
+/* The trials by their axis values, for Maya's memory tactics (dominance.c). */
+typedef struct search_points {
+    const orr_search_result *r;
+    uint32_t *slot, cap;      /* open addressing: trial index + 1, 0 empty */
+} search_points;
+void search_points_build(search_points *p, const orr_search_result *r);
+void search_points_free(search_points *p);
+/* Prunes trial i as oom_dominated when a frugal neighbour is known not to fit; 1 if it did. */
+int search_prune_dominated(const search_points *p, orr_search_result *r, uint32_t i);
+/* 1 when none of trial i's frugal neighbours is still pending. */
+int search_ready(const search_points *p, const orr_search_result *r, uint32_t i);
+
 /* --strategy cmaes over the pending candidates (guided.c). */
 int search_cmaes(search_run *R, const uint32_t *cand, uint32_t ncand, orr_err *err);
 

@@ -7,8 +7,8 @@
  *
  * Everything but the simulations runs in the parent (and identically on every MPI rank), in a fixed
  * order: exhaustive and random simulate their candidates in batches of SEARCH_BATCH, by ascending
- * time bound, so what is simulated, what is pruned and every result do not depend on -j or the
- * number of ranks.
+ * time bound, each trial only once its frugal neighbours are decided (dominance.c), so what is
+ * simulated, what is pruned and every result do not depend on -j or the number of ranks.
  */
 #include "search/internal.h"
 #include "search/cmaes.h"
@@ -186,6 +186,24 @@ static int cmp_bounded(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+/* The next batch: candidates from *from on (in bound order) whose frugal neighbours are decided,
+ * after pruning those a neighbour's OOM dominates; at most SEARCH_BATCH into batch. */
+static uint32_t next_batch(search_run *R, const search_points *pts, const uint32_t *cand, uint32_t ncand,
+                           uint32_t *from, uint32_t *batch)
+{
+    orr_search_result *r = R->r;
+    uint32_t n = 0;
+    int prune = !R->o->no_prune;
+    while (*from < ncand && r->trials[cand[*from]].status != ORR_TRIAL_PENDING) ++*from;
+    for (uint32_t k = *from; k < ncand && n < SEARCH_BATCH; k++) {
+        uint32_t i = cand[k];
+        if (r->trials[i].status != ORR_TRIAL_PENDING || (prune && search_prune_dominated(pts, r, i))) continue;
+        if (!prune || search_ready(pts, r, i)) batch[n++] = i;
+    }
+    if (!n && *from < ncand) batch[n++] = cand[*from]; /* cannot happen: the most frugal pending one is ready */
+    return n;
+}
+
 static int simulate_in_batches(search_run *R, uint32_t *cand, uint32_t ncand, orr_err *err)
 {
     bounded *bd = orr_xmalloc((ncand + 1) * sizeof *bd);
@@ -193,12 +211,16 @@ static int simulate_in_batches(search_run *R, uint32_t *cand, uint32_t ncand, or
     qsort(bd, ncand, sizeof *bd, cmp_bounded);
     for (uint32_t k = 0; k < ncand; k++) cand[k] = bd[k].idx;
     free(bd);
-    for (uint32_t k = 0; k < ncand; k += SEARCH_BATCH) {
-        uint32_t n = ncand - k < SEARCH_BATCH ? ncand - k : SEARCH_BATCH;
-        n = search_prune_by_time(R, cand + k, n);
-        if (search_simulate(R, cand + k, n, err)) return -1;
+    search_points pts;
+    search_points_build(&pts, R->r);
+    uint32_t batch[SEARCH_BATCH], from = 0, n;
+    int rc = 0;
+    while (rc == 0 && (n = next_batch(R, &pts, cand, ncand, &from, batch)) > 0) {
+        uint32_t kept = search_prune_by_time(R, batch, n);
+        rc = search_simulate(R, batch, kept, err);
     }
-    return 0;
+    search_points_free(&pts);
+    return rc;
 }
 
 /* ---- counts and ranking ---- */
