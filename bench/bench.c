@@ -12,6 +12,8 @@
  * ops and events simulated, events/s, and the process's peak RSS. Run: `make bench` (or
  * ./build/orrery-bench [SPEC ...] to time other specs).
  *
+ * `orrery-bench search [-j N]` times an exhaustive configuration search (search.c).
+ *
  * `orrery-bench netsim [DIR]` times the packet engine on the ns-3 reference scenarios of
  * data/validation/ns3 (k4 and k8, HPCC and DCQCN) next to ns-3's events and wall time from the
  * run_*.log files there.
@@ -157,8 +159,11 @@ static int bench_netsim(const char *dir)
     return rc;
 }
 
+int bench_search(int argc, char **argv); /* search.c */
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "search") == 0) return bench_search(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "netsim") == 0)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
