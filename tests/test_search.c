@@ -103,6 +103,8 @@ static void test_invalid_and_errors(void)
         {BASE "--dp 2", "--dp"},
         {BASE "--tp 1..64 --pp 1..64 --mbs 1..32", "more than 100000 trials"},
         {BASE "--nett flow", "unknown flag"},
+        {"--model gpt3-125m --gpu A100-SXM4-80GB --gbs 16 --gpus 8,auto", "--gpus: expected"},
+        {BASE "--tokens lots", "--tokens: expected"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = 0;
@@ -272,8 +274,41 @@ static void test_cmaes(void)
     orr_search_result_free(&b);
 }
 
+/* --gpus 4,8,16: every count in the space; the Pareto front (time against GPUs) by ascending GPUs with
+ * strictly falling times, each entry the fastest trial on its count, the same with and without
+ * pruning; --tokens gives the time to train. */
+static void test_pareto(void)
+{
+    orr_search_opts o;
+    orr_search_result a, b;
+    orr_err err = {{0}};
+#define PARETO "--model gpt3-350m --gpu A100-SXM4-80GB --gbs 32 --gpus 4,8,16 --recompute none,full --tokens 1e9"
+    CHECK_MSG(search(PARETO, &a, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(search(PARETO " --no-prune", &b, &o, &err) == 0, "%s", err.msg);
+    CHECK(a.npareto >= 2 && a.npareto == b.npareto);
+    for (uint32_t k = 0; k < a.npareto && k < b.npareto; k++) CHECK_EQ_I64(a.pareto[k], b.pareto[k]);
+    for (uint32_t k = 0; k < a.npareto; k++) {
+        const orr_trial *p = &b.trials[a.pareto[k]];
+        if (k) {
+            const orr_trial *q = &b.trials[a.pareto[k - 1]];
+            CHECK(p->v[ORR_AX_GPUS] > q->v[ORR_AX_GPUS] && p->iteration_s < q->iteration_s);
+        }
+        for (uint32_t i = 0; i < b.ntrials; i++) /* nothing on as many GPUs or fewer is faster */
+            if (b.trials[i].status == ORR_TRIAL_OK && b.trials[i].v[ORR_AX_GPUS] <= p->v[ORR_AX_GPUS])
+                CHECK_MSG(b.trials[i].iteration_s >= p->iteration_s, "trial %u beats Pareto entry %u", i, a.pareto[k]);
+    }
+    orr_buf j = {0};
+    orr_search_json(&a, &o, &j);
+    orr_buf_puts(&j, "");
+    CHECK(j.n && strstr(j.s, "\"time_to_train_s\": ") && strstr(j.s, "\"pareto\": [") && strstr(j.s, "\"gpus\": 16"));
+    orr_buf_free(&j);
+    orr_search_result_free(&a);
+    orr_search_result_free(&b);
+}
+
 int main(void)
 {
+    test_pareto();
     test_cmaes();
     test_enumeration();
     test_invalid_and_errors();

@@ -19,9 +19,10 @@
 #define ORR_SEARCH_MAX_JOBS 256      /* -j */
 
 /* The axes, in enumeration order (outermost first). ZERO, FSDP and DIST_OPT belong to deepspeed,
- * torchtitan and megatron; under another framework each has the single value 0. */
+ * torchtitan and megatron; under another framework each has the single value 0. GPUS is the GPU
+ * count (a list of them gives a Pareto front of time against GPUs or cost). */
 typedef enum orr_axis {
-    ORR_AX_FRAMEWORK, ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_RECOMPUTE,
+    ORR_AX_GPUS, ORR_AX_FRAMEWORK, ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_RECOMPUTE,
     ORR_AX_ZERO, ORR_AX_FSDP, ORR_AX_DIST_OPT, ORR_AX_SP, ORR_AX_COUNT
 } orr_axis;
 
@@ -54,6 +55,7 @@ typedef struct orr_search_opts {
     uint32_t jobs;            /* -j: worker processes (default 1: in this process) */
     orr_objective objective;
     double price_per_gpu_hour;/* USD; 0: not given */
+    double tokens;            /* --tokens: tokens to train, for time and cost to train (0: not given) */
     uint32_t top;             /* rows of the ranked table (default 10) */
     int json;
     int no_prune;             /* --no-prune: simulate every valid trial (checks the pruning) */
@@ -100,9 +102,11 @@ typedef struct orr_search_result {
     uint32_t npruned, nrejected;
     uint32_t *ranked;         /* indices of the ok trials, best first */
     uint32_t nranked;
+    uint32_t *pareto;         /* with several GPU counts: the ok trials no other beats on both time and GPUs
+                               * (cost with a price), by ascending GPUs (cost) */
+    uint32_t npareto;
     double wall_s;
-    char title[256];          /* "MODEL on N x GPU, gbs B, seq S" */
-    uint32_t gpus;
+    char title[256];          /* "MODEL on N x GPU, gbs B, seq S" (N: the GPU counts) */
 } orr_search_result;
 
 /* Parses `orrery search`'s arguments (after the command name): an optional spec path first, the

@@ -14,7 +14,7 @@
 #include <strings.h>
 
 enum { S_STRATEGY = ORR_AX_COUNT, S_BUDGET, S_SEED, S_JOBS, S_OBJECTIVE, S_PRICE, S_TOP, S_JSON, S_CSV, S_NO_PRUNE,
-       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND };
+       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS };
 
 #define NUMS "comma-separated positive integers or ranges A..B, or auto"
 #define ONOFF "on, off or both (on,off), or auto"
@@ -25,6 +25,8 @@ typedef struct sflag { const char *name; int id; const char *expects, *def, *hel
 
 static const sflag sflags[] = {
     /* the space */
+    {"--gpus", ORR_AX_GPUS, "comma-separated positive integers or ranges A..B", "required (or the spec's gpus)",
+     "GPU counts the configurations split; a list ranks them all and prints the Pareto front"},
     {"--framework", ORR_AX_FRAMEWORK, "comma-separated megatron, torchtitan, deepspeed, or any", "the spec's (megatron)",
      "frameworks to compare; any = megatron,torchtitan,deepspeed"},
     {"--tp", ORR_AX_TP, NUMS, "auto: divisors of gpus up to gpus-per-node", "tensor-parallel degrees"},
@@ -54,6 +56,8 @@ static const sflag sflags[] = {
     {"--objective", S_OBJECTIVE, "time, cost or mfu", "time", "what ranks the trials"},
     {"--price-per-gpu-hour", S_PRICE, "a positive number of US dollars", "none",
      "cost of one GPU for one hour, USD (cost_usd per iteration)"},
+    {"--tokens", S_TOKENS, "a positive number of tokens (e.g. 2e12)", "none",
+     "tokens to train: each trial's time (and, with a price, cost) to train them"},
     {"--top", S_TOP, "a positive integer", "10", "rows of the ranked table"},
     {"--json", S_JSON, NULL, "text", "print the search as JSON (docs/json.md)"},
     {"--csv", S_CSV, "an output file path", "none", "write every trial to a CSV file"},
@@ -124,7 +128,7 @@ static int framework_item(orr_axis_values *a, const sflag *f, const char *w, con
 static int list_item(orr_axis_values *a, const sflag *f, const char *w, const char *val, orr_err *err)
 {
     if (f->id == ORR_AX_FRAMEWORK) return framework_item(a, f, w, val, err);
-    if (strcasecmp(w, "auto") == 0) return a->is_auto = 1, 0;
+    if (strcasecmp(w, "auto") == 0 && f->id != ORR_AX_GPUS) return a->is_auto = 1, 0;
     const char *dots = strstr(w, "..");
     uint32_t lo, hi;
     if (!dots || f->id == ORR_AX_RECOMPUTE || f->id == ORR_AX_SP || f->id == ORR_AX_DIST_OPT) {
@@ -190,6 +194,9 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
     case S_PRICE:
         if (orr_parse_num(val, &d) || !(d > 0) || d > 1e6) return bad(f, val, err);
         return o->price_per_gpu_hour = d, 0;
+    case S_TOKENS:
+        if (orr_parse_num(val, &d) || !(d >= 1) || d > 1e18) return bad(f, val, err);
+        return o->tokens = d, 0;
     case S_TOP:
         if (orr_parse_u64(val, &u) || u == 0 || u > ORR_SEARCH_MAX_TRIALS) return bad(f, val, err);
         return o->top = (uint32_t)u, 0;

@@ -50,23 +50,33 @@ double search_bound_score(const search_run *R, const orr_trial *t, int *have)
 {
     *have = t->bound_s > 0 && R->o->objective != ORR_OBJ_MFU && !R->o->no_prune && !R->o->no_time_bound;
     if (!*have) return 0;
-    return R->o->objective == ORR_OBJ_COST ? R->o->price_per_gpu_hour * R->r->gpus * t->bound_s / 3600.0 : t->bound_s;
+    return R->o->objective == ORR_OBJ_COST ? R->o->price_per_gpu_hour * t->v[ORR_AX_GPUS] * t->bound_s / 3600.0
+                                           : t->bound_s;
+}
+
+/* The shortest iteration simulated on at most gpus GPUs (0 if none). */
+static double best_up_to(const search_run *R, uint32_t gpus, uint32_t *on)
+{
+    double best = 0;
+    for (uint32_t k = 0; k < R->nbest; k++)
+        if (R->best_gpus[k] <= gpus && (best == 0 || R->best_s[k] < best)) best = R->best_s[k], *on = R->best_gpus[k];
+    return best;
 }
 
 uint32_t search_prune_by_time(search_run *R, uint32_t *cand, uint32_t n)
 {
-    if (!R->have_best) return n;
     uint32_t kept = 0;
     for (uint32_t i = 0; i < n; i++) {
         orr_trial *t = &R->r->trials[cand[i]];
         int have;
-        double bound = search_bound_score(R, t, &have);
-        if (have && bound > R->best) {
+        uint32_t on = 0;
+        search_bound_score(R, t, &have);
+        double best = have ? best_up_to(R, t->v[ORR_AX_GPUS], &on) : 0;
+        if (best > 0 && t->bound_s > best) {
             char why[200];
             snprintf(why, sizeof why, "no better than the best: needs >= %.4g s per iteration (layers' matrix "
-                     "multiplies at peak, pipeline fill), the best simulated takes %.4g s", t->bound_s,
-                     R->o->objective == ORR_OBJ_COST ? R->best * 3600.0 / (R->o->price_per_gpu_hour * R->r->gpus)
-                                                     : R->best);
+                     "multiplies at peak, pipeline fill), a simulated trial on %u GPUs takes %.4g s", t->bound_s, on,
+                     best);
             search_set_reason(t, ORR_TRIAL_PRUNED, "compute_time_bound", why);
         } else {
             cand[kept++] = cand[i];
@@ -268,6 +278,51 @@ static void summarise(const orr_search_opts *o, orr_search_result *r)
     free(sc);
 }
 
+/* A trial on the Pareto plane: GPUs (or cost), then time. */
+typedef struct point { double x, time; uint32_t idx; } point;
+
+static int cmp_point(const void *a, const void *b)
+{
+    const point *p = a, *q = b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    if (p->time != q->time) return p->time < q->time ? -1 : 1;
+    return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+/* The trials that fit and that no other beats on both GPUs (cost with a price) and time, by ascending
+ * GPUs (cost); only when the space has several GPU counts. */
+static void pareto(const orr_search_opts *o, orr_search_result *r)
+{
+    const orr_axis_values *g = &o->ax[ORR_AX_GPUS];
+    if (!g->given || g->n < 2) return;
+    point *pt = orr_xmalloc((r->nranked + 1) * sizeof *pt);
+    int cost = o->price_per_gpu_hour > 0;
+    for (uint32_t k = 0; k < r->nranked; k++) {
+        const orr_trial *t = &r->trials[r->ranked[k]];
+        pt[k] = (point){cost ? t->cost_usd : t->v[ORR_AX_GPUS], t->iteration_s, r->ranked[k]};
+    }
+    qsort(pt, r->nranked, sizeof *pt, cmp_point);
+    r->pareto = orr_xmalloc((r->nranked + 1) * sizeof *r->pareto);
+    for (uint32_t k = 0; k < r->nranked; k++)
+        if (!r->npareto || pt[k].time < r->trials[r->pareto[r->npareto - 1]].iteration_s) r->pareto[r->npareto++] = pt[k].idx;
+    free(pt);
+}
+
+/* "MODEL on N x GPU, gbs B, seq S" (N: the GPU counts, comma-separated). */
+static void title(const orr_search_opts *o, const search_base *b, orr_search_result *r)
+{
+    const orr_axis_values *g = &o->ax[ORR_AX_GPUS];
+    char counts[128] = "";
+    for (uint32_t k = 0; g->given && k < g->n && strlen(counts) + 12 < sizeof counts; k++)
+        snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "%s%u", k ? "," : "", g->v[k]);
+    if (!g->given) snprintf(counts, sizeof counts, "%u", b->s.gpus);
+    orr_spec hw = b->s;
+    if (g->given) hw.gpus = g->v[0];
+    orr_err ignored;
+    const char *gpu = orr_spec_resolve_hardware(&hw, NULL, &ignored) == 0 ? hw.gpu.name : "?";
+    snprintf(r->title, sizeof r->title, "%s on %s x %s, gbs %u, seq %u", b->s.model.name, counts, gpu, b->gbs, b->seq);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -282,11 +337,7 @@ int orr_search_run(const orr_search_opts *o, orr_search_result *r, orr_err *err)
     search_base b;
     if (search_base_init(o, &b, err)) return -1;
     if (search_enumerate(o, &b, &r->trials, &r->ntrials, err)) return -1;
-    r->gpus = b.gpus;
-    orr_spec hw = b.s;
-    orr_err ignored;
-    const char *gpu = orr_spec_resolve_hardware(&hw, NULL, &ignored) == 0 ? hw.gpu.name : "?";
-    snprintf(r->title, sizeof r->title, "%s on %u x %s, gbs %u, seq %u", b.s.model.name, b.gpus, gpu, b.gbs, b.seq);
+    title(o, &b, r);
     uint32_t *cand = orr_xmalloc((r->ntrials + 1) * sizeof *cand), ncand;
     prepare(&b, o, r, cand, &ncand);
     search_run R = {.b = &b, .o = o, .r = r, .total = ncand};
@@ -306,6 +357,7 @@ int orr_search_run(const orr_search_opts *o, orr_search_result *r, orr_err *err)
         return -1;
     }
     summarise(o, r);
+    pareto(o, r);
     r->wall_s = now_s() - t0;
     return 0;
 }
@@ -314,5 +366,6 @@ void orr_search_result_free(orr_search_result *r)
 {
     free(r->trials);
     free(r->ranked);
+    free(r->pareto);
     memset(r, 0, sizeof *r);
 }

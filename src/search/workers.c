@@ -187,8 +187,10 @@ int search_simulate(search_run *R, const uint32_t *cand, uint32_t n, orr_err *er
         orr_trial *t = &R->r->trials[cand[i]];
         t->order = ++R->simulated;
         if (t->status != ORR_TRIAL_OK) continue;
-        double s = search_score(R->o, t);
-        if (!R->have_best || s < R->best) R->best = s, R->have_best = 1;
+        uint32_t j = 0, g = t->v[ORR_AX_GPUS];
+        while (j < R->nbest && R->best_gpus[j] != g) j++;
+        if (j == R->nbest && j < ORR_SEARCH_MAX_VALUES) R->best_gpus[R->nbest++] = g, R->best_s[j] = t->iteration_s;
+        else if (j < R->nbest && t->iteration_s < R->best_s[j]) R->best_s[j] = t->iteration_s;
     }
     return 0;
 }
