@@ -6,13 +6,13 @@ would simulate). Prints per space the mean gap of CMA-ES's best to the exhaustiv
 got within 2%, and the mean number of simulations until the first trial within 2% (as a fraction of
 the candidates; a seed that never gets there counts its whole budget).
 
-usage: bench/search_cmaes.py ORRERY [-j N]   (minutes: each space is searched 11 times)
+usage: bench/search_cmaes.py ORRERY [-j N] [--spaces 1,2,3]   (minutes: each space is searched 11 times)
 """
 import json, math, subprocess, sys
 
 SPACES = [
     "--model gpt3-2.7b --gpu A100-SXM4-80GB --gpus 32 --gbs 256 --framework any --vpp auto --dist-opt on,off --fsdp auto",
-    "--model llama3-8b --gpu H100-SXM5-80GB --gpus 64 --gbs 256 --seq 4096 --vpp auto --cp auto --dist-opt on,off",
+    "--model llama3-8b --gpu H100-SXM5-80GB --gpus 64 --gbs 256 --seq 4096 --vpp auto --dist-opt on,off --sp on,off",
     "--model gpt3-13b --gpu A100-SXM4-80GB --gpus 64 --gbs 512 --vpp auto --dist-opt on,off --sp on,off",
 ]
 
@@ -23,7 +23,10 @@ def search(orr, space, extra):
 
 def main():
     orr, jobs = sys.argv[1], sys.argv[2:] or ["-j", "1"]
-    for space in SPACES:
+    only = [int(x) for x in jobs[jobs.index("--spaces") + 1].split(",")] if "--spaces" in jobs else None
+    if only: jobs = jobs[:jobs.index("--spaces")]
+    for n, space in enumerate(SPACES, 1):
+        if only and n not in only: continue
         ex = search(orr, space, jobs)
         best = ex["best"]["iteration_time_s"]
         ncand = ex["valid"] - ex["pruned"].get("memory_lower_bound", 0) - ex["pruned"].get("duplicate", 0)

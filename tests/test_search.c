@@ -28,6 +28,27 @@ static int search(const char *args, orr_search_result *r, orr_search_opts *o, or
 
 #define BASE "--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8 --gbs 16 "
 
+/* Two searches give the same JSON, byte for byte (wall time aside); evaluated: the simulations each
+ * must have made (UINT32_MAX: any). */
+static void same_json(const char *x, const char *y, uint32_t evaluated)
+{
+    orr_search_opts o;
+    orr_search_result a, b;
+    orr_err err = {{0}};
+    orr_buf ja = {0}, jb = {0};
+    CHECK_MSG(search(x, &a, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(search(y, &b, &o, &err) == 0, "%s", err.msg);
+    if (evaluated != UINT32_MAX) CHECK_EQ_I64(a.evaluated, evaluated);
+    a.wall_s = b.wall_s = 0;
+    orr_search_json(&a, &o, &ja);
+    orr_search_json(&b, &o, &jb);
+    CHECK(ja.n == jb.n && ja.n > 0 && memcmp(ja.s, jb.s, ja.n) == 0);
+    orr_buf_free(&ja);
+    orr_buf_free(&jb);
+    orr_search_result_free(&a);
+    orr_search_result_free(&b);
+}
+
 static void test_enumeration(void)
 {
     orr_search_opts o;
@@ -163,9 +184,9 @@ static uint32_t soundness(const char *space)
     CHECK_MSG(time > 0, "%s: the time bound pruned nothing (not a test of it)", space);
     printf("soundness: %u trials, pruned %u by the memory bound, %u by the time bound, %u as OOM-dominated; %u "
            "simulated (unpruned: %u)\n", a.ntrials, mem, time, dominated, a.evaluated, b.evaluated);
-    return dominated;
     orr_search_result_free(&a);
     orr_search_result_free(&b);
+    return dominated;
 }
 
 static void test_lower_bound(void)
@@ -205,17 +226,7 @@ static void test_duplicates_random_jobs(void)
     orr_search_result_free(&b);
 
     /* -j 1 and -j 2: the same JSON, byte for byte (wall time aside) */
-    orr_buf ja = {0}, jb = {0};
-    CHECK(search(BASE "--recompute none,full -j 1", &a, &o, &err) == 0);
-    CHECK(search(BASE "--recompute none,full -j 2", &b, &o, &err) == 0);
-    a.wall_s = b.wall_s = 0;
-    orr_search_json(&a, &o, &ja);
-    orr_search_json(&b, &o, &jb);
-    CHECK(ja.n == jb.n && ja.n > 0 && memcmp(ja.s, jb.s, ja.n) == 0);
-    orr_buf_free(&ja);
-    orr_buf_free(&jb);
-    orr_search_result_free(&a);
-    orr_search_result_free(&b);
+    same_json(BASE "--recompute none,full -j 1", BASE "--recompute none,full -j 2", UINT32_MAX);
 }
 
 /* CMA-ES (--strategy cmaes) against the exhaustive best of a 522-valid space, 10 seeds with a budget
@@ -259,19 +270,8 @@ static void test_cmaes(void)
     CHECK(reach_sum / 10 <= 0.15 * ncand);
     orr_search_result_free(&ex);
 
-    orr_search_result a, b;
-    orr_buf ja = {0}, jb = {0};
-    CHECK(search(CMA_SPACE " --strategy cmaes --budget 30 --seed 4", &a, &o, &err) == 0);
-    CHECK(search(CMA_SPACE " --strategy cmaes --budget 30 --seed 4 -j 2", &b, &o, &err) == 0);
-    CHECK_EQ_I64(a.evaluated, 30);
-    a.wall_s = b.wall_s = 0;
-    orr_search_json(&a, &o, &ja);
-    orr_search_json(&b, &o, &jb);
-    CHECK(ja.n == jb.n && ja.n > 0 && memcmp(ja.s, jb.s, ja.n) == 0);
-    orr_buf_free(&ja);
-    orr_buf_free(&jb);
-    orr_search_result_free(&a);
-    orr_search_result_free(&b);
+    same_json(CMA_SPACE " --strategy cmaes --budget 30 --seed 4", CMA_SPACE " --strategy cmaes --budget 30 --seed 4 -j 2",
+              30);
 }
 
 /* --gpus 4,8,16: every count in the space; the Pareto front (time against GPUs) by ascending GPUs with

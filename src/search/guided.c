@@ -61,15 +61,7 @@ static void space_build(space *sp, const orr_search_result *r)
 {
     memset(sp, 0, sizeof *sp);
     for (int a = 0; a < ORR_AX_COUNT; a++) {
-        uint32_t n = 0, *vals = sp->vals[a];
-        for (uint32_t i = 0; i < r->ntrials; i++) {
-            uint32_t v = r->trials[i].v[a], k = 0;
-            while (k < n && vals[k] < v) k++;
-            if ((k < n && vals[k] == v) || n == ORR_SEARCH_MAX_VALUES) continue;
-            memmove(vals + k + 1, vals + k, (n - k) * sizeof *vals);
-            vals[k] = v;
-            n++;
-        }
+        uint32_t n = search_axis_values(r, a, sp->vals[a], ORR_SEARCH_MAX_VALUES);
         sp->nvals[a] = n;
         sp->dim_of[a] = -1;
         if (n > 1) sp->dim_of[a] = sp->dims, sp->axis[sp->dims++] = a;

@@ -22,6 +22,9 @@ int search_trial_spec(const search_base *b, const orr_trial *t, orr_spec *s, orr
 /* The short key of a resolve error message: divisibility, framework, pipeline or other. */
 const char *search_reason_key(const char *msg);
 
+/* The distinct values of axis ax over the trials, ascending (at most cap); their number. */
+uint32_t search_axis_values(const orr_search_result *r, int ax, uint32_t *vals, uint32_t cap);
+
 /* The state of one search run shared by the strategies: the base, the options, the result being
  * filled, the simulations so far (their order numbers) and the shortest iteration simulated on each
  * GPU count. */

@@ -3,7 +3,7 @@
  * JSON document (docs/json.md "Search") and a CSV of every trial for programs. Like the predict
  * report, the JSON is a pure function of the results except wall_s.
  */
-#include "orrery/search.h"
+#include "search/internal.h"
 #include "orrery/report.h"
 
 #include <stdio.h>
@@ -92,8 +92,7 @@ static void counts_line(orr_buf *out, const char *what, const orr_reason_count *
     orr_buf_puts(out, "\n");
 }
 
-/* Distinct values of an axis over the trials, ascending (at most cap). */
-static uint32_t distinct(const orr_search_result *r, int ax, uint32_t *vals, uint32_t cap)
+uint32_t search_axis_values(const orr_search_result *r, int ax, uint32_t *vals, uint32_t cap)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < r->ntrials; i++) {
@@ -128,7 +127,8 @@ static void heat_cell(const orr_search_result *r, uint32_t tp, uint32_t pp, char
 static void heatmap(const orr_search_result *r, orr_buf *out)
 {
     uint32_t tps[ORR_SEARCH_MAX_VALUES], pps[ORR_SEARCH_MAX_VALUES];
-    uint32_t ntp = distinct(r, ORR_AX_TP, tps, ORR_SEARCH_MAX_VALUES), npp = distinct(r, ORR_AX_PP, pps, ORR_SEARCH_MAX_VALUES);
+    uint32_t ntp = search_axis_values(r, ORR_AX_TP, tps, ORR_SEARCH_MAX_VALUES);
+    uint32_t npp = search_axis_values(r, ORR_AX_PP, pps, ORR_SEARCH_MAX_VALUES);
     if (ntp < 2 || npp < 2) return;
     orr_buf_puts(out, "\nbest iteration time (s) by TP x PP, over the other axes (OOM: out of memory; slow: no better than the best, by the time bound; -: none valid)\n");
     orr_buf_printf(out, "%7s", "");
