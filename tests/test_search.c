@@ -126,6 +126,8 @@ static void test_invalid_and_errors(void)
         {BASE "--nett flow", "unknown flag"},
         {"--model gpt3-125m --gpu A100-SXM4-80GB --gbs 16 --gpus 8,auto", "--gpus: expected"},
         {BASE "--tokens lots", "--tokens: expected"},
+        {BASE "--refine 2", "--refine 2: give --net flow or --net packet"},
+        {BASE "--refine 2 --net wormhole", "--net: expected"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = 0;
@@ -306,8 +308,36 @@ static void test_pareto(void)
     orr_search_result_free(&b);
 }
 
+/* --refine 3 --net flow: the best three re-simulated under the flow network, ranked again by that
+ * time (a permutation of 1..3 in refined-time order); each refined time within 2x of the analytic
+ * one (the same job, a finer network). */
+static void test_refine(void)
+{
+    orr_search_opts o;
+    orr_search_result r;
+    orr_err err = {{0}};
+    CHECK_MSG(search(BASE "--tp 1,2 --pp 1,2 --recompute none --refine 3 --net flow", &r, &o, &err) == 0, "%s", err.msg);
+    CHECK_EQ_I64(r.nrefined, 3);
+    uint32_t seen = 0;
+    for (uint32_t k = 0; k < r.nrefined; k++) {
+        const orr_refined *x = &r.refined[k];
+        CHECK_EQ_I64(x->rank, k + 1);
+        CHECK_EQ_I64(x->index, r.ranked[k]);
+        CHECK(x->new_rank >= 1 && x->new_rank <= 3);
+        seen |= 1u << x->new_rank;
+        double analytic = r.trials[x->index].iteration_s;
+        CHECK_MSG(x->iteration_s > 0.5 * analytic && x->iteration_s < 2 * analytic, "%.6f vs %.6f", x->iteration_s,
+                  analytic);
+        for (uint32_t j = 0; j < r.nrefined; j++)
+            if (r.refined[j].new_rank < x->new_rank) CHECK(r.refined[j].iteration_s <= x->iteration_s);
+    }
+    CHECK_EQ_I64(seen, 0xe);
+    orr_search_result_free(&r);
+}
+
 int main(void)
 {
+    test_refine();
     test_pareto();
     test_cmaes();
     test_enumeration();

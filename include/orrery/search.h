@@ -56,6 +56,8 @@ typedef struct orr_search_opts {
     orr_objective objective;
     double price_per_gpu_hour;/* USD; 0: not given */
     double tokens;            /* --tokens: tokens to train, for time and cost to train (0: not given) */
+    uint32_t refine;          /* --refine K: re-simulate the best K with refine_net (0: none) */
+    char refine_net[16];      /* --net with --refine: flow or packet */
     uint32_t top;             /* rows of the ranked table (default 10) */
     int json;
     int no_prune;             /* --no-prune: simulate every valid trial (checks the pruning) */
@@ -90,6 +92,15 @@ typedef struct orr_trial {
     uint32_t order;           /* 1-based place among the simulations, in the search's order (0: not simulated) */
 } orr_trial;
 
+/* A trial re-simulated by --refine with a finer network model. */
+typedef struct orr_refined {
+    uint32_t index;           /* the trial */
+    uint32_t rank, new_rank;  /* 1-based: among the refined, with the analytic network and with refine_net */
+    double iteration_s;       /* refined prediction (0 when it failed: reason says why) */
+    int oom;
+    char reason[160];
+} orr_refined;
+
 /* A count per reason key. */
 typedef struct orr_reason_count { char key[24]; uint32_t n; } orr_reason_count;
 
@@ -105,6 +116,8 @@ typedef struct orr_search_result {
     uint32_t *pareto;         /* with several GPU counts: the ok trials no other beats on both time and GPUs
                                * (cost with a price), by ascending GPUs (cost) */
     uint32_t npareto;
+    struct orr_refined *refined; /* --refine: the best trials re-simulated, in their first rank's order */
+    uint32_t nrefined;
     double wall_s;
     char title[256];          /* "MODEL on N x GPU, gbs B, seq S" (N: the GPU counts) */
 } orr_search_result;

@@ -14,7 +14,7 @@
 #include <strings.h>
 
 enum { S_STRATEGY = ORR_AX_COUNT, S_BUDGET, S_SEED, S_JOBS, S_OBJECTIVE, S_PRICE, S_TOP, S_JSON, S_CSV, S_NO_PRUNE,
-       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS };
+       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS, S_REFINE, S_NET };
 
 #define NUMS "comma-separated positive integers or ranges A..B, or auto"
 #define ONOFF "on, off or both (on,off), or auto"
@@ -58,6 +58,9 @@ static const sflag sflags[] = {
      "cost of one GPU for one hour, USD (cost_usd per iteration)"},
     {"--tokens", S_TOKENS, "a positive number of tokens (e.g. 2e12)", "none",
      "tokens to train: each trial's time (and, with a price, cost) to train them"},
+    {"--refine", S_REFINE, "a positive integer", "none", "re-simulate the best K with --net flow or packet"},
+    {"--net", S_NET, "analytic, flow or packet", "analytic",
+     "the network model: with --refine, of the re-simulation only; else of every trial"},
     {"--top", S_TOP, "a positive integer", "10", "rows of the ranked table"},
     {"--json", S_JSON, NULL, "text", "print the search as JSON (docs/json.md)"},
     {"--csv", S_CSV, "an output file path", "none", "write every trial to a CSV file"},
@@ -197,6 +200,15 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
     case S_TOKENS:
         if (orr_parse_num(val, &d) || !(d >= 1) || d > 1e18) return bad(f, val, err);
         return o->tokens = d, 0;
+    case S_REFINE:
+        if (orr_parse_u64(val, &u) || u == 0 || u > 1000) return bad(f, val, err);
+        return o->refine = (uint32_t)u, 0;
+    case S_NET: {
+        orr_net_kind k;
+        if (orr_net_kind_parse(val, &k)) return bad(f, val, err);
+        snprintf(o->refine_net, sizeof o->refine_net, "%s", orr_net_kind_name(k));
+        return 0;
+    }
     case S_TOP:
         if (orr_parse_u64(val, &u) || u == 0 || u > ORR_SEARCH_MAX_TRIALS) return bad(f, val, err);
         return o->top = (uint32_t)u, 0;
@@ -240,7 +252,7 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
     o->seed = 1;
     o->jobs = 1;
     o->top = 10;
-    o->base_argv = orr_xmalloc((size_t)(argc + 1) * sizeof *o->base_argv);
+    o->base_argv = orr_xmalloc((size_t)(argc + 2) * sizeof *o->base_argv); /* + --net V (below) */
     int i = 0;
     if (argc > 0 && argv[0][0] != '-') o->spec_path = argv[i++];
     for (; i < argc; i++) {
@@ -266,6 +278,14 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
                         o->strategy == ORR_STRATEGY_RANDOM ? "random" : "cmaes");
     if (o->strategy == ORR_STRATEGY_EXHAUSTIVE && o->budget)
         return orr_fail(err, "--budget: only with --strategy random or cmaes (exhaustive simulates every valid trial)");
+    if (o->refine && (!o->refine_net[0] || strcmp(o->refine_net, "analytic") == 0))
+        return orr_fail(err, "--refine %u: give --net flow or --net packet, the finer network to re-simulate with",
+                        o->refine);
+    if (!o->refine && o->refine_net[0]) { /* --net without --refine: predict's flag, for every trial */
+        static const char *const flag = "--net";
+        o->base_argv[o->base_argc++] = (char *)flag;
+        o->base_argv[o->base_argc++] = o->refine_net;
+    }
     if (o->objective == ORR_OBJ_COST && !(o->price_per_gpu_hour > 0))
         return orr_fail(err, "--objective cost: give --price-per-gpu-hour USD, the price of one GPU for one hour");
     return 0;

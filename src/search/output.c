@@ -173,6 +173,20 @@ void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_b
             table_row(out, rank + 1, &r->trials[r->pareto[k]], o);
         }
     }
+    if (r->nrefined) {
+        orr_buf_printf(out, "\nthe best %u re-simulated with --net %s (rank: analytic -> %s)\n", r->nrefined,
+                       o->refine_net, o->refine_net);
+        for (uint32_t k = 0; k < r->nrefined; k++) {
+            const orr_refined *x = &r->refined[k];
+            const orr_trial *t = &r->trials[x->index];
+            orr_buf_printf(out, "  %3u -> %3u  trial %u: tp %u pp %u dp %u mbs %u %s, %.4f s -> ", x->rank, x->new_rank,
+                           x->index, t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp, t->v[ORR_AX_MBS],
+                           orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), t->iteration_s);
+            if (x->iteration_s > 0) orr_buf_printf(out, "%.4f s (%+.1f%%)%s\n", x->iteration_s,
+                                                  100 * (x->iteration_s / t->iteration_s - 1), x->oom ? ", OOM" : "");
+            else orr_buf_printf(out, "failed: %s\n", x->reason);
+        }
+    }
     heatmap(r, out);
 }
 
@@ -260,6 +274,17 @@ void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_b
     for (uint32_t k = 0; k < r->nranked; k++) orr_buf_printf(b, "%s%u", k ? ", " : "", r->ranked[k]);
     orr_buf_puts(b, "],\n  \"pareto\": [");
     for (uint32_t k = 0; k < r->npareto; k++) orr_buf_printf(b, "%s%u", k ? ", " : "", r->pareto[k]);
+    orr_buf_puts(b, "],\n  \"refined\": [");
+    for (uint32_t k = 0; k < r->nrefined; k++) {
+        const orr_refined *x = &r->refined[k];
+        orr_buf_printf(b, "%s{\"index\": %u, \"rank\": %u, \"refined_rank\": %u, \"net\": \"%s\", "
+                          "\"iteration_time_s\": ", k ? ", " : "", x->index, x->rank, x->new_rank, o->refine_net);
+        if (x->iteration_s > 0) orr_json_num(b, x->iteration_s);
+        else orr_buf_puts(b, "null");
+        orr_buf_printf(b, ", \"oom\": %s, \"reason\": ", x->oom ? "true" : "false");
+        orr_json_str(b, x->reason);
+        orr_buf_puts(b, "}");
+    }
     orr_buf_puts(b, "],\n  \"trials\": [");
     for (uint32_t i = 0; i < r->ntrials; i++) {
         orr_buf_puts(b, i ? ",\n    " : "\n    ");

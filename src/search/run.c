@@ -13,6 +13,7 @@
 #include "search/internal.h"
 #include "search/cmaes.h"
 
+#include "orrery/orrery.h"
 #include "orrery/progress.h"
 
 #include <stdio.h>
@@ -130,7 +131,7 @@ static void prepare(const search_base *b, const orr_search_opts *o, orr_search_r
         t->same_as = UINT32_MAX;
         orr_spec s;
         orr_err err = {{0}};
-        if (search_trial_spec(b, t, &s, &err)) {
+        if (search_trial_spec(b, t, NULL, &s, &err)) {
             search_set_reason(t, ORR_TRIAL_INVALID, search_reason_key(err.msg), err.msg);
             continue;
         }
@@ -308,6 +309,47 @@ static void pareto(const orr_search_opts *o, orr_search_result *r)
     free(pt);
 }
 
+/* --refine K: the best K re-simulated with the finer network, one after the other (in this process;
+ * every MPI rank does the same), then ranked again by the refined time (ties and failures: the
+ * analytic rank). */
+static int cmp_refined(const void *a, const void *b)
+{
+    const orr_refined *x = a, *y = b;
+    int fx = x->oom || !(x->iteration_s > 0), fy = y->oom || !(y->iteration_s > 0);
+    if (fx != fy) return fx - fy;
+    if (!fx && x->iteration_s != y->iteration_s) return x->iteration_s < y->iteration_s ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static void refine(const search_base *b, const orr_search_opts *o, orr_search_result *r)
+{
+    uint32_t k = o->refine < r->nranked ? o->refine : r->nranked;
+    if (!k) return;
+    orr_refined *f = orr_xmalloc(k * sizeof *f), *sorted = orr_xmalloc(k * sizeof *sorted);
+    for (uint32_t i = 0; i < k; i++) {
+        orr_refined *x = &f[i];
+        *x = (orr_refined){.index = r->ranked[i], .rank = i + 1};
+        orr_spec s;
+        orr_prediction p;
+        orr_err err = {{0}};
+        if (search_trial_spec(b, &r->trials[x->index], o->refine_net, &s, &err) || orr_predict(&s, &p, &err) < 0) {
+            size_t n = strlen(err.msg) < sizeof x->reason ? strlen(err.msg) : sizeof x->reason - 1; /* cut */
+            memcpy(x->reason, err.msg, n);
+            x->reason[n] = 0;
+            continue;
+        }
+        x->iteration_s = p.r.iteration_s;
+        x->oom = p.r.mem.oom;
+        orr_prediction_free(&p);
+    }
+    memcpy(sorted, f, k * sizeof *f);
+    qsort(sorted, k, sizeof *sorted, cmp_refined);
+    for (uint32_t i = 0; i < k; i++) f[sorted[i].rank - 1].new_rank = i + 1;
+    free(sorted);
+    r->refined = f;
+    r->nrefined = k;
+}
+
 /* "MODEL on N x GPU, gbs B, seq S" (N: the GPU counts, comma-separated). */
 static void title(const orr_search_opts *o, const search_base *b, orr_search_result *r)
 {
@@ -358,6 +400,7 @@ int orr_search_run(const orr_search_opts *o, orr_search_result *r, orr_err *err)
     }
     summarise(o, r);
     pareto(o, r);
+    refine(&b, o, r);
     r->wall_s = now_s() - t0;
     return 0;
 }
@@ -367,5 +410,6 @@ void orr_search_result_free(orr_search_result *r)
     free(r->trials);
     free(r->ranked);
     free(r->pareto);
+    free(r->refined);
     memset(r, 0, sizeof *r);
 }

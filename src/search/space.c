@@ -164,7 +164,7 @@ static void add_arg(char **argv, int *argc, const char *flag, const char *val)
     if (val) argv[(*argc)++] = (char *)val;
 }
 
-int search_trial_spec(const search_base *b, const orr_trial *t, orr_spec *s, orr_err *err)
+int search_trial_spec(const search_base *b, const orr_trial *t, const char *net, orr_spec *s, orr_err *err)
 {
     *s = b->s;
     s->tp = s->pp = s->cp = s->vpp = s->mbs = 1;
@@ -191,6 +191,7 @@ int search_trial_spec(const search_base *b, const orr_trial *t, orr_spec *s, orr
     add_arg(argv, &argc, "--recompute", orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]));
     add_arg(argv, &argc, t->v[ORR_AX_SP] ? "--sp" : "--no-sp", NULL);
     add_arg(argv, &argc, t->v[ORR_AX_DIST_OPT] ? "--dist-opt" : "--no-dist-opt", NULL);
+    if (net) add_arg(argv, &argc, "--net", net);
     if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
     return orr_spec_resolve(s, err);
 }
