@@ -56,6 +56,7 @@ fuzz: test-fuzz
 
 bench: build
 	./$(BUILD)/orrery-bench
+	./$(BUILD)/orrery-bench search
 
 # Mutation testing (scripts/mutate.sh, docs/mutate.md): minutes per mutant; not part of make test.
 mutate: setup

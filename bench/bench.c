@@ -13,6 +13,8 @@
  * ops and events simulated, events/s, and the process's peak RSS. Run: `make bench` (or
  * ./build/orrery-bench [SPEC ...] to time other specs).
  *
+ * `orrery-bench search [-j N]` times an exhaustive configuration search (search.c).
+ *
  * `orrery-bench netsim [DIR]` times the packet engine on the ns-3 reference scenarios of
  * data/validation/ns3 (k4 and k8, HPCC and DCQCN) next to ns-3's events and wall time from the
  * run_*.log files there.
@@ -293,8 +295,11 @@ static int bench_wormhole(int argc, char **argv)
     return rc;
 }
 
+int bench_search(int argc, char **argv); /* search.c */
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "search") == 0) return bench_search(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "netsim") == 0)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     if (argc > 1 && strcmp(argv[1], "wormhole") == 0) return bench_wormhole(argc - 2, argv + 2);
@@ -308,7 +313,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[first], "--packet") == 0) net = ORR_NET_PACKET;
         else if (strcmp(argv[first], "--no-symmetry") == 0) no_symmetry = 1;
         else {
-            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim, wormhole)\n",
+            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim, wormhole, search)\n",
                     argv[first]);
             return 2;
         }

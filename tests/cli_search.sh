@@ -7,8 +7,10 @@
 B="--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8 --gbs 16"
 
 "$ORR" search $B --recompute none,full > "$TMP/t" 2>&1 && grep -q "^   1  megatron" "$TMP/t" \
-    && grep -q "^trials: 80 in the space, 70 valid, 70 simulated" "$TMP/t" && grep -q "^TP=1 " "$TMP/t" \
+    && grep -q "^trials: 80 in the space, 70 valid, " "$TMP/t" && grep -q "^TP=1 " "$TMP/t" \
     && grep -q "PP=8" "$TMP/t" && ok || bad "text: $(cat "$TMP/t")"
+"$ORR" search $B --recompute none,full --no-time-bound > "$TMP/t" 2>&1 \
+    && grep -q "^trials: 80 in the space, 70 valid, 70 simulated" "$TMP/t" && ok || bad "--no-time-bound: $(cat "$TMP/t")"
 "$ORR" search $B --recompute none,full --json -j 1 --csv "$TMP/a.csv" | grep -v '"wall_s"' > "$TMP/j1" \
     && "$ORR" search $B --recompute none,full --json -j 2 | grep -v '"wall_s"' > "$TMP/j2" \
     && cmp -s "$TMP/j1" "$TMP/j2" && ok || bad "-j 1 and -j 2 differ"
@@ -32,7 +34,7 @@ while IFS='|' read -r args msg; do
     [ $? -eq 2 ] && grep -q -- "$msg" "$TMP/e" && [ "$(wc -l < "$TMP/e")" -eq 1 ] && ok || bad "search $args: $(cat "$TMP/e")"
 done <<'CASES'
 --tp 2,x|--tp: expected comma-separated positive integers
---strategy cmaes|--strategy cmaes: not implemented yet
+--strategy cmaes|--strategy cmaes: give --budget
 --strategy random|--strategy random: give --budget
 --objective cost|--objective cost: give --price-per-gpu-hour
 --trace t.json|--trace: not available in search

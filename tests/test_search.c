@@ -28,6 +28,27 @@ static int search(const char *args, orr_search_result *r, orr_search_opts *o, or
 
 #define BASE "--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8 --gbs 16 "
 
+/* Two searches give the same JSON, byte for byte (wall time aside); evaluated: the simulations each
+ * must have made (UINT32_MAX: any). */
+static void same_json(const char *x, const char *y, uint32_t evaluated)
+{
+    orr_search_opts o;
+    orr_search_result a, b;
+    orr_err err = {{0}};
+    orr_buf ja = {0}, jb = {0};
+    CHECK_MSG(search(x, &a, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(search(y, &b, &o, &err) == 0, "%s", err.msg);
+    if (evaluated != UINT32_MAX) CHECK_EQ_I64(a.evaluated, evaluated);
+    a.wall_s = b.wall_s = 0;
+    orr_search_json(&a, &o, &ja);
+    orr_search_json(&b, &o, &jb);
+    CHECK(ja.n == jb.n && ja.n > 0 && memcmp(ja.s, jb.s, ja.n) == 0);
+    orr_buf_free(&ja);
+    orr_buf_free(&jb);
+    orr_search_result_free(&a);
+    orr_search_result_free(&b);
+}
+
 static void test_enumeration(void)
 {
     orr_search_opts o;
@@ -95,7 +116,7 @@ static void test_invalid_and_errors(void)
     /* user errors name the flag */
     static const struct { const char *args, *msg; } bad[] = {
         {BASE "--tp 1,x", "--tp: expected"},
-        {BASE "--strategy cmaes", "not implemented yet"},
+        {BASE "--strategy cmaes", "--strategy cmaes: give --budget"},
         {BASE "--strategy random", "--budget"},
         {BASE "--objective cost", "--price-per-gpu-hour"},
         {"--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8", "--gbs: required"},
@@ -103,6 +124,10 @@ static void test_invalid_and_errors(void)
         {BASE "--dp 2", "--dp"},
         {BASE "--tp 1..64 --pp 1..64 --mbs 1..32", "more than 100000 trials"},
         {BASE "--nett flow", "unknown flag"},
+        {"--model gpt3-125m --gpu A100-SXM4-80GB --gbs 16 --gpus 8,auto", "--gpus: expected"},
+        {BASE "--tokens lots", "--tokens: expected"},
+        {BASE "--refine 2", "--refine 2: give --net flow or --net packet"},
+        {BASE "--refine 2 --net wormhole", "--net: expected"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = 0;
@@ -111,9 +136,12 @@ static void test_invalid_and_errors(void)
     }
 }
 
-/* A pruned and an unpruned exhaustive search of the same space: the same best, the same ok set,
- * every pruned trial OOM when simulated, and the bound never above a simulated peak. */
-static void soundness(const char *space)
+/* A pruned and an unpruned exhaustive search of the same space: the same best; the same ok set but
+ * for the trials the time bound pruned, each of which is no better than the best when simulated;
+ * every trial the memory bound pruned OOM when simulated; neither bound ever above what a
+ * simulation gives (peak bytes, iteration time). Both tactics must prune something (or it is not a
+ * test of them). */
+static uint32_t soundness(const char *space)
 {
     orr_search_opts o;
     orr_search_result a, b;
@@ -123,36 +151,55 @@ static void soundness(const char *space)
     CHECK_MSG(search(space, &a, &o, &err) == 0, "%s", err.msg);
     CHECK_MSG(search(args, &b, &o, &err) == 0, "%s", err.msg);
     CHECK(a.ntrials == b.ntrials);
-    uint32_t pruned = 0;
-    for (uint32_t i = 0; i < a.ntrials && i < b.ntrials; i++) {
+    CHECK(a.nranked > 0 && b.nranked > 0);
+    if (!a.nranked || !b.nranked || a.ntrials != b.ntrials) return 0;
+    CHECK_EQ_I64(a.ranked[0], b.ranked[0]);
+    double best = b.trials[b.ranked[0]].iteration_s;
+    uint32_t mem = 0, time = 0, dominated = 0;
+    for (uint32_t i = 0; i < a.ntrials; i++) {
         const orr_trial *p = &a.trials[i], *u = &b.trials[i];
-        CHECK_MSG((p->status == ORR_TRIAL_OK) == (u->status == ORR_TRIAL_OK), "%s: trial %u", space, i);
+        if (strcmp(p->key, "compute_time_bound") == 0) {
+            time++;
+            CHECK_MSG(u->status != ORR_TRIAL_OK || u->iteration_s >= best, "%s: trial %u pruned by time but %.6f s < "
+                      "best %.6f s", space, i, u->iteration_s, best);
+        } else {
+            CHECK_MSG((p->status == ORR_TRIAL_OK) == (u->status == ORR_TRIAL_OK), "%s: trial %u", space, i);
+        }
+        if (strcmp(p->key, "oom_dominated") == 0) {
+            dominated++;
+            CHECK_MSG(u->status == ORR_TRIAL_OOM, "%s: trial %u pruned as oom_dominated but %s", space, i,
+                      orr_trial_status_name(u->status));
+        }
         if (strcmp(p->key, "memory_lower_bound") == 0) {
-            pruned++;
+            mem++;
             CHECK_MSG(u->status == ORR_TRIAL_OOM, "%s: trial %u pruned by the bound but %s", space, i,
                       orr_trial_status_name(u->status));
         }
-        if (u->status == ORR_TRIAL_OK)
+        if (u->status == ORR_TRIAL_OK) {
             CHECK_MSG(u->bound_bytes <= u->peak_bytes, "%s: trial %u bound %llu > peak %llu", space, i,
                       (unsigned long long)u->bound_bytes, (unsigned long long)u->peak_bytes);
+            CHECK_MSG(u->bound_s > 0 && u->bound_s <= u->iteration_s, "%s: trial %u time bound %.6f s > %.6f s",
+                      space, i, u->bound_s, u->iteration_s);
+        }
     }
-    CHECK_MSG(pruned > 0, "%s: the bound pruned nothing (not a test of it)", space);
-    CHECK(a.nranked == b.nranked && a.nranked > 0);
-    if (a.nranked && b.nranked) CHECK_EQ_I64(a.ranked[0], b.ranked[0]);
-    printf("soundness: %u trials, %u pruned by the bound, %u simulated (unpruned: %u)\n", a.ntrials, pruned,
-           a.evaluated, b.evaluated);
+    CHECK_MSG(mem > 0, "%s: the memory bound pruned nothing (not a test of it)", space);
+    CHECK_MSG(time > 0, "%s: the time bound pruned nothing (not a test of it)", space);
+    printf("soundness: %u trials, pruned %u by the memory bound, %u by the time bound, %u as OOM-dominated; %u "
+           "simulated (unpruned: %u)\n", a.ntrials, mem, time, dominated, a.evaluated, b.evaluated);
     orr_search_result_free(&a);
     orr_search_result_free(&b);
+    return dominated;
 }
 
 static void test_lower_bound(void)
 {
-    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2 "
-              "--mbs 1,2 --recompute none,full --dist-opt on,off");
-    soundness("--model gpt3-2.7b --gpu H100-SXM5-80GB --mem-capacity 12GiB --gpus 8 --gbs 8 --framework torchtitan "
-              "--tp 1,2 --pp 1,2 --mbs 1 --recompute full --fsdp auto");
-    soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 10GiB --gpus 4 --gbs 8 --framework deepspeed "
-              "--tp 1,2 --pp 1 --mbs 1,2 --recompute selective,full");
+    uint32_t dominated = soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2,4,8 "
+              "--recompute none,full --dist-opt on,off");
+    dominated += soundness("--model gpt3-2.7b --gpu H100-SXM5-80GB --mem-capacity 12GiB --gpus 8 --gbs 16 --framework torchtitan "
+              "--tp 1,2,4 --pp 1,2,4 --recompute selective,full --fsdp auto");
+    dominated += soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 6GiB --gpus 8 --gbs 16 "
+                           "--framework deepspeed --tp 1,2,4 --pp 1,2,4 --zero 1 --recompute none,full");
+    CHECK_MSG(dominated > 0, "no trial pruned as oom_dominated (not a test of it)");
 }
 
 static void test_duplicates_random_jobs(void)
@@ -181,21 +228,118 @@ static void test_duplicates_random_jobs(void)
     orr_search_result_free(&b);
 
     /* -j 1 and -j 2: the same JSON, byte for byte (wall time aside) */
-    orr_buf ja = {0}, jb = {0};
-    CHECK(search(BASE "--recompute none,full -j 1", &a, &o, &err) == 0);
-    CHECK(search(BASE "--recompute none,full -j 2", &b, &o, &err) == 0);
-    a.wall_s = b.wall_s = 0;
-    orr_search_json(&a, &o, &ja);
-    orr_search_json(&b, &o, &jb);
-    CHECK(ja.n == jb.n && ja.n > 0 && memcmp(ja.s, jb.s, ja.n) == 0);
-    orr_buf_free(&ja);
-    orr_buf_free(&jb);
+    same_json(BASE "--recompute none,full -j 1", BASE "--recompute none,full -j 2", UINT32_MAX);
+}
+
+/* CMA-ES (--strategy cmaes) against the exhaustive best of a 522-valid space, 10 seeds with a budget
+ * of 15% of the candidates: within 2% on at least 9 seeds, and the mean number of simulations until
+ * the first trial within 2% (a seed that never gets there counts every candidate) at most 15% of the
+ * candidates. The same seed gives the same search, also with -j 2. */
+static void test_cmaes(void)
+{
+#define CMA_SPACE BASE_125M "--gbs 32 --vpp auto --dist-opt on,off"
+#define BASE_125M "--model gpt3-125m --gpu A100-SXM4-80GB --gpus 8 "
+    orr_search_opts o;
+    orr_search_result ex, r;
+    orr_err err = {{0}};
+    CHECK_MSG(search(CMA_SPACE, &ex, &o, &err) == 0, "%s", err.msg);
+    if (!ex.nranked) return;
+    double best = ex.trials[ex.ranked[0]].iteration_s;
+    uint32_t ncand = ex.evaluated;
+    for (uint32_t i = 0; i < ex.npruned; i++)
+        if (strcmp(ex.pruned[i].key, "compute_time_bound") == 0) ncand += ex.pruned[i].n;
+    uint32_t budget = ncand * 15 / 100, hits = 0;
+    double reach_sum = 0, gap_sum = 0;
+    for (int seed = 1; seed <= 10; seed++) {
+        char args[512];
+        snprintf(args, sizeof args, CMA_SPACE " --strategy cmaes --budget %u --seed %d", budget, seed);
+        CHECK_MSG(search(args, &r, &o, &err) == 0, "%s", err.msg);
+        CHECK(r.evaluated <= budget);
+        uint32_t first = 0;
+        for (uint32_t i = 0; i < r.ntrials; i++) {
+            const orr_trial *t = &r.trials[i];
+            if (t->status == ORR_TRIAL_OK && t->iteration_s <= 1.02 * best && (!first || t->order < first)) first = t->order;
+        }
+        hits += first > 0;
+        reach_sum += first ? first : ncand;
+        gap_sum += r.nranked ? r.trials[r.ranked[0]].iteration_s / best - 1 : 1;
+        orr_search_result_free(&r);
+    }
+    printf("cmaes: %u candidates, budget %u: within 2%% on %u/10 seeds, mean gap %.2f%%, mean simulations to 2%% "
+           "%.1f (%.1f%% of the candidates)\n", ncand, budget, hits, 10 * gap_sum, reach_sum / 10,
+           10 * reach_sum / ncand);
+    CHECK(hits >= 9);
+    CHECK(reach_sum / 10 <= 0.15 * ncand);
+    orr_search_result_free(&ex);
+
+    same_json(CMA_SPACE " --strategy cmaes --budget 30 --seed 4", CMA_SPACE " --strategy cmaes --budget 30 --seed 4 -j 2",
+              30);
+}
+
+/* --gpus 4,8,16: every count in the space; the Pareto front (time against GPUs) by ascending GPUs with
+ * strictly falling times, each entry the fastest trial on its count, the same with and without
+ * pruning; --tokens gives the time to train. */
+static void test_pareto(void)
+{
+    orr_search_opts o;
+    orr_search_result a, b;
+    orr_err err = {{0}};
+#define PARETO "--model gpt3-350m --gpu A100-SXM4-80GB --gbs 32 --gpus 4,8,16 --recompute none,full --tokens 1e9"
+    CHECK_MSG(search(PARETO, &a, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(search(PARETO " --no-prune", &b, &o, &err) == 0, "%s", err.msg);
+    CHECK(a.npareto >= 2 && a.npareto == b.npareto);
+    for (uint32_t k = 0; k < a.npareto && k < b.npareto; k++) CHECK_EQ_I64(a.pareto[k], b.pareto[k]);
+    for (uint32_t k = 0; k < a.npareto; k++) {
+        const orr_trial *p = &b.trials[a.pareto[k]];
+        if (k) {
+            const orr_trial *q = &b.trials[a.pareto[k - 1]];
+            CHECK(p->v[ORR_AX_GPUS] > q->v[ORR_AX_GPUS] && p->iteration_s < q->iteration_s);
+        }
+        for (uint32_t i = 0; i < b.ntrials; i++) /* nothing on as many GPUs or fewer is faster */
+            if (b.trials[i].status == ORR_TRIAL_OK && b.trials[i].v[ORR_AX_GPUS] <= p->v[ORR_AX_GPUS])
+                CHECK_MSG(b.trials[i].iteration_s >= p->iteration_s, "trial %u beats Pareto entry %u", i, a.pareto[k]);
+    }
+    orr_buf j = {0};
+    orr_search_json(&a, &o, &j);
+    orr_buf_puts(&j, "");
+    CHECK(j.n && strstr(j.s, "\"time_to_train_s\": ") && strstr(j.s, "\"pareto\": [") && strstr(j.s, "\"gpus\": 16"));
+    orr_buf_free(&j);
     orr_search_result_free(&a);
     orr_search_result_free(&b);
 }
 
+/* --refine 3 --net flow: the best three re-simulated under the flow network, ranked again by that
+ * time (a permutation of 1..3 in refined-time order); each refined time within 2x of the analytic
+ * one (the same job, a finer network). */
+static void test_refine(void)
+{
+    orr_search_opts o;
+    orr_search_result r;
+    orr_err err = {{0}};
+    CHECK_MSG(search(BASE "--tp 1,2 --pp 1,2 --recompute none --refine 3 --net flow", &r, &o, &err) == 0, "%s", err.msg);
+    CHECK_EQ_I64(r.nrefined, 3);
+    uint32_t seen = 0;
+    for (uint32_t k = 0; k < r.nrefined; k++) {
+        const orr_refined *x = &r.refined[k];
+        CHECK_EQ_I64(x->rank, k + 1);
+        CHECK_EQ_I64(x->index, r.ranked[k]);
+        CHECK(x->new_rank >= 1 && x->new_rank <= 3);
+        seen |= 1u << x->new_rank;
+        double analytic = r.trials[x->index].iteration_s;
+        CHECK_MSG(x->iteration_s > 0.5 * analytic && x->iteration_s < 2 * analytic, "%.6f vs %.6f", x->iteration_s,
+                  analytic);
+        for (uint32_t j = 0; j < r.nrefined; j++)
+            if (r.refined[j].new_rank < x->new_rank) CHECK(r.refined[j].iteration_s <= x->iteration_s);
+    }
+    CHECK_EQ_I64(seen, 0xe);
+    orr_search_result_free(&r);
+}
+
 int main(void)
 {
+    test_refine();
+    test_pareto();
+    test_cmaes();
     test_enumeration();
     test_invalid_and_errors();
     test_lower_bound();

@@ -20,6 +20,9 @@
 #include "orrery/search.h"
 #include "orrery/validate.h"
 #include "version.h"
+#if ORRERY_HAVE_MPI
+#include "orrery_mpi.h"
+#endif
 
 #include <errno.h>
 #include <stdio.h>
@@ -206,6 +209,43 @@ static int cmd_predict(int argc, char **argv)
     return 0;
 }
 
+/* The ranks of `mpirun -n P orrery search` (1 when started alone): under mpirun without MPI built
+ * in, an error rather than P searches printing over each other. */
+static int search_ranks(orr_search_ranks *k, int *mpi, orr_err *err)
+{
+    *mpi = 0;
+#if ORRERY_HAVE_MPI
+    *mpi = orr_mpi_begin(k);
+#else
+    (void)k;
+    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+    if (n && atoi(n) > 1)
+        return orr_fail(err, "search: started by mpirun with %s ranks, but this orrery was built without MPI "
+                             "(CMake found no MPI: install libopenmpi-dev and rebuild, or use -j N)", n);
+#endif
+    (void)err;
+    return 0;
+}
+
+/* Writes the CSV of every trial and prints the report (rank 0 only under MPI). */
+static int search_output(const orr_search_result *r, const orr_search_opts *o, orr_err *err)
+{
+    orr_buf out = {0};
+    int rc = 0;
+    if (o->csv_path[0]) {
+        orr_search_csv(r, &out);
+        FILE *f = fopen(o->csv_path, "w");
+        if (!f || fwrite(out.s, 1, out.n, f) != out.n) rc = orr_fail(err, "--csv %s: cannot write the file", o->csv_path);
+        if (f && fclose(f)) rc = orr_fail(err, "--csv %s: cannot write the file", o->csv_path);
+        out.n = 0;
+    }
+    if (o->json) orr_search_json(r, o, &out);
+    else orr_search_text(r, o, &out);
+    if (!rc) fwrite(out.s, 1, out.n, stdout);
+    orr_buf_free(&out);
+    return rc;
+}
+
 /* `orrery search`: the space, the ranked table (or JSON) and optionally a CSV of every trial. */
 static int cmd_search(int argc, char **argv)
 {
@@ -216,30 +256,28 @@ static int cmd_search(int argc, char **argv)
         orr_search_opts_free(&o);
         return fail(&err);
     }
-    int quiet = 0; /* predict's --quiet, among the base flags */
-    for (int i = 0; i < argc; i++) quiet |= strcmp(argv[i], "--quiet") == 0;
-    orr_progress prog;
-    orr_progress_init(&prog, stderr, isatty(STDERR_FILENO) && !quiet, "search");
-    o.progress = &prog;
-    if (orr_search_run(&o, &r, &err) < 0) {
+    orr_search_ranks ranks = {0, 1, NULL, NULL};
+    int mpi;
+    if (search_ranks(&ranks, &mpi, &err)) {
         orr_search_opts_free(&o);
         return fail(&err);
     }
-    orr_buf out = {0};
-    int rc = 0;
-    if (o.csv_path[0]) {
-        orr_search_csv(&r, &out);
-        FILE *f = fopen(o.csv_path, "w");
-        if (!f || fwrite(out.s, 1, out.n, f) != out.n) rc = orr_fail(&err, "--csv %s: cannot write the file", o.csv_path);
-        if (f && fclose(f)) rc = orr_fail(&err, "--csv %s: cannot write the file", o.csv_path);
-        out.n = 0;
+    if (mpi) o.ranks = &ranks;
+    int quiet = 0; /* predict's --quiet, among the base flags */
+    for (int i = 0; i < argc; i++) quiet |= strcmp(argv[i], "--quiet") == 0;
+    orr_progress prog;
+    orr_progress_init(&prog, stderr, isatty(STDERR_FILENO) && !quiet && ranks.rank == 0, "search");
+    o.progress = &prog;
+    int rc = orr_search_run(&o, &r, &err);
+    if (rc == 0) {
+        if (ranks.rank == 0) rc = search_output(&r, &o, &err);
+        orr_search_result_free(&r);
     }
-    if (o.json) orr_search_json(&r, &o, &out);
-    else orr_search_text(&r, &o, &out);
-    if (!rc) fwrite(out.s, 1, out.n, stdout);
-    orr_buf_free(&out);
-    orr_search_result_free(&r);
     orr_search_opts_free(&o);
+#if ORRERY_HAVE_MPI
+    if (mpi && rc) fprintf(stderr, "orrery: rank %u of %u: %s\n", ranks.rank, ranks.size, err.msg);
+    if (mpi) orr_mpi_end(rc != 0);
+#endif
     return rc ? fail(&err) : 0;
 }
 

@@ -77,10 +77,34 @@ typedef struct sweep_ev {
     int32_t delta;
 } sweep_ev;
 
-static int cmp_sweep_ev(const void *a, const void *b)
+/* Sorts ev[0..n) by time, stably, through tmp (room for n): a merge sort of runs made by insertion.
+ * qsort's comparison callback was a fifth of a search's time (issue 21, bench/search.c); the order
+ * of events at equal times does not matter to the sweep, which skips empty segments. */
+static void sort_sweep(sweep_ev *ev, sweep_ev *tmp, size_t n)
 {
-    int64_t x = ((const sweep_ev *)a)->time_ps, y = ((const sweep_ev *)b)->time_ps;
-    return (x > y) - (x < y);
+    enum { RUN = 16 };
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            sweep_ev x = ev[i];
+            size_t j = i;
+            for (; j > lo && ev[j - 1].time_ps > x.time_ps; j--) ev[j] = ev[j - 1];
+            ev[j] = x;
+        }
+    }
+    sweep_ev *src = ev, *dst = tmp;
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = src[j].time_ps < src[i].time_ps ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        sweep_ev *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != ev) memcpy(ev, src, n * sizeof *ev);
 }
 
 static int is_compute_kind(unsigned kind)
@@ -176,7 +200,11 @@ static void rank_breakdown(const orr_rank *rk, const orr_op_time *t, int64_t end
     memset(b, 0, sizeof *b);
     b->total_ps = end_ps;
     size_t n = t ? collect_intervals(rk, t, end_ps, slowdown, ev) : 0;
-    if (n) qsort(ev, n, sizeof *ev, cmp_sweep_ev);
+    if (n) {
+        sweep_ev *tmp = orr_xmalloc(n * sizeof *tmp);
+        sort_sweep(ev, tmp, n);
+        free(tmp);
+    }
 
     int64_t active[ST_COUNT] = {0};
     int64_t comm_active = 0, prev_ps = 0;

@@ -14,7 +14,7 @@
 #include <strings.h>
 
 enum { S_STRATEGY = ORR_AX_COUNT, S_BUDGET, S_SEED, S_JOBS, S_OBJECTIVE, S_PRICE, S_TOP, S_JSON, S_CSV, S_NO_PRUNE,
-       S_NO_SP, S_NO_DIST_OPT, S_TRACE };
+       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS, S_REFINE, S_NET };
 
 #define NUMS "comma-separated positive integers or ranges A..B, or auto"
 #define ONOFF "on, off or both (on,off), or auto"
@@ -25,6 +25,8 @@ typedef struct sflag { const char *name; int id; const char *expects, *def, *hel
 
 static const sflag sflags[] = {
     /* the space */
+    {"--gpus", ORR_AX_GPUS, "comma-separated positive integers or ranges A..B", "required (or the spec's gpus)",
+     "GPU counts the configurations split; a list ranks them all and prints the Pareto front"},
     {"--framework", ORR_AX_FRAMEWORK, "comma-separated megatron, torchtitan, deepspeed, or any", "the spec's (megatron)",
      "frameworks to compare; any = megatron,torchtitan,deepspeed"},
     {"--tp", ORR_AX_TP, NUMS, "auto: divisors of gpus up to gpus-per-node", "tensor-parallel degrees"},
@@ -45,19 +47,25 @@ static const sflag sflags[] = {
      "sequence parallelism (bare flag: on)"},
     {"--no-sp", S_NO_SP, NULL, NULL, "no sequence parallelism"},
     /* the search */
-    {"--strategy", S_STRATEGY, "exhaustive or random", "exhaustive",
-     "how trials are chosen (cmaes: not implemented yet)"},
-    {"--budget", S_BUDGET, "a positive integer", "required with random", "random: simulations at most"},
-    {"--seed", S_SEED, "a non-negative integer", "1", "random: the generator's seed"},
+    {"--strategy", S_STRATEGY, "exhaustive, random or cmaes", "exhaustive",
+     "how trials are chosen: every candidate, a random sample, or CMA-ES's samples"},
+    {"--budget", S_BUDGET, "a positive integer", "required with random and cmaes", "random, cmaes: simulations at most"},
+    {"--seed", S_SEED, "a non-negative integer", "1", "random, cmaes: the generator's seed"},
     {"-j", S_JOBS, "a positive integer up to 256", "1", "worker processes simulating trials"},
     {"--jobs", S_JOBS, "a positive integer up to 256", "1", "the long name of -j"},
     {"--objective", S_OBJECTIVE, "time, cost or mfu", "time", "what ranks the trials"},
     {"--price-per-gpu-hour", S_PRICE, "a positive number of US dollars", "none",
      "cost of one GPU for one hour, USD (cost_usd per iteration)"},
+    {"--tokens", S_TOKENS, "a positive number of tokens (e.g. 2e12)", "none",
+     "tokens to train: each trial's time (and, with a price, cost) to train them"},
+    {"--refine", S_REFINE, "a positive integer", "none", "re-simulate the best K with --net flow or packet"},
+    {"--net", S_NET, "analytic, flow or packet", "analytic",
+     "the network model: with --refine, of the re-simulation only; else of every trial"},
     {"--top", S_TOP, "a positive integer", "10", "rows of the ranked table"},
     {"--json", S_JSON, NULL, "text", "print the search as JSON (docs/json.md)"},
     {"--csv", S_CSV, "an output file path", "none", "write every trial to a CSV file"},
     {"--no-prune", S_NO_PRUNE, NULL, "pruning on", "simulate every valid trial (no bound, no memo)"},
+    {"--no-time-bound", S_NO_TIME_BOUND, NULL, "on", "keep the trials the time lower bound would prune (checks it)"},
     {"--trace", S_TRACE, NULL, NULL, NULL}, /* refused: a trace is of one prediction */
 };
 #define NSFLAGS (sizeof sflags / sizeof sflags[0])
@@ -123,7 +131,7 @@ static int framework_item(orr_axis_values *a, const sflag *f, const char *w, con
 static int list_item(orr_axis_values *a, const sflag *f, const char *w, const char *val, orr_err *err)
 {
     if (f->id == ORR_AX_FRAMEWORK) return framework_item(a, f, w, val, err);
-    if (strcasecmp(w, "auto") == 0) return a->is_auto = 1, 0;
+    if (strcasecmp(w, "auto") == 0 && f->id != ORR_AX_GPUS) return a->is_auto = 1, 0;
     const char *dots = strstr(w, "..");
     uint32_t lo, hi;
     if (!dots || f->id == ORR_AX_RECOMPUTE || f->id == ORR_AX_SP || f->id == ORR_AX_DIST_OPT) {
@@ -168,9 +176,7 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
     case S_STRATEGY:
         if (strcasecmp(val, "exhaustive") == 0) o->strategy = ORR_STRATEGY_EXHAUSTIVE;
         else if (strcasecmp(val, "random") == 0) o->strategy = ORR_STRATEGY_RANDOM;
-        else if (strcasecmp(val, "cmaes") == 0 || strcasecmp(val, "cma-es") == 0)
-            return orr_fail(err, "--strategy %s: not implemented yet (expected exhaustive or random; CMA-ES is planned, "
-                                 "docs/spec.md \"Search\")", val);
+        else if (strcasecmp(val, "cmaes") == 0 || strcasecmp(val, "cma-es") == 0) o->strategy = ORR_STRATEGY_CMAES;
         else return bad(f, val, err);
         return 0;
     case S_BUDGET:
@@ -191,6 +197,18 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
     case S_PRICE:
         if (orr_parse_num(val, &d) || !(d > 0) || d > 1e6) return bad(f, val, err);
         return o->price_per_gpu_hour = d, 0;
+    case S_TOKENS:
+        if (orr_parse_num(val, &d) || !(d >= 1) || d > 1e18) return bad(f, val, err);
+        return o->tokens = d, 0;
+    case S_REFINE:
+        if (orr_parse_u64(val, &u) || u == 0 || u > 1000) return bad(f, val, err);
+        return o->refine = (uint32_t)u, 0;
+    case S_NET: {
+        orr_net_kind k;
+        if (orr_net_kind_parse(val, &k)) return bad(f, val, err);
+        snprintf(o->refine_net, sizeof o->refine_net, "%s", orr_net_kind_name(k));
+        return 0;
+    }
     case S_TOP:
         if (orr_parse_u64(val, &u) || u == 0 || u > ORR_SEARCH_MAX_TRIALS) return bad(f, val, err);
         return o->top = (uint32_t)u, 0;
@@ -201,6 +219,7 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
         return 0;
     case S_JSON: return o->json = 1, 0;
     case S_NO_PRUNE: return o->no_prune = 1, 0;
+    case S_NO_TIME_BOUND: return o->no_time_bound = 1, 0;
     case S_NO_SP: return parse_list(&o->ax[ORR_AX_SP], find_sflag("--sp", 4), "off", err);
     case S_NO_DIST_OPT:
         return parse_list(&o->ax[ORR_AX_DIST_OPT], find_sflag("--dist-opt", 10), "off", err);
@@ -233,7 +252,7 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
     o->seed = 1;
     o->jobs = 1;
     o->top = 10;
-    o->base_argv = orr_xmalloc((size_t)(argc + 1) * sizeof *o->base_argv);
+    o->base_argv = orr_xmalloc((size_t)(argc + 2) * sizeof *o->base_argv); /* + --net V (below) */
     int i = 0;
     if (argc > 0 && argv[0][0] != '-') o->spec_path = argv[i++];
     for (; i < argc; i++) {
@@ -254,10 +273,19 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
             return -1;
         }
     }
-    if (o->strategy == ORR_STRATEGY_RANDOM && !o->budget)
-        return orr_fail(err, "--strategy random: give --budget N, the most trials to simulate");
-    if (o->strategy != ORR_STRATEGY_RANDOM && o->budget)
-        return orr_fail(err, "--budget: only with --strategy random (exhaustive simulates every valid trial)");
+    if (o->strategy != ORR_STRATEGY_EXHAUSTIVE && !o->budget)
+        return orr_fail(err, "--strategy %s: give --budget N, the most trials to simulate",
+                        o->strategy == ORR_STRATEGY_RANDOM ? "random" : "cmaes");
+    if (o->strategy == ORR_STRATEGY_EXHAUSTIVE && o->budget)
+        return orr_fail(err, "--budget: only with --strategy random or cmaes (exhaustive simulates every valid trial)");
+    if (o->refine && (!o->refine_net[0] || strcmp(o->refine_net, "analytic") == 0))
+        return orr_fail(err, "--refine %u: give --net flow or --net packet, the finer network to re-simulate with",
+                        o->refine);
+    if (!o->refine && o->refine_net[0]) { /* --net without --refine: predict's flag, for every trial */
+        static const char *const flag = "--net";
+        o->base_argv[o->base_argc++] = (char *)flag;
+        o->base_argv[o->base_argc++] = o->refine_net;
+    }
     if (o->objective == ORR_OBJ_COST && !(o->price_per_gpu_hour > 0))
         return orr_fail(err, "--objective cost: give --price-per-gpu-hour USD, the price of one GPU for one hour");
     return 0;

@@ -3,7 +3,7 @@
  * JSON document (docs/json.md "Search") and a CSV of every trial for programs. Like the predict
  * report, the JSON is a pure function of the results except wall_s.
  */
-#include "orrery/search.h"
+#include "search/internal.h"
 #include "orrery/report.h"
 
 #include <stdio.h>
@@ -14,6 +14,11 @@
 static const char *objective_name(orr_objective o)
 {
     return o == ORR_OBJ_COST ? "cost" : o == ORR_OBJ_MFU ? "mfu" : "time";
+}
+
+static const char *strategy_name(orr_search_strategy s)
+{
+    return s == ORR_STRATEGY_RANDOM ? "random" : s == ORR_STRATEGY_CMAES ? "cmaes" : "exhaustive";
 }
 
 /* "dist-opt", "ddp", "fsdp 8", "hsdp 4x2", "zero-3": how the trial shards its state. */
@@ -33,17 +38,49 @@ static void sharding(const orr_trial *t, char *buf, size_t cap)
     }
 }
 
-static void table_row(orr_buf *out, uint32_t rank, const orr_trial *t, int cost)
+/* Seconds and USD to train --tokens tokens at a trial's tokens/s (0 when not asked for). */
+static double train_s(const orr_search_opts *o, const orr_trial *t)
+{
+    return o->tokens > 0 && t->tokens_per_s > 0 ? o->tokens / t->tokens_per_s : 0;
+}
+
+static double train_usd(const orr_search_opts *o, const orr_trial *t)
+{
+    return o->price_per_gpu_hour * t->v[ORR_AX_GPUS] * train_s(o, t) / 3600.0;
+}
+
+/* Several GPU counts in the space: the table gets a column for them. */
+static int gpus_listed(const orr_search_opts *o)
+{
+    return o->ax[ORR_AX_GPUS].given && o->ax[ORR_AX_GPUS].n > 1;
+}
+
+static void table_head(orr_buf *out, const orr_search_opts *o)
+{
+    orr_buf_printf(out, "%4s  %s%-10s %3s %3s %4s %3s %3s %4s %-9s %-10s %-3s %9s %11s %6s %8s %8s", "rank",
+                   gpus_listed(o) ? " gpus " : "", "framework", "tp", "pp", "dp", "cp", "vpp", "mbs", "recompute",
+                   "sharding", "sp", "iter s", "tokens/s", "MFU %", "peak GiB", "free GiB");
+    if (o->price_per_gpu_hour > 0) orr_buf_printf(out, " %10s", "$ / iter");
+    if (o->tokens > 0) orr_buf_printf(out, " %10s", "train days");
+    if (o->tokens > 0 && o->price_per_gpu_hour > 0) orr_buf_printf(out, " %12s", "$ to train");
+    orr_buf_puts(out, "\n");
+}
+
+static void table_row(orr_buf *out, uint32_t rank, const orr_trial *t, const orr_search_opts *o)
 {
     char sh[32];
     sharding(t, sh, sizeof sh);
     double headroom = ((double)t->capacity_bytes - (double)t->peak_bytes) / GiB;
-    orr_buf_printf(out, "%4u  %-10s %3u %3u %4u %3u %3u %4u %-9s %-10s %-3s %9.4f %11.0f %6.1f %8.2f %8.2f", rank,
+    orr_buf_printf(out, "%4u  ", rank);
+    if (gpus_listed(o)) orr_buf_printf(out, "%5u ", t->v[ORR_AX_GPUS]);
+    orr_buf_printf(out, "%-10s %3u %3u %4u %3u %3u %4u %-9s %-10s %-3s %9.4f %11.0f %6.1f %8.2f %8.2f",
                    orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]), t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp,
                    t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
                    orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), sh, t->v[ORR_AX_SP] ? "on" : "off",
                    t->iteration_s, t->tokens_per_s, 100.0 * t->mfu, (double)t->peak_bytes / GiB, headroom);
-    if (cost) orr_buf_printf(out, " %10.4f", t->cost_usd);
+    if (o->price_per_gpu_hour > 0) orr_buf_printf(out, " %10.4f", t->cost_usd);
+    if (o->tokens > 0) orr_buf_printf(out, " %10.2f", train_s(o, t) / 86400.0);
+    if (o->tokens > 0 && o->price_per_gpu_hour > 0) orr_buf_printf(out, " %12.0f", train_usd(o, t));
     orr_buf_puts(out, "\n");
 }
 
@@ -55,8 +92,7 @@ static void counts_line(orr_buf *out, const char *what, const orr_reason_count *
     orr_buf_puts(out, "\n");
 }
 
-/* Distinct values of an axis over the trials, ascending (at most cap). */
-static uint32_t distinct(const orr_search_result *r, int ax, uint32_t *vals, uint32_t cap)
+uint32_t search_axis_values(const orr_search_result *r, int ax, uint32_t *vals, uint32_t cap)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < r->ntrials; i++) {
@@ -71,27 +107,30 @@ static uint32_t distinct(const orr_search_result *r, int ax, uint32_t *vals, uin
 }
 
 /* One heatmap cell: the best time over the other axes, OOM where every trial that resolved was out
- * of memory (simulated or proven by the bound), "-" where none resolved or was simulated. */
+ * of memory (simulated or proven by the bound), "slow" where the others were proven no better than
+ * the best (time bound), "-" where none resolved or was simulated. */
 static void heat_cell(const orr_search_result *r, uint32_t tp, uint32_t pp, char *buf, size_t cap)
 {
     double best = 0;
-    int oom = 0;
+    int oom = 0, slow = 0;
     for (uint32_t i = 0; i < r->ntrials; i++) {
         const orr_trial *t = &r->trials[i];
         if (t->v[ORR_AX_TP] != tp || t->v[ORR_AX_PP] != pp) continue;
         if (t->status == ORR_TRIAL_OK && (best == 0 || t->iteration_s < best)) best = t->iteration_s;
         if (t->status == ORR_TRIAL_OOM || strcmp(t->key, "memory_lower_bound") == 0) oom = 1;
+        if (strcmp(t->key, "compute_time_bound") == 0) slow = 1;
     }
     if (best > 0) snprintf(buf, cap, "%.4f", best);
-    else snprintf(buf, cap, "%s", oom ? "OOM" : "-");
+    else snprintf(buf, cap, "%s", slow ? "slow" : oom ? "OOM" : "-");
 }
 
 static void heatmap(const orr_search_result *r, orr_buf *out)
 {
     uint32_t tps[ORR_SEARCH_MAX_VALUES], pps[ORR_SEARCH_MAX_VALUES];
-    uint32_t ntp = distinct(r, ORR_AX_TP, tps, ORR_SEARCH_MAX_VALUES), npp = distinct(r, ORR_AX_PP, pps, ORR_SEARCH_MAX_VALUES);
+    uint32_t ntp = search_axis_values(r, ORR_AX_TP, tps, ORR_SEARCH_MAX_VALUES);
+    uint32_t npp = search_axis_values(r, ORR_AX_PP, pps, ORR_SEARCH_MAX_VALUES);
     if (ntp < 2 || npp < 2) return;
-    orr_buf_puts(out, "\nbest iteration time (s) by TP x PP, over the other axes (OOM: out of memory; -: none valid)\n");
+    orr_buf_puts(out, "\nbest iteration time (s) by TP x PP, over the other axes (OOM: out of memory; slow: no better than the best, by the time bound; -: none valid)\n");
     orr_buf_printf(out, "%7s", "");
     for (uint32_t j = 0; j < npp; j++) {
         char label[24];
@@ -112,27 +151,51 @@ static void heatmap(const orr_search_result *r, orr_buf *out)
 
 void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_buf *out)
 {
-    int cost = o->price_per_gpu_hour > 0;
     orr_buf_printf(out, "search: %s (objective %s, strategy %s)\n\n", r->title, objective_name(o->objective),
-                   o->strategy == ORR_STRATEGY_RANDOM ? "random" : "exhaustive");
-    orr_buf_printf(out, "%4s  %-10s %3s %3s %4s %3s %3s %4s %-9s %-10s %-3s %9s %11s %6s %8s %8s%s\n", "rank",
-                   "framework", "tp", "pp", "dp", "cp", "vpp", "mbs", "recompute", "sharding", "sp", "iter s",
-                   "tokens/s", "MFU %", "peak GiB", "free GiB", cost ? "   $ / iter" : "");
+                   strategy_name(o->strategy));
+    table_head(out, o);
     uint32_t top = o->top < r->nranked ? o->top : r->nranked;
-    for (uint32_t k = 0; k < top; k++) table_row(out, k + 1, &r->trials[r->ranked[k]], cost);
+    for (uint32_t k = 0; k < top; k++) table_row(out, k + 1, &r->trials[r->ranked[k]], o);
     if (!r->nranked) orr_buf_puts(out, "  (no configuration fits: see the counts and reasons below)\n");
     orr_buf_printf(out, "\ntrials: %u in the space, %u valid, %u simulated (%u fit, %u out of memory)\n", r->ntrials,
                    r->valid, r->evaluated, r->ok, r->oom);
-    counts_line(out, "pruned (not simulated)", r->pruned, r->npruned);
+    counts_line(out, "pruned (not simulated; trials each tactic saved)", r->pruned, r->npruned);
     counts_line(out, "rejected", r->rejected, r->nrejected);
     orr_buf_printf(out, "wall time %.2f s (-j %u)\n", r->wall_s, o->jobs);
+    if (r->npareto) {
+        orr_buf_printf(out, "\nPareto front (time against %s: no configuration is both faster and %s)\n",
+                       o->price_per_gpu_hour > 0 ? "cost per iteration" : "GPUs",
+                       o->price_per_gpu_hour > 0 ? "cheaper" : "on fewer GPUs");
+        table_head(out, o);
+        for (uint32_t k = 0; k < r->npareto; k++) {
+            uint32_t rank = 0;
+            while (rank < r->nranked && r->ranked[rank] != r->pareto[k]) rank++;
+            table_row(out, rank + 1, &r->trials[r->pareto[k]], o);
+        }
+    }
+    if (r->nrefined) {
+        orr_buf_printf(out, "\nthe best %u re-simulated with --net %s (rank: analytic -> %s)\n", r->nrefined,
+                       o->refine_net, o->refine_net);
+        for (uint32_t k = 0; k < r->nrefined; k++) {
+            const orr_refined *x = &r->refined[k];
+            const orr_trial *t = &r->trials[x->index];
+            orr_buf_printf(out, "  %3u -> %3u  trial %u: tp %u pp %u dp %u mbs %u %s, %.4f s -> ", x->rank, x->new_rank,
+                           x->index, t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp, t->v[ORR_AX_MBS],
+                           orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), t->iteration_s);
+            if (x->iteration_s > 0) orr_buf_printf(out, "%.4f s (%+.1f%%)%s\n", x->iteration_s,
+                                                  100 * (x->iteration_s / t->iteration_s - 1), x->oom ? ", OOM" : "");
+            else orr_buf_printf(out, "failed: %s\n", x->reason);
+        }
+    }
     heatmap(r, out);
 }
 
 /* ---- JSON and CSV ---- */
 
-static void json_trial(orr_buf *b, const orr_trial *t, int cost, uint32_t gpus)
+static void json_trial(orr_buf *b, const orr_trial *t, const orr_search_opts *o)
 {
+    int cost = o->price_per_gpu_hour > 0;
+    uint32_t gpus = t->v[ORR_AX_GPUS];
     int sim = t->status == ORR_TRIAL_OK || t->status == ORR_TRIAL_OOM;
     orr_buf_printf(b, "{\"index\": %u, \"tp\": %u, \"pp\": %u, \"dp\": ", t->index, t->v[ORR_AX_TP], t->v[ORR_AX_PP]);
     if (t->dp) orr_buf_printf(b, "%u", t->dp);
@@ -153,13 +216,27 @@ static void json_trial(orr_buf *b, const orr_trial *t, int cost, uint32_t gpus)
     if (sim) orr_buf_printf(b, ", \"peak_memory_bytes\": %llu", (unsigned long long)t->peak_bytes);
     else orr_buf_puts(b, ", \"peak_memory_bytes\": null");
     orr_buf_printf(b, ", \"oom\": %s", !sim ? "null" : t->status == ORR_TRIAL_OOM ? "true" : "false");
+    if (o->tokens > 0) {
+        orr_buf_puts(b, ", \"time_to_train_s\": ");
+        if (sim) orr_json_num(b, train_s(o, t));
+        else orr_buf_puts(b, "null");
+        if (cost) {
+            orr_buf_puts(b, ", \"cost_to_train_usd\": ");
+            if (sim) orr_json_num(b, train_usd(o, t));
+            else orr_buf_puts(b, "null");
+        }
+    }
     if (cost) {
         orr_buf_puts(b, ", \"cost_usd\": ");
         if (sim) orr_json_num(b, t->cost_usd);
         else orr_buf_puts(b, "null");
     }
-    if (t->dp) orr_buf_printf(b, ", \"memory_lower_bound_bytes\": %llu, \"capacity_bytes\": %llu",
-                              (unsigned long long)t->bound_bytes, (unsigned long long)t->capacity_bytes);
+    if (t->dp) {
+        orr_buf_printf(b, ", \"memory_lower_bound_bytes\": %llu, \"capacity_bytes\": %llu, \"time_lower_bound_s\": ",
+                       (unsigned long long)t->bound_bytes, (unsigned long long)t->capacity_bytes);
+        orr_json_num(b, t->bound_s);
+    }
+    orr_buf_printf(b, ", \"order\": %u", t->order);
     orr_buf_printf(b, ", \"status\": \"%s\", \"reason_key\": ", orr_trial_status_name(t->status));
     orr_json_str(b, t->key);
     orr_buf_puts(b, ", \"reason\": ");
@@ -180,11 +257,10 @@ static void json_counts(orr_buf *b, const char *name, const orr_reason_count *c,
 
 void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_buf *b)
 {
-    int cost = o->price_per_gpu_hour > 0;
     orr_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"kind\": \"search\",\n  \"title\": ", ORR_JSON_SCHEMA_VERSION);
     orr_json_str(b, r->title);
     orr_buf_printf(b, ",\n  \"objective\": \"%s\",\n  \"strategy\": \"%s\",\n", objective_name(o->objective),
-                   o->strategy == ORR_STRATEGY_RANDOM ? "random" : "exhaustive");
+                   strategy_name(o->strategy));
     orr_buf_printf(b, "  \"space_size\": %u,\n  \"valid\": %u,\n  \"evaluated\": %u,\n  \"ok\": %u,\n  \"oom\": %u,\n",
                    r->ntrials, r->valid, r->evaluated, r->ok, r->oom);
     json_counts(b, "pruned", r->pruned, r->npruned);
@@ -192,14 +268,27 @@ void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_b
     orr_buf_puts(b, "  \"wall_s\": ");
     orr_json_num(b, r->wall_s);
     orr_buf_puts(b, ",\n  \"best\": ");
-    if (r->nranked) json_trial(b, &r->trials[r->ranked[0]], cost, r->gpus);
+    if (r->nranked) json_trial(b, &r->trials[r->ranked[0]], o);
     else orr_buf_puts(b, "null");
     orr_buf_puts(b, ",\n  \"ranked\": [");
     for (uint32_t k = 0; k < r->nranked; k++) orr_buf_printf(b, "%s%u", k ? ", " : "", r->ranked[k]);
+    orr_buf_puts(b, "],\n  \"pareto\": [");
+    for (uint32_t k = 0; k < r->npareto; k++) orr_buf_printf(b, "%s%u", k ? ", " : "", r->pareto[k]);
+    orr_buf_puts(b, "],\n  \"refined\": [");
+    for (uint32_t k = 0; k < r->nrefined; k++) {
+        const orr_refined *x = &r->refined[k];
+        orr_buf_printf(b, "%s{\"index\": %u, \"rank\": %u, \"refined_rank\": %u, \"net\": \"%s\", "
+                          "\"iteration_time_s\": ", k ? ", " : "", x->index, x->rank, x->new_rank, o->refine_net);
+        if (x->iteration_s > 0) orr_json_num(b, x->iteration_s);
+        else orr_buf_puts(b, "null");
+        orr_buf_printf(b, ", \"oom\": %s, \"reason\": ", x->oom ? "true" : "false");
+        orr_json_str(b, x->reason);
+        orr_buf_puts(b, "}");
+    }
     orr_buf_puts(b, "],\n  \"trials\": [");
     for (uint32_t i = 0; i < r->ntrials; i++) {
         orr_buf_puts(b, i ? ",\n    " : "\n    ");
-        json_trial(b, &r->trials[i], cost, r->gpus);
+        json_trial(b, &r->trials[i], o);
     }
     orr_buf_puts(b, "\n  ]\n}\n");
 }
@@ -224,7 +313,8 @@ void orr_search_csv(const orr_search_result *r, orr_buf *b)
                        orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]), t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp,
                        t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
                        orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), t->v[ORR_AX_ZERO],
-                       t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP], (int)t->v[ORR_AX_SP], (int)t->v[ORR_AX_DIST_OPT], r->gpus,
+                       t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP], (int)t->v[ORR_AX_SP], (int)t->v[ORR_AX_DIST_OPT],
+                       t->v[ORR_AX_GPUS],
                        orr_trial_status_name(t->status), t->key);
         if (sim) orr_buf_printf(b, "%.9g,%.9g,%.9g,%llu,", t->iteration_s, t->tokens_per_s, t->mfu,
                                 (unsigned long long)t->peak_bytes);

@@ -1,31 +1,30 @@
 /*
  * run.c - the search itself: resolve every trial (invalid ones get resolve's message as their
  * reason), prune what is proven without simulating (a memory lower bound, identical resolved specs),
- * choose what to simulate (every candidate, or a seeded random sample), simulate in this process or in
- * -j forked workers that send their results back through pipes, and rank the trials that fit.
+ * choose what to simulate (every candidate, a seeded random sample, or CMA-ES's samples: guided.c),
+ * simulate in batches (workers.c) and, between batches, prune the trials whose iteration-time lower
+ * bound is above the best simulated; then rank the trials that fit.
  *
- * Everything before the simulations runs in the parent, so the trials simulated and their results do
- * not depend on -j: worker w simulates candidates w, w + j, w + 2j, ... and the parent stores each
- * result at its trial's index.
+ * Everything but the simulations runs in the parent (and identically on every MPI rank), in a fixed
+ * order: exhaustive and random simulate their candidates in batches of SEARCH_BATCH, by ascending
+ * time bound, each trial only once its frugal neighbours are decided (dominance.c), so what is
+ * simulated, what is pruned and every result do not depend on -j or the number of ranks.
  */
 #include "search/internal.h"
+#include "search/cmaes.h"
 
 #include "orrery/orrery.h"
 #include "orrery/progress.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
-/* Allocation sizes are rounded per tensor in the generator; the bound keeps this much below its
- * arithmetic so rounding can never make it exceed what the prediction allocates. */
-#define BOUND_SLACK_BYTES (1024.0 * 1024.0)
+/* Trials simulated between two applications of the time bound (fixed: the results must not depend
+ * on -j). Smaller prunes more; larger keeps more workers busy. */
+#define SEARCH_BATCH 32
 
 const char *orr_trial_status_name(orr_trial_status s)
 {
@@ -33,32 +32,7 @@ const char *orr_trial_status_name(orr_trial_status s)
     return (unsigned)s <= ORR_TRIAL_PENDING ? names[s] : "?";
 }
 
-/* Parameters of the busiest GPU, at least: the model's parameters over the tp x pp model-parallel
- * positions (each layer's parameters are split evenly over tp and every layer, the embedding and the
- * head live on some stage, so the positions hold all of them at least once, and the busiest one at
- * least their average). Bytes per parameter: only what each framework's recipe allocates before the
- * first micro-batch and never frees (src/models/megatron.c, torchtitan.c, deepspeed.c), at its
- * smallest setting: half-precision parameters and gradients (2 B each; fp32 ones are larger) and 12 B
- * of fp32 master weights and Adam moments, each divided by the degree it is sharded over. */
-uint64_t orr_search_memory_lower_bound(const orr_spec *s)
-{
-    double P = orr_model_params(&s->model) / ((double)s->tp * s->pp);
-    double shard = (double)s->dp * s->cp, per_param = 0;
-    switch (s->framework) {
-    case ORR_FW_MEGATRON: per_param = 2.0 + 2.0 + 12.0 / (s->dist_opt ? shard : 1.0); break;
-    case ORR_FW_TORCHTITAN: /* FSDP2: fp32 parameter shards and the two Adam moments (gradients come later) */
-        per_param = 12.0 / ((double)(s->fsdp ? s->fsdp : 1) * s->cp);
-        break;
-    case ORR_FW_DEEPSPEED:
-        per_param = s->zero == 3 ? 16.0 / shard : s->zero == 2 ? 2.0 + 14.0 / shard : 4.0 + 12.0 / shard;
-        break;
-    default: break;
-    }
-    double bytes = P * per_param - BOUND_SLACK_BYTES;
-    return bytes > 0 ? (uint64_t)bytes : 0;
-}
-
-static void set_reason(orr_trial *t, orr_trial_status st, const char *key, const char *reason)
+void search_set_reason(orr_trial *t, orr_trial_status st, const char *key, const char *reason)
 {
     t->status = st;
     snprintf(t->key, sizeof t->key, "%s", key);
@@ -68,31 +42,48 @@ static void set_reason(orr_trial *t, orr_trial_status st, const char *key, const
     t->reason[n] = 0;
 }
 
-/* Predicts one trial and fills its results. */
-static void simulate(const search_base *b, const orr_search_opts *o, orr_trial *t)
+double search_score(const orr_search_opts *o, const orr_trial *t)
 {
-    orr_spec s;
-    orr_err err = {{0}};
-    orr_prediction p;
-    if (search_trial_spec(b, t, &s, &err) || orr_predict(&s, &p, &err) < 0) {
-        set_reason(t, ORR_TRIAL_INVALID, "predict", err.msg);
-        return;
+    return o->objective == ORR_OBJ_COST ? t->cost_usd : o->objective == ORR_OBJ_MFU ? -t->mfu : t->iteration_s;
+}
+
+double search_bound_score(const search_run *R, const orr_trial *t, int *have)
+{
+    *have = t->bound_s > 0 && R->o->objective != ORR_OBJ_MFU && !R->o->no_prune && !R->o->no_time_bound;
+    if (!*have) return 0;
+    return R->o->objective == ORR_OBJ_COST ? R->o->price_per_gpu_hour * t->v[ORR_AX_GPUS] * t->bound_s / 3600.0
+                                           : t->bound_s;
+}
+
+/* The shortest iteration simulated on at most gpus GPUs (0 if none). */
+static double best_up_to(const search_run *R, uint32_t gpus, uint32_t *on)
+{
+    double best = 0;
+    for (uint32_t k = 0; k < R->nbest; k++)
+        if (R->best_gpus[k] <= gpus && (best == 0 || R->best_s[k] < best)) best = R->best_s[k], *on = R->best_gpus[k];
+    return best;
+}
+
+uint32_t search_prune_by_time(search_run *R, uint32_t *cand, uint32_t n)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        orr_trial *t = &R->r->trials[cand[i]];
+        int have;
+        uint32_t on = 0;
+        search_bound_score(R, t, &have);
+        double best = have ? best_up_to(R, t->v[ORR_AX_GPUS], &on) : 0;
+        if (best > 0 && t->bound_s > best) {
+            char why[200];
+            snprintf(why, sizeof why, "no better than the best: needs >= %.4g s per iteration (layers' matrix "
+                     "multiplies at peak, pipeline fill), a simulated trial on %u GPUs takes %.4g s", t->bound_s, on,
+                     best);
+            search_set_reason(t, ORR_TRIAL_PRUNED, "compute_time_bound", why);
+        } else {
+            cand[kept++] = cand[i];
+        }
     }
-    t->iteration_s = p.r.iteration_s;
-    t->tokens_per_s = p.r.tokens_per_s;
-    t->mfu = p.r.mfu;
-    t->peak_bytes = p.r.mem.peak_reserved_bytes;
-    t->capacity_bytes = p.r.mem.capacity_bytes;
-    t->cost_usd = o->price_per_gpu_hour * s.gpus * t->iteration_s / 3600.0;
-    if (p.r.mem.oom) {
-        char why[160];
-        snprintf(why, sizeof why, "OOM: peak %.1f GiB per GPU, capacity %.1f GiB", (double)t->peak_bytes / GiB,
-                 (double)t->capacity_bytes / GiB);
-        set_reason(t, ORR_TRIAL_OOM, "oom", why);
-    } else {
-        set_reason(t, ORR_TRIAL_OK, "", "");
-    }
-    orr_prediction_free(&p);
+    return kept;
 }
 
 /* ---- memo: identical resolved specs ---- */
@@ -137,10 +128,11 @@ static void prepare(const search_base *b, const orr_search_opts *o, orr_search_r
     *ncand = 0;
     for (uint32_t i = 0; i < r->ntrials; i++) {
         orr_trial *t = &r->trials[i];
+        t->same_as = UINT32_MAX;
         orr_spec s;
         orr_err err = {{0}};
-        if (search_trial_spec(b, t, &s, &err)) {
-            set_reason(t, ORR_TRIAL_INVALID, search_reason_key(err.msg), err.msg);
+        if (search_trial_spec(b, t, NULL, &s, &err)) {
+            search_set_reason(t, ORR_TRIAL_INVALID, search_reason_key(err.msg), err.msg);
             continue;
         }
         r->valid++;
@@ -148,31 +140,24 @@ static void prepare(const search_base *b, const orr_search_opts *o, orr_search_r
         t->fsdp = s.framework == ORR_FW_TORCHTITAN ? s.fsdp : 0;
         t->bound_bytes = orr_search_memory_lower_bound(&s);
         t->capacity_bytes = orr_spec_alloc_capacity(&s);
+        t->bound_s = orr_search_time_lower_bound_s(&s);
         memo_key k = key_of(&s);
         uint32_t first = o->no_prune ? UINT32_MAX : memo_find_or_add(&m, &k, i);
         char why[240];
         if (!o->no_prune && t->bound_bytes > t->capacity_bytes) {
             snprintf(why, sizeof why, "OOM: needs >= %.1f GiB per GPU (parameters, gradients, optimizer state), "
                      "capacity %.1f GiB", (double)t->bound_bytes / GiB, (double)t->capacity_bytes / GiB);
-            set_reason(t, ORR_TRIAL_PRUNED, "memory_lower_bound", why);
+            search_set_reason(t, ORR_TRIAL_PRUNED, "memory_lower_bound", why);
         } else if (first != UINT32_MAX) {
             snprintf(why, sizeof why, "duplicate: the same resolved spec as trial %u", first);
-            set_reason(t, ORR_TRIAL_PRUNED, "duplicate", why);
+            search_set_reason(t, ORR_TRIAL_PRUNED, "duplicate", why);
+            t->same_as = first;
         } else {
             cand[(*ncand)++] = i;
         }
     }
     free(m.keys);
     free(m.trial);
-}
-
-/* splitmix64: the random strategy's generator (deterministic under --seed). */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -188,7 +173,7 @@ static void sample(const orr_search_opts *o, orr_search_result *r, uint32_t *can
     if (o->strategy != ORR_STRATEGY_RANDOM || o->budget >= *ncand) return;
     uint64_t state = o->seed;
     for (uint32_t k = 0; k < o->budget; k++) {
-        uint32_t j = k + (uint32_t)(next_random(&state) % (*ncand - k));
+        uint32_t j = k + (uint32_t)(search_random(&state) % (*ncand - k));
         uint32_t tmp = cand[k];
         cand[k] = cand[j];
         cand[j] = tmp;
@@ -196,123 +181,57 @@ static void sample(const orr_search_opts *o, orr_search_result *r, uint32_t *can
     char why[120];
     snprintf(why, sizeof why, "not sampled (random strategy: %u of %u candidates, seed %llu)", o->budget, *ncand,
              (unsigned long long)o->seed);
-    for (uint32_t k = o->budget; k < *ncand; k++) set_reason(&r->trials[cand[k]], ORR_TRIAL_PRUNED, "not_sampled", why);
+    for (uint32_t k = o->budget; k < *ncand; k++) search_set_reason(&r->trials[cand[k]], ORR_TRIAL_PRUNED, "not_sampled", why);
     *ncand = o->budget;
     qsort(cand, *ncand, sizeof *cand, cmp_u32);
 }
 
-/* ---- workers ---- */
+/* Exhaustive and random: the candidates by ascending time bound (ties: trial order), simulated in
+ * batches, each batch first pruned by the best simulated before it. */
+typedef struct bounded { double bound; uint32_t idx; } bounded;
 
-/* Writes all of a record, across short writes. */
-static int write_all(int fd, const void *p, size_t n)
+static int cmp_bounded(const void *a, const void *b)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    const bounded *x = a, *y = b;
+    if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* A worker: simulates candidates w, w + nw, ... and writes each trial record to fd. Never returns. */
-static void worker(const search_base *b, const orr_search_opts *o, orr_trial *trials, const uint32_t *cand,
-                   uint32_t ncand, uint32_t w, uint32_t nw, int fd)
+/* The next batch: candidates from *from on (in bound order) whose frugal neighbours are decided,
+ * after pruning those a neighbour's OOM dominates; at most SEARCH_BATCH into batch. */
+static uint32_t next_batch(search_run *R, const search_points *pts, const uint32_t *cand, uint32_t ncand,
+                           uint32_t *from, uint32_t *batch)
 {
-    for (uint32_t k = w; k < ncand; k += nw) {
-        orr_trial *t = &trials[cand[k]];
-        simulate(b, o, t);
-        if (write_all(fd, t, sizeof *t)) _exit(3);
+    orr_search_result *r = R->r;
+    uint32_t n = 0;
+    int prune = !R->o->no_prune;
+    while (*from < ncand && r->trials[cand[*from]].status != ORR_TRIAL_PENDING) ++*from;
+    for (uint32_t k = *from; k < ncand && n < SEARCH_BATCH; k++) {
+        uint32_t i = cand[k];
+        if (r->trials[i].status != ORR_TRIAL_PENDING || (prune && search_prune_dominated(pts, r, i))) continue;
+        if (!prune || search_ready(pts, r, i)) batch[n++] = i;
     }
-    close(fd);
-    _exit(0);
+    if (!n && *from < ncand) batch[n++] = cand[*from]; /* cannot happen: the most frugal pending one is ready */
+    return n;
 }
 
-/* One worker's pipe in the parent: the record being read. */
-typedef struct wpipe { int fd; size_t got; orr_trial rec; pid_t pid; } wpipe;
-
-/* Reads what the workers send until every pipe is closed; stores each record at its index. */
-static uint32_t collect(wpipe *wp, uint32_t nw, orr_search_result *r, orr_progress *prog, uint32_t ncand)
+static int simulate_in_batches(search_run *R, uint32_t *cand, uint32_t ncand, orr_err *err)
 {
-    struct pollfd pf[ORR_SEARCH_MAX_JOBS];
-    uint32_t open = nw, received = 0;
-    while (open) {
-        uint32_t n = 0;
-        for (uint32_t w = 0; w < nw; w++)
-            if (wp[w].fd >= 0) pf[n++] = (struct pollfd){.fd = wp[w].fd, .events = POLLIN};
-        if (poll(pf, n, -1) < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        for (uint32_t w = 0; w < nw; w++) {
-            wpipe *p = &wp[w];
-            if (p->fd < 0) continue;
-            ssize_t k = read(p->fd, (char *)&p->rec + p->got, sizeof p->rec - p->got);
-            if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-            if (k <= 0) {
-                close(p->fd);
-                p->fd = -1;
-                open--;
-                continue;
-            }
-            p->got += (size_t)k;
-            if (p->got < sizeof p->rec) continue;
-            p->got = 0;
-            if (p->rec.index < r->ntrials) {
-                r->trials[p->rec.index] = p->rec;
-                received++;
-                orr_progress_tick(prog, 0, 0, received, ncand, "trials");
-            }
-        }
+    bounded *bd = orr_xmalloc((ncand + 1) * sizeof *bd);
+    for (uint32_t k = 0; k < ncand; k++) bd[k] = (bounded){R->r->trials[cand[k]].bound_s, cand[k]};
+    qsort(bd, ncand, sizeof *bd, cmp_bounded);
+    for (uint32_t k = 0; k < ncand; k++) cand[k] = bd[k].idx;
+    free(bd);
+    search_points pts;
+    search_points_build(&pts, R->r);
+    uint32_t batch[SEARCH_BATCH], from = 0, n;
+    int rc = 0;
+    while (rc == 0 && (n = next_batch(R, &pts, cand, ncand, &from, batch)) > 0) {
+        uint32_t kept = search_prune_by_time(R, batch, n);
+        rc = search_simulate(R, batch, kept, err);
     }
-    return received;
-}
-
-/* Simulates the candidates: here with one job, else in nw forked workers. */
-static int simulate_all(const search_base *b, const orr_search_opts *o, orr_search_result *r, const uint32_t *cand,
-                        uint32_t ncand, orr_err *err)
-{
-    uint32_t nw = o->jobs < ncand ? o->jobs : ncand;
-    if (nw <= 1) {
-        for (uint32_t k = 0; k < ncand; k++) {
-            simulate(b, o, &r->trials[cand[k]]);
-            orr_progress_tick(o->progress, 0, 0, k + 1, ncand, "trials");
-        }
-        orr_progress_done(o->progress);
-        return 0;
-    }
-    wpipe wp[ORR_SEARCH_MAX_JOBS];
-    fflush(NULL);
-    uint32_t started = 0;
-    for (uint32_t w = 0; w < nw; w++) {
-        int fds[2];
-        if (pipe(fds)) break;
-        pid_t pid = fork();
-        if (pid == 0) {
-            for (uint32_t k = 0; k < started; k++) close(wp[k].fd);
-            close(fds[0]);
-            worker(b, o, r->trials, cand, ncand, w, nw, fds[1]);
-        }
-        close(fds[1]);
-        if (pid < 0) {
-            close(fds[0]);
-            break;
-        }
-        wp[started++] = (wpipe){.fd = fds[0], .got = 0, .pid = pid};
-    }
-    uint32_t received = started ? collect(wp, started, r, o->progress, ncand) : 0;
-    orr_progress_done(o->progress);
-    int failed = started < nw;
-    for (uint32_t w = 0; w < started; w++) {
-        int st = 0;
-        if (waitpid(wp[w].pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = 1;
-    }
-    if (failed || received != ncand)
-        return orr_fail(err, "search: a worker process failed (%u of %u trials came back); retry with -j 1",
-                        received, ncand);
-    return 0;
+    search_points_free(&pts);
+    return rc;
 }
 
 /* ---- counts and ranking ---- */
@@ -351,14 +270,99 @@ static void summarise(const orr_search_opts *o, orr_search_result *r)
         if (t->status == ORR_TRIAL_OOM) r->oom++;
         if (t->status != ORR_TRIAL_OK) continue;
         r->ok++;
-        double s = o->objective == ORR_OBJ_COST ? t->cost_usd : o->objective == ORR_OBJ_MFU ? -t->mfu : t->iteration_s;
-        sc[n++] = (scored){s, i};
+        sc[n++] = (scored){search_score(o, t), i};
     }
     qsort(sc, n, sizeof *sc, cmp_scored);
     r->ranked = orr_xmalloc((n + 1) * sizeof *r->ranked);
     for (uint32_t k = 0; k < n; k++) r->ranked[k] = sc[k].idx;
     r->nranked = n;
     free(sc);
+}
+
+/* A trial on the Pareto plane: GPUs (or cost), then time. */
+typedef struct point { double x, time; uint32_t idx; } point;
+
+static int cmp_point(const void *a, const void *b)
+{
+    const point *p = a, *q = b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    if (p->time != q->time) return p->time < q->time ? -1 : 1;
+    return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+/* The trials that fit and that no other beats on both GPUs (cost with a price) and time, by ascending
+ * GPUs (cost); only when the space has several GPU counts. */
+static void pareto(const orr_search_opts *o, orr_search_result *r)
+{
+    const orr_axis_values *g = &o->ax[ORR_AX_GPUS];
+    if (!g->given || g->n < 2) return;
+    point *pt = orr_xmalloc((r->nranked + 1) * sizeof *pt);
+    int cost = o->price_per_gpu_hour > 0;
+    for (uint32_t k = 0; k < r->nranked; k++) {
+        const orr_trial *t = &r->trials[r->ranked[k]];
+        pt[k] = (point){cost ? t->cost_usd : t->v[ORR_AX_GPUS], t->iteration_s, r->ranked[k]};
+    }
+    qsort(pt, r->nranked, sizeof *pt, cmp_point);
+    r->pareto = orr_xmalloc((r->nranked + 1) * sizeof *r->pareto);
+    for (uint32_t k = 0; k < r->nranked; k++)
+        if (!r->npareto || pt[k].time < r->trials[r->pareto[r->npareto - 1]].iteration_s) r->pareto[r->npareto++] = pt[k].idx;
+    free(pt);
+}
+
+/* --refine K: the best K re-simulated with the finer network, one after the other (in this process;
+ * every MPI rank does the same), then ranked again by the refined time (ties and failures: the
+ * analytic rank). */
+static int cmp_refined(const void *a, const void *b)
+{
+    const orr_refined *x = a, *y = b;
+    int fx = x->oom || !(x->iteration_s > 0), fy = y->oom || !(y->iteration_s > 0);
+    if (fx != fy) return fx - fy;
+    if (!fx && x->iteration_s != y->iteration_s) return x->iteration_s < y->iteration_s ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static void refine(const search_base *b, const orr_search_opts *o, orr_search_result *r)
+{
+    uint32_t k = o->refine < r->nranked ? o->refine : r->nranked;
+    if (!k) return;
+    orr_refined *f = orr_xmalloc(k * sizeof *f), *sorted = orr_xmalloc(k * sizeof *sorted);
+    for (uint32_t i = 0; i < k; i++) {
+        orr_refined *x = &f[i];
+        *x = (orr_refined){.index = r->ranked[i], .rank = i + 1};
+        orr_spec s;
+        orr_prediction p;
+        orr_err err = {{0}};
+        if (search_trial_spec(b, &r->trials[x->index], o->refine_net, &s, &err) || orr_predict(&s, &p, &err) < 0) {
+            size_t n = strlen(err.msg) < sizeof x->reason ? strlen(err.msg) : sizeof x->reason - 1; /* cut */
+            memcpy(x->reason, err.msg, n);
+            x->reason[n] = 0;
+            continue;
+        }
+        x->iteration_s = p.r.iteration_s;
+        x->oom = p.r.mem.oom;
+        orr_prediction_free(&p);
+    }
+    memcpy(sorted, f, k * sizeof *f);
+    qsort(sorted, k, sizeof *sorted, cmp_refined);
+    for (uint32_t i = 0; i < k; i++) f[sorted[i].rank - 1].new_rank = i + 1;
+    free(sorted);
+    r->refined = f;
+    r->nrefined = k;
+}
+
+/* "MODEL on N x GPU, gbs B, seq S" (N: the GPU counts, comma-separated). */
+static void title(const orr_search_opts *o, const search_base *b, orr_search_result *r)
+{
+    const orr_axis_values *g = &o->ax[ORR_AX_GPUS];
+    char counts[128] = "";
+    for (uint32_t k = 0; g->given && k < g->n && strlen(counts) + 12 < sizeof counts; k++)
+        snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "%s%u", k ? "," : "", g->v[k]);
+    if (!g->given) snprintf(counts, sizeof counts, "%u", b->s.gpus);
+    orr_spec hw = b->s;
+    if (g->given) hw.gpus = g->v[0];
+    orr_err ignored;
+    const char *gpu = orr_spec_resolve_hardware(&hw, NULL, &ignored) == 0 ? hw.gpu.name : "?";
+    snprintf(r->title, sizeof r->title, "%s on %s x %s, gbs %u, seq %u", b->s.model.name, counts, gpu, b->gbs, b->seq);
 }
 
 static double now_s(void)
@@ -375,21 +379,28 @@ int orr_search_run(const orr_search_opts *o, orr_search_result *r, orr_err *err)
     search_base b;
     if (search_base_init(o, &b, err)) return -1;
     if (search_enumerate(o, &b, &r->trials, &r->ntrials, err)) return -1;
-    r->gpus = b.gpus;
-    orr_spec hw = b.s;
-    orr_err ignored;
-    const char *gpu = orr_spec_resolve_hardware(&hw, NULL, &ignored) == 0 ? hw.gpu.name : "?";
-    snprintf(r->title, sizeof r->title, "%s on %u x %s, gbs %u, seq %u", b.s.model.name, b.gpus, gpu, b.gbs, b.seq);
+    title(o, &b, r);
     uint32_t *cand = orr_xmalloc((r->ntrials + 1) * sizeof *cand), ncand;
     prepare(&b, o, r, cand, &ncand);
-    sample(o, r, cand, &ncand);
-    int rc = simulate_all(&b, o, r, cand, ncand, err);
+    search_run R = {.b = &b, .o = o, .r = r, .total = ncand};
+    int rc;
+    if (o->strategy == ORR_STRATEGY_CMAES) {
+        R.total = o->budget < ncand ? o->budget : ncand;
+        rc = search_cmaes(&R, cand, ncand, err);
+    } else {
+        sample(o, r, cand, &ncand);
+        R.total = ncand;
+        rc = simulate_in_batches(&R, cand, ncand, err);
+    }
+    orr_progress_done(o->progress);
     free(cand);
     if (rc) {
         orr_search_result_free(r);
         return -1;
     }
     summarise(o, r);
+    pareto(o, r);
+    refine(&b, o, r);
     r->wall_s = now_s() - t0;
     return 0;
 }
@@ -398,5 +409,7 @@ void orr_search_result_free(orr_search_result *r)
 {
     free(r->trials);
     free(r->ranked);
+    free(r->pareto);
+    free(r->refined);
     memset(r, 0, sizeof *r);
 }

@@ -23,14 +23,15 @@ int search_base_init(const orr_search_opts *o, search_base *b, orr_err *err)
             return orr_fail(err, "--dp: not a search flag (each trial derives dp = gpus/(tp*cp*pp) from --gpus)");
     if (orr_spec_apply_flags(&b->s, o->base_argc, o->base_argv, err)) return -1;
     if (!b->s.model.name[0]) return orr_fail(err, "--model: required (a catalog name, a YAML model file or a config.json)");
-    if (!b->s.gpus) return orr_fail(err, "--gpus: required by search (the GPUs the configurations share)");
+    if (!o->ax[ORR_AX_GPUS].given && !b->s.gpus)
+        return orr_fail(err, "--gpus: required by search (the GPUs the configurations share, or a list of counts)");
     if (!b->s.gbs) return orr_fail(err, "--gbs: required by search (the global batch size, sequences per iteration)");
     b->s.quiet = 1;
     b->s.json = 0;
     b->s.dp = 0;
     orr_spec hw = b->s;
+    if (o->ax[ORR_AX_GPUS].given) hw.gpus = o->ax[ORR_AX_GPUS].v[0];
     if (orr_spec_resolve_hardware(&hw, NULL, err)) return -1;
-    b->gpus = b->s.gpus;
     b->gpn = hw.cluster.gpus_per_node;
     b->layers = b->s.model.layers;
     b->seq = b->s.seq ? b->s.seq : b->s.model.seq;
@@ -50,13 +51,13 @@ static uint32_t divisors(uint32_t n, uint32_t max, uint32_t *out)
 /* The default rule of a numeric axis, given the axes before it (cur). */
 static uint32_t default_parallel(const search_base *b, int ax, int is_auto, const uint32_t *cur, uint32_t *out)
 {
-    uint32_t tp = cur[ORR_AX_TP], pp = cur[ORR_AX_PP], cp = cur[ORR_AX_CP], k = 0;
+    uint32_t gpus = cur[ORR_AX_GPUS], tp = cur[ORR_AX_TP], pp = cur[ORR_AX_PP], cp = cur[ORR_AX_CP], k = 0;
     switch (ax) {
-    case ORR_AX_TP: return divisors(b->gpus, b->gpn, out);
-    case ORR_AX_PP: return b->gpus % tp ? (out[0] = 1, 1) : divisors(b->gpus / tp, b->layers, out);
+    case ORR_AX_TP: return divisors(gpus, b->gpn, out);
+    case ORR_AX_PP: return gpus % tp ? (out[0] = 1, 1) : divisors(gpus / tp, b->layers, out);
     case ORR_AX_CP:
-        if (!is_auto || b->gpus % ((uint64_t)tp * pp)) return out[0] = 1, 1;
-        uint32_t all[ORR_SEARCH_MAX_VALUES], n = divisors(b->gpus / (tp * pp), UINT32_MAX, all);
+        if (!is_auto || gpus % ((uint64_t)tp * pp)) return out[0] = 1, 1;
+        uint32_t all[ORR_SEARCH_MAX_VALUES], n = divisors(gpus / (tp * pp), UINT32_MAX, all);
         for (uint32_t i = 0; i < n; i++) /* those with seq divisible by 2*cp (and cp 1) */
             if (all[i] == 1 || b->seq % (2 * all[i]) == 0) out[k++] = all[i];
         return k;
@@ -68,8 +69,8 @@ static uint32_t default_parallel(const search_base *b, int ax, int is_auto, cons
         return k;
     case ORR_AX_MBS: {
         uint64_t mp = (uint64_t)tp * pp * cp;
-        if (b->gpus % mp || b->gbs % (b->gpus / mp)) return out[0] = 1, 1;
-        uint32_t per_replica = b->gbs / (uint32_t)(b->gpus / mp);
+        if (gpus % mp || b->gbs % (gpus / mp)) return out[0] = 1, 1;
+        uint32_t per_replica = b->gbs / (uint32_t)(gpus / mp);
         for (uint32_t m = 1; m <= per_replica && k < ORR_SEARCH_MAX_VALUES; m *= 2)
             if (per_replica % m == 0) out[k++] = m;
         return k;
@@ -90,14 +91,15 @@ static uint32_t axis_values(const orr_search_opts *o, const search_base *b, int 
         memcpy(out, a->v, a->n * sizeof *out);
         return a->n;
     }
-    uint64_t mp = (uint64_t)cur[ORR_AX_TP] * cur[ORR_AX_PP] * cur[ORR_AX_CP];
+    uint64_t mp = (uint64_t)cur[ORR_AX_TP] * cur[ORR_AX_PP] * cur[ORR_AX_CP], gpus = cur[ORR_AX_GPUS];
     switch (ax) {
+    case ORR_AX_GPUS: return out[0] = b->s.gpus, 1;
     case ORR_AX_FRAMEWORK: return out[0] = b->s.framework, 1;
     case ORR_AX_RECOMPUTE: return out[0] = ORR_RECOMPUTE_NONE, out[1] = ORR_RECOMPUTE_SELECTIVE, out[2] = ORR_RECOMPUTE_FULL, 3;
     case ORR_AX_ZERO: return out[0] = 1, out[1] = 2, out[2] = 3, 3;
     case ORR_AX_FSDP: /* 0: full shard (resolve makes it dp); auto: every divisor of dp (HSDP) */
-        if (!a->is_auto || b->gpus % mp) return out[0] = 0, 1;
-        return divisors((uint32_t)(b->gpus / mp), UINT32_MAX, out);
+        if (!a->is_auto || gpus % mp) return out[0] = 0, 1;
+        return divisors((uint32_t)(gpus / mp), UINT32_MAX, out);
     case ORR_AX_DIST_OPT: return out[0] = 1, 1;
     case ORR_AX_SP: return out[0] = cur[ORR_AX_TP] > 1 && fw != ORR_FW_DEEPSPEED, 1;
     }
@@ -162,15 +164,17 @@ static void add_arg(char **argv, int *argc, const char *flag, const char *val)
     if (val) argv[(*argc)++] = (char *)val;
 }
 
-int search_trial_spec(const search_base *b, const orr_trial *t, orr_spec *s, orr_err *err)
+int search_trial_spec(const search_base *b, const orr_trial *t, const char *net, orr_spec *s, orr_err *err)
 {
     *s = b->s;
     s->tp = s->pp = s->cp = s->vpp = s->mbs = 1;
     s->fsdp = s->zero = 0;
     s->sp = s->dist_opt = 0;
     s->recompute = ORR_RECOMPUTE_NONE;
-    char num[6][16], *argv[32];
+    char num[6][16], gpus[16], *argv[32];
     int argc = 0;
+    snprintf(gpus, sizeof gpus, "%u", t->v[ORR_AX_GPUS]);
+    add_arg(argv, &argc, "--gpus", gpus);
     const int nums[] = {ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_ZERO};
     const char *names[] = {"--tp", "--pp", "--cp", "--vpp", "--mbs", "--zero"};
     add_arg(argv, &argc, "--framework", orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]));
@@ -187,6 +191,7 @@ int search_trial_spec(const search_base *b, const orr_trial *t, orr_spec *s, orr
     add_arg(argv, &argc, "--recompute", orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]));
     add_arg(argv, &argc, t->v[ORR_AX_SP] ? "--sp" : "--no-sp", NULL);
     add_arg(argv, &argc, t->v[ORR_AX_DIST_OPT] ? "--dist-opt" : "--no-dist-opt", NULL);
+    if (net) add_arg(argv, &argc, "--net", net);
     if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
     return orr_spec_resolve(s, err);
 }
