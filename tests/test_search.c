@@ -191,6 +191,42 @@ static uint32_t soundness(const char *space)
     return dominated;
 }
 
+/* An MoE model: its routed experts are sharded over ep (not tp), so a memory bound that counted them
+ * over tp x pp pruned configurations that fit (mixtral-8x7b, --ep 8: the best, TP 2 PP 1 at 76 GiB,
+ * was pruned). The bounds must stay below every simulated trial, the same best pruned or not; the
+ * time bound is off for MoE models (idle experts, dropped tokens). */
+static void test_moe_bounds(void)
+{
+    const char *space = "--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --ep 8 --tp 1,2 "
+                        "--pp 1,2,4 --recompute none,full";
+    char args[512];
+    snprintf(args, sizeof args, "%s --no-prune", space);
+    orr_search_opts o;
+    orr_search_result a, b;
+    orr_err err = {{0}};
+    CHECK_MSG(search(space, &a, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(search(args, &b, &o, &err) == 0, "%s", err.msg);
+    CHECK(a.nranked > 0 && b.nranked > 0 && a.ntrials == b.ntrials);
+    if (!a.nranked || !b.nranked || a.ntrials != b.ntrials) return;
+    CHECK_EQ_I64(a.ranked[0], b.ranked[0]);
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < b.ntrials; i++) {
+        const orr_trial *u = &b.trials[i];
+        if (strcmp(a.trials[i].key, "memory_lower_bound") == 0)
+            CHECK_MSG(u->status == ORR_TRIAL_OOM, "MoE trial %u pruned by the memory bound but %s", i,
+                      orr_trial_status_name(u->status));
+        if (u->status != ORR_TRIAL_OK) continue;
+        ok++;
+        CHECK_MSG(u->bound_bytes <= u->peak_bytes, "MoE trial %u bound %llu > peak %llu", i,
+                  (unsigned long long)u->bound_bytes, (unsigned long long)u->peak_bytes);
+        CHECK(u->bound_s == 0);
+    }
+    CHECK(ok > 0);
+    printf("MoE bounds: %u trials, %u fit, best trial %u pruned and unpruned\n", b.ntrials, ok, a.ranked[0]);
+    orr_search_result_free(&a);
+    orr_search_result_free(&b);
+}
+
 static void test_lower_bound(void)
 {
     uint32_t dominated = soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2,4,8 "
@@ -343,6 +379,7 @@ int main(void)
     test_enumeration();
     test_invalid_and_errors();
     test_lower_bound();
+    test_moe_bounds();
     test_duplicates_random_jobs();
     return check_done();
 }

@@ -1012,14 +1012,20 @@ static void build_buckets(gen *G)
                 uint32_t layer = first + chunk_layers(G, c) - (uint32_t)e;
                 p = layer_params_local(G, layer);
                 cur.first_layer = layer; /* backward order: layers arrive highest first */
+                /* --fp8-param-gather: Megatron keeps the blocks' linear weights as FP8 tensors and
+                 * its distributed optimizer all-gathers those bytes (1 B per element); norms,
+                 * embedding and head stay bf16. An MoE layer's dense linear weights are its
+                 * attention projections (its experts are gathered, or not, with their own group). */
+                if (G->s->fp8_param_gather && orr_dtype_is_narrow(G->dt)) {
+                    double lin = orr_model_layer_is_moe(&G->s->model, layer)
+                                     ? orr_model_attn_params(&G->s->model) / G->T
+                                     : layer_linear_params_local(G);
+                    if (lin > p) lin = p;
+                    cur.gather_bytes -= lin * (G->act_B - orr_dtype_bytes(G->dt));
+                }
             }
             cur.params += p;
             cur.gather_bytes += p * G->act_B;
-            /* --fp8-param-gather: Megatron keeps the blocks' linear weights as FP8 tensors and its
-             * distributed optimizer all-gathers those bytes (1 B per element); norms, embedding and
-             * head stay bf16 */
-            if (G->s->fp8_param_gather && orr_dtype_is_narrow(G->dt) && e > 0 && e < n_el - 1)
-                cur.gather_bytes -= layer_linear_params_local(G) * (G->act_B - orr_dtype_bytes(G->dt));
             if (cur.params >= G->s->bucket_params) {
                 ORR_PUSH(G->bk, G->nbk, G->capbk, cur);
                 memset(&cur, 0, sizeof cur);

@@ -22,7 +22,12 @@
  * of fp32 master weights and Adam moments, each divided by the degree it is sharded over. */
 uint64_t orr_search_memory_lower_bound(const orr_spec *s)
 {
-    double P = orr_model_params(&s->model) / ((double)s->tp * s->pp);
+    /* An MoE model's routed experts are sharded over ep x etp (and their optimizer over the expert
+     * data-parallel group), not over tp: they are left out, which keeps this a lower bound. */
+    double routed = s->model.experts > 0
+                        ? (double)orr_model_moe_layers(&s->model) * s->model.experts * orr_model_expert_params(&s->model)
+                        : 0;
+    double P = (orr_model_params(&s->model) - routed) / ((double)s->tp * s->pp);
     double shard = (double)s->dp * s->cp, per_param = 0;
     switch (s->framework) {
     case ORR_FW_MEGATRON: per_param = 2.0 + 2.0 + 12.0 / (s->dist_opt ? shard : 1.0); break;
@@ -58,12 +63,13 @@ static double peak_flops(const orr_spec *s)
  * layers/(pp vpp) and the last stage's first forward and the first stage's last backward add the
  * pipeline's fill and drain, (pp - 1)/vpp micro-batch times (1F1B and interleaved; GPipe's is larger).
  * Attention scores, embeddings, the head, communication and the optimizer only add to this.
- * 0 when the spec gives no peak. A model whose layers hold experts (some weights idle per token)
- * needs the active parameters here instead. */
+ * 0 when the spec gives no peak, and for a model whose layers hold experts: most of their weights
+ * sit idle for a given token, and a capacity factor may drop tokens, so the bound above would not
+ * be one (no trial of an MoE model is pruned by time). */
 double orr_search_time_lower_bound_s(const orr_spec *s)
 {
     double peak = peak_flops(s);
-    if (!(peak > 0) || !s->tp || !s->pp || !s->dp || !s->mbs) return 0;
+    if (!(peak > 0) || !s->tp || !s->pp || !s->dp || !s->mbs || s->model.experts > 0) return 0;
     uint32_t cp = s->cp ? s->cp : 1, vpp = s->vpp ? s->vpp : 1;
     double flops_per_weight = s->recompute == ORR_RECOMPUTE_FULL ? 8.0 : 6.0;
     double stage_weights = orr_model_layer_params(&s->model) * s->model.layers / ((double)s->pp * s->tp);
