@@ -311,12 +311,12 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "SP when TP > 1; distributed optimizer with overlapped grad reduce-scatter and param "
         "all-gather; TP comm overlap; no recompute; no virtual stages; untied embeddings (the table's parameter "
         "counts); bf16 (fp32 grad reduction)",
-        1, M_TFLOPS, "tflops_per_gpu", megatron_h100_row, 72.0, 12.0},
+        1, M_TFLOPS, "tflops_per_gpu", megatron_h100_row, 72.0, 12.0, NULL},
     [ORR_VALID_SELENE_A100] = {
         "megatron_lm_a100_selene.csv", "Megatron-LM on A100 Selene (April 2021, seq 2048)",
         "TFLOP/s per GPU by Narayanan et al. 2021: 96 B s L h^2 (1 + s/6h + V/16Lh), counts full recompute",
         "micro-batch 1; full recompute; fp16; unfused attention; no SP; no distributed optimizer; no virtual stages",
-        1, M_TFLOPS, "tflops_per_gpu", selene_row, 96.0, 16.0},
+        1, M_TFLOPS, "tflops_per_gpu", selene_row, 96.0, 16.0, NULL},
     [ORR_VALID_NEMO_H100] = {
         "nemo_24_07_perf_summary.csv", "NeMo 24.07 performance summary, DGX-H100, FP8 (pre-training rows)",
         "tokens/s per GPU",
@@ -326,21 +326,21 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "NeMo's); Llama weights in FP8 (--fp8-param-gather, as that script); GPT3-5B "
         "and GPT3-20B shapes from NeMo-Framework-Launcher's gpt3 *_fp8_performance.yaml; Nemotron rows not "
         "predicted (shapes not in the catalog); fine-tuning rows not modelled",
-        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0},
+        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL},
     [ORR_VALID_LLAMA3_FP8] = {
         "megatron_lm_llama3_fp8_example.csv", "Megatron-LM examples/llama FP8 performance, H100",
         "tokens/s per GPU",
         "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid, "
         "--grad-reduce-in-bf16, --fp8-param-gather, distributed optimizer, SP and TP comm overlap when TP > 1, no "
         "recompute, no dropout; cp and vp as the README's table gives them (the 8B script itself sets CP 1)",
-        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0},
+        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL},
     [ORR_VALID_MEGATRON_2020] = {
         "megatron_lm_2020_v100_a100.csv", "Megatron-LM 2020 README scaling cases, DGX A100 (seq 1024)",
         "iteration time (the error is on throughput: published / predicted time - 1)",
         "fp16; full recompute; unfused attention; no SP; no distributed optimizer; micro-batch batch / dp; the "
         "gradient all-reduce after the backward, in fp16 (2020's local DDP); A100 40GB; V100 rows not predicted (no "
         "V100 in the GPU catalog)",
-        0, M_ITER_MS, "iteration_time_ms", megatron2020_row, 0, 0},
+        0, M_ITER_MS, "iteration_time_ms", megatron2020_row, 0, 0, NULL},
     [ORR_VALID_NANOTRON_TP] = {
         "nanotron_ultrascale_tp_scaling.csv", "Ultra-Scale Playbook TP scaling, nanotron 3.57B on H100 (seq 4096)",
         "tokens/s per GPU",
