@@ -8,10 +8,12 @@
  *   orrery emulate [FLAGS] -- CMD ...     run an unmodified CUDA/NCCL program with no GPU and predict it
  *                                         (docs/emulate.md)
  *   orrery search [SPEC.yaml] [FLAGS]     predict every configuration of a space and rank them (docs/spec.md)
+ *   orrery calibrate [SPEC.yaml] [FLAGS]  fit a hardware profile on a user's measurements (docs/calibrate.md)
  *
  * User errors print one line "orrery: ..." naming the file, field or flag, and exit 2.
  */
 #include "orrery/orrery.h"
+#include "orrery/calibrate.h"
 #include "orrery/emulate.h"
 #include "orrery/hw.h"
 #include "orrery/model.h"
@@ -44,6 +46,8 @@ static const struct { const char *name, *synopsis, *what; } commands[] = {
      "predict a space of configurations (--tp 1,2,4 --pp 1..8 ...) and rank them (docs/spec.md \"Search\")"},
     {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--quiet] [--no-accel] [--ss-theta X] [--ss-window N]",
      "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
+    {"calibrate", "orrery calibrate [SPEC.yaml] [FLAGS]",
+     "fit a profile of your GPU and cluster on nccl-tests output and measured step times (docs/calibrate.md)"},
     {"validate", "orrery validate [DIR]", "predict the published Megatron-LM rows (default: " ORRERY_DEFAULT_VALIDATION_DIR ")"},
     {"list", "orrery list gpus|models|clusters", "print the catalogs"},
     {"help", "orrery help [COMMAND]", "this text, or every flag of COMMAND (also: orrery COMMAND --help)"},
@@ -78,6 +82,8 @@ static int unknown_command(const char *where, const char *cmd)
 
 /* `orrery help COMMAND` and `orrery COMMAND --help`: the synopsis and every flag, from the table the
  * parser reads (src/spec/flags.c). */
+static void calibrate_flags_help(void);
+
 static int help(const char *command)
 {
     size_t i = 0;
@@ -96,6 +102,8 @@ static int help(const char *command)
         fwrite(b.s, 1, b.n, stdout);
         printf("\nEvery other flag of predict (orrery help predict) sets the base job: --model, --gpu, --gpus and --gbs\n"
                "are required; a flag of the space left out means its default rule (docs/spec.md \"Search\").\n");
+    } else if (strcmp(command, "calibrate") == 0) {
+        calibrate_flags_help();
     } else if (strcmp(command, "netsim") == 0) {
         printf("\nflags:\n  %-38s %s\n  %-38s %s\n", "--out DIR",
                "write the FCT and PFC outputs into DIR [default: as the config names them]", "--quiet",
@@ -278,6 +286,120 @@ static int cmd_search(int argc, char **argv)
     if (mpi && rc) fprintf(stderr, "orrery: rank %u of %u: %s\n", ranks.rank, ranks.size, err.msg);
     if (mpi) orr_mpi_end(rc != 0);
 #endif
+    return rc ? fail(&err) : 0;
+}
+
+/* `orrery calibrate`'s own flags (docs/calibrate.md); every other flag is predict's and sets the
+ * hardware and the job the measurements ran. */
+static const struct { const char *name, *value, *help; } calib_flags[] = {
+    {"--nccl", "FILE", "nccl-tests output (all_reduce_perf, all_gather_perf, ...: their stdout); repeatable"},
+    {"--steps", "FILE", "a CSV of runs: predict flags as columns (tp, gbs, ...), step_ms or step_s; repeatable"},
+    {"--megatron-log", "FILE", "a Megatron-LM log of the job the spec and flags give (elapsed time per iteration); "
+                               "repeatable"},
+    {"--out", "FILE", "write the profile there too [default: only to stdout, which is a profile file as a whole]"},
+};
+#define NCALIB_FLAGS (sizeof calib_flags / sizeof calib_flags[0])
+
+static void calibrate_flags_help(void)
+{
+    printf("\nflags (a value is given as --flag V or --flag=V):\n");
+    for (size_t i = 0; i < NCALIB_FLAGS; i++) {
+        char use[64];
+        snprintf(use, sizeof use, "%s %s", calib_flags[i].name, calib_flags[i].value);
+        printf("  %-38s %s\n", use, calib_flags[i].help);
+    }
+    printf("\nEvery other flag of predict (orrery help predict) sets the hardware measured (--gpu, --cluster, ...)\n"
+           "and the job of a --megatron-log, and is the base of every --steps run.\n");
+}
+
+/* Splits calibrate's arguments: its own flags into the three lists and out, the rest (predict's)
+ * into rest. */
+static int calibrate_args(int argc, char **argv, const char **lists[3], int nlist[3], const char **out, char **rest,
+                          int *nrest, orr_err *err)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+        size_t k = 0;
+        while (k < NCALIB_FLAGS && !(strlen(calib_flags[k].name) == len && strncmp(calib_flags[k].name, argv[i], len) == 0))
+            k++;
+        if (k == NCALIB_FLAGS) {
+            rest[(*nrest)++] = argv[i];
+            continue;
+        }
+        const char *val = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+        if (!val || !*val) return orr_fail(err, "%s: missing value (a file)", calib_flags[k].name);
+        if (k < 3) lists[k][nlist[k]++] = val;
+        else *out = val;
+    }
+    return 0;
+}
+
+/* Writes text to path, failing with a message naming it. */
+static int write_text(const char *path, const orr_buf *text, orr_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return orr_fail(err, "--out %s: cannot write: %s", path, strerror(errno));
+    size_t wrote = text->n ? fwrite(text->s, 1, text->n, f) : 0;
+    int bad = wrote != text->n;
+    if (fclose(f) || bad) return orr_fail(err, "--out %s: cannot write: %s", path, strerror(errno ? errno : EIO));
+    return 0;
+}
+
+/* The measurements into nccl and steps, on base (the spec and predict's flags). */
+static int calibrate_inputs(const orr_spec *base, const char **lists[3], const int nlist[3], orr_nccl_rows *nccl,
+                            orr_step_rows *steps, orr_err *err)
+{
+    for (int i = 0; i < nlist[0]; i++)
+        if (orr_nccl_tests_load(nccl, lists[0][i], err)) return -1;
+    for (int i = 0; i < nlist[1]; i++)
+        if (orr_steps_csv_load(steps, lists[1][i], base, err)) return -1;
+    for (int i = 0; i < nlist[2]; i++)
+        if (orr_megatron_log_load(steps, lists[2][i], base, err)) return -1;
+    return 0;
+}
+
+static int cmd_calibrate(int argc, char **argv)
+{
+    orr_spec base;
+    orr_err err = {{0}};
+    orr_spec_init(&base);
+    int i = 0, nrest = 0, nlist[3] = {0, 0, 0}, rc = -1;
+    if (argc > 0 && argv[0][0] != '-') {
+        if (orr_spec_load_file(&base, argv[0], &err) < 0) return fail(&err);
+        i = 1;
+    }
+    const char **lists[3], *out = NULL;
+    char **rest = orr_xcalloc((size_t)argc + 1, sizeof *rest);
+    for (int k = 0; k < 3; k++) lists[k] = orr_xcalloc((size_t)argc + 1, sizeof *lists[k]);
+    orr_nccl_rows nccl = {0};
+    orr_step_rows steps = {0};
+    orr_calib_result res = {0};
+    orr_buf text = {0};
+    orr_spec hw;
+    if (calibrate_args(argc - i, argv + i, lists, nlist, &out, rest, &nrest, &err) ||
+        orr_spec_apply_flags(&base, nrest, rest, &err))
+        goto done;
+    if (base.njobs) {
+        orr_fail(&err, "calibrate: a spec with jobs: is not one job and its hardware");
+        goto done;
+    }
+    hw = base;
+    if (orr_spec_resolve_hardware(&hw, NULL, &err) || calibrate_inputs(&base, lists, nlist, &nccl, &steps, &err) ||
+        orr_calibrate(&hw, &nccl, &steps, &res, &err))
+        goto done;
+    orr_calibrate_report(&res, &text);
+    fwrite(text.s, 1, text.n, stdout);
+    rc = out ? write_text(out, &text, &err) : 0;
+    if (rc == 0 && out) printf("# written to %s\n", out);
+done:
+    orr_buf_free(&text);
+    orr_calib_result_free(&res);
+    orr_nccl_rows_free(&nccl);
+    orr_step_rows_free(&steps);
+    orr_spec_free(&base);
+    free(rest);
+    for (int k = 0; k < 3; k++) free(lists[k]);
     return rc ? fail(&err) : 0;
 }
 
@@ -644,8 +766,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return usage(stdout);
     if (strcmp(cmd, "help") == 0) return argc > 2 ? help(argv[2]) : usage(stdout);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) return version();
-    static int (*const run[])(int, char **) = {cmd_predict, cmd_emulate, cmd_search, cmd_netsim, cmd_validate,
-                                               cmd_list};
+    static int (*const run[])(int, char **) = {cmd_predict, cmd_emulate, cmd_search, cmd_netsim, cmd_calibrate,
+                                               cmd_validate, cmd_list};
     for (size_t i = 0; i < sizeof run / sizeof run[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return flushed(wants_help(argc - 2, argv + 2) ? help(cmd) : run[i](argc - 2, argv + 2));

@@ -81,6 +81,41 @@ const char *orr_catalog_cluster_default_gpu(const char *cluster);
 /* The catalog's default GPU (data/gpus.yaml `default: true`), for `orrery emulate` without --gpu. */
 const char *orr_catalog_default_gpu(void);
 
+/*
+ * A calibration profile (docs/calibrate.md): what `orrery calibrate` measured about one GPU and one
+ * node type, as a few fields (the keys of data/gpus.yaml and data/clusters.yaml, in their units)
+ * over the catalog entries named by `base:`. predict and search take it with --profile FILE or the
+ * spec's `profile: FILE`; orr_spec_resolve_hardware applies it to the job's GPU and cluster, the one
+ * place where it changes anything. A profile holds a `gpu:` part, a `cluster:` part or both.
+ */
+#define ORR_PROFILE_VERSION 1
+typedef struct orr_hw_profile {
+    char path[256];               /* where it was read, for messages ("": no profile) */
+    int has_gpu, has_cluster;     /* the parts present */
+    orr_gpu gpu;                  /* the catalog entry of gpu.base with the profile's fields over it */
+    orr_cluster cluster;          /* the same for cluster.base */
+    uint64_t gpu_set, cluster_set;/* bit i: key i of the GPU / cluster field table is set */
+} orr_hw_profile;
+
+/* Reads a profile file (or YAML text[0..len), name standing for the file in messages): unknown
+ * keys, a base not in the catalog, a missing version or bad values are errors naming the line. */
+int orr_hw_profile_load(orr_hw_profile *p, const char *path, orr_err *err);
+int orr_hw_profile_parse(orr_hw_profile *p, const char *name, const char *text, size_t len, orr_err *err);
+/* Starts a profile over catalog entries (gpu and/or cluster may be NULL: that part absent); fields
+ * are then changed in p->gpu / p->cluster and marked with orr_hw_profile_mark. */
+int orr_hw_profile_init(orr_hw_profile *p, const char *gpu, const char *cluster, orr_err *err);
+/* Marks key (a key of the GPU table when is_gpu, else of the cluster table) as set; -1 if unknown. */
+int orr_hw_profile_mark(orr_hw_profile *p, int is_gpu, const char *key);
+/* Marks and takes every field of g (c) that differs from the catalog entry p's GPU (cluster) part
+ * is based on: the hardware as it was measured, overrides and flags included. */
+void orr_hw_profile_take_changes(orr_hw_profile *p, const orr_gpu *g, const orr_cluster *c);
+/* Applies p to a job's GPU and cluster: each part to the job whose GPU (cluster) it is based on, and
+ * an error if a part does not match the job's hardware, or if a field it sets was also changed from
+ * the catalog by the spec or a flag. A profile with no path and no parts does nothing. */
+int orr_hw_profile_apply(const orr_hw_profile *p, orr_gpu *g, orr_cluster *c, orr_err *err);
+/* The profile as YAML (version, then each part's base and its set keys in the file's units). */
+void orr_hw_profile_yaml(const orr_hw_profile *p, orr_buf *out);
+
 /* Scale-out bandwidth of one GPU per direction, bytes/s: its NIC's, or with nics_per_node NICs
  * shared by the node's GPUs, an even share of them (the collectives and their flows send from every
  * GPU of a node at once, so a GPU cannot borrow an idle neighbour's share). */

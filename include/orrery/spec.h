@@ -60,6 +60,7 @@ typedef struct orr_spec {
     orr_model model;
     orr_gpu gpu;
     orr_cluster cluster;
+    orr_hw_profile profile; /* --profile / profile: (docs/calibrate.md), applied by resolve */
     uint32_t gpus;        /* total GPUs */
     uint32_t tp, pp, dp;  /* dp 0 until resolved: derived from gpus / (tp*pp) */
     uint32_t vpp;         /* virtual pipeline stages (model chunks) per rank; 1 = plain 1F1B */
@@ -206,7 +207,8 @@ int orr_flags_help(const char *command, orr_buf *out);
 int orr_spec_resolve(orr_spec *s, orr_err *err);
 
 /* The hardware part of resolve: the GPU (given, the cluster's, else default_gpu; NULL: an error),
- * the cluster (given, else the GPU's node type) and the hardware flags over both. */
+ * the cluster (given, else the GPU's node type), the calibration profile over both, then the
+ * hardware flags. */
 int orr_spec_resolve_hardware(orr_spec *s, const char *default_gpu, orr_err *err);
 
 /* The values in effect of the options that stay -1 when not given (so a resolved spec can be

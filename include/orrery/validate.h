@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "orrery/core.h"
+#include "orrery/spec.h"
 
 typedef enum orr_valid_set {
     ORR_VALID_MEGATRON_H100, /* megatron_lm_h100_weak_scaling.csv: Megatron-Core r0.8, H100 (fitting) */
@@ -62,6 +63,19 @@ int orr_validate_gemm_eff(orr_valid_set set, const char *dir, double gemm_eff, o
  * that micro-batch plus extra: extra 0 must not be predicted out of memory, 1 is expected to be. */
 int orr_validate_max_batch(orr_valid_set set, const char *dir, unsigned extra, orr_valid_table *out, orr_err *err);
 void orr_valid_table_free(orr_valid_table *t);
+
+/* The rows of a set as jobs and measurements, for fitting on some rows and checking on others
+ * (`orrery calibrate`'s round trip): the spec orr_validate predicts for the row (not yet resolved),
+ * the published value, and the iteration time it implies. */
+typedef struct orr_valid_case {
+    orr_spec spec;
+    double published;         /* as published, in the set's unit */
+    double measured_s;        /* the measured iteration time the published value stands for, s */
+    int csv_row;              /* row of the csv (1: the first after the header) */
+} orr_valid_case;
+/* Every predicted row of the set (*n of them, heap; rows the set leaves out are not there). */
+int orr_valid_cases(orr_valid_set set, const char *dir, orr_valid_case **out, size_t *n, orr_err *err);
+void orr_valid_cases_free(orr_valid_case *c, size_t n);
 /* A text table with units: one line per row, then the median. */
 void orr_valid_table_print(const orr_valid_table *t, orr_buf *out);
 

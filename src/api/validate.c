@@ -559,3 +559,64 @@ void orr_valid_table_print(const orr_valid_table *t, orr_buf *out)
     else if (t->skipped)
         orr_buf_printf(out, "  %zu rows not predicted (see the assumptions)\n", t->skipped);
 }
+
+/* ---- The rows as jobs and measurements (orr_valid_cases) ---- */
+
+/* One row's job, published value and the iteration time that value stands for (the set's metric at
+ * an iteration of 1 s, divided by the published value); 1 if the set leaves the row out. */
+static int read_case(const set_def *d, const orr_csv *t, int r, const char *path, orr_valid_case *c, orr_err *err)
+{
+    const char *skip = NULL;
+    orr_spec_init(&c->spec);
+    bad_count = NULL;
+    int k = d->row(d, t, r, &c->spec, &skip, err);
+    if (k == 0 && bad_count)
+        return orr_fail(err, "%s row %d: %s: expected a whole number below 2^32, got '%s'", path, r, bad_count,
+                        orr_csv_get(t, r, bad_count));
+    if (k != 0) return k;
+    c->published = orr_csv_num(t, r, d->col);
+    c->csv_row = r;
+    if (!(c->published > 0) || !isfinite(c->published))
+        return orr_fail(err, "%s row %d: %s must be a positive number", path, r, d->col);
+    orr_spec s = c->spec;
+    orr_err e;
+    if (orr_spec_resolve(&s, &e) < 0) return orr_fail(err, "%s row %d (%s): %s", path, r, s.model.name, e.msg);
+    orr_prediction one_second;
+    memset(&one_second, 0, sizeof one_second);
+    one_second.r.iteration_s = 1.0;
+    c->measured_s = d->m == M_ITER_MS ? c->published / 1e3 : predicted_value(d, &s, &one_second) / c->published;
+    return 0;
+}
+
+int orr_valid_cases(orr_valid_set set, const char *dir, orr_valid_case **out, size_t *n, orr_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    if ((unsigned)set >= ORR_VALID_SET_COUNT) return orr_fail(err, "validate: unknown set %d", (int)set);
+    const set_def *d = &sets[set];
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, d->file);
+    orr_csv t;
+    if (orr_csv_load(&t, path, err) < 0) return -1;
+    orr_valid_case *cases = orr_xcalloc(t.nrows > 0 ? (size_t)t.nrows : 1, sizeof *cases);
+    int rc = orr_csv_col(&t, d->col) < 0 ? orr_fail(err, "%s: no column %s", path, d->col) : 0;
+    for (int r = 1; r < t.nrows && rc >= 0; r++) {
+        rc = read_case(d, &t, r, path, &cases[*n], err);
+        if (rc == 0) (*n)++;
+    }
+    orr_csv_free(&t);
+    if (rc >= 0 && *n == 0) rc = orr_fail(err, "%s: no row predicted", path);
+    if (rc < 0) {
+        orr_valid_cases_free(cases, *n);
+        *n = 0;
+        return -1;
+    }
+    *out = cases;
+    return 0;
+}
+
+void orr_valid_cases_free(orr_valid_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) orr_spec_free(&c[i].spec);
+    free(c);
+}

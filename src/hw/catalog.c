@@ -77,6 +77,15 @@ static const orr_yfield cluster_fields[] = {
 };
 #define NCLUSTER_FIELDS (sizeof cluster_fields / sizeof cluster_fields[0])
 
+/* A profile marks its keys in a 64-bit set (src/hw/profile.c). */
+_Static_assert(NGPU_FIELDS <= 64 && NCLUSTER_FIELDS <= 64, "more keys than a profile's uint64_t set holds");
+
+const orr_yfield *orr_hw_field_table(int is_gpu, size_t *n)
+{
+    *n = is_gpu ? NGPU_FIELDS : NCLUSTER_FIELDS;
+    return is_gpu ? gpu_fields : cluster_fields;
+}
+
 /* The peaks no key sets: block-scaled FP8 (MXFP8) runs at the FP8 rate on tensor cores that take MX
  * scales, Blackwell's (compute capability 10.0+) and any GPU with FP4; elsewhere it is 0 (refused by
  * --precision mxfp8). The one place the mapping lives: every catalog entry and every override of a

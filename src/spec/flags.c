@@ -27,7 +27,7 @@ typedef enum flag_id {
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
     F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED,
-    F_VARIABILITY, F_VARIABILITY_SEED
+    F_VARIABILITY, F_VARIABILITY_SEED, F_HW_PROFILE
 } flag_id;
 
 /* Where a flag is accepted: predict, emulate, and (with a spec that has jobs:) at the top level of
@@ -65,6 +65,8 @@ static const flag_def flags[] = {
      "scale-out NIC bandwidth per NIC per direction, Gb/s (cluster.nic_gbps)", P | E | J},
     {"--nics-per-node", F_NICS_PER_NODE, COUNT, "one per GPU",
      "scale-out NICs per node, shared evenly by its GPUs (cluster.nics_per_node)", P | E | J},
+    {"--profile", F_HW_PROFILE, "a calibration profile file (orrery calibrate's YAML)", "none",
+     "measured GPU and cluster values over the catalog's (docs/calibrate.md)", P | J},
     {"--nvlink-gbps", F_NVLINK_GBPS, "a rate in Gb/s, above 0 up to 1e7", "the GPU's",
      "NVLink bandwidth per GPU per direction, Gb/s (gpu.nvlink_gbps; H100: 3600)", P | E | J},
     /* parallelism */
@@ -168,10 +170,13 @@ static const flag_def flags[] = {
 #undef J
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
-static const flag_def *find_flag(const char *arg, size_t len)
+/* The flag of that name the command accepts (scope): a name may mean different things to two
+ * commands (--profile: predict's calibration profile, emulate's kernel profiler). */
+static const flag_def *find_flag(const char *arg, size_t len, unsigned scope)
 {
     for (size_t i = 0; i < NFLAGS; i++)
-        if (strlen(flags[i].name) == len && strncmp(flags[i].name, arg, len) == 0) return &flags[i];
+        if (strlen(flags[i].name) == len && strncmp(flags[i].name, arg, len) == 0 && (flags[i].scope & scope))
+            return &flags[i];
     return NULL;
 }
 
@@ -301,6 +306,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_NO_HOST_TIME: s->emu.no_host_time = 1; return 0;
     case F_PROFILE: s->emu.profile = 1; return 0;
     case F_PROFILE_EMULATED: s->emu.profile = 2; return 0;
+    case F_HW_PROFILE: return orr_hw_profile_load(&s->profile, val, err);
     case F_TOKENS:
         if (orr_parse_num(val, &d) || !(d > 0) || d > 1e15) return bad_value(f, val, err);
         s->emu.tokens = d;
@@ -467,8 +473,8 @@ static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, unsigned 
         }
         const char *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        const flag_def *f = find_flag(arg, len);
-        if (!f || !(f->scope & scope)) return unknown_flag(arg, len, scope, err);
+        const flag_def *f = find_flag(arg, len, scope);
+        if (!f) return unknown_flag(arg, len, scope, err);
         const char *val = NULL;
         if (f->expects) {
             if (eq) val = eq + 1;

@@ -338,12 +338,24 @@ static int apply_jobs(orr_spec *s, const orr_ynode *list, orr_err *err)
     return 0;
 }
 
+/* profile: FILE, a calibration profile (docs/calibrate.md), relative to the current directory as
+ * topology_file is; its errors are placed at the key. */
+static int read_profile_key(orr_spec *s, const orr_ynode *n, orr_err *err)
+{
+    char path[sizeof s->profile.path];
+    orr_err e;
+    if (orr_y_str(n, path, sizeof path, err)) return -1;
+    if (orr_hw_profile_load(&s->profile, path, &e)) return orr_y_fail(n, err, "%s", e.msg);
+    return 0;
+}
+
 static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
 {
-    static const char *const top[] = {"framework", "model", "gpu", "cluster", "gpus", "parallel", "training",
-                                      "options", "network", "jobs", NULL};
+    static const char *const top[] = {"framework", "model", "gpu", "cluster", "profile", "gpus", "parallel",
+                                      "training", "options", "network", "jobs", NULL};
     const orr_ynode *n;
     if (orr_y_check_keys(root, NULL, 0, top, err)) return -1;
+    if ((n = orr_y_get(root, "profile")) && read_profile_key(s, n, err)) return -1;
     if ((n = orr_y_get(root, "model")) && orr_model_from_yaml(&s->model, n, err)) return -1;
     if ((n = orr_y_get(root, "gpu")) && orr_gpu_from_yaml(&s->gpu, n, err)) return -1;
     if ((n = orr_y_get(root, "cluster")) && orr_cluster_from_yaml(&s->cluster, n, err)) return -1;
@@ -390,7 +402,8 @@ int orr_model_load_file(orr_model *m, const char *path, orr_err *err)
 /* ---- Resolve ---- */
 
 /* Fills GPU and cluster: the GPU may come from the cluster, the cluster from the GPU; then the
- * hardware flags (--nic-gbps, --nics-per-node, --nvlink-gbps) over both. */
+ * calibration profile (--profile, profile:) and the hardware flags (--nic-gbps, --nics-per-node,
+ * --nvlink-gbps) over both. */
 int orr_spec_resolve_hardware(orr_spec *s, const char *default_gpu, orr_err *err)
 {
     if (!s->gpu.name[0]) {
@@ -410,6 +423,7 @@ int orr_spec_resolve_hardware(orr_spec *s, const char *default_gpu, orr_err *err
         if (orr_catalog_cluster(c, &s->cluster, err)) return -1;
         if (gpn) s->cluster.gpus_per_node = gpn;
     }
+    if (orr_hw_profile_apply(&s->profile, &s->gpu, &s->cluster, err)) return -1;
     if (s->hw_flags.nic_gbps > 0) s->cluster.nic_Bps = s->hw_flags.nic_gbps * 1e9 / 8;
     if (s->hw_flags.nics_per_node) s->cluster.nics_per_node = s->hw_flags.nics_per_node;
     if (s->hw_flags.nvlink_gbps > 0) s->gpu.nvlink_Bps = s->hw_flags.nvlink_gbps * 1e9 / 8;

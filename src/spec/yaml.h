@@ -158,6 +158,9 @@ void orr_catalog_check_names(const orr_ynode *entry, const orr_ynode *own, const
 int orr_gpu_from_yaml(orr_gpu *g, const orr_ynode *n, orr_err *err);
 int orr_cluster_from_yaml(orr_cluster *c, const orr_ynode *n, orr_err *err);
 int orr_model_from_yaml(orr_model *m, const orr_ynode *n, orr_err *err);
+/* The field table of GPU (is_gpu) or cluster keys, *n entries (src/hw/catalog.c): for the
+ * calibration profiles of src/hw/profile.c, which read and write the same keys. */
+const orr_yfield *orr_hw_field_table(int is_gpu, size_t *n);
 /* Checks a model's fields against each other; prefix names it in messages (e.g. "model"). */
 int orr_model_check(const orr_model *m, const char *prefix, orr_err *err);
 
