@@ -12,7 +12,7 @@ cd "$TMP" # the flag probes below may create what they name (--trace-dir x)
 "$ORR" > /dev/null 2>&1; [ $? -eq 2 ] && ok || bad "orrery without a command: exit 2"
 "$ORR" --version > "$TMP/v" 2>&1 && grep -Eq "^orrery [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]+(-dirty)?|unknown\), JSON schema [0-9]+$" "$TMP/v" \
     && ok || bad "--version: $(cat "$TMP/v")"
-for cmd in predict emulate search netsim validate list; do
+for cmd in predict emulate search netsim calibrate validate list; do
     "$ORR" help $cmd > "$TMP/a" 2>&1 && "$ORR" $cmd --help > "$TMP/b" 2>&1 && cmp -s "$TMP/a" "$TMP/b" \
         && grep -q "^usage: orrery $cmd" "$TMP/a" && ok || bad "help $cmd"
 done
@@ -30,7 +30,7 @@ grep -q "paralel: unknown key (did you mean parallel?" "$TMP/e" && ok || bad "pa
 
 # every flag of each command's help is accepted by its parser (never "unknown flag")
 flags_of() { "$ORR" help "$1" | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'; }
-flags_of predict > "$TMP/fp"; flags_of emulate > "$TMP/fe"; flags_of search > "$TMP/fs"
+flags_of predict > "$TMP/fp"; flags_of emulate > "$TMP/fe"; flags_of search > "$TMP/fs"; flags_of calibrate > "$TMP/fc"
 [ "$(wc -l < "$TMP/fp")" -ge 50 ] && [ "$(wc -l < "$TMP/fe")" -ge 15 ] && [ "$(wc -l < "$TMP/fs")" -ge 20 ] && ok \
     || bad "help lists too few flags"
 for f in $(cat "$TMP/fp"); do
@@ -44,6 +44,17 @@ done
 for f in $(cat "$TMP/fs"); do
     "$ORR" search "$f" x > "$TMP/o" 2>&1
     grep -q "unknown flag" "$TMP/o" && bad "search help lists $f but the parser refuses it" || ok
+done
+# calibrate's own flags: accepted (never "unknown flag"), documented in docs/calibrate.md, and every
+# flag its table there names is one --help lists
+[ "$(wc -l < "$TMP/fc")" -eq 4 ] && ok || bad "calibrate --help lists $(wc -l < "$TMP/fc") flags, expected 4"
+for f in $(cat "$TMP/fc"); do
+    "$ORR" calibrate "$f" x > "$TMP/o" 2>&1
+    grep -q "unknown flag" "$TMP/o" && bad "calibrate help lists $f but the parser refuses it" || ok
+    grep -q -- "^| \`$f " "$SRC/docs/calibrate.md" && ok || bad "$f is not in docs/calibrate.md's flag table"
+done
+for f in $(sed -n 's/^| `\(--[a-z-]*\) .*/\1/p' "$SRC/docs/calibrate.md"); do
+    grep -qx -- "$f" "$TMP/fc" && ok || bad "docs/calibrate.md's flag table names $f, which calibrate --help does not list"
 done
 # every flag is documented: predict's and search's in docs/spec.md, emulate's in docs/spec.md or docs/emulate.md
 for f in $(cat "$TMP/fp" "$TMP/fs"); do

@@ -389,8 +389,8 @@ static int cmd_calibrate(int argc, char **argv)
         orr_calibrate(&hw, &nccl, &steps, &res, &err))
         goto done;
     orr_calibrate_report(&res, &text);
-    fwrite(text.s, 1, text.n, stdout);
-    rc = out ? write_text(out, &text, &err) : 0;
+    rc = out ? write_text(out, &text, &err) : 0; /* the file first: a failure leaves stdout empty */
+    if (rc == 0) fwrite(text.s, 1, text.n, stdout);
     if (rc == 0 && out) printf("# written to %s\n", out);
 done:
     orr_buf_free(&text);

@@ -422,7 +422,8 @@ int orr_megatron_log_load(orr_step_rows *t, const char *path, const orr_spec *ba
     free(text);
     if (rc) return -1;
     char where[400];
-    snprintf(where, sizeof where, "%.300s (median of %zu logged iteration times)", path, n > 1 ? n - 1 : n);
+    size_t used = n > 1 ? n - 1 : n;
+    snprintf(where, sizeof where, "median of %zu iteration time%s in %.300s", used, used == 1 ? "" : "s", path);
     orr_step_row *r = new_step(t, base, where, err);
     if (!r) return -1;
     r->step_s = step_s;
