@@ -184,11 +184,12 @@ int orr_hw_profile_load(orr_hw_profile *p, const char *path, orr_err *err)
  * the same field from the catalog (then an error: two values, neither obviously meant). */
 static int apply_part(const orr_hw_profile *p, int is_gpu, void *dst, orr_err *err)
 {
-    const char *file = p->path[0] ? p->path : "profile";
+    char file[sizeof p->path + 2] = ""; /* "FILE " or nothing, for "profile FILE: ..." */
+    if (p->path[0]) snprintf(file, sizeof file, " %s", p->path);
     const char *pname = is_gpu ? p->gpu.name : p->cluster.name, *jname = is_gpu ? ((orr_gpu *)dst)->name
                                                                                 : ((orr_cluster *)dst)->name;
     if (strcasecmp(pname, jname) != 0)
-        return orr_fail(err, "profile %s: %s.base is %s, but the job's %s is %s (a profile holds what was "
+        return orr_fail(err, "profile%s: %s.base is %s, but the job's %s is %s (a profile holds what was "
                              "measured on that hardware: calibrate one for %s, or leave the profile out)", file,
                         part_name(is_gpu), pname, is_gpu ? "GPU" : "cluster", jname, jname);
     union { orr_gpu g; orr_cluster c; } cat;
@@ -203,7 +204,7 @@ static int apply_part(const orr_hw_profile *p, int is_gpu, void *dst, orr_err *e
         char *cur = (char *)dst + off;
         if (same_member(&f[i], cur, src + off)) continue; /* already so (a spec resolved twice) */
         if (!same_member(&f[i], cur, (const char *)&cat + off))
-            return orr_fail(err, "profile %s: %s.%s: the profile sets it, and the spec or a flag changed it from the "
+            return orr_fail(err, "profile%s: %s.%s: the profile sets it, and the spec or a flag changed it from the "
                                  "catalog's value too; keep one of the two", file, part_name(is_gpu), f[i].key);
         memcpy(cur, src + off, sz);
     }
