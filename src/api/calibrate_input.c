@@ -383,7 +383,7 @@ int orr_megatron_log_parse(const char *name, const char *text, size_t len, doubl
         size_t p = i + mlen, k = 0;
         char num[40];
         while (p < len && text[p] == ' ') p++;
-        while (p < len && k < sizeof num - 1 && (isdigit((unsigned char)text[p]) || strchr(".eE+-", text[p])))
+        while (p < len && k < sizeof num - 1 && text[p] && (isdigit((unsigned char)text[p]) || strchr(".eE+-", text[p])))
             num[k++] = text[p++];
         num[k] = 0;
         double ms;
