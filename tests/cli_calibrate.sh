@@ -26,6 +26,9 @@ got=$("$ORR" predict --model gpt3-125m --gpu H100 --gpus 8 --gbs 64 --mbs 2 --pr
 [ -n "$want" ] && [ "$want" = "$got" ] && ok || bad "predict --profile: $got ms, the report's profile column $want ms"
 printf 'model: gpt3-125m\ngpu: H100\ngpus: 8\nprofile: %s\ntraining: {gbs: 64, mbs: 2}\n' "$TMP/s.yaml" > "$TMP/spec.yaml"
 [ "$("$ORR" predict "$TMP/spec.yaml" --json | ms)" = "$want" ] && ok || bad "profile: in the spec"
+"$ORR" predict --model gpt3-125m --gpu H100 --gpus 8 --profile "$TMP/s.yaml" | grep -q "^profile .*s.yaml applied over the catalog's GPU and cluster" \
+    && "$ORR" predict --model gpt3-125m --gpu H100 --gpus 8 --profile "$TMP/s.yaml" --json | grep -q "\"profile\": \"$TMP/s.yaml\"" \
+    && ok || bad "the report does not name the profile"
 "$ORR" search --model gpt3-125m --gpu H100 --gpus 8 --gbs 64 --tp 1,2 --profile "$TMP/s.yaml" > "$TMP/x" 2>&1 \
     && grep -q "^   1  megatron" "$TMP/x" && ok || bad "search --profile: $(cat "$TMP/x")"
 

@@ -208,6 +208,9 @@ static int cmd_predict(int argc, char **argv)
         orr_report_text(&p.r, p.w, &p.info, &out);
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
+        if (s.profile.path[0])
+            orr_buf_printf(&out, "profile %s applied over the catalog's GPU and cluster (docs/calibrate.md)\n",
+                           s.profile.path);
         orr_buf_printf(&out, "simulated in %.3f s wall, peak RSS %.1f MiB\n", wall, (double)ru.ru_maxrss / 1024.0);
         if (s.trace_path[0]) orr_buf_printf(&out, "trace written to %s (open in ui.perfetto.dev)\n", s.trace_path);
     }

@@ -20,6 +20,10 @@ static void config_json(const orr_spec *s, orr_buf *b)
     orr_json_str(b, s->gpu.name);
     orr_buf_puts(b, ", \"cluster\": ");
     orr_json_str(b, s->cluster.name);
+    if (s->profile.path[0]) { /* the calibration profile applied over both (docs/calibrate.md) */
+        orr_buf_puts(b, ", \"profile\": ");
+        orr_json_str(b, s->profile.path);
+    }
     orr_buf_printf(b, ", \"gpus\": %u, \"gpus_per_node\": %u, \"tp\": %u, \"pp\": %u, \"dp\": %u, \"vpp\": %u, "
                       "\"sp\": %s, \"mbs\": %u, \"gbs\": %u, \"seq\": %u, \"recompute\": \"%s\", "
                       "\"dist_opt\": %s, \"precision\": \"%s\", \"overlap_grad_reduce\": %s, "
