@@ -5,7 +5,8 @@
  *      ssh warnings and NCCL's version line among the rows), cross-checked row by row against
  *      data/validation/nccl_allreduce_h100_1node_dgxc.csv, and its errors on malformed text;
  *   2. the link fits: on the 1-node table the fitted profile gives the measured bus bandwidth of
- *      every message of 64 MiB and more within 10% and the time of every row within 30% (median
+ *      the plateau (1 GiB and more) within 3%, of every message of 64 MiB and more within 12% (9.9%
+ *      today, at 64 MiB), and the time of every row within 30% (median
  *      within 10%; 5.4% and 24% today), and fitted on its even sizes it predicts the odd ones (median
  *      within 10%, each within 30%); on the 4-node all-reduce run, every message of 1 GiB and more
  *      within 10%;
@@ -165,10 +166,11 @@ static void nccl_fits(void)
             const orr_calib_residual *x = &res.res[i];
             double e = x->after / x->measured - 1;
             errs[i] = fabs(e);
-            /* the bus bandwidth error is the time error inverted */
+            double bus = x->measured / x->after - 1; /* the bus bandwidth error is the time error inverted */
             if (t.v[i].bytes >= 64ull << 20)
-                CHECK_MSG(fabs(x->measured / x->after - 1) <= 0.10, "%s: bus bandwidth %+.1f%%", x->where,
-                          100 * (x->measured / x->after - 1));
+                CHECK_MSG(fabs(bus) <= 0.12, "%s: bus bandwidth %+.1f%%", x->where, 100 * bus);
+            if (t.v[i].bytes >= 1ull << 30) /* the plateau: the link's measured bandwidth */
+                CHECK_MSG(fabs(bus) <= 0.03, "%s: bus bandwidth %+.1f%%", x->where, 100 * bus);
             CHECK_MSG(fabs(e) <= 0.30, "%s: time %+.1f%%", x->where, 100 * e);
             if (fabs(e) > worst) worst = fabs(e);
         }
