@@ -449,6 +449,17 @@ int orr_validate_max_batch(orr_valid_set set, const char *dir, unsigned extra, o
     return validate_set(set, dir, 0, (int)extra, out, err);
 }
 
+/* The set's csv (its path into path[512]), with the published value's column. */
+static int load_set_csv(const set_def *d, const char *dir, char *path, orr_csv *t, orr_err *err)
+{
+    snprintf(path, 512, "%s/%s", dir, d->file);
+    if (orr_csv_load(t, path, err) < 0) return -1;
+    if (orr_csv_col(t, d->col) >= 0) return 0;
+    int rc = orr_fail(err, "%s: no column %s", path, d->col);
+    orr_csv_free(t);
+    return rc;
+}
+
 static int validate_set(orr_valid_set set, const char *dir, double gemm_eff, int extra_mbs, orr_valid_table *out,
                         orr_err *err)
 {
@@ -456,14 +467,8 @@ static int validate_set(orr_valid_set set, const char *dir, double gemm_eff, int
     if ((unsigned)set >= ORR_VALID_SET_COUNT) return orr_fail(err, "validate: unknown set %d", (int)set);
     const set_def *d = &sets[set];
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, d->file);
     orr_csv t;
-    if (orr_csv_load(&t, path, err) < 0) return -1;
-    if (orr_csv_col(&t, d->col) < 0) {
-        int rc = orr_fail(err, "%s: no column %s", path, d->col);
-        orr_csv_free(&t);
-        return rc;
-    }
+    if (load_set_csv(d, dir, path, &t, err) < 0) return -1;
     out->title = d->title;
     out->convention = d->convention;
     out->assumptions = d->assumptions;
@@ -595,11 +600,10 @@ int orr_valid_cases(orr_valid_set set, const char *dir, orr_valid_case **out, si
     if ((unsigned)set >= ORR_VALID_SET_COUNT) return orr_fail(err, "validate: unknown set %d", (int)set);
     const set_def *d = &sets[set];
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, d->file);
     orr_csv t;
-    if (orr_csv_load(&t, path, err) < 0) return -1;
+    if (load_set_csv(d, dir, path, &t, err) < 0) return -1;
     orr_valid_case *cases = orr_xcalloc(t.nrows > 0 ? (size_t)t.nrows : 1, sizeof *cases);
-    int rc = orr_csv_col(&t, d->col) < 0 ? orr_fail(err, "%s: no column %s", path, d->col) : 0;
+    int rc = 0;
     for (int r = 1; r < t.nrows && rc >= 0; r++) {
         rc = read_case(d, &t, r, path, &cases[*n], err);
         if (rc == 0) (*n)++;
