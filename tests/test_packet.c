@@ -136,8 +136,6 @@ static void sample(void *ctx, uint64_t which)
     }
 }
 
-/* Two long flows through the dumbbell's middle link, the second joining later; throughput over a
- * window after the CC's convergence time is shared within 15% and the link is kept busy. */
 /* DCQCN's alpha update, by hand: every ALPHA_RESUME_INTERVAL alpha <- (1 - g) alpha + g if a CNP
  * came in the interval, else (1 - g) alpha (g = EWMA_GAIN = 1/256, interval 1 us). A frozen alpha
  * would halve the rate at every decrease however rare the CNPs. */
@@ -173,6 +171,8 @@ static void test_dcqcn_alpha(void)
     orr_topo_free(&t);
 }
 
+/* Two long flows through the dumbbell's middle link, the second joining later; throughput over a
+ * window after the CC's convergence time is shared within 15% and the link is kept busy. */
 static void test_fairness(orr_cc cc, int64_t join_ps, int64_t from_ps, int64_t to_ps)
 {
     orr_topo t;

@@ -60,7 +60,6 @@ typedef struct stream_st {
 typedef enum host_block { HB_NONE, HB_EVENT, HB_STREAM, HB_DEVICE, HB_QUEUE, HB_DONE } host_block;
 
 typedef struct rank_st {
-    double slowdown;           /* orr_exec_rank_slowdown: its kernels' factor */
     uint32_t pc;               /* next op the host issues */
     int64_t host_ps;
     uint8_t block;             /* host_block */
@@ -367,7 +366,8 @@ static void kernel_start(exec *x, uint32_t r, uint32_t i)
     orr_op_time *t = T(x, r, i);
     int64_t now = orr_engine_now(x->eng);
     int64_t dur = op->dur_ps;
-    if (rs->slowdown > 1.0) dur = (int64_t)((double)dur * rs->slowdown + 0.5);
+    double slow = x->out->ranks[r].slowdown; /* orr_exec_rank_slowdown */
+    if (slow > 1.0) dur = (int64_t)((double)dur * slow + 0.5);
     if (rs->comm_active > 0 && x->gpu->overlap_slowdown > 0)
         dur += (int64_t)((double)dur * x->gpu->overlap_slowdown);
     t->start_ps = now;
@@ -938,8 +938,7 @@ int orr_execute_on(const orr_workload *w, orr_net *net, const orr_exec_opts *opt
     for (uint32_t r = 0; r < w->nranks; r++) {
         out->ranks[r].t = orr_xmalloc((w->ranks[r].nops ? w->ranks[r].nops : 1) * sizeof(orr_op_time));
         rank_init(&x, r);
-        x.rs[r].slowdown = out->ranks[r].slowdown =
-            orr_exec_rank_slowdown(w, r, opts->variability, opts->variability_seed);
+        out->ranks[r].slowdown = orr_exec_rank_slowdown(w, r, opts->variability, opts->variability_seed);
         if (rc == 0 && check_batches(w, x.rs, r, err) < 0) rc = -1;
         for (size_t i = 0; rc == 0 && i < w->ranks[r].nops; i++) {
             const orr_op *op = &w->ranks[r].ops[i];

@@ -24,7 +24,9 @@ static double gpu_normal(uint64_t seed, uint32_t gpu)
 static double gpu_slowdown(double sigma, uint64_t seed, uint32_t gpu)
 {
     double speed = 1.0 + sigma * gpu_normal(seed, gpu);
-    return speed < 0.5 ? 2.0 : 1.0 / speed; /* sigma <= 0.2 keeps speed >= 0.8; the floor is a guard */
+    /* z >= -6 keeps speed >= 1 - 6 sigma, which falls below 0.5 only for sigma above 1/12 (at most
+     * 0.2 is accepted): such a GPU is taken at half speed, never at zero or negative speed */
+    return speed < 0.5 ? 2.0 : 1.0 / speed;
 }
 
 double orr_exec_rank_slowdown(const orr_workload *w, size_t r, double sigma, uint64_t seed)
