@@ -157,6 +157,14 @@ static void test_collate_errors(void)
     expect_error(HDR "NC 0123456789abcdef0123456789abcdef 2 0\nCO 0 0123456789abcdef0123456789abcdef allreduce 10 4 0\n"
                      "END\n",
                  "never joined");
+    /* a communicator of two billion ranks is refused before a table of them is allocated */
+    expect_error(HDR "NC 0123456789abcdef0123456789abcdef 2000000000 0\n"
+                     "CO 0 0123456789abcdef0123456789abcdef allreduce 10 4 0\nEND\n",
+                 "1999999999 of them never joined");
+    /* buffer ids are the emulator's allocation sequence: a large one would size a table by it */
+    expect_error(HDR "A 862036851 10\nEND\n", "line 3: buffer id out of sequence");
+    expect_error(HDR "A 0 10\nA 0 10\nEND\n", "line 4: buffer id out of sequence");
+    expect_error(HDR "A 0 10\nF 1\nEND\n", "line 4: free of a buffer never allocated");
     /* an empty directory */
     char *d = make_dir();
     orr_emu_info info;

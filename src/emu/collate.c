@@ -64,6 +64,7 @@ typedef struct eproc {
     uint64_t oom_bytes, oom_used;
     uint32_t unimplemented;  /* distinct stubs this process called */
     uint32_t marks;          /* iteration marks */
+    uint32_t nbufs;          /* buffers allocated so far: the next A record's id */
 } eproc;
 
 typedef struct ecomm {
@@ -243,7 +244,11 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         int alloc = tok[0] == 'A';
         NEED(alloc ? sscanf(rest, "%llu %llu", &u1, &u2) == 2 : sscanf(rest, "%llu", &u1) == 1,
              alloc ? "expected A <buffer> <bytes>" : "expected F <buffer>");
-        NEED(u1 < UINT32_MAX, "buffer id out of range");
+        /* the emulator numbers buffers 0, 1, 2, ... in allocation order (emu.c), so ids stay
+         * below the number of A records and every table indexed by them is bounded by the trace */
+        NEED(alloc ? u1 == p->nbufs : u1 < p->nbufs,
+             alloc ? "buffer id out of sequence (expected the next one)" : "free of a buffer never allocated");
+        if (alloc) p->nbufs++;
         r.t = alloc ? R_ALLOC : R_FREE;
         r.a = (uint32_t)u1;
         r.n = u2;
@@ -530,6 +535,13 @@ static int build_comms(collator *k, orr_workload *w, orr_err *err)
                 }
         if (c->nranks == 0)
             return orr_fail(err, "emulation traces in %s: communicator %s is used but never created", k->dir, c->id);
+        size_t joined = 0; /* each rank is one process's membership: more ranks than those cannot all join */
+        for (size_t i = 0; i < k->np; i++)
+            for (size_t m = 0; m < k->p[i].nmem; m++) joined += k->p[i].mem[m].comm == ci;
+        if (c->nranks > joined)
+            return orr_fail(err, "emulation traces in %s: communicator %s has %u ranks and %zu of them never "
+                                 "joined (a process of the job was not traced?)",
+                            k->dir, c->id, c->nranks, (size_t)c->nranks - joined);
         c->grank = orr_xmalloc(c->nranks * sizeof *c->grank);
         for (uint32_t r = 0; r < c->nranks; r++) c->grank[r] = UINT32_MAX;
         for (size_t i = 0; i < k->np; i++)
