@@ -132,6 +132,28 @@ t=json.load(open(sys.argv[1]))
 assert not [e for e in t['traceEvents'] if e.get('ph')=='C' and e['name'].startswith('link ')]
 " "$TMP/t1.json" && ok || bad "analytic trace has link tracks"
 
+# out of memory: predict names the settings that would make the job fit (a local search around it,
+# src/search/fixes.c), and each named fix does fit when applied; a job nothing near fits says so
+base="--model llama3-70b --gpu H100 --gpus 64 --tp 4 --pp 2 --gbs 128 --seq 4096 --mbs 1"
+"$ORR" predict $base > "$TMP/oom.txt" 2>&1
+grep -q "verdict: OUT OF MEMORY" "$TMP/oom.txt" && grep -q "fits with (fastest of" "$TMP/oom.txt" && ok || bad "OOM without fixes"
+"$ORR" predict $base --json > "$TMP/oom.json" && python3 -c "
+import json,sys
+m=json.load(open(sys.argv[1]))['memory']
+f=m['fits_with']
+assert f and m['fits_with_search']['simulated'] >= len(f), m
+assert [x['iteration_time_s'] for x in f] == sorted(x['iteration_time_s'] for x in f), f
+assert all(1 <= x['changes'] <= m['fits_with_search']['max_changes'] for x in f), f
+open(sys.argv[2],'w').write('\n'.join(x['flags'] for x in f) + '\n')
+" "$TMP/oom.json" "$TMP/fixes.txt" && ok || bad "JSON fits_with"
+while read -r fix; do
+    "$ORR" predict $base $fix | grep -q "verdict: fits" && ok || bad "fix '$fix' does not fit"
+done < "$TMP/fixes.txt"
+"$ORR" predict --model llama3-8b --gpu H100 --gpus 8 --gbs 64 --seq 4096 --dist-opt --json \
+    | python3 -c "import json,sys; m=json.load(sys.stdin)['memory']; assert m['fits_with'] is None" && ok || bad "fits_with on a job that fits"
+"$ORR" predict --model llama3-405b --gpu H100 --gpus 8 --gbs 8 --seq 4096 > "$TMP/oom2.txt" 2>&1
+grep -q "no configuration within 3 changed settings of this one fits" "$TMP/oom2.txt" && ok || bad "OOM beyond reach"
+
 # list
 for what in gpus models clusters; do
     "$ORR" list $what > "$TMP/list.txt" 2>&1 && [ "$(wc -l < "$TMP/list.txt")" -gt 3 ] && ok || bad "list $what"

@@ -196,6 +196,10 @@ static int cmd_predict(int argc, char **argv)
     orr_prediction p;
     if (orr_predict(&s, &p, &err) < 0) return fail(&err);
     double wall = wall_s() - t0;
+    orr_fit_fixes fixes; /* out of memory: the settings that would make it fit */
+    orr_err fix_err = {{0}};
+    if (p.r.mem.oom && orr_search_fixes(i ? argv[0] : NULL, NULL, argc - i, argv + i, &s, &fixes, &fix_err) == 0)
+        p.info.fixes = &fixes;
 
     if (s.trace_path[0] && orr_report_trace(s.trace_path, p.w, &p.x, &err) < 0) {
         orr_prediction_free(&p);

@@ -43,6 +43,26 @@ typedef struct orr_critical_path {
     uint32_t rank_hops;   /* times the path moves to another rank */
 } orr_critical_path;
 
+/* A change of settings that makes an out-of-memory job fit, found by a local search around it
+ * (orr_search_fixes): the changed settings as predict's flags, and the prediction with them. */
+typedef struct orr_fit_fix {
+    char flags[160];            /* e.g. "--recompute full --dist-opt" */
+    uint32_t changes;           /* settings changed */
+    double iteration_s;
+    uint64_t peak_bytes;        /* peak reserved per GPU with the change */
+} orr_fit_fix;
+
+#define ORR_FIT_FIXES_MAX 3     /* the fixes a report lists */
+
+/* What the local search around an OOM job found (searched 0: it did not run). */
+typedef struct orr_fit_fixes {
+    int searched;
+    uint32_t tried;             /* configurations simulated */
+    uint32_t max_changes;       /* the most settings a fix changes in the neighbourhood searched */
+    uint32_t n;
+    orr_fit_fix fix[ORR_FIT_FIXES_MAX]; /* fastest first */
+} orr_fit_fixes;
+
 typedef struct orr_report_info {
     const char *title;          /* e.g. "GPT-3 175B on 1024 x A100-SXM4-80GB" */
     const char *gpu_name;
@@ -51,6 +71,7 @@ typedef struct orr_report_info {
     uint64_t device_bytes;      /* memory of one GPU (--mem-capacity or its HBM) */
     uint64_t runtime_reserved_bytes; /* of which outside the framework's allocator */
     int caching_allocator;      /* peaks are the caching allocator's (else raw live bytes) */
+    const orr_fit_fixes *fixes; /* an OOM job: the settings that would make it fit (NULL: not searched) */
 } orr_report_info;
 
 /* Memory of the job: the rank with the highest peak, and the OOM verdict (memory.h). Peaks are the

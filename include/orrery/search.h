@@ -37,6 +37,7 @@ typedef struct orr_axis_values {
 typedef enum orr_search_strategy { ORR_STRATEGY_EXHAUSTIVE, ORR_STRATEGY_RANDOM, ORR_STRATEGY_CMAES } orr_search_strategy;
 
 struct orr_trial;
+struct orr_fit_fixes;
 /* The processes of an MPI job (tools/orrery_mpi.c): rank `rank` of `size` simulates every size-th
  * trial of each batch; allgather then leaves every rank's records (n_all in all, in rank order: rank 0's,
  * rank 1's, ...) in all on every rank. NULL in orr_search_opts: one process. */
@@ -140,6 +141,12 @@ uint64_t orr_search_memory_lower_bound(const orr_spec *s);
  * busiest pipeline stage at the GPU's peak, with the pipeline's fill and drain (docs/spec.md
  * "Search"). 0 when unknown. */
 double orr_search_time_lower_bound_s(const orr_spec *s);
+
+/* When a resolved job (cur: the spec file or text and predict's flags argv, resolved) is out of
+ * memory: the settings that would make it fit, found by a local search around it (fixes.c: up to
+ * three settings changed, at most 48 predictions), fastest first, for the report (report.h). */
+int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, char **argv, const orr_spec *cur,
+                     struct orr_fit_fixes *out, orr_err *err);
 
 /* Outputs: the ranked table, counts and TP x PP heatmap; the JSON document; the CSV of every trial. */
 void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);

@@ -60,6 +60,16 @@ def test_to_dict_is_the_cli_json():
     assert orrery.predict(**SMALL).to_dict() == cli_json(*SMALL_ARGV)
 
 
+def test_oom_names_the_fixes():
+    # an OOM prediction carries the settings that would make it fit, as the command line's does
+    job = dict(model="llama3-70b", gpu="H100", gpus=64, tp=4, pp=2, gbs=128, seq=4096, mbs=1)
+    r = orrery.predict(**job)
+    assert r.oom is True
+    fixes = r.memory.fits_with
+    assert fixes and fixes[0].changes >= 1 and fixes[0].peak_memory_bytes > 0
+    assert r.to_dict() == cli_json(*[a for k, v in job.items() for a in ("--" + k, v)])
+
+
 def test_bool_flags():
     on = orrery.predict(**SMALL, sp=True)
     off = orrery.predict(**SMALL, sp=False)

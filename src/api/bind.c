@@ -7,6 +7,7 @@
  */
 #include "orrery/bind.h"
 #include "orrery/orrery.h"
+#include "orrery/search.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,10 +49,14 @@ static int predict_jobs_json(const orr_spec *s, orr_buf *out, orr_err *err)
 
 /* The report of a resolved single-job spec. It is written before the spec is freed: the report
  * info points into it (the GPU's name). */
-static int predict_one_json(const orr_spec *s, orr_buf *out, orr_err *err)
+static int predict_one_json(const orr_spec *s, const char *spec_path, const char *spec_text, int argc, char **argv,
+                            orr_buf *out, orr_err *err)
 {
     orr_prediction p;
     if (orr_predict(s, &p, err) < 0) return -1;
+    orr_fit_fixes fixes; /* out of memory: the settings that would make it fit */
+    orr_err fix_err = {{0}};
+    if (p.r.mem.oom && orr_search_fixes(spec_path, spec_text, argc, argv, s, &fixes, &fix_err) == 0) p.info.fixes = &fixes;
     int rc = 0;
     if (s->trace_path[0]) rc = orr_report_trace(s->trace_path, p.w, &p.x, err);
     if (rc == 0) orr_report_json(&p.r, p.w, &p.info, out);
@@ -79,20 +84,18 @@ int orr_predict_json(const char *spec_path, const char *spec_text, int argc, con
     int rc = 0;
     if (spec_path) rc = orr_spec_load_file(s, spec_path, &err);
     else if (spec_text) rc = orr_spec_load_text(s, "spec", spec_text, strlen(spec_text), &err);
-    if (rc == 0) {
-        /* the parser takes char **: hand it copies, so the caller's strings stay untouched */
-        char **args = orr_xcalloc((size_t)argc + 1, sizeof *args);
-        for (int i = 0; i < argc; i++) args[i] = orr_xstrdup(argv[i] ? argv[i] : "");
-        rc = orr_spec_apply_flags(s, argc, args, &err);
-        for (int i = 0; i < argc; i++) free(args[i]);
-        free(args);
-    }
+    /* the parser takes char **: hand it copies, so the caller's strings stay untouched */
+    char **args = orr_xcalloc((size_t)argc + 1, sizeof *args);
+    for (int i = 0; i < argc; i++) args[i] = orr_xstrdup(argv[i] ? argv[i] : "");
+    if (rc == 0) rc = orr_spec_apply_flags(s, argc, args, &err);
     if (rc == 0) rc = orr_spec_resolve(s, &err);
     orr_buf out = {0};
     if (rc == 0) {
         s->progress = NULL; /* no progress line: the caller is a program */
-        rc = s->njobs ? predict_jobs_json(s, &out, &err) : predict_one_json(s, &out, &err);
+        rc = s->njobs ? predict_jobs_json(s, &out, &err) : predict_one_json(s, spec_path, spec_text, argc, args, &out, &err);
     }
+    for (int i = 0; i < argc; i++) free(args[i]);
+    free(args);
     orr_spec_free(s);
     free(s);
     if (rc < 0) {

@@ -267,6 +267,34 @@ static void critical_path_json(orr_buf *b, const orr_critical_path *cp)
     orr_buf_puts(b, "\n  },");
 }
 
+/* "fits_with": the settings that would make an OOM job fit, fastest first ([] when the local search
+ * found none), with "fits_with_search": {"simulated", "max_changes"}; both null when it did not run. */
+static void fixes_json(orr_buf *b, const orr_fit_fixes *f)
+{
+    key(b, 4, "fits_with");
+    if (!f || !f->searched) {
+        orr_buf_puts(b, "null,");
+        key(b, 4, "fits_with_search");
+        orr_buf_puts(b, "null");
+        return;
+    }
+    orr_buf_puts(b, "[");
+    for (uint32_t i = 0; i < f->n; i++) {
+        orr_buf_puts(b, i ? ", {" : "{");
+        key_str(b, -1, "flags", f->fix[i].flags, 0);
+        key_u64(b, -1, "changes", f->fix[i].changes, 0);
+        key_num(b, -1, "iteration_time_s", f->fix[i].iteration_s, 0);
+        key_u64(b, -1, "peak_memory_bytes", f->fix[i].peak_bytes, 1);
+        orr_buf_puts(b, "}");
+    }
+    orr_buf_puts(b, "],");
+    key(b, 4, "fits_with_search");
+    orr_buf_puts(b, "{");
+    key_u64(b, -1, "simulated", f->tried, 0);
+    key_u64(b, -1, "max_changes", f->max_changes, 1);
+    orr_buf_puts(b, "}");
+}
+
 /* Memory keys: peak_memory_bytes (max over ranks, reserved by the allocator), peak_allocated_bytes,
  * oom, memory_breakdown (bytes per category at the peak, plus allocator_overhead), and memory with
  * the details (capacity, where and when the peak is, the first allocation that did not fit). */
@@ -310,6 +338,8 @@ static void memory_json(orr_buf *b, const orr_result *r, const orr_workload *w, 
         key_num(b, 6, "time_s", seconds_of(m->oom_t_ps), 1);
         orr_buf_puts(b, "\n    }");
     }
+    orr_buf_puts(b, ",");
+    fixes_json(b, info ? info->fixes : NULL);
     orr_buf_puts(b, "\n  },");
 }
 

@@ -182,6 +182,22 @@ static void critical_path_text(const orr_result *r, orr_buf *out)
 
 static double gib_of(uint64_t bytes) { return (double)bytes / 1073741824.0; }
 
+/* The settings that would make an OOM job fit (orr_search_fixes), fastest first. */
+static void fixes_text(const orr_fit_fixes *f, orr_buf *out)
+{
+    if (!f->searched) return;
+    if (!f->n) {
+        orr_buf_printf(out, "  no configuration within %u changed settings of this one fits (%u simulated): more GPUs, "
+                            "or `orrery search` over a wider space\n", f->max_changes, f->tried);
+        return;
+    }
+    orr_buf_printf(out, "  fits with (fastest of %u configurations simulated around this one, analytic network):\n",
+                   f->tried);
+    for (uint32_t i = 0; i < f->n; i++)
+        orr_buf_printf(out, "    %-44s peak %7.2f GiB, iteration %.3f s\n", f->fix[i].flags, gib_of(f->fix[i].peak_bytes),
+                       f->fix[i].iteration_s);
+}
+
 static void memory_text(const orr_result *r, const orr_workload *w, const orr_report_info *info, orr_buf *out)
 {
     const orr_mem_summary *m = &r->mem;
@@ -212,6 +228,7 @@ static void memory_text(const orr_result *r, const orr_workload *w, const orr_re
                        w->ranks[m->oom_rank].label, m->oom_op, orr_workload_op_name(w, m->oom_rank, m->oom_op),
                        orr_mem_cat_name((orr_mem_cat)op->cls), gib_of(m->oom_bytes), gib_of(m->oom_in_use_bytes),
                        (double)m->oom_t_ps / ORR_PS_PER_MS);
+        if (info && info->fixes) fixes_text(info->fixes, out);
     } else {
         orr_buf_printf(out, "  verdict: fits (%.2f GiB headroom)\n", gib_of(m->capacity_bytes - m->peak_reserved_bytes));
     }

@@ -14,6 +14,9 @@ typedef struct search_base {
 } search_base;
 
 int search_base_init(const orr_search_opts *o, search_base *b, orr_err *err);
+/* The rest of a base once b->s holds the spec and flags: checks the model and batch, and reads what
+ * the default rules need (gpus: the GPU count for the cluster's shape, 0: the spec's). */
+int search_base_finish(search_base *b, uint32_t gpus, orr_err *err);
 /* Every trial of the space in enumeration order (heap; *n of them), or an error when the space is
  * larger than ORR_SEARCH_MAX_TRIALS. */
 int search_enumerate(const orr_search_opts *o, const search_base *b, orr_trial **out, uint32_t *n, orr_err *err);

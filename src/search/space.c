@@ -22,15 +22,20 @@ int search_base_init(const orr_search_opts *o, search_base *b, orr_err *err)
         if (strcmp(o->base_argv[i], "--dp") == 0 || strncmp(o->base_argv[i], "--dp=", 5) == 0)
             return orr_fail(err, "--dp: not a search flag (each trial derives dp = gpus/(tp*cp*pp) from --gpus)");
     if (orr_spec_apply_flags(&b->s, o->base_argc, o->base_argv, err)) return -1;
-    if (!b->s.model.name[0]) return orr_fail(err, "--model: required (a catalog name, a YAML model file or a config.json)");
     if (!o->ax[ORR_AX_GPUS].given && !b->s.gpus)
         return orr_fail(err, "--gpus: required by search (the GPUs the configurations share, or a list of counts)");
+    return search_base_finish(b, o->ax[ORR_AX_GPUS].given ? o->ax[ORR_AX_GPUS].v[0] : 0, err);
+}
+
+int search_base_finish(search_base *b, uint32_t gpus, orr_err *err)
+{
+    if (!b->s.model.name[0]) return orr_fail(err, "--model: required (a catalog name, a YAML model file or a config.json)");
     if (!b->s.gbs) return orr_fail(err, "--gbs: required by search (the global batch size, sequences per iteration)");
     b->s.quiet = 1;
     b->s.json = 0;
     b->s.dp = 0;
     orr_spec hw = b->s;
-    if (o->ax[ORR_AX_GPUS].given) hw.gpus = o->ax[ORR_AX_GPUS].v[0];
+    if (gpus) hw.gpus = gpus;
     if (orr_spec_resolve_hardware(&hw, NULL, err)) return -1;
     b->gpn = hw.cluster.gpus_per_node;
     b->layers = b->s.model.layers;
