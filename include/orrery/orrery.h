@@ -26,6 +26,9 @@ typedef struct orr_prediction {
 
 /* Runs the whole pipeline for a resolved spec. */
 int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err);
+/* The same run with only the headline numbers and memory in p->r (orr_result_headline): for
+ * callers that rank many predictions (search, the fixes of an OOM job). */
+int orr_predict_headline(const orr_spec *s, orr_prediction *p, orr_err *err);
 void orr_prediction_free(orr_prediction *p);
 
 /* Several jobs on one cluster (a spec with jobs:, docs/spec.md "jobs"): every job is run alone on

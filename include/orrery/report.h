@@ -120,6 +120,10 @@ typedef struct orr_result {
 
 int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
                      const orr_report_info *info, orr_err *err);
+/* The headline numbers and the memory summary only: no per-rank breakdown (ranks NULL), no group
+ * times, no critical path (what a search ranks by, at a quarter less CPU per trial). */
+int orr_result_headline(orr_result *r, const orr_workload *w, const orr_exec_result *x,
+                        const orr_report_info *info, orr_err *err);
 void orr_result_free(orr_result *r);
 void orr_report_text(const orr_result *r, const orr_workload *w, const orr_report_info *info,
                      orr_buf *out);

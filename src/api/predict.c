@@ -101,7 +101,7 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
     return rc;
 }
 
-int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
+static int predict(const orr_spec *s, int full, orr_prediction *p, orr_err *err)
 {
     memset(p, 0, sizeof *p);
     p->w = orr_gen_training(s, err);
@@ -112,12 +112,18 @@ int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err)
         return -1;
     }
     describe(s, p->title, sizeof p->title, &p->config_json, &p->info);
-    if (orr_result_build(&p->r, p->w, &p->x, &p->info, err) < 0) {
+    int rc = full ? orr_result_build(&p->r, p->w, &p->x, &p->info, err)
+                  : orr_result_headline(&p->r, p->w, &p->x, &p->info, err);
+    if (rc < 0) {
         orr_prediction_free(p);
         return -1;
     }
     return 0;
 }
+
+int orr_predict(const orr_spec *s, orr_prediction *p, orr_err *err) { return predict(s, 1, p, err); }
+
+int orr_predict_headline(const orr_spec *s, orr_prediction *p, orr_err *err) { return predict(s, 0, p, err); }
 
 void orr_prediction_free(orr_prediction *p)
 {

@@ -490,8 +490,8 @@ static void group_comm(orr_result *r, const orr_workload *w, const orr_exec_resu
         if (w->groups[g].nsim) r->group_comm_ps[g] /= w->groups[g].nsim;
 }
 
-int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
-                     const orr_report_info *info, orr_err *err)
+int orr_result_headline(orr_result *r, const orr_workload *w, const orr_exec_result *x,
+                        const orr_report_info *info, orr_err *err)
 {
     memset(r, 0, sizeof *r);
     if (x->nranks != w->nranks)
@@ -502,6 +502,13 @@ int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result
     r->net = x->net;
     headline(r, w, info);
     mem_summary(&r->mem, w, x, info);
+    return 0;
+}
+
+int orr_result_build(orr_result *r, const orr_workload *w, const orr_exec_result *x,
+                     const orr_report_info *info, orr_err *err)
+{
+    if (orr_result_headline(r, w, x, info, err) < 0) return -1;
 
     size_t cap = 0;
     for (size_t i = 0; i < w->nranks; i++) {

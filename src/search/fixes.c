@@ -158,7 +158,7 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
             if (search_trial_spec(&b, &t[c[i].trial], "analytic", &s, &e)) continue;
             s.progress = NULL;
             orr_prediction p;
-            if (orr_predict(&s, &p, &e) < 0) continue; /* e.g. a schedule the model refuses */
+            if (orr_predict_headline(&s, &p, &e) < 0) continue; /* e.g. a schedule the model refuses */
             out->tried++;
             if (!p.r.mem.oom) {
                 orr_fit_fix *f = &fits[nfits++];

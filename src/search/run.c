@@ -332,7 +332,7 @@ static void refine(const search_base *b, const orr_search_opts *o, orr_search_re
         orr_spec s;
         orr_prediction p;
         orr_err err = {{0}};
-        if (search_trial_spec(b, &r->trials[x->index], o->refine_net, &s, &err) || orr_predict(&s, &p, &err) < 0) {
+        if (search_trial_spec(b, &r->trials[x->index], o->refine_net, &s, &err) || orr_predict_headline(&s, &p, &err) < 0) {
             size_t n = strlen(err.msg) < sizeof x->reason ? strlen(err.msg) : sizeof x->reason - 1; /* cut */
             memcpy(x->reason, err.msg, n);
             x->reason[n] = 0;

@@ -25,7 +25,7 @@ static void simulate(const search_base *b, const orr_search_opts *o, orr_trial *
     orr_spec s;
     orr_err err = {{0}};
     orr_prediction p;
-    if (search_trial_spec(b, t, NULL, &s, &err) || orr_predict(&s, &p, &err) < 0) {
+    if (search_trial_spec(b, t, NULL, &s, &err) || orr_predict_headline(&s, &p, &err) < 0) {
         search_set_reason(t, ORR_TRIAL_INVALID, "predict", err.msg);
         return;
     }
