@@ -47,4 +47,28 @@ CASES
 [ $? -eq 2 ] && grep -q "gpu: not given" "$TMP/e" && ok || bad "no --gpu: $(cat "$TMP/e")"
 "$ORR" search --model gpt3-125m --gpu A100-SXM4-80GB --gbs 16 > "$TMP/e" 2>&1
 [ $? -eq 2 ] && grep -q -- "--gpus: required" "$TMP/e" && ok || bad "no --gpus"
+# the space written under the spec's search: key: the same trials as the flags; a flag on the
+# command line wins over the spec's; a bad entry names the file, line and key
+cat > "$TMP/s.yaml" <<'YAML'
+model: gpt3-125m
+gpu: A100-SXM4-80GB
+gpus: 8
+training:
+  gbs: 16
+search:
+  recompute: [none, full]
+  dist_opt: true
+  top: 3
+YAML
+"$ORR" search "$TMP/s.yaml" --json | grep -v '"wall_s"' > "$TMP/y1" \
+    && "$ORR" search $B --recompute none,full --dist-opt on --top 3 --json | grep -v '"wall_s"' > "$TMP/y2" \
+    && cmp -s "$TMP/y1" "$TMP/y2" && ok || bad "search: key differs from the flags"
+"$ORR" search "$TMP/s.yaml" --recompute full --json | grep -q '"space_size": 40' && ok || bad "the command line does not win"
+printf 'model: gpt3-125m\ngpu: A100-SXM4-80GB\ngpus: 8\ntraining:\n  gbs: 16\nsearch:\n  tp: [1, x]\n' > "$TMP/s2.yaml"
+"$ORR" search "$TMP/s2.yaml" > "$TMP/e" 2>&1
+[ $? -eq 2 ] && grep -q "s2.yaml:7: search.tp: --tp: expected" "$TMP/e" && ok || bad "search: bad entry: $(cat "$TMP/e")"
+printf 'model: gpt3-125m\ngpu: A100-SXM4-80GB\ngpus: 8\ntraining:\n  gbs: 16\nsearch:\n  csv: x.csv\n' > "$TMP/s3.yaml"
+"$ORR" search "$TMP/s3.yaml" > "$TMP/e" 2>&1
+[ $? -eq 2 ] && grep -q "search.csv: not a search setting" "$TMP/e" && ok || bad "search: output key: $(cat "$TMP/e")"
+"$ORR" predict "$TMP/s.yaml" > "$TMP/p" 2>&1 && grep -q "iteration time" "$TMP/p" && ok || bad "predict on a spec with search:"
 checks_done

@@ -227,6 +227,41 @@ static void test_moe_bounds(void)
     orr_search_result_free(&b);
 }
 
+/* Expert parallelism is an axis: a dense model has the single value 1; an MoE model left without
+ * --ep gets every divisor of its experts that divides the GPUs of a pipeline stage (Megatron-Core's
+ * folding), each trial predicted with its EP (the experts' memory shrinks as EP grows); a value that
+ * does not divide the experts is invalid with resolve's reason. */
+static void test_ep_axis(void)
+{
+    orr_search_opts o;
+    orr_search_result r;
+    orr_err err = {{0}};
+    CHECK_MSG(search("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --tp 2 --pp 2 --mbs 1 "
+                     "--recompute full --dist-opt on --no-prune",
+                     &r, &o, &err) == 0,
+              "%s", err.msg);
+    CHECK_EQ_I64(r.ntrials, 4);
+    for (uint32_t i = 0; i < r.ntrials && r.ntrials == 4; i++) {
+        CHECK_EQ_I64(r.trials[i].v[ORR_AX_EP], 1u << i);
+        CHECK_MSG(r.trials[i].status == ORR_TRIAL_OK || r.trials[i].status == ORR_TRIAL_OOM, "ep %u: %s",
+                  r.trials[i].v[ORR_AX_EP], r.trials[i].reason);
+    }
+    if (r.ntrials == 4)
+        for (uint32_t i = 1; i < 4; i++)
+            CHECK_MSG(r.trials[i].peak_bytes < r.trials[i - 1].peak_bytes, "peak with ep %u (%llu) not below ep %u (%llu)",
+                      r.trials[i].v[ORR_AX_EP], (unsigned long long)r.trials[i].peak_bytes,
+                      r.trials[i - 1].v[ORR_AX_EP], (unsigned long long)r.trials[i - 1].peak_bytes);
+    orr_search_result_free(&r);
+    CHECK_MSG(search("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --tp 2 --pp 2 --mbs 1 --ep 16,4 --recompute full",
+                     &r, &o, &err) == 0,
+              "%s", err.msg);
+    CHECK(r.ntrials == 2 && r.trials[0].status == ORR_TRIAL_INVALID && strstr(r.trials[0].reason, "divisible by ep"));
+    orr_search_result_free(&r);
+    CHECK(search(BASE "--tp 1,2 --pp 1 --mbs 1 --recompute none", &r, &o, &err) == 0);
+    CHECK(r.ntrials == 2 && r.trials[0].v[ORR_AX_EP] == 1 && r.trials[1].v[ORR_AX_EP] == 1);
+    orr_search_result_free(&r);
+}
+
 static void test_lower_bound(void)
 {
     uint32_t dominated = soundness("--model gpt3-1.3b --gpu A100-SXM4-80GB --mem-capacity 16GiB --gpus 8 --gbs 16 --tp 1,2,4 --pp 1,2,4,8 "
@@ -380,6 +415,7 @@ int main(void)
     test_invalid_and_errors();
     test_lower_bound();
     test_moe_bounds();
+    test_ep_axis();
     test_duplicates_random_jobs();
     return check_done();
 }

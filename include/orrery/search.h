@@ -20,9 +20,10 @@
 
 /* The axes, in enumeration order (outermost first). ZERO, FSDP and DIST_OPT belong to deepspeed,
  * torchtitan and megatron; under another framework each has the single value 0. GPUS is the GPU
- * count (a list of them gives a Pareto front of time against GPUs or cost). */
+ * count (a list of them gives a Pareto front of time against GPUs or cost). EP (expert parallelism)
+ * has the single value 1 for a dense model. */
 typedef enum orr_axis {
-    ORR_AX_GPUS, ORR_AX_FRAMEWORK, ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_RECOMPUTE,
+    ORR_AX_GPUS, ORR_AX_FRAMEWORK, ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_EP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_RECOMPUTE,
     ORR_AX_ZERO, ORR_AX_FSDP, ORR_AX_DIST_OPT, ORR_AX_SP, ORR_AX_COUNT
 } orr_axis;
 

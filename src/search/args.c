@@ -14,7 +14,7 @@
 #include <strings.h>
 
 enum { S_STRATEGY = ORR_AX_COUNT, S_BUDGET, S_SEED, S_JOBS, S_OBJECTIVE, S_PRICE, S_TOP, S_JSON, S_CSV, S_NO_PRUNE,
-       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS, S_REFINE, S_NET };
+       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS, S_REFINE, S_NET, S_COUNT };
 
 #define NUMS "comma-separated positive integers or ranges A..B, or auto"
 #define ONOFF "on, off or both (on,off), or auto"
@@ -33,6 +33,8 @@ static const sflag sflags[] = {
     {"--pp", ORR_AX_PP, NUMS, "auto: divisors of gpus/tp up to the layers", "pipeline-parallel degrees"},
     {"--cp", ORR_AX_CP, NUMS, "1 (auto: divisors of gpus/(tp*pp) with seq divisible by 2*cp)",
      "context-parallel degrees"},
+    {"--ep", ORR_AX_EP, NUMS, "1 for a dense model; MoE: the divisors of the experts that divide gpus/pp (with --etp)",
+     "expert-parallel degrees (MoE models)"},
     {"--vpp", ORR_AX_VPP, NUMS, "1 (auto: every v with pp*v dividing the layers, v > 1 only with pp > 1)",
      "virtual pipeline stages per rank"},
     {"--mbs", ORR_AX_MBS, NUMS, "auto: powers of two dividing gbs/dp", "micro-batch sizes, sequences"},
@@ -246,8 +248,67 @@ static const char *flag_value(const sflag *f, int argc, char **argv, int *i, con
     return NULL;
 }
 
+/* A `search:` entry's value as a command-line value: a scalar as written (true/false as on/off for
+ * the on/off axes), a list of scalars joined by commas. */
+static int yaml_value(const sflag *f, const orr_ynode *n, char *val, size_t cap, orr_err *err)
+{
+    int onoff = f->id == ORR_AX_SP || f->id == ORR_AX_DIST_OPT;
+    size_t len = 0;
+    val[0] = 0;
+    const orr_ynode *item = n->kind == ORR_YSEQ ? n->first : n;
+    if (n->kind == ORR_YMAP || (n->kind == ORR_YSEQ && !n->first))
+        return orr_y_fail(n, err, "expected a value or a list of values (e.g. [1, 2, 4])");
+    for (; item; item = n->kind == ORR_YSEQ ? item->next : NULL) {
+        if (item->kind != ORR_YSCALAR || strlen(item->str) != item->len)
+            return orr_y_fail(item, err, "expected a value, got a list or a mapping");
+        const char *w = item->str;
+        if (onoff && strcasecmp(w, "true") == 0) w = "on";
+        if (onoff && strcasecmp(w, "false") == 0) w = "off";
+        int k = snprintf(val + len, cap - len, "%s%s", len ? "," : "", w);
+        if (k < 0 || (size_t)k >= cap - len) return orr_y_fail(n, err, "the list is longer than %zu characters", cap - 1);
+        len += (size_t)k;
+    }
+    return 0;
+}
+
+/* One entry of the spec's `search:` mapping, unless the command line gave that flag (it wins). */
+static int spec_entry(orr_search_opts *o, const unsigned char *seen, const orr_ynode *n, orr_err *err)
+{
+    char name[64], val[512];
+    snprintf(name, sizeof name, "--%s", n->key);
+    for (char *c = name; *c; c++)
+        if (*c == '_') *c = '-';
+    const sflag *f = find_sflag(name, strlen(name));
+    if (!f || !f->help || f->id == S_JSON || f->id == S_CSV || f->id == S_NO_PRUNE || f->id == S_NO_TIME_BOUND ||
+        f->id == S_NO_SP || f->id == S_NO_DIST_OPT)
+        return orr_y_fail(n, err, "not a search setting (expected gpus, framework, tp, pp, cp, ep, vpp, mbs, recompute, "
+                                  "zero, fsdp, dist_opt, sp, strategy, budget, seed, jobs, objective, "
+                                  "price_per_gpu_hour, tokens, refine, net or top; output flags stay on the command "
+                                  "line)");
+    if (f->id < ORR_AX_COUNT ? o->ax[f->id].given : seen[f->id]) return 0;
+    if (yaml_value(f, n, val, sizeof val, err)) return -1;
+    orr_err e = {{0}};
+    int rc = f->id < ORR_AX_COUNT ? parse_list(&o->ax[f->id], f, val, &e) : apply_own(o, f, val, &e);
+    return rc ? orr_y_fail(n, err, "%s", e.msg) : 0;
+}
+
+/* The space and settings written under the spec's `search:` key (docs/spec.md "Search"). */
+static int spec_section(orr_search_opts *o, const unsigned char *seen, orr_err *err)
+{
+    orr_ydoc doc;
+    if (orr_yaml_load_file(&doc, o->spec_path, err)) return -1;
+    const orr_ynode *sec = doc.root && doc.root->kind == ORR_YMAP ? orr_y_get(doc.root, "search") : NULL;
+    int rc = 0;
+    if (sec && sec->kind != ORR_YMAP)
+        rc = orr_y_fail(sec, err, "expected a mapping of search settings (e.g. tp: [1, 2, 4], strategy: cmaes)");
+    for (const orr_ynode *n = sec && rc == 0 ? sec->first : NULL; n && rc == 0; n = n->next) rc = spec_entry(o, seen, n, err);
+    orr_yaml_free(&doc);
+    return rc;
+}
+
 int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
 {
+    unsigned char seen[S_COUNT] = {0}; /* the settings the command line gave (they win over the spec's) */
     memset(o, 0, sizeof *o);
     o->seed = 1;
     o->jobs = 1;
@@ -264,6 +325,7 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
             continue;
         }
         int fail;
+        seen[f->id] = 1;
         const char *val = flag_value(f, argc, argv, &i, eq, err, &fail);
         if (fail) return -1;
         if (val && !*val) return orr_fail(err, "%s: missing value (%s)", f->name, f->expects);
@@ -273,6 +335,7 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
             return -1;
         }
     }
+    if (o->spec_path && spec_section(o, seen, err)) return -1;
     if (o->strategy != ORR_STRATEGY_EXHAUSTIVE && !o->budget)
         return orr_fail(err, "--strategy %s: give --budget N, the most trials to simulate",
                         o->strategy == ORR_STRATEGY_RANDOM ? "random" : "cmaes");

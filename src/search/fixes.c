@@ -1,6 +1,6 @@
 /*
  * fixes.c - when predict finds a job out of memory, the settings that would make it fit (issue 21,
- * part 7): a local search around the job. Its neighbourhood doubles TP or PP, drops virtual
+ * part 7): a local search around the job. Its neighbourhood doubles TP, PP or (MoE) EP, drops virtual
  * stages, halves the micro-batch (or takes 1), recomputes more, and shards more (the distributed
  * optimizer, a higher ZeRO stage, full FSDP2 sharding, sequence parallelism), every combination of
  * those; the GPU count, framework and CP stay. Configurations are tried by how many settings they
@@ -47,6 +47,8 @@ static void neighbourhood(const orr_spec *cur, const search_base *b, orr_search_
     add_value(a[ORR_AX_PP].v, &a[ORR_AX_PP].n, cur->pp);
     if (2 * cur->pp <= b->layers) add_value(a[ORR_AX_PP].v, &a[ORR_AX_PP].n, 2 * cur->pp);
     add_value(a[ORR_AX_CP].v, &a[ORR_AX_CP].n, cur->cp);
+    add_value(a[ORR_AX_EP].v, &a[ORR_AX_EP].n, cur->ep);
+    if (cur->model.experts) add_value(a[ORR_AX_EP].v, &a[ORR_AX_EP].n, 2 * cur->ep);
     add_value(a[ORR_AX_VPP].v, &a[ORR_AX_VPP].n, cur->vpp);
     add_value(a[ORR_AX_VPP].v, &a[ORR_AX_VPP].n, 1);
     add_value(a[ORR_AX_MBS].v, &a[ORR_AX_MBS].n, cur->mbs);
@@ -92,6 +94,7 @@ static void diff(const orr_spec *cur, const orr_spec *s, fix_cand *c)
     c->changes = 0;
     if (s->tp != cur->tp) put_flag(c, "--tp %u", s->tp);
     if (s->pp != cur->pp) put_flag(c, "--pp %u", s->pp);
+    if (s->ep != cur->ep) put_flag(c, "--ep %u", s->ep);
     if (s->vpp != cur->vpp) put_flag(c, "--vpp %u", s->vpp);
     if (s->mbs != cur->mbs) put_flag(c, "--mbs %u", s->mbs);
     if (s->recompute != cur->recompute) put_flag(c, "--recompute %s", orr_recompute_name(s->recompute));

@@ -55,27 +55,36 @@ static int gpus_listed(const orr_search_opts *o)
     return o->ax[ORR_AX_GPUS].given && o->ax[ORR_AX_GPUS].n > 1;
 }
 
-static void table_head(orr_buf *out, const orr_search_opts *o)
+/* An MoE model's search (a trial with expert parallelism): the table gets a column for EP. */
+static int ep_listed(const orr_search_result *r)
 {
-    orr_buf_printf(out, "%4s  %s%-10s %3s %3s %4s %3s %3s %4s %-9s %-10s %-3s %9s %11s %6s %8s %8s", "rank",
-                   gpus_listed(o) ? " gpus " : "", "framework", "tp", "pp", "dp", "cp", "vpp", "mbs", "recompute",
-                   "sharding", "sp", "iter s", "tokens/s", "MFU %", "peak GiB", "free GiB");
+    for (uint32_t i = 0; i < r->ntrials; i++)
+        if (r->trials[i].v[ORR_AX_EP] > 1) return 1;
+    return 0;
+}
+
+static void table_head(orr_buf *out, const orr_search_opts *o, int ep)
+{
+    orr_buf_printf(out, "%4s  %s%-10s %3s %3s %4s %3s %s%3s %4s %-9s %-10s %-3s %9s %11s %6s %8s %8s", "rank",
+                   gpus_listed(o) ? " gpus " : "", "framework", "tp", "pp", "dp", "cp", ep ? " ep " : "", "vpp", "mbs",
+                   "recompute", "sharding", "sp", "iter s", "tokens/s", "MFU %", "peak GiB", "free GiB");
     if (o->price_per_gpu_hour > 0) orr_buf_printf(out, " %10s", "$ / iter");
     if (o->tokens > 0) orr_buf_printf(out, " %10s", "train days");
     if (o->tokens > 0 && o->price_per_gpu_hour > 0) orr_buf_printf(out, " %12s", "$ to train");
     orr_buf_puts(out, "\n");
 }
 
-static void table_row(orr_buf *out, uint32_t rank, const orr_trial *t, const orr_search_opts *o)
+static void table_row(orr_buf *out, uint32_t rank, const orr_trial *t, const orr_search_opts *o, int ep)
 {
     char sh[32];
     sharding(t, sh, sizeof sh);
     double headroom = ((double)t->capacity_bytes - (double)t->peak_bytes) / GiB;
     orr_buf_printf(out, "%4u  ", rank);
     if (gpus_listed(o)) orr_buf_printf(out, "%5u ", t->v[ORR_AX_GPUS]);
-    orr_buf_printf(out, "%-10s %3u %3u %4u %3u %3u %4u %-9s %-10s %-3s %9.4f %11.0f %6.1f %8.2f %8.2f",
-                   orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]), t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp,
-                   t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
+    orr_buf_printf(out, "%-10s %3u %3u %4u %3u ", orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]),
+                   t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp, t->v[ORR_AX_CP]);
+    if (ep) orr_buf_printf(out, "%3u ", t->v[ORR_AX_EP]);
+    orr_buf_printf(out, "%3u %4u %-9s %-10s %-3s %9.4f %11.0f %6.1f %8.2f %8.2f", t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
                    orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), sh, t->v[ORR_AX_SP] ? "on" : "off",
                    t->iteration_s, t->tokens_per_s, 100.0 * t->mfu, (double)t->peak_bytes / GiB, headroom);
     if (o->price_per_gpu_hour > 0) orr_buf_printf(out, " %10.4f", t->cost_usd);
@@ -153,9 +162,10 @@ void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_b
 {
     orr_buf_printf(out, "search: %s (objective %s, strategy %s)\n\n", r->title, objective_name(o->objective),
                    strategy_name(o->strategy));
-    table_head(out, o);
+    int ep = ep_listed(r);
+    table_head(out, o, ep);
     uint32_t top = o->top < r->nranked ? o->top : r->nranked;
-    for (uint32_t k = 0; k < top; k++) table_row(out, k + 1, &r->trials[r->ranked[k]], o);
+    for (uint32_t k = 0; k < top; k++) table_row(out, k + 1, &r->trials[r->ranked[k]], o, ep);
     if (!r->nranked) orr_buf_puts(out, "  (no configuration fits: see the counts and reasons below)\n");
     orr_buf_printf(out, "\ntrials: %u in the space, %u valid, %u simulated (%u fit, %u out of memory)\n", r->ntrials,
                    r->valid, r->evaluated, r->ok, r->oom);
@@ -166,11 +176,11 @@ void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_b
         orr_buf_printf(out, "\nPareto front (time against %s: no configuration is both faster and %s)\n",
                        o->price_per_gpu_hour > 0 ? "cost per iteration" : "GPUs",
                        o->price_per_gpu_hour > 0 ? "cheaper" : "on fewer GPUs");
-        table_head(out, o);
+        table_head(out, o, ep);
         for (uint32_t k = 0; k < r->npareto; k++) {
             uint32_t rank = 0;
             while (rank < r->nranked && r->ranked[rank] != r->pareto[k]) rank++;
-            table_row(out, rank + 1, &r->trials[r->pareto[k]], o);
+            table_row(out, rank + 1, &r->trials[r->pareto[k]], o, ep);
         }
     }
     if (r->nrefined) {
@@ -200,9 +210,9 @@ static void json_trial(orr_buf *b, const orr_trial *t, const orr_search_opts *o)
     orr_buf_printf(b, "{\"index\": %u, \"tp\": %u, \"pp\": %u, \"dp\": ", t->index, t->v[ORR_AX_TP], t->v[ORR_AX_PP]);
     if (t->dp) orr_buf_printf(b, "%u", t->dp);
     else orr_buf_puts(b, "null");
-    orr_buf_printf(b, ", \"cp\": %u, \"ep\": 0, \"vpp\": %u, \"mbs\": %u, \"recompute\": \"%s\", \"zero\": %u, "
+    orr_buf_printf(b, ", \"cp\": %u, \"ep\": %u, \"vpp\": %u, \"mbs\": %u, \"recompute\": \"%s\", \"zero\": %u, "
                       "\"fsdp\": %u, \"sp\": %s, \"dist_opt\": %s, \"gpus\": %u, \"framework\": \"%s\"",
-                   t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
+                   t->v[ORR_AX_CP], t->v[ORR_AX_EP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
                    orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), t->v[ORR_AX_ZERO],
                    t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP], t->v[ORR_AX_SP] ? "true" : "false",
                    t->v[ORR_AX_DIST_OPT] ? "true" : "false", gpus, orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]));
@@ -309,9 +319,9 @@ void orr_search_csv(const orr_search_result *r, orr_buf *b)
     for (uint32_t i = 0; i < r->ntrials; i++) {
         const orr_trial *t = &r->trials[i];
         int sim = t->status == ORR_TRIAL_OK || t->status == ORR_TRIAL_OOM;
-        orr_buf_printf(b, "%u,%s,%u,%u,%u,%u,0,%u,%u,%s,%u,%u,%d,%d,%u,%s,%s,", t->index,
+        orr_buf_printf(b, "%u,%s,%u,%u,%u,%u,%u,%u,%u,%s,%u,%u,%d,%d,%u,%s,%s,", t->index,
                        orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]), t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp,
-                       t->v[ORR_AX_CP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
+                       t->v[ORR_AX_CP], t->v[ORR_AX_EP], t->v[ORR_AX_VPP], t->v[ORR_AX_MBS],
                        orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), t->v[ORR_AX_ZERO],
                        t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP], (int)t->v[ORR_AX_SP], (int)t->v[ORR_AX_DIST_OPT],
                        t->v[ORR_AX_GPUS],

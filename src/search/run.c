@@ -94,7 +94,7 @@ typedef struct memo_key { uint32_t f[16]; } memo_key;
 static memo_key key_of(const orr_spec *s)
 {
     memo_key k = {{s->framework, s->tp, s->pp, s->dp, s->cp, s->vpp, s->mbs, s->gbs, s->seq, s->recompute, s->zero,
-                   s->fsdp, s->dp_replicate, (uint32_t)s->sp, (uint32_t)s->dist_opt, 0}};
+                   s->fsdp, s->dp_replicate, (uint32_t)s->sp, (uint32_t)s->dist_opt, s->ep}};
     return k;
 }
 

@@ -66,6 +66,14 @@ static uint32_t default_parallel(const search_base *b, int ax, int is_auto, cons
         for (uint32_t i = 0; i < n; i++) /* those with seq divisible by 2*cp (and cp 1) */
             if (all[i] == 1 || b->seq % (2 * all[i]) == 0) out[k++] = all[i];
         return k;
+    case ORR_AX_EP: { /* Megatron-Core folds etp x ep over the tp*cp*dp = gpus/pp GPUs of a stage */
+        uint32_t experts = b->s.model.experts, etp = b->s.etp ? b->s.etp : 1;
+        if (!experts || gpus % pp) return out[0] = 1, 1;
+        uint32_t stage = gpus / pp;
+        for (uint32_t e = 1; e <= experts && k < ORR_SEARCH_MAX_VALUES; e++)
+            if (experts % e == 0 && stage % ((uint64_t)e * etp) == 0) out[k++] = e;
+        return k ? k : (out[0] = 1, 1);
+    }
     case ORR_AX_VPP:
         out[k++] = 1;
         if (is_auto && pp > 1)
@@ -172,18 +180,18 @@ static void add_arg(char **argv, int *argc, const char *flag, const char *val)
 int search_trial_spec(const search_base *b, const orr_trial *t, const char *net, orr_spec *s, orr_err *err)
 {
     *s = b->s;
-    s->tp = s->pp = s->cp = s->vpp = s->mbs = 1;
+    s->tp = s->pp = s->cp = s->ep = s->vpp = s->mbs = 1;
     s->fsdp = s->zero = 0;
     s->sp = s->dist_opt = 0;
     s->recompute = ORR_RECOMPUTE_NONE;
-    char num[6][16], gpus[16], *argv[32];
+    char num[7][16], gpus[16], *argv[32];
     int argc = 0;
     snprintf(gpus, sizeof gpus, "%u", t->v[ORR_AX_GPUS]);
     add_arg(argv, &argc, "--gpus", gpus);
-    const int nums[] = {ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_ZERO};
-    const char *names[] = {"--tp", "--pp", "--cp", "--vpp", "--mbs", "--zero"};
+    const int nums[] = {ORR_AX_TP, ORR_AX_PP, ORR_AX_CP, ORR_AX_EP, ORR_AX_VPP, ORR_AX_MBS, ORR_AX_ZERO};
+    const char *names[] = {"--tp", "--pp", "--cp", "--ep", "--vpp", "--mbs", "--zero"};
     add_arg(argv, &argc, "--framework", orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]));
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
         if (nums[k] == ORR_AX_ZERO && t->v[ORR_AX_FRAMEWORK] != ORR_FW_DEEPSPEED) continue;
         snprintf(num[k], sizeof num[k], "%u", t->v[nums[k]]);
         add_arg(argv, &argc, names[k], num[k]);

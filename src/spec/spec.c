@@ -351,8 +351,9 @@ static int read_profile_key(orr_spec *s, const orr_ynode *n, orr_err *err)
 
 static int apply_spec(orr_spec *s, const orr_ynode *root, orr_err *err)
 {
+    /* search: the space `orrery search` reads (src/search/args.c); a prediction leaves it alone */
     static const char *const top[] = {"framework", "model", "gpu", "cluster", "profile", "gpus", "parallel",
-                                      "training", "options", "network", "jobs", NULL};
+                                      "training", "options", "network", "jobs", "search", NULL};
     const orr_ynode *n;
     if (orr_y_check_keys(root, NULL, 0, top, err)) return -1;
     if ((n = orr_y_get(root, "profile")) && read_profile_key(s, n, err)) return -1;
