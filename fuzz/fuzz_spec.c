@@ -1,7 +1,8 @@
-/* Fuzzes the YAML spec reader and resolve (src/spec): any text as a spec file, then the same text
- * as a model file. */
+/* Fuzzes the YAML spec reader and resolve (src/spec): any text as a spec file, its search: section
+ * as orrery search reads it (src/search/args.c), then the same text as a model file. */
 #include "fuzz.h"
 #include "orrery/orrery.h"
+#include "orrery/search.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -13,6 +14,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         orr_spec_resolve(&s, &err);
         orr_spec_free(&s);
     }
+    orr_search_opts o;
+    char *argv[] = {(char *)path};
+    orr_search_parse(&o, 1, argv, &err);
+    orr_search_opts_free(&o);
     orr_model m;
     orr_model_load_file(&m, path, &err);
     return 0;
