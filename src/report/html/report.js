@@ -2,8 +2,8 @@
  * report.js - the renderer of Orrery's HTML report (src/report/html.c inlines it in every page, after
  * the data: <script type="application/json" id="orrery-data">). It draws each section of the page as
  * inline SVG and tables from that data, with no library and no network. When every section is drawn
- * without an exception it appends <div id="orrery-ok">; on an exception, <div id="orrery-error">
- * with the message, and the exception goes on to the console.
+ * without an exception it appends a div with id orrery-ok (tests/cli_html.sh looks for it); on an
+ * exception, one with id orrery-error and the message, and the exception goes on to the console.
  */
 (function () {
   "use strict";
@@ -313,9 +313,11 @@
          M.samples + " samples: each the highest allocated of its run of samples." : M.samples + " samples."));
     if (!M.points.length) { note(b, "The rank allocated nothing."); return; }
     var end = Math.max(M.end_ns, M.points[M.points.length - 1][0], 1), top = M.peak_reserved_bytes;
-    if (M.capacity_bytes > top) top = M.capacity_bytes;
     if (M.oom && M.oom.in_use_bytes + M.oom.bytes > top) top = M.oom.in_use_bytes + M.oom.bytes;
-    top *= 1.05;
+    /* the capacity in the chart unless it is far above the use (then its line would flatten the plot) */
+    var capShown = M.capacity_bytes > 0 && M.capacity_bytes <= 2 * top;
+    if (capShown && M.capacity_bytes > top) top = M.capacity_bytes;
+    top = (top || 1) * 1.05;
     var L = 70, R = W - 20, T0 = 10, B0 = 330, H = 360;
     var svg = sv("svg", { id: "memory-svg", viewBox: "0 0 " + W + " " + H, width: W, height: H }, b);
     function X(t) { return L + t / end * (R - L); }
@@ -340,7 +342,10 @@
       rl += (i ? "L" : "M") + X(P[i][0]).toFixed(1) + "," + Y(P[i][1]).toFixed(1) + "L" +
             X(i + 1 < n ? P[i + 1][0] : end).toFixed(1) + "," + Y(P[i][1]).toFixed(1);
     titled(sv("path", { d: rl, fill: "none", stroke: "#222", "stroke-dasharray": "4 3" }, g), "reserved by the allocator");
-    if (M.capacity_bytes > 0) {
+    if (M.capacity_bytes > 0 && !capShown)
+      sv("text", { x: R - 4, y: T0 + 4, "text-anchor": "end", fill: "#d62728" }, g,
+         "capacity " + gib(M.capacity_bytes) + " (above the chart)");
+    if (capShown) {
       sv("line", { x1: L, x2: R, y1: Y(M.capacity_bytes), y2: Y(M.capacity_bytes), stroke: "#d62728", "stroke-width": 1.5 }, g);
       sv("text", { x: R - 4, y: Y(M.capacity_bytes) - 4, "text-anchor": "end", fill: "#d62728" }, g,
          "capacity " + gib(M.capacity_bytes));
@@ -456,7 +461,8 @@
         titled(sv("rect", { x: x + 1, y: y + 1, width: CW - 2, height: CH - 2, fill: isOk ? color(c.best_s) : fills[c.state],
                             stroke: "#ccc", "class": "cell-" + c.state }, svg),
                "TP " + t + ", PP " + Hm.pp[j] + ": " + (isOk ? c.best_s.toFixed(4) + " s" : why[c.state]));
-        sv("text", { x: x + CW / 2, y: y + CH / 2 + 4, "text-anchor": "middle", "font-weight": isOk && c.best_s === lo ? "bold" : "normal",
+        sv("text", { x: x + CW / 2, y: y + CH / 2 + 4, "text-anchor": "middle", "class": isOk ? "" : "on-fill",
+                     "font-weight": isOk && c.best_s === lo ? "bold" : "normal",
                      fill: c.state === "oom" ? "#a00" : "#222" }, svg, isOk ? c.best_s.toFixed(4) : words[c.state]);
       });
     });
