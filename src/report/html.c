@@ -23,7 +23,7 @@
  * slices are then coalesced at the finest resolution that fits, and the page says so), at most
  * HTML_MAX_MEM_POINTS memory points (each the highest allocated of consecutive samples), at most
  * HTML_LINKS_PER_TIER links per tier over at most HTML_MAX_LINK_WINDOWS windows, op names cut at
- * HTML_NAME_MAX bytes: with the 50 KB renderer, a page is at most about 3 MB.
+ * HTML_NAME_MAX bytes: with the 35 KB renderer, a page is at most about 3 MB.
  *
  * The page is a pure function of its inputs (no time, no path of the machine): the same run gives
  * byte-identical files.
