@@ -22,8 +22,9 @@
  * Size budget: at most HTML_MAX_SLICES timeline slices over all ranks (a large run has ~10^6 ops: the
  * slices are then coalesced at the finest resolution that fits, and the page says so), at most
  * HTML_MAX_MEM_POINTS memory points (each the highest allocated of consecutive samples), at most
- * HTML_LINKS_PER_TIER links per tier over at most HTML_MAX_LINK_WINDOWS windows, op names cut at
- * HTML_NAME_MAX bytes: with the 35 KB renderer, a page is at most about 3 MB.
+ * HTML_LINKS_PER_TIER links per tier over at most HTML_MAX_LINK_WINDOWS windows, at most HTML_MAX_NAMES
+ * op names (further slices show their kind only) cut at HTML_NAME_MAX bytes: with the 35 KB renderer,
+ * a page is at most about 3 MB.
  *
  * The page is a pure function of its inputs (no time, no path of the machine): the same run gives
  * byte-identical files.
@@ -42,6 +43,7 @@
 #define HTML_LINKS_PER_TIER 4
 #define HTML_MAX_LINK_WINDOWS 400
 #define HTML_NAME_MAX 120
+#define HTML_MAX_NAMES 4096
 
 /* ---- the page ---- */
 
@@ -366,6 +368,7 @@ static int joins(const run *u, const slice *s, int64_t res_ps)
 typedef struct names_out {
     orr_map index;   /* workload name index -> place in the page's table */
     uint32_t n;
+    uint64_t dropped;/* slices drawn without their name: the table was full */
     orr_buf json;    /* the table */
 } names_out;
 
@@ -379,7 +382,9 @@ static void run_emit(orr_buf *b, const run *u, long long *prev_ns, int *first, n
     long long name = -(long long)u->count;
     if (u->count == 1 && u->name >= 0) {
         uint32_t *at = orr_map_get(&no->index, (uint64_t)u->name);
-        if (!at) {
+        if (!at && no->n >= HTML_MAX_NAMES) {
+            no->dropped++;
+        } else if (!at) {
             char cut[HTML_NAME_MAX + 1];
             snprintf(cut, sizeof cut, "%s", w->names[u->name]);
             orr_buf_puts(&no->json, no->n ? "," : "");
@@ -387,7 +392,7 @@ static void run_emit(orr_buf *b, const run *u, long long *prev_ns, int *first, n
             orr_map_put(&no->index, (uint64_t)u->name, no->n++);
             at = orr_map_get(&no->index, (uint64_t)u->name);
         }
-        name = *at;
+        name = at ? (long long)*at : -1;
     } else if (u->count == 1) {
         name = -1;
     }
@@ -483,7 +488,7 @@ static void timeline_json(orr_buf *b, const orr_result *r, const orr_workload *w
         }
         orr_buf_puts(b, "]}");
     }
-    orr_buf_printf(b, "],\"slices\":%zu,\"names\":[", drawn);
+    orr_buf_printf(b, "],\"slices\":%zu,\"names_dropped\":%llu,\"names\":[", drawn, (unsigned long long)no.dropped);
     if (no.json.n) orr_buf_puts(b, no.json.s);
     orr_buf_puts(b, "]}");
     orr_buf_free(&no.json);

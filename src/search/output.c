@@ -373,6 +373,7 @@ static uint32_t rank_of(const orr_search_result *r, uint32_t index)
 }
 
 #define HTML_MAX_SCATTER 5000 /* trials drawn behind the Pareto front: the best by rank */
+#define HTML_MAX_TOP 1000     /* rows of the page's table of the best (--top may ask for more) */
 
 static void html_heatmap(orr_buf *b, const orr_search_result *r)
 {
@@ -412,8 +413,9 @@ int orr_search_html(const orr_search_result *r, const orr_search_opts *o, const 
                    r->ntrials, r->valid, r->evaluated, r->ok, r->oom);
     json_counts(&b, "pruned", r->pruned, r->npruned);
     json_counts(&b, "rejected", r->rejected, r->nrejected);
-    orr_buf_puts(&b, "\"top\":[");
     uint32_t top = o->top < r->nranked ? o->top : r->nranked;
+    orr_buf_printf(&b, "\"top_asked\":%u,\"top\":[", top);
+    if (top > HTML_MAX_TOP) top = HTML_MAX_TOP;
     for (uint32_t k = 0; k < top; k++) {
         orr_buf_puts(&b, k ? ",\n" : "\n");
         html_trial(&b, k + 1, &r->trials[r->ranked[k]], o);

@@ -154,6 +154,8 @@
            num(T.slices, 0) + " by merging neighbours closer than " + fmtTime(T.resolution_ns) +
            " on a row (a merged slice takes the colour of the category it spends the most time in; hover says how many ops).");
     else note(b, "Every op drawn (" + num(T.slices, 0) + " slices).");
+    if (T.names_dropped > 0)
+      note(b, num(T.names_dropped, 0) + " slices show their kind only: the page keeps " + T.names.length + " op names at most.");
     var ctl = el("div", { "class": "controls" }, b);
     var bIn = el("button", { type: "button", id: "tl-zoom-in" }, ctl, "zoom in");
     var bOut = el("button", { type: "button", id: "tl-zoom-out" }, ctl, "zoom out");
@@ -550,7 +552,8 @@
   function top() {
     var b = body("top");
     if (!D.top.length) { note(b, "No configuration fits: see the counts and reasons above."); return; }
-    note(b, "The " + D.top.length + " best configurations by " + D.objective + ".");
+    note(b, "The " + D.top.length + " best configurations by " + D.objective +
+         (D.top.length < D.top_asked ? " (of the " + D.top_asked + " --top asked for: the page keeps " + D.top.length + ")" : "") + ".");
     trialTable(b, "top-table", D.top);
   }
 
