@@ -450,9 +450,18 @@ static void timeline_json(orr_buf *b, const orr_result *r, const orr_workload *w
         }
     size_t ops = total_runs(rr, nidx, 0);
     int64_t res_ps = 0, end_ps = r->iteration_ps > 0 ? r->iteration_ps : 1;
-    if (ops > HTML_MAX_SLICES) {
+    if (ops > HTML_MAX_SLICES) { /* the finest resolution that fits, to 1/64 of itself */
+        int64_t lo_ps = 0; /* too fine */
         res_ps = end_ps >> 20 > ORR_PS_PER_NS ? end_ps >> 20 : ORR_PS_PER_NS;
-        while (total_runs(rr, nidx, res_ps) > HTML_MAX_SLICES && res_ps <= 2 * end_ps) res_ps *= 2;
+        while (total_runs(rr, nidx, res_ps) > HTML_MAX_SLICES && res_ps <= 2 * end_ps) {
+            lo_ps = res_ps;
+            res_ps *= 2;
+        }
+        for (int k = 0; k < 6 && res_ps - lo_ps > ORR_PS_PER_NS; k++) {
+            int64_t mid_ps = lo_ps + (res_ps - lo_ps) / 2;
+            if (total_runs(rr, nidx, mid_ps) > HTML_MAX_SLICES) lo_ps = mid_ps;
+            else res_ps = mid_ps;
+        }
     }
     orr_buf_printf(b, ",\n\"timeline\":{\"iteration_ns\":%lld,\"resolution_ns\":%lld,\"slices_full\":%zu"
                       ",\"ranks_total\":%zu,\"max_slices\":%d,\"cats\":[",

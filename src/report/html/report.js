@@ -46,7 +46,7 @@
     var err = span / n / step;
     if (err >= 5) step *= 5; else if (err >= 2) step *= 2;
     var out = [];
-    for (var t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(t);
+    for (var i = Math.ceil(lo / step); i * step <= hi + step * 1e-9; i++) out.push(+(i * step).toPrecision(12));
     return out;
   }
   function legend(parent, items) {
