@@ -37,6 +37,10 @@ if [ -x "$BIN/streams" ]; then
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['config']; assert d['iteration_time_s'] > 0 and c['front_end'] == 'emulate' and c['gpus'] == 4 and c['collectives'] == 36" "$TMP/out.json" \
         && ok || bad "emulate JSON does not parse or has wrong values"
     [ "$(ls "$TMP/td" | grep -c '^trace-')" -eq 5 ] && ok || bad "--trace-dir does not keep the 5 traces"
+    # --html as for predict (docs/report.md; tests/cli_html.sh renders such pages)
+    "$ORR" emulate --gpu H100 --html "$TMP/e.html" -- "$BIN/nccl" 4 > "$TMP/o" 2>&1 && grep -q "HTML report written" "$TMP/o" \
+        && grep -q 'id="timeline"' "$TMP/e.html" && grep -q '"coll_dp"' "$TMP/e.html" && grep -q '"rank":"rank0 pid' "$TMP/e.html" \
+        && ok || bad "emulate --html: $(cat "$TMP/o")"
     "$ORR" emulate --trace-dir "$TMP/td" -- "$BIN/streams" > "$TMP/e" 2>&1; rc=$?
     [ $rc -eq 2 ] && grep -q "earlier run" "$TMP/e" && ok || bad "emulate into a used --trace-dir (rc $rc)"
     "$ORR" emulate --gpus 2 -- "$BIN/streams" > "$TMP/e" 2>&1; rc=$?

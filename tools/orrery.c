@@ -144,6 +144,11 @@ static double wall_s(void)
 static int predict_jobs(const orr_spec *s)
 {
     orr_err err = {{0}};
+    if (s->html_path[0]) {
+        fprintf(stderr, "orrery: --html %s: not available for a spec with jobs: (the report is of one job: predict "
+                        "that job's spec; --trace FILE draws the shared run)\n", s->html_path);
+        return ORR_EXIT_USAGE;
+    }
     double t0 = wall_s();
     orr_jobs_prediction p;
     if (orr_predict_jobs(s, &p, &err) < 0) return fail(&err);
@@ -201,7 +206,8 @@ static int cmd_predict(int argc, char **argv)
     if (p.r.mem.oom && orr_search_fixes(i ? argv[0] : NULL, NULL, argc - i, argv + i, &s, &fixes, &fix_err) == 0)
         p.info.fixes = &fixes;
 
-    if (s.trace_path[0] && orr_report_trace(s.trace_path, p.w, &p.x, &err) < 0) {
+    if ((s.trace_path[0] && orr_report_trace(s.trace_path, p.w, &p.x, &err) < 0) ||
+        (s.html_path[0] && orr_report_html(s.html_path, &p.r, p.w, &p.x, &p.info, &err) < 0)) {
         orr_prediction_free(&p);
         return fail(&err);
     }
@@ -217,6 +223,7 @@ static int cmd_predict(int argc, char **argv)
                            s.profile.path);
         orr_buf_printf(&out, "simulated in %.3f s wall, peak RSS %.1f MiB\n", wall, (double)ru.ru_maxrss / 1024.0);
         if (s.trace_path[0]) orr_buf_printf(&out, "trace written to %s (open in ui.perfetto.dev)\n", s.trace_path);
+        if (s.html_path[0]) orr_buf_printf(&out, "HTML report written to %s\n", s.html_path);
     }
     fwrite(out.s, 1, out.n, stdout);
     orr_buf_free(&out);
@@ -254,6 +261,7 @@ static int search_output(const orr_search_result *r, const orr_search_opts *o, o
         if (f && fclose(f)) rc = orr_fail(err, "--csv %s: cannot write the file", o->csv_path);
         out.n = 0;
     }
+    if (!rc && o->html_path[0]) rc = orr_search_html(r, o, o->html_path, err);
     if (o->json) orr_search_json(r, o, &out);
     else orr_search_text(r, o, &out);
     if (!rc) fwrite(out.s, 1, out.n, stdout);
@@ -718,7 +726,8 @@ static int cmd_emulate(int argc, char **argv)
         orr_emu_info_free(&info);
         return fail(&err);
     }
-    if (s.trace_path[0] && orr_report_trace(s.trace_path, p.w, &p.x, &err) < 0) {
+    if ((s.trace_path[0] && orr_report_trace(s.trace_path, p.w, &p.x, &err) < 0) ||
+        (s.html_path[0] && orr_report_html(s.html_path, &p.r, p.w, &p.x, &p.info, &err) < 0)) {
         orr_prediction_free(&p);
         orr_emu_info_free(&info);
         return fail(&err);
@@ -749,6 +758,7 @@ static int cmd_emulate(int argc, char **argv)
                            (unsigned long long)visible);
         orr_buf_printf(&out, "program ran in %.3f s wall under emulation; collated and simulated in %.3f s\n", run_wall,
                        wall);
+        if (s.html_path[0]) orr_buf_printf(&out, "HTML report written to %s\n", s.html_path);
     }
     fwrite(out.s, 1, out.n, stdout);
     orr_buf_free(&out);

@@ -133,6 +133,21 @@ void orr_report_json(const orr_result *r, const orr_workload *w, const orr_repor
  * plus one for the host. */
 int orr_report_trace(const char *path, const orr_workload *w, const orr_exec_result *x,
                      orr_err *err);
+/* The simulated ranks the reports list (indices into w->ranks; their number): every one, ascending,
+ * when there are at most ORR_RANKS_LISTED, else the ORR_WORST_RANKS_LISTED with the most bubble +
+ * wait + idle time, most first. idx has room for ORR_RANKS_LISTED. */
+#define ORR_RANKS_LISTED 32
+#define ORR_WORST_RANKS_LISTED 8
+size_t orr_report_ranks_listed(const orr_result *r, const orr_workload *w, size_t *idx);
+/* Writes the HTML report of one prediction (`--html FILE` of predict and emulate; docs/report.md):
+ * one self-contained page, its data inline, drawn by the renderer compiled in (src/report/html/).
+ * Errors name the flag and the file. */
+int orr_report_html(const char *path, const orr_result *r, const orr_workload *w, const orr_exec_result *x,
+                    const orr_report_info *info, orr_err *err);
+/* Writes a page of kind "predict" or "search" around data_json (one JSON object, the page's data)
+ * to path; the title goes into <title>. Used by orr_report_html and the search's report. */
+int orr_report_html_page(const char *path, const char *kind, const char *title, const orr_buf *data_json,
+                         orr_err *err);
 /* Several jobs sharing one cluster (`orrery predict` with jobs:): each job alone on its GPUs and
  * all of them in one run. */
 typedef struct orr_job_report {

@@ -66,6 +66,7 @@ typedef struct orr_search_opts {
     int no_time_bound;        /* --no-time-bound: keep the memory bound and duplicates, not the time bound */
     const orr_search_ranks *ranks; /* MPI ranks sharing the trials (NULL: this process alone) */
     char csv_path[256];
+    char html_path[256];      /* --html FILE: the HTML report (heatmap, Pareto front, best trials) */
     const char *spec_path;    /* the base job's spec file (NULL: none) */
     struct orr_progress *progress; /* a progress line over the trials (progress.h); NULL: none */
     int base_argc;            /* predict's flags that are not axes, in the order given */
@@ -153,6 +154,8 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
 void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);
 void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);
 void orr_search_csv(const orr_search_result *r, orr_buf *out);
+/* Writes the HTML report of a search to path (docs/report.md); errors name --html and the file. */
+int orr_search_html(const orr_search_result *r, const orr_search_opts *o, const char *path, orr_err *err);
 
 /* One line per flag of `orrery search` (its own and the axes), as orr_flags_help prints predict's. */
 void orr_search_flags_help(orr_buf *out);

@@ -153,6 +153,7 @@ typedef struct orr_spec {
     /* Output options (front door). */
     int json;
     char trace_path[256];
+    char html_path[256];           /* --html FILE: the HTML report (src/report/html.c) */
     int quiet;                     /* --quiet: no progress line */
     struct orr_progress *progress; /* the caller's progress line (progress.h); NULL: none */
 } orr_spec;

@@ -72,7 +72,7 @@ static void describe(const orr_spec *s, char *title, size_t cap, orr_buf *config
 }
 
 /* Runs w (one job, or jobs already placed on the cluster of s) over the network settings of s;
- * traced: the run is the one --trace draws, so it keeps the link tracks too. */
+ * traced: the run is the one --trace (or --html) draws, so it keeps the link tracks too. */
 static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_exec_result *x, orr_err *err)
 {
     orr_net_config cfg;
@@ -89,7 +89,7 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
                           .net_cfg = &cfg,
                           .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator,
                           .variability = s->variability, .variability_seed = s->variability_seed,
-                          .link_tracks = traced && s->trace_path[0] ? ORR_LINK_TRACKS_DEFAULT : 0,
+                          .link_tracks = traced && (s->trace_path[0] || s->html_path[0]) ? ORR_LINK_TRACKS_DEFAULT : 0,
                           .progress = s->progress};
     /* The API layer builds the backend and hands it to the executor, which only drives it. */
     orr_engine eng;

@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RANKS_LISTED 32   /* list every rank up to this many */
-#define WORST_RANKS_LISTED 8  /* else list this many, the least busy first */
 
 static double ms_of(int64_t ps)
 {
@@ -142,16 +140,26 @@ static int cmp_slack_desc(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
+size_t orr_report_ranks_listed(const orr_result *r, const orr_workload *w, size_t *idx)
+{
+    size_t n = r->nranks < w->nranks ? r->nranks : w->nranks;
+    if (n <= ORR_RANKS_LISTED) {
+        for (size_t i = 0; i < n; i++) idx[i] = i;
+        return n;
+    }
+    rank_slack *order = orr_xmalloc(n * sizeof *order);
+    for (size_t i = 0; i < n; i++) order[i] = (rank_slack){slack_ps(&r->ranks[i]), i};
+    qsort(order, n, sizeof *order, cmp_slack_desc);
+    for (size_t k = 0; k < ORR_WORST_RANKS_LISTED; k++) idx[k] = order[k].index;
+    free(order);
+    return ORR_WORST_RANKS_LISTED;
+}
+
 static void ranks_text(const orr_result *r, const orr_workload *w, orr_buf *out)
 {
     size_t n = r->nranks < w->nranks ? r->nranks : w->nranks;
-    rank_slack *order = orr_xmalloc((n ? n : 1) * sizeof *order);
-    for (size_t i = 0; i < n; i++) order[i] = (rank_slack){slack_ps(&r->ranks[i]), i};
-    size_t shown = n;
-    if (n > MAX_RANKS_LISTED) {
-        qsort(order, n, sizeof *order, cmp_slack_desc);
-        shown = WORST_RANKS_LISTED;
-    }
+    size_t idx[ORR_RANKS_LISTED];
+    size_t shown = orr_report_ranks_listed(r, w, idx);
     orr_buf_printf(out, "\nPer simulated rank (ms and %% of the iteration");
     if (shown < n)
         orr_buf_printf(out, "; the %zu of %zu ranks with the most bubble+wait+idle", shown, n);
@@ -160,14 +168,13 @@ static void ranks_text(const orr_result *r, const orr_workload *w, orr_buf *out)
                    "overlapped");
     rank_rows(out, "mean", &r->mean);
     for (size_t k = 0; k < shown; k++) {
-        const orr_rank *rk = &w->ranks[order[k].index];
+        const orr_rank *rk = &w->ranks[idx[k]];
         char label[80];
         snprintf(label, sizeof label, "%s (gpu %u, x%u)", rk->label, rk->gpu, rk->weight);
-        rank_rows(out, label, &r->ranks[order[k].index]);
+        rank_rows(out, label, &r->ranks[idx[k]]);
     }
     orr_buf_puts(out, "  (TP/PP/DP/EMB/other: exposed communication; EMB/other includes CP and EP;"
                       " overlapped: communication hidden under compute)\n");
-    free(order);
 }
 
 static void critical_path_text(const orr_result *r, orr_buf *out)

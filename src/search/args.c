@@ -14,7 +14,7 @@
 #include <strings.h>
 
 enum { S_STRATEGY = ORR_AX_COUNT, S_BUDGET, S_SEED, S_JOBS, S_OBJECTIVE, S_PRICE, S_TOP, S_JSON, S_CSV, S_NO_PRUNE,
-       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS, S_REFINE, S_NET, S_COUNT };
+       S_NO_SP, S_NO_DIST_OPT, S_TRACE, S_NO_TIME_BOUND, S_TOKENS, S_REFINE, S_NET, S_HTML, S_COUNT };
 
 #define NUMS "comma-separated positive integers or ranges A..B, or auto"
 #define ONOFF "on, off or both (on,off), or auto"
@@ -66,6 +66,8 @@ static const sflag sflags[] = {
     {"--top", S_TOP, "a positive integer", "10", "rows of the ranked table"},
     {"--json", S_JSON, NULL, "text", "print the search as JSON (docs/json.md)"},
     {"--csv", S_CSV, "an output file path", "none", "write every trial to a CSV file"},
+    {"--html", S_HTML, "an output file path", "none",
+     "write a self-contained HTML report: TP x PP heatmap, Pareto front, best trials (docs/report.md)"},
     {"--no-prune", S_NO_PRUNE, NULL, "pruning on", "simulate every valid trial (no bound, no memo)"},
     {"--no-time-bound", S_NO_TIME_BOUND, NULL, "on", "keep the trials the time lower bound would prune (checks it)"},
     {"--trace", S_TRACE, NULL, NULL, NULL}, /* refused: a trace is of one prediction */
@@ -215,10 +217,13 @@ static int apply_own(orr_search_opts *o, const sflag *f, const char *val, orr_er
         if (orr_parse_u64(val, &u) || u == 0 || u > ORR_SEARCH_MAX_TRIALS) return bad(f, val, err);
         return o->top = (uint32_t)u, 0;
     case S_CSV:
-        if (strlen(val) >= sizeof o->csv_path) return orr_fail(err, "--csv: path longer than %zu characters",
+    case S_HTML: {
+        char *dst = f->id == S_CSV ? o->csv_path : o->html_path;
+        if (strlen(val) >= sizeof o->csv_path) return orr_fail(err, "%s: path longer than %zu characters", f->name,
                                                                sizeof o->csv_path - 1);
-        strcpy(o->csv_path, val);
+        strcpy(dst, val);
         return 0;
+    }
     case S_JSON: return o->json = 1, 0;
     case S_NO_PRUNE: return o->no_prune = 1, 0;
     case S_NO_TIME_BOUND: return o->no_time_bound = 1, 0;
@@ -279,7 +284,7 @@ static int spec_entry(orr_search_opts *o, const unsigned char *seen, const orr_y
     for (char *c = name; *c; c++)
         if (*c == '_') *c = '-';
     const sflag *f = find_sflag(name, strlen(name));
-    if (!f || !f->help || f->id == S_JSON || f->id == S_CSV || f->id == S_NO_PRUNE || f->id == S_NO_TIME_BOUND ||
+    if (!f || !f->help || f->id == S_JSON || f->id == S_CSV || f->id == S_HTML || f->id == S_NO_PRUNE || f->id == S_NO_TIME_BOUND ||
         f->id == S_NO_SP || f->id == S_NO_DIST_OPT)
         return orr_y_fail(n, err, "not a search setting (expected gpus, framework, tp, pp, cp, ep, vpp, mbs, recompute, "
                                   "zero, fsdp, dist_opt, sp, strategy, budget, seed, jobs, objective, "

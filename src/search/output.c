@@ -115,22 +115,36 @@ uint32_t search_axis_values(const orr_search_result *r, int ax, uint32_t *vals, 
     return n;
 }
 
+/* What the trials of one TP x PP cell came to, over the other axes. */
+typedef struct heat {
+    double best_s;    /* the best time of a trial that fits (0: none) */
+    int oom;          /* a trial was out of memory (simulated, or proven by the memory bound) */
+    int slow;         /* a trial was proven no better than the best (time bound) */
+    uint32_t valid;   /* trials that resolved (not invalid) */
+} heat;
+
+static heat heat_of(const orr_search_result *r, uint32_t tp, uint32_t pp)
+{
+    heat h = {0, 0, 0, 0};
+    for (uint32_t i = 0; i < r->ntrials; i++) {
+        const orr_trial *t = &r->trials[i];
+        if (t->v[ORR_AX_TP] != tp || t->v[ORR_AX_PP] != pp) continue;
+        if (t->status == ORR_TRIAL_OK && (h.best_s == 0 || t->iteration_s < h.best_s)) h.best_s = t->iteration_s;
+        if (t->status == ORR_TRIAL_OOM || strcmp(t->key, "memory_lower_bound") == 0) h.oom = 1;
+        if (strcmp(t->key, "compute_time_bound") == 0) h.slow = 1;
+        if (t->status != ORR_TRIAL_INVALID) h.valid++;
+    }
+    return h;
+}
+
 /* One heatmap cell: the best time over the other axes, OOM where every trial that resolved was out
  * of memory (simulated or proven by the bound), "slow" where the others were proven no better than
  * the best (time bound), "-" where none resolved or was simulated. */
 static void heat_cell(const orr_search_result *r, uint32_t tp, uint32_t pp, char *buf, size_t cap)
 {
-    double best = 0;
-    int oom = 0, slow = 0;
-    for (uint32_t i = 0; i < r->ntrials; i++) {
-        const orr_trial *t = &r->trials[i];
-        if (t->v[ORR_AX_TP] != tp || t->v[ORR_AX_PP] != pp) continue;
-        if (t->status == ORR_TRIAL_OK && (best == 0 || t->iteration_s < best)) best = t->iteration_s;
-        if (t->status == ORR_TRIAL_OOM || strcmp(t->key, "memory_lower_bound") == 0) oom = 1;
-        if (strcmp(t->key, "compute_time_bound") == 0) slow = 1;
-    }
-    if (best > 0) snprintf(buf, cap, "%.4f", best);
-    else snprintf(buf, cap, "%s", slow ? "slow" : oom ? "OOM" : "-");
+    heat h = heat_of(r, tp, pp);
+    if (h.best_s > 0) snprintf(buf, cap, "%.4f", h.best_s);
+    else snprintf(buf, cap, "%s", h.slow ? "slow" : h.oom ? "OOM" : "-");
 }
 
 static void heatmap(const orr_search_result *r, orr_buf *out)
@@ -336,4 +350,113 @@ void orr_search_csv(const orr_search_result *r, orr_buf *b)
         csv_str(b, t->reason);
         orr_buf_puts(b, "\n");
     }
+}
+
+/* ---- HTML (src/report/html.c draws it) ---- */
+
+/* A trial as the page's tables show it: its axes, sharding and results. */
+static void html_trial(orr_buf *b, uint32_t rank, const orr_trial *t, const orr_search_opts *o)
+{
+    char sh[32];
+    sharding(t, sh, sizeof sh);
+    orr_buf_printf(b, "{\"rank\":%u,\"index\":%u,\"gpus\":%u,\"framework\":\"%s\",\"tp\":%u,\"pp\":%u,\"dp\":%u,"
+                      "\"cp\":%u,\"ep\":%u,\"vpp\":%u,\"mbs\":%u,\"recompute\":\"%s\",\"sharding\":\"%s\",\"sp\":%s",
+                   rank, t->index, t->v[ORR_AX_GPUS], orr_framework_name((orr_framework)t->v[ORR_AX_FRAMEWORK]),
+                   t->v[ORR_AX_TP], t->v[ORR_AX_PP], t->dp, t->v[ORR_AX_CP], t->v[ORR_AX_EP], t->v[ORR_AX_VPP],
+                   t->v[ORR_AX_MBS],
+                   orr_recompute_name((orr_recompute)t->v[ORR_AX_RECOMPUTE]), sh, t->v[ORR_AX_SP] ? "true" : "false");
+    const char *k[] = {"iteration_s", "tokens_per_s", "mfu", "cost_usd", "train_s", "train_usd"};
+    const double v[] = {t->iteration_s, t->tokens_per_s, t->mfu, t->cost_usd, train_s(o, t), train_usd(o, t)};
+    for (int i = 0; i < 6; i++) {
+        orr_buf_printf(b, ",\"%s\":", k[i]);
+        orr_json_num(b, v[i]);
+    }
+    orr_buf_printf(b, ",\"peak_bytes\":%llu,\"capacity_bytes\":%llu}", (unsigned long long)t->peak_bytes,
+                   (unsigned long long)t->capacity_bytes);
+}
+
+/* The rank (1-based) of an ok trial among the ranked, 0 if it is not ranked. */
+static uint32_t rank_of(const orr_search_result *r, uint32_t index)
+{
+    for (uint32_t k = 0; k < r->nranked; k++)
+        if (r->ranked[k] == index) return k + 1;
+    return 0;
+}
+
+#define HTML_MAX_SCATTER 5000 /* trials drawn behind the Pareto front: the best by rank */
+#define HTML_MAX_TOP 1000     /* rows of the page's table of the best (--top may ask for more) */
+
+static void html_heatmap(orr_buf *b, const orr_search_result *r)
+{
+    uint32_t tps[ORR_SEARCH_MAX_VALUES], pps[ORR_SEARCH_MAX_VALUES];
+    uint32_t ntp = search_axis_values(r, ORR_AX_TP, tps, ORR_SEARCH_MAX_VALUES);
+    uint32_t npp = search_axis_values(r, ORR_AX_PP, pps, ORR_SEARCH_MAX_VALUES);
+    orr_buf_puts(b, ",\n\"heatmap\":{\"tp\":[");
+    for (uint32_t i = 0; i < ntp; i++) orr_buf_printf(b, "%s%u", i ? "," : "", tps[i]);
+    orr_buf_puts(b, "],\"pp\":[");
+    for (uint32_t j = 0; j < npp; j++) orr_buf_printf(b, "%s%u", j ? "," : "", pps[j]);
+    orr_buf_puts(b, "],\"cells\":[");
+    for (uint32_t i = 0; i < ntp; i++) {
+        orr_buf_puts(b, i ? ",\n[" : "\n[");
+        for (uint32_t j = 0; j < npp; j++) {
+            heat h = heat_of(r, tps[i], pps[j]);
+            const char *state = h.best_s > 0 ? "ok" : h.slow ? "slow" : h.oom ? "oom" : h.valid ? "none" : "invalid";
+            orr_buf_printf(b, "%s{\"state\":\"%s\",\"best_s\":", j ? "," : "", state);
+            orr_json_num(b, h.best_s);
+            orr_buf_puts(b, "}");
+        }
+        orr_buf_puts(b, "]");
+    }
+    orr_buf_puts(b, "]}");
+}
+
+int orr_search_html(const orr_search_result *r, const orr_search_opts *o, const char *path, orr_err *err)
+{
+    orr_buf b = {0};
+    orr_buf_puts(&b, "{\"kind\":\"search\",\"title\":");
+    orr_json_str(&b, r->title);
+    orr_buf_printf(&b, ",\"objective\":\"%s\",\"strategy\":\"%s\",\"gpus_listed\":%s,\"price_per_gpu_hour\":",
+                   objective_name(o->objective), strategy_name(o->strategy), gpus_listed(o) ? "true" : "false");
+    orr_json_num(&b, o->price_per_gpu_hour);
+    orr_buf_puts(&b, ",\"tokens\":");
+    orr_json_num(&b, o->tokens);
+    orr_buf_printf(&b, ",\n\"counts\":{\"space\":%u,\"valid\":%u,\"simulated\":%u,\"fit\":%u,\"oom\":%u},\n",
+                   r->ntrials, r->valid, r->evaluated, r->ok, r->oom);
+    json_counts(&b, "pruned", r->pruned, r->npruned);
+    json_counts(&b, "rejected", r->rejected, r->nrejected);
+    uint32_t top = o->top < r->nranked ? o->top : r->nranked;
+    orr_buf_printf(&b, "\"top_asked\":%u,\"top\":[", top);
+    if (top > HTML_MAX_TOP) top = HTML_MAX_TOP;
+    for (uint32_t k = 0; k < top; k++) {
+        orr_buf_puts(&b, k ? ",\n" : "\n");
+        html_trial(&b, k + 1, &r->trials[r->ranked[k]], o);
+    }
+    orr_buf_puts(&b, "]");
+    html_heatmap(&b, r);
+    orr_buf_puts(&b, ",\n\"pareto\":");
+    if (r->npareto) {
+        orr_buf_printf(&b, "{\"against\":\"%s\",\"front\":[", o->price_per_gpu_hour > 0 ? "cost" : "gpus");
+        for (uint32_t k = 0; k < r->npareto; k++) {
+            orr_buf_puts(&b, k ? ",\n" : "\n");
+            html_trial(&b, rank_of(r, r->pareto[k]), &r->trials[r->pareto[k]], o);
+        }
+        /* every ranked trial behind the front, [gpus, cost_usd, iteration_s] */
+        uint32_t n = r->nranked < HTML_MAX_SCATTER ? r->nranked : HTML_MAX_SCATTER;
+        orr_buf_printf(&b, "],\"ranked_total\":%u,\"others\":[", r->nranked);
+        for (uint32_t k = 0; k < n; k++) {
+            const orr_trial *t = &r->trials[r->ranked[k]];
+            orr_buf_printf(&b, "%s[%u,", k ? "," : "", t->v[ORR_AX_GPUS]);
+            orr_json_num(&b, t->cost_usd);
+            orr_buf_puts(&b, ",");
+            orr_json_num(&b, t->iteration_s);
+            orr_buf_puts(&b, "]");
+        }
+        orr_buf_puts(&b, "]}");
+    } else {
+        orr_buf_puts(&b, "null");
+    }
+    orr_buf_puts(&b, "}\n");
+    int rc = orr_report_html_page(path, "search", r->title, &b, err);
+    orr_buf_free(&b);
+    return rc;
 }

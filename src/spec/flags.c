@@ -17,7 +17,7 @@
 
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
-    F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE,
+    F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE, F_HTML,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
@@ -151,6 +151,8 @@ static const flag_def flags[] = {
     /* output */
     {"--json", F_JSON, NULL, "text", "print the result as JSON (docs/json.md)", P | E | J},
     {"--trace", F_TRACE, "an output file path", "none", "write a Perfetto trace (ui.perfetto.dev)", P | E | J},
+    {"--html", F_HTML, "an output file path", "none",
+     "write a self-contained HTML report: timeline, breakdown, memory (docs/report.md)", P | E | J},
     {"--quiet", F_QUIET, NULL, "a progress line on a terminal",
      "no progress line on stderr (there is none when stderr is not a terminal)", P | E | J},
     /* emulate */
@@ -352,6 +354,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         else return bad_value(f, val, err);
         return 0;
     case F_TRACE: return copy_path(f, val, s->trace_path, sizeof s->trace_path, err);
+    case F_HTML: return copy_path(f, val, s->html_path, sizeof s->html_path, err);
     case F_CP: return parse_count(f, val, &s->cp, err);
     case F_EP: return parse_count(f, val, &s->ep, err);
     case F_MOE_SHARED_OVERLAP: s->moe_shared_expert_overlap = 1; return 0;
@@ -492,7 +495,7 @@ static int apply_flags_to(orr_spec *s, int argc, char **argv, int job, unsigned 
             orr_buf_free(&list);
             return rc;
         }
-        if (job && (f->id == F_GPUS || f->id == F_JSON || f->id == F_TRACE)) continue;
+        if (job && (f->id == F_GPUS || f->id == F_JSON || f->id == F_TRACE || f->id == F_HTML)) continue;
         if (apply_flag(s, f, val, &gpn, err)) return -1;
     }
     /* --gpus-per-node applies to the cluster in effect after all the flags, whatever their order. If

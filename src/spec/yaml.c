@@ -655,19 +655,26 @@ _Noreturn void orr_catalog_bug(const char *fmt, ...)
     abort();
 }
 
+const char *orr_embedded_data(const char *name, size_t *size)
+{
+    for (const struct orr_embedded_file *f = orr_embedded_files; f->name; f++)
+        if (strcmp(f->name, name) == 0) {
+            *size = f->size;
+            return f->data;
+        }
+    return NULL;
+}
+
 void orr_embedded_doc(const char *name, orr_ydoc *doc)
 {
-    for (const struct orr_embedded_file *f = orr_embedded_files; f->name; f++) {
-        if (strcmp(f->name, name) != 0) continue;
-        orr_err err;
-        char file[64];
-        snprintf(file, sizeof file, "data/%s", name);
-        if (orr_yaml_parse(doc, file, f->data, f->size, &err)) orr_catalog_bug("%s", err.msg);
-        if (!doc->root || doc->root->kind != ORR_YMAP)
-            orr_catalog_bug("%s: expected a mapping of entries", file);
-        return;
-    }
-    orr_catalog_bug("data/%s is not compiled into the library", name);
+    size_t size;
+    const char *data = orr_embedded_data(name, &size);
+    if (!data) orr_catalog_bug("data/%s is not compiled into the library", name);
+    orr_err err;
+    char file[64];
+    snprintf(file, sizeof file, "data/%s", name);
+    if (orr_yaml_parse(doc, file, data, size, &err)) orr_catalog_bug("%s", err.msg);
+    if (!doc->root || doc->root->kind != ORR_YMAP) orr_catalog_bug("%s: expected a mapping of entries", file);
 }
 
 /* ---- Catalog entry helpers ---- */

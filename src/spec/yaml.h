@@ -138,6 +138,9 @@ int orr_fail_unknown(orr_err *err, const char *what, const char *name, const cha
  * checks that its root is a mapping. A missing or malformed embedded file is a bug in the build, not
  * a user error: it aborts with a message. */
 void orr_embedded_doc(const char *name, orr_ydoc *doc);
+/* The bytes of embedded file `name` (NUL-terminated; *size without the NUL), or NULL if the build
+ * did not compile it in. */
+const char *orr_embedded_data(const char *name, size_t *size);
 /* Reports a bad embedded catalog ("orrery: internal error: ...") and aborts. */
 _Noreturn void orr_catalog_bug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
