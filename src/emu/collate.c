@@ -363,9 +363,14 @@ static int read_trace(collator *k, eproc *p, orr_err *err)
         else rc = parse_line(k, p, s, line, err);
     }
     free(text);
-    if (rc == 0 && line < 2) rc = bad(err, p, line, "truncated trace (no header)");
-    if (rc == 0 && !ended)
-        rc = bad(err, p, line, "truncated trace: no END line (the process did not exit normally, or was killed)");
+    /* A trace cut short (empty, header only, no END) is of a process that left without its exit
+     * handlers: a forked child that called _exit (a DataLoader worker), a shell that exec'd or
+     * _exit'ed. The emulator writes the header and the first record of device work to disk at once
+     * (emu.c), so such a trace with no device work is of a process that did none: it is ignored as
+     * a launcher is. One that did device work lost the rest of its records: refused. */
+    if (rc == 0 && !ended && p->active)
+        rc = bad(err, p, line, "truncated trace: no END line (the process used the GPU, then did not exit normally "
+                               "or was killed)");
     return rc;
 }
 

@@ -64,6 +64,7 @@ static struct {
     int device, device_count;
     int last_error;
     int device_used;      /* a device op has run: the device may no longer change */
+    int work_flushed;     /* the first record of device work is on disk (see flush_first_work) */
     int64_t tag;          /* current operator tag from orrery_emu_set_op (-1: none) */
     int64_t ntags;
     /* names interned into the trace */
@@ -165,6 +166,24 @@ static void open_trace(void)
     fprintf(E.f, "orrery-emu-trace 1\nP pid=%ld rank=%s local_rank=%s world=%s capacity=%llu\n", (long)E.pid,
             rank && *rank ? rank : "-", local && *local ? local : "-", world && *world ? world : "-",
             (unsigned long long)E.capacity);
+    /* on disk at once: a process that leaves without running its exit handlers (os._exit in a
+     * forked child, a shell that execs or _exits) keeps a trace that says it did no GPU work */
+    fflush(E.f);
+}
+
+/* The first record of device work (an allocation, a kernel, a GEMM) goes to disk at once, so a
+ * trace cut short (the process left by _exit or was killed before its buffer was written) still
+ * shows that the process used the GPU, and the collator refuses it as truncated instead of taking
+ * it for a process that did no GPU work. */
+static void flush_first_work(void)
+{
+    pthread_mutex_lock(&E.lock);
+    E.device_used = 1;
+    if (!E.work_flushed && E.f) {
+        E.work_flushed = 1;
+        fflush(E.f);
+    }
+    pthread_mutex_unlock(&E.lock);
 }
 
 static void reset_process_state(void)
@@ -183,6 +202,7 @@ static void reset_process_state(void)
     memset(E.event_live, 0, sizeof E.event_live);
     E.device = 0;
     E.device_used = 0;
+    E.work_flushed = 0;
     E.last_error = 0;
     E.tag = -1;
     E.ntags = 0;
@@ -308,6 +328,7 @@ int emu_malloc(uint64_t bytes, uintptr_t *addr)
     E.device_used = 1;
     if (E.used + bytes > E.capacity) {
         emu_rec("OOM %llu %llu", (unsigned long long)bytes, (unsigned long long)E.used);
+        flush_first_work();
         pthread_mutex_unlock(&E.lock);
         return -1;
     }
@@ -332,6 +353,7 @@ int emu_malloc(uint64_t bytes, uintptr_t *addr)
     E.used += bytes;
     *addr = a->addr;
     emu_rec("A %u %llu", a->buf, (unsigned long long)bytes);
+    flush_first_work();
     pthread_mutex_unlock(&E.lock);
     return 0;
 }
@@ -533,9 +555,9 @@ uint32_t emu_name_id(const char *name)
 void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3], size_t shmem, int stream)
 {
     uint32_t id = emu_name_id(name);
-    E.device_used = 1;
     emu_rec("K %d %u %u %u %u %u %u %u %zu %lld", stream, id, grid[0], grid[1], grid[2], block[0], block[1],
             block[2], shmem, (long long)E.tag);
+    flush_first_work();
 }
 
 int emu_gemm(int stream, long long m, long long n, long long k, long long batch, int dtype, int tf32, int ta, int tb)
@@ -556,9 +578,9 @@ int emu_gemm(int stream, long long m, long long n, long long k, long long batch,
     if (m < 0 || n < 0 || k < 0 || batch < 0 || m > UINT32_MAX || n > UINT32_MAX || k > UINT32_MAX || batch > UINT32_MAX)
         return -1;
     if (m == 0 || n == 0 || batch == 0) return 0; /* nothing to do, as cuBLAS does */
-    E.device_used = 1;
     emu_rec("G %d %lld %lld %lld %lld %s %c %c", stream, m, n, k, batch, name, "ntc"[ta >= 0 && ta <= 2 ? ta : 0],
             "ntc"[tb >= 0 && tb <= 2 ? tb : 0]);
+    flush_first_work();
     return 0;
 }
 
