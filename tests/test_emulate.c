@@ -520,6 +520,32 @@ static void test_nccl_program(void)
     rm_dir(d);
 }
 
+/* Issue 23 item 2: all_to_all_single's uneven all-to-all, a group of sends and receives to every
+ * rank, itself included (NCCL Error 4 before). Rank s sends (s + d + 1) MiB to rank d: over 4
+ * ranks, sum over s != d of (s + d + 1) MiB = 64 - 16 = 48 MiB cross the network; the 4 chunks a rank sends
+ * itself (1, 3, 5, 7 MiB) are device copies. */
+static void test_alltoallv_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "alltoallv", "4", NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        CHECK_EQ_I64(info.processes, 4);
+        CHECK_EQ_I64(info.p2p, 24); /* 3 sends and 3 receives a rank */
+        CHECK_EQ_I64(info.p2p_bytes, 48ull << 20);
+        CHECK_EQ_I64(info.alltoall_bytes, 4 * 4 * 8); /* the splits: 4 ranks x 4 int64 */
+        for (uint32_t rk = 0; rk < 4; rk++) {
+            const orr_op *self = nth(&p.w->ranks[rk], ORR_OP_MEMCPY, 2, NULL); /* after the two H2D/D2H */
+            CHECK(self && self->bytes == (uint64_t)(2 * rk + 1) << 20);
+        }
+        CHECK(p.r.iteration_ps > 0);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
 /* Issue 23 item 1: processes that leave without their exit handlers. A child forked after the
  * libraries loaded that does no GPU work and calls _exit (a DataLoader worker's os._exit), and a
  * shell (dash) that runs the program and _exits, leave traces without END: ignored, the run
@@ -591,6 +617,7 @@ int main(void)
         test_memset_freed_program();
         test_nccl_program();
         test_fork_exit_program();
+        test_alltoallv_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");
     }

@@ -49,6 +49,9 @@ typedef struct orr_emu_info {
     uint32_t comms;          /* NCCL communicators */
     uint64_t kernels, kernels_tagged, kernels_gemm, kernels_db, kernels_geometry;
     uint64_t collectives, p2p, copies, allocs;
+    uint64_t p2p_bytes;      /* bytes sent to other ranks by send/recv, over all processes (a send to
+                              * oneself is a device copy, not counted) */
+    uint64_t alltoall_bytes; /* bytes of ncclAlltoAll, NCCL's per-rank convention, over all processes */
     int oom;                 /* some allocation did not fit the capacity */
     uint32_t oom_rank;
     uint64_t oom_bytes, oom_used_bytes;

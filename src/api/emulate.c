@@ -267,12 +267,14 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
     orr_buf_printf(&p->config_json,
                    ", \"gpus\": %u, \"gpus_per_node\": %u, \"simulated_ranks\": %u, \"kernels\": %llu, "
                    "\"kernels_tagged\": %llu, \"kernels_gemm\": %llu, \"kernels_db\": %llu, \"kernels_geometry\": %llu, "
-                   "\"collectives\": %llu, \"p2p\": %llu, \"program_oom\": %s, \"iteration_marks\": %u, "
+                   "\"collectives\": %llu, \"p2p\": %llu, \"p2p_bytes\": %llu, \"alltoall_bytes\": %llu, "
+                   "\"program_oom\": %s, \"iteration_marks\": %u, "
                    "\"iteration\": \"%s\", \"entry_points\": {",
                    info->processes, cl.gpus_per_node, info->simulated, (unsigned long long)info->kernels,
                    (unsigned long long)info->kernels_tagged, (unsigned long long)info->kernels_gemm,
                    (unsigned long long)info->kernels_db, (unsigned long long)info->kernels_geometry,
-                   (unsigned long long)info->collectives, (unsigned long long)info->p2p, info->oom ? "true" : "false",
+                   (unsigned long long)info->collectives, (unsigned long long)info->p2p,
+                   (unsigned long long)info->p2p_bytes, (unsigned long long)info->alltoall_bytes, info->oom ? "true" : "false",
                    info->iterations, info->iterations >= 2 ? "last" : "whole program");
     for (size_t i = 0; i < info->napis; i++) { /* every entry point the program called, and how often */
         orr_buf_puts(&p->config_json, i ? ", " : "");

@@ -816,6 +816,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                            ? bytes * n : bytes;
             op.name = orr_workload_name(w, orr_coll_kind_name((orr_coll_kind)r->sub));
             in->collectives++;
+            if (r->sub == ORR_COLL_ALLTOALL) in->alltoall_bytes += op.bytes;
             break;
         }
         case R_SEND:
@@ -825,6 +826,16 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 rc = bad(err, p, r->line, "peer rank beyond the communicator's size");
                 continue;
             }
+            if (c->grank[r->b] == p->grank) {
+                /* to itself (all_to_all_single's own chunk): NCCL copies it on the device; the
+                 * receive is that same copy */
+                if (r->t == R_RECV) continue;
+                op.kind = ORR_OP_MEMCPY;
+                op.bytes = r->n * (uint64_t)r->x;
+                op.name = orr_workload_name(w, "memcpy_d2d");
+                in->copies++;
+                break;
+            }
             op.kind = r->t == R_SEND ? ORR_OP_SEND : ORR_OP_RECV;
             op.a = c->grank[r->b];
             op.seq = c->group; /* tag: order is kept per communicator, as NCCL keeps it */
@@ -833,6 +844,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             op.role = w->groups[c->group].role;
             op.name = orr_workload_name(w, r->t == R_SEND ? "nccl_send" : "nccl_recv");
             in->p2p++;
+            if (r->t == R_SEND) in->p2p_bytes += op.bytes;
             break;
         }
         case R_GS:
