@@ -78,8 +78,15 @@ enum {
     ORR_EMU_PROFILE_EMULATED = 2  /* the profiler in front of the emulation libraries: checks the
                                    * profiler without a GPU (the times it reads are zero) */
 };
+/* The routing model of histograms a program reads back (emulate's --moe-imbalance, src/emu/shim/route.c)
+ * in the form the libraries take (ORRERY_EMU_ROUTING): "balanced" (also for an empty value), the
+ * factor, or a CSV file's `tokens` column as comma-separated weights, one per expert in file order.
+ * Errors name the flag and the file. */
+int orr_emu_routing(const char *value, orr_buf *out, orr_err *err);
+
 typedef struct orr_emu_run_opts {
     const char *lib_dir;   /* NULL: the build's emu/ directory */
+    const char *routing;   /* orr_emu_routing's form; NULL: balanced */
     const char *trace_dir;
     uint64_t mem_bytes;
     uint32_t devices;

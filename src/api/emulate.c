@@ -14,6 +14,8 @@
 #include "orrery/orrery.h"
 #include "orrery/emulate.h"
 #include "orrery/estimate.h"
+#include "orrery/csv.h"
+#include "spec/yaml.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,6 +64,37 @@ static char *env_entry(const char *name, const char *value)
     return s;
 }
 
+int orr_emu_routing(const char *value, orr_buf *out, orr_err *err)
+{
+    double d;
+    if (!value || !*value || strcasecmp(value, "balanced") == 0) {
+        orr_buf_puts(out, "balanced");
+        return 0;
+    }
+    if (orr_parse_num(value, &d) == 0) {
+        if (!(d >= 1) || d > 1e6)
+            return orr_fail(err, "--moe-imbalance %s: expected balanced, a number from 1 up or a CSV file", value);
+        orr_buf_printf(out, "%.17g", d);
+        return 0;
+    }
+    orr_csv t;
+    if (orr_csv_load(&t, value, err)) return -1;
+    int rc = 0, col = orr_csv_col(&t, "tokens");
+    size_t n = t.nrows > 0 ? t.nrows - 1 : 0;
+    if (col < 0 || n < 2)
+        rc = orr_fail(err, "--moe-imbalance %s: expected a CSV with a header row `tokens` and one row per expert (at "
+                           "least 2)", value);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *cell = t.rows[i + 1][col];
+        if (orr_parse_num(cell, &d) || !(d >= 0) || d > 1e15)
+            rc = orr_fail(err, "--moe-imbalance %s: row %zu: tokens must be a number >= 0, got \"%.20s\"", value, i + 2,
+                          cell);
+        else orr_buf_printf(out, "%s%.17g", i ? "," : "", d);
+    }
+    orr_csv_free(&t);
+    return rc;
+}
+
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err)
 {
     if (!argv || !argv[0]) return orr_fail(err, "emulate: no command after --");
@@ -90,7 +123,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     /* the environment: ours first, then everything of the caller's except what we set */
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
                                        "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
-                                       "ORRERY_EMU_L2_BYTES", "PYTHONPATH"};
+                                       "ORRERY_EMU_L2_BYTES", "ORRERY_EMU_ROUTING", "PYTHONPATH"};
     size_t n = 0;
     while (environ[n]) n++;
     char **env = orr_xcalloc(n + 16, sizeof *env);
@@ -114,6 +147,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     env[k++] = env_entry("ORRERY_EMU_L2_BYTES", num);
     snprintf(num, sizeof num, "%d", cc);
     env[k++] = env_entry("ORRERY_EMU_CC", num);
+    env[k++] = env_entry("ORRERY_EMU_ROUTING", o->routing && *o->routing ? o->routing : "balanced");
     /* the PyTorch hook (python/orrery_emu), ahead of the caller's Python path */
     const char *pp = getenv("PYTHONPATH");
     orr_buf py = {0};

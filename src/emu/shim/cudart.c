@@ -519,24 +519,24 @@ EMU_EXPORT void __cudaRegisterVar(void **h, char *host_var, char *device_address
         (void)global;
 }
 
-static cudaError_t launch(const void *kernel, dim3 grid, dim3 block, size_t shmem,
+static cudaError_t launch(const void *kernel, dim3 grid, dim3 block, void **args, size_t shmem,
                           cudaStream_t s, const char *api)
 {
     int si = stream_or_die(s, api);
     const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
     if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2]) return cudaErrorInvalidValue;
     emu_launch(emu_kernel_name(kernel), g, b, shmem, si);
+    emu_kernel_values(emu_kernel_name(kernel), args);
     return cudaSuccess;
 }
 
 EMU_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
                                         cudaStream_t s)
 {
-    (void)args;
     EMU_ENTER("cudaLaunchKernel");
     const void *k = emu_kernel_lookup(func);
     if (!k) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(k, grid, block, shmem, s, "cudaLaunchKernel"));
+    return ret(launch(k, grid, block, args, shmem, s, "cudaLaunchKernel"));
 }
 
 EMU_EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *host_fun)
@@ -550,24 +550,21 @@ EMU_EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *host_fun)
 EMU_EXPORT cudaError_t __cudaLaunchKernel(void *kernel, dim3 grid, dim3 block, void **args, size_t shmem,
                                           cudaStream_t s)
 {
-    (void)args;
     EMU_ENTER("__cudaLaunchKernel");
     if (!kernel) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(kernel, grid, block, shmem, s, "__cudaLaunchKernel"));
+    return ret(launch(kernel, grid, block, args, shmem, s, "__cudaLaunchKernel"));
 }
 
 EMU_EXPORT cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 grid, dim3 block, void **args, size_t shmem,
                                                cudaStream_t s)
 {
-    (void)args;
     EMU_ENTER("__cudaLaunchKernel_ptsz");
     if (!kernel) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(kernel, grid, block, shmem, s, "__cudaLaunchKernel_ptsz"));
+    return ret(launch(kernel, grid, block, args, shmem, s, "__cudaLaunchKernel_ptsz"));
 }
 
 EMU_EXPORT cudaError_t cudaLaunchKernelExC(const void *config, const void *func, void **args)
 {
-    (void)args;
     /* cudaLaunchConfig_t: dim3 grid, dim3 block, size_t dynamic shared memory, stream, ... */
     typedef struct {
         dim3 grid, block;
@@ -579,7 +576,7 @@ EMU_EXPORT cudaError_t cudaLaunchKernelExC(const void *config, const void *func,
     const launch_config *c = config;
     const void *k = emu_kernel_lookup(func);
     if (!k) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(k, c->grid, c->block, c->shmem, c->stream, "cudaLaunchKernelExC"));
+    return ret(launch(k, c->grid, c->block, args, c->shmem, c->stream, "cudaLaunchKernelExC"));
 }
 
 /* ---- device properties and attributes ---- */

@@ -77,6 +77,10 @@ const void *emu_kernel_lookup(const void *host_fun);
 const char *emu_kernel_name(const void *kernel);
 /* Records a kernel launch on a stream (the name is interned into the trace's name table). */
 void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3], size_t shmem, int stream);
+/* The values a launched kernel leaves that a program reads back to decide its control flow
+ * (route.c): a histogram kernel (bincount, histc) gets the routing model's counts. args: the
+ * kernel's arguments as cudaLaunchKernel gets them (may be NULL). */
+void emu_kernel_values(const char *name, void **args);
 /* Records a GEMM of cuBLAS or cuBLASLt ("G" line). dtype: cudaDataType_t of A; tf32: FP32 data
  * computed in TF32; ta, tb: cublasOperation_t (0 N, 1 T, 2 C). Returns 0, or -1 for a data type
  * the emulator cannot size (the caller returns its library's status). */
