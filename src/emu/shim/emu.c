@@ -642,6 +642,26 @@ EMU_EXPORT void orrery_emu_op_end(double flops, double bytes)
     t_gap_ns = 0;
 }
 
+/* The PyTorch hook's access to backed device memory (small allocations, emu_backed), recording
+ * nothing: it computes operations on small tensors on the host (docs/emulate.md, "Values read
+ * back") and writes their results where the program will read them. Return 0, or -1 when
+ * [addr, addr + bytes) is not backed. */
+EMU_EXPORT int orrery_emu_peek(uintptr_t addr, void *dst, size_t bytes)
+{
+    const void *b = emu_backed(addr, bytes);
+    if (!b || !dst) return -1;
+    memcpy(dst, b, bytes);
+    return 0;
+}
+
+EMU_EXPORT int orrery_emu_poke(uintptr_t addr, const void *src, size_t bytes)
+{
+    void *b = emu_backed(addr, bytes);
+    if (!b || !src) return -1;
+    memmove(b, src, bytes);
+    return 0;
+}
+
 /* Does nothing: the PyTorch hook calls it in place of the two above to measure its own cost. */
 EMU_EXPORT void orrery_emu_hook_nop(void) {}
 
