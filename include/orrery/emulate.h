@@ -88,7 +88,9 @@ typedef struct orr_emu_run_opts {
     const char *lib_dir;   /* NULL: the build's emu/ directory */
     const char *routing;   /* orr_emu_routing's form; NULL: balanced */
     const char *trace_dir;
-    uint64_t mem_bytes;
+    uint64_t mem_bytes;    /* what the program may allocate */
+    uint64_t total_bytes;  /* its device's total memory (totalGlobalMem); 0: the GPU's device_bytes, else
+                            * its hbm_bytes (--mem-capacity gives it) */
     uint32_t devices;
     const orr_gpu *gpu;   /* what the program sees as its device (name, SMs, L2, compute capability) */
     int profile;          /* ORR_EMU_PROFILE_*: run on the real libraries with the kernel profiler */

@@ -13,6 +13,11 @@ Two things, neither of which changes what the program computes:
   an operator (PyTorch's dispatch into a Python mode, about twice the cost of a small operator in
   C++) is measured once at start-up on small CPU tensors, with no-op calls in place of the core's,
   and passed to orrery_emu_op_begin, which takes it off the host time before the operator.
+- Process group names: a collective (c10d operator) is issued under the name of its process group
+  (the DeviceMesh dimension it was made for, "tp", "dp", ..., else its description, "default_pg"
+  or new_group's group_desc) through
+  orrery_emu_comm_label, so the NCCL stand-in labels the communicator and Orrery reports its time
+  as tensor-, data-, pipeline-, context- or expert-parallel communication.
 - Values read back (docs/emulate.md, "Values read back"): kernels never run, so what a program
   reads back from the device to decide its control flow would be zeros. The same dispatch mode
   computes ATen operators on small tensors (storage up to 64 KiB) whose inputs hold known values on
@@ -200,6 +205,29 @@ def tree_flatten_tensors(torch, tree):
     return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
 
 
+_MESH_DIMS = {}  # process group name -> the DeviceMesh dimension name it serves (the last mesh made)
+
+
+def _watch_device_meshes(torch):
+    """Learns the dimension names of every DeviceMesh the program makes: a 1-D mesh over the whole
+    job reuses the default process group, whose own description says nothing of its role."""
+    try:
+        from torch.distributed.device_mesh import DeviceMesh
+    except ImportError:
+        return
+    init = DeviceMesh.__init__
+
+    def watched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        try:
+            for i, dim in enumerate(self.mesh_dim_names or ()):
+                _MESH_DIMS[self.get_group(i).group_name] = dim
+        except Exception:  # a mesh without groups (not this rank's, or not initialised)
+            pass
+
+    DeviceMesh.__init__ = watched
+
+
 def _install_mode(lib, tags, values):
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode, _push_mode
@@ -228,6 +256,9 @@ def _install_mode(lib, tags, values):
 
         def __init__(self, dry=False, tags=True, values=None):
             super().__init__()
+            self.comm_label = lib["orrery_emu_comm_label"]
+            self.comm_label.restype = None
+            self.comm_label.argtypes = [ctypes.c_char_p]
             self.op_begin = bind("orrery_emu_hook_nop" if dry else "orrery_emu_op_begin", begin_args)
             self.op_end = bind("orrery_emu_hook_nop" if dry else "orrery_emu_op_end", end_args)
             self.dry = dry
@@ -254,11 +285,33 @@ def _install_mode(lib, tags, values):
                 self.info[func] = info
             return info
 
+        def group_label(self, args):
+            """The name of the ProcessGroup among a c10d operator's arguments, or None."""
+            for a in args:
+                if isinstance(a, torch.ScriptObject):
+                    try:
+                        pg = torch.distributed.ProcessGroup.unbox(a)
+                    except Exception:  # another custom class (ReduceOp, Work)
+                        continue
+                    return _MESH_DIMS.get(pg.group_name, pg.group_desc).encode()
+            return None
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             skip, name, cls, flop_fn, causal, base, written = self.describe(func)
             if skip:
                 return func(*args, **kwargs)
+            if func.namespace == "c10d":
+                label = self.group_label(args)
+                if label:
+                    self.comm_label(label)
+                    try:
+                        return self.dispatch(func, name, cls, flop_fn, causal, base, written, args, kwargs)
+                    finally:
+                        self.comm_label(None)
+            return self.dispatch(func, name, cls, flop_fn, causal, base, written, args, kwargs)
+
+        def dispatch(self, func, name, cls, flop_fn, causal, base, written, args, kwargs):
             if not self.tags:
                 out = func(*args, **kwargs)
                 return self.values.after(func, base, written, args, kwargs, out)
@@ -301,6 +354,7 @@ def _install_mode(lib, tags, values):
             best = cost if best is None else min(best, cost)
         return max(0.0, best)
 
+    _watch_device_meshes(torch)
     mode = Tags(tags=tags, values=_Values(lib, torch) if values else None)
     if tags:
         mode.entry_ns = calibrate()

@@ -123,7 +123,8 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     /* the environment: ours first, then everything of the caller's except what we set */
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
                                        "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
-                                       "ORRERY_EMU_L2_BYTES", "ORRERY_EMU_ROUTING", "PYTHONPATH"};
+                                       "ORRERY_EMU_L2_BYTES", "ORRERY_EMU_ROUTING", "ORRERY_EMU_TOTAL_BYTES",
+                                       "ORRERY_EMU_TDP_W", "PYTHONPATH"};
     size_t n = 0;
     while (environ[n]) n++;
     char **env = orr_xcalloc(n + 16, sizeof *env);
@@ -138,6 +139,11 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     env[k++] = env_entry("ORRERY_EMU_DIR", o->trace_dir);
     snprintf(num, sizeof num, "%llu", (unsigned long long)o->mem_bytes);
     env[k++] = env_entry("ORRERY_EMU_MEM_BYTES", num);
+    uint64_t total = o->total_bytes ? o->total_bytes : o->gpu->device_bytes ? o->gpu->device_bytes : o->gpu->hbm_bytes;
+    snprintf(num, sizeof num, "%llu", (unsigned long long)(total > o->mem_bytes ? total : o->mem_bytes));
+    env[k++] = env_entry("ORRERY_EMU_TOTAL_BYTES", num);
+    snprintf(num, sizeof num, "%.0f", o->gpu->tdp_w);
+    env[k++] = env_entry("ORRERY_EMU_TDP_W", num);
     snprintf(num, sizeof num, "%u", o->devices ? o->devices : 1);
     env[k++] = env_entry("ORRERY_EMU_DEVICES", num);
     env[k++] = env_entry("ORRERY_EMU_GPU", o->gpu->name);

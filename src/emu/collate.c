@@ -69,6 +69,7 @@ typedef struct eproc {
 
 typedef struct ecomm {
     char id[33];
+    char label[32];          /* its process group's name ("CN"; empty: none) */
     uint32_t nranks;
     uint32_t *grank;         /* comm rank -> global rank (UINT32_MAX: unknown) */
     uint32_t group;          /* workload group id */
@@ -273,6 +274,11 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
              "expected NC <32-hex-digit id> <nranks> <rank>");
         emember m = {comm_index(k, str), (uint32_t)i2, (uint32_t)i1};
         ORR_PUSH(p->mem, p->nmem, p->cap_mem, m);
+        return 0;
+    } else if (strcmp(tok, "CN") == 0) {
+        NEED(sscanf(rest, "%32s %31s", str, str2) == 2 && strlen(str) == 32, "expected CN <32-hex-digit id> <name>");
+        ecomm *c = &k->c[comm_index(k, str)];
+        if (!c->label[0]) snprintf(c->label, sizeof c->label, "%s", str2);
         return 0;
     } else if (strcmp(tok, "CO") == 0) {
         NEED(sscanf(rest, "%d %32s %63s %llu %d %d", &i1, str, str2, &u1, &i2, &i3) == 6 && i1 >= 0 && i1 < 255 &&
@@ -525,6 +531,21 @@ static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
     return rc;
 }
 
+/* A communicator's role: from its process group's name (DeviceMesh's dimension names, PyTorch's
+ * "mesh_tp" etc.: tp, pp, cp, ep, and dp, fsdp, ddp, dp_shard, dp_replicate as data parallel);
+ * for other names and none, data parallel when it spans the whole job, else other. */
+static orr_comm_role comm_role(const ecomm *c, uint32_t world)
+{
+    const char *l = c->label;
+    if (strncmp(l, "mesh_", 5) == 0) l += 5;
+    static const struct { const char *name; orr_comm_role role; } m[] = {
+        {"tp", ORR_ROLE_TP}, {"pp", ORR_ROLE_PP}, {"cp", ORR_ROLE_CP}, {"ep", ORR_ROLE_EP}, {"dp", ORR_ROLE_DP},
+        {"fsdp", ORR_ROLE_DP}, {"ddp", ORR_ROLE_DP}, {"dp_shard", ORR_ROLE_DP}, {"dp_replicate", ORR_ROLE_DP}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(l, m[i].name) == 0) return m[i].role;
+    return c->nranks == world && world > 1 ? ORR_ROLE_DP : ORR_ROLE_OTHER;
+}
+
 static int build_comms(collator *k, orr_workload *w, orr_err *err)
 {
     for (size_t ci = 0; ci < k->nc; ci++) {
@@ -579,9 +600,9 @@ static int build_comms(collator *k, orr_workload *w, orr_err *err)
                 members[b - 1] = t;
             }
         char label[32];
-        snprintf(label, sizeof label, "comm%zu", ci);
-        c->group = orr_workload_add_group(w, c->nranks == w->world_size && w->world_size > 1 ? ORR_ROLE_DP : ORR_ROLE_OTHER,
-                                          members, c->nranks, label);
+        if (c->label[0]) snprintf(label, sizeof label, "%s", c->label);
+        else snprintf(label, sizeof label, "comm%zu", ci);
+        c->group = orr_workload_add_group(w, comm_role(c, w->world_size), members, c->nranks, label);
         free(members);
     }
     return 0;

@@ -176,7 +176,7 @@ EMU_EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
     EMU_ENTER("cudaMemGetInfo");
     if (!free_bytes || !total_bytes) return ret(cudaErrorInvalidValue);
-    *total_bytes = (size_t)emu_mem_capacity();
+    *total_bytes = (size_t)emu_mem_total();
     *free_bytes = (size_t)(emu_mem_capacity() - emu_mem_used());
     return ret(cudaSuccess);
 }
@@ -414,6 +414,7 @@ static cudaError_t event_record(cudaEvent_t e, cudaStream_t s, const char *api)
     int ei = emu_event_index(e);
     if (ei < 0) return cudaErrorInvalidResourceHandle;
     emu_rec("ER %d %d", ei, stream_or_die(s, api));
+    emu_event_stamp(ei);
     return cudaSuccess;
 }
 
@@ -446,15 +447,18 @@ EMU_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e)
     return ret(cudaSuccess);
 }
 
-/* Device time exists only in the prediction made after the program ends; a program that prints
- * event timings sees 0 ms (and a warning says so). */
+/* Device time exists only in the prediction made after the program ends; a program that times
+ * itself with events sees the host time between the two records (emu_event_elapsed_ms), a lower
+ * bound of the device time, and a warning says so. An event never recorded is an error, as on a GPU. */
 EMU_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
     EMU_ENTER("cudaEventElapsedTime");
     if (!ms || emu_event_index(a) < 0 || emu_event_index(b) < 0) return ret(cudaErrorInvalidValue);
-    emu_warn_once("elapsed", "cudaEventElapsedTime returns 0 ms under emulation; the timings are in "
-                             "Orrery's prediction");
-    *ms = 0.0f;
+    double v = emu_event_elapsed_ms(emu_event_index(a), emu_event_index(b));
+    if (v < 0) return ret(cudaErrorInvalidResourceHandle);
+    emu_warn_once("elapsed", "cudaEventElapsedTime gives the host time between the two records under emulation "
+                             "(a lower bound); the device times are in Orrery's prediction");
+    *ms = (float)v;
     return ret(cudaSuccess);
 }
 
@@ -648,7 +652,7 @@ static void fill_props(cuda12_device_prop *p, int dev)
     const emu_gpu_info *g = emu_gpu();
     snprintf(p->name, sizeof p->name, "%s", g->name);
     emu_device_uuid(dev, p->uuid);
-    p->totalGlobalMem = (size_t)emu_mem_capacity();
+    p->totalGlobalMem = (size_t)emu_mem_total();
     p->sharedMemPerBlock = (size_t)attr(8);
     p->regsPerBlock = attr(12);
     p->warpSize = attr(10);

@@ -53,7 +53,7 @@ static struct {
     pid_t pid;
     /* memory */
     uintptr_t base, top, limit; /* reserved range [base, limit), bump pointer top */
-    uint64_t capacity, used;
+    uint64_t capacity, used, total;
     alloc_rec *allocs;
     size_t nallocs, cap_allocs;
     uint32_t next_buf;
@@ -61,6 +61,8 @@ static struct {
     unsigned char stream_live[EMU_MAX_STREAMS];
     signed char stream_priority[EMU_MAX_STREAMS];
     unsigned char event_live[EMU_MAX_EVENTS];
+    int64_t event_ns[EMU_MAX_EVENTS]; /* host time at the event's last record, -1: never recorded */
+    int64_t host_ns;                  /* host time recorded so far (the trace's H records) */
     int device, device_count;
     int last_error;
     int device_used;      /* a device op has run: the device may no longer change */
@@ -206,6 +208,7 @@ static void reset_process_state(void)
     E.last_error = 0;
     E.tag = -1;
     E.ntags = 0;
+    E.host_ns = 0;
     for (size_t i = 0; i < E.nnames; i++) free(E.names[i]);
     E.nnames = 0;
     E.napis = 0;
@@ -251,10 +254,16 @@ __attribute__((constructor)) static void emu_init(void)
     /* The GPU's facts come from the catalog (data/gpus.yaml) through `orrery emulate`; the
      * libraries keep no defaults of their own, so a missing one is refused, not guessed. */
     const char *cap = getenv("ORRERY_EMU_MEM_BYTES"), *gn = getenv("ORRERY_EMU_GPU"), *sms = getenv("ORRERY_EMU_SMS"),
-               *cc = getenv("ORRERY_EMU_CC"), *l2 = getenv("ORRERY_EMU_L2_BYTES");
-    if (!cap || !*cap || !gn || !*gn || !sms || !*sms || !cc || !*cc || !l2 || !*l2)
-        emu_die("ORRERY_EMU_MEM_BYTES, _GPU, _SMS, _CC and _L2_BYTES must all be set (run under `orrery emulate`)");
+               *cc = getenv("ORRERY_EMU_CC"), *l2 = getenv("ORRERY_EMU_L2_BYTES"),
+               *total = getenv("ORRERY_EMU_TOTAL_BYTES"), *tdp = getenv("ORRERY_EMU_TDP_W");
+    if (!cap || !*cap || !gn || !*gn || !sms || !*sms || !cc || !*cc || !l2 || !*l2 || !total || !*total || !tdp ||
+        !*tdp)
+        emu_die("ORRERY_EMU_MEM_BYTES, _TOTAL_BYTES, _GPU, _SMS, _CC, _L2_BYTES and _TDP_W must all be set (run "
+                "under `orrery emulate`)");
     E.capacity = strtoull(cap, NULL, 10);
+    E.total = strtoull(total, NULL, 10);
+    if (E.total < E.capacity) E.total = E.capacity;
+    E.gpu.tdp_w = atof(tdp);
     snprintf(E.gpu.name, sizeof E.gpu.name, "NVIDIA %s", gn);
     E.gpu.sms = atoi(sms);
     int ccv = atoi(cc);
@@ -288,6 +297,7 @@ void emu_enter(const char *api)
         t_credit_ns -= take;
         t_gap_ns += host;
         if (host > 0) fprintf(E.f, "H %lld\n", (long long)host);
+        if (host > 0) E.host_ns += host;
     }
     size_t i = 0;
     while (i < E.napis && E.apis[i].api != api && strcmp(E.apis[i].api, api) != 0) i++;
@@ -424,6 +434,7 @@ int emu_is_live(uintptr_t addr, size_t bytes)
     return ok;
 }
 uint64_t emu_mem_capacity(void) { return E.capacity; }
+uint64_t emu_mem_total(void) { return E.total; }
 uint64_t emu_mem_used(void) { return E.used; }
 
 /* ---- streams and events ---- */
@@ -466,6 +477,7 @@ void *emu_event_create(void)
     for (int i = 0; i < EMU_MAX_EVENTS; i++) {
         if (E.event_live[i]) continue;
         E.event_live[i] = 1;
+        E.event_ns[i] = -1;
         pthread_mutex_unlock(&E.lock);
         return &event_handles[i];
     }
@@ -478,6 +490,20 @@ int emu_event_index(const void *handle)
     if (h < b || h >= b + EMU_MAX_EVENTS) return -1;
     int i = (int)(h - b);
     return E.event_live[i] ? i : -1;
+}
+
+void emu_event_stamp(int index)
+{
+    pthread_mutex_lock(&E.lock);
+    if (index >= 0 && index < EMU_MAX_EVENTS) E.event_ns[index] = E.host_ns;
+    pthread_mutex_unlock(&E.lock);
+}
+
+double emu_event_elapsed_ms(int a, int b)
+{
+    if (a < 0 || b < 0 || a >= EMU_MAX_EVENTS || b >= EMU_MAX_EVENTS || E.event_ns[a] < 0 || E.event_ns[b] < 0)
+        return -1;
+    return (double)(E.event_ns[b] - E.event_ns[a]) / 1e6;
 }
 
 void emu_event_destroy(const void *handle)
@@ -661,6 +687,24 @@ EMU_EXPORT int orrery_emu_poke(uintptr_t addr, const void *src, size_t bytes)
     memmove(b, src, bytes);
     return 0;
 }
+
+/* The process group a framework is about to issue a collective on (emu_comm_label): a name of
+ * letters, digits, '_', '.' and '-' (others become '_'), at most 31 characters; NULL clears it. */
+static _Thread_local char t_comm_label[32];
+
+EMU_EXPORT void orrery_emu_comm_label(const char *label)
+{
+    size_t n = 0;
+    for (; label && label[n] && n < sizeof t_comm_label - 1; n++) {
+        char c = label[n];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                 c == '-';
+        t_comm_label[n] = ok ? c : '_';
+    }
+    t_comm_label[n] = 0;
+}
+
+const char *emu_comm_label(void) { return t_comm_label[0] ? t_comm_label : NULL; }
 
 /* Does nothing: the PyTorch hook calls it in place of the two above to measure its own cost. */
 EMU_EXPORT void orrery_emu_hook_nop(void) {}

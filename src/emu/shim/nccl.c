@@ -33,6 +33,7 @@ typedef struct emu_comm {
     char id[33]; /* 32 hex digits */
     int nranks, rank, device;
     unsigned splits; /* splits made from this communicator, for the rendezvous file names */
+    int labelled;    /* its process group's name is in the trace ("CN") */
 } emu_comm;
 typedef emu_comm *ncclComm_t;
 
@@ -277,10 +278,20 @@ EMU_EXPORT ncclResult_t ncclCommSplit(ncclComm_t c, int color, int key, ncclComm
 
 /* ---- operations ---- */
 
+/* The first operation on a communicator issued under a process group's name records the name. */
+static void label(ncclComm_t c)
+{
+    const char *l = emu_comm_label();
+    if (!c || c->labelled || !l) return;
+    emu_rec("CN %s %s", c->id, l);
+    c->labelled = 1;
+}
+
 static ncclResult_t coll(const char *api, const char *op, size_t count, int dt, int root, ncclComm_t c, void *s)
 {
     if (!c || dtype_bytes(dt) == 0) return ncclInvalidArgument;
     if (root >= c->nranks) return ncclInvalidArgument;
+    label(c);
     emu_rec("CO %d %s %s %zu %d %d", stream_of(s, api), c->id, op, count, dtype_bytes(dt), root);
     return ncclSuccess;
 }
@@ -390,6 +401,7 @@ static ncclResult_t p2p(const char *api, const char *kind, const void *buf, size
 {
     if (!c || dtype_bytes(dt) == 0 || peer < 0 || peer >= c->nranks) return ncclInvalidArgument;
     size_t bytes = count * (size_t)dtype_bytes(dt);
+    label(c);
     if (t_group_depth > 0 && kind[0] == 'S' && peer == c->rank) {
         t_self_send = buf;
         t_self_bytes = bytes;
