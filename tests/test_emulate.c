@@ -345,7 +345,7 @@ static int run_program(const char *dir, const char *prog, const char *arg1, cons
     snprintf(path, sizeof path, "%s/%s", ORRERY_EMU_TEST_BIN, prog);
     char *argv[] = {path, (char *)arg1, (char *)arg2, NULL};
     if (!arg1) argv[1] = NULL;
-    orr_emu_run_opts o = {.trace_dir = dir, .mem_bytes = MEM, .devices = 8, .gpu = emu_gpu()};
+    orr_emu_run_opts o = {.trace_dir = dir, .mem_bytes = MEM, .total_bytes = MEM, .devices = 8, .gpu = emu_gpu()};
     int status = -1;
     orr_err err = {{0}};
     if (orr_emu_run(argv, &o, &status, &err) < 0) {
