@@ -25,7 +25,8 @@ Two things, neither of which changes what the program computes:
   (small allocations are backed by host memory): integer bookkeeping such as MoE split sizes
   (counts.view(ep, -1).sum(1).tolist()), GradScaler's scale and found-inf flags, torch.full/arange.
   Known values: those copied from the host, computed so, made by the emulator's histogram routing
-  model (bincount, histc) or moved by its NCCL stand-in. A floating-point scalar read back
+  model (bincount, histc) or moved by its NCCL stand-in; gradients are taken to be finite (GradScaler's
+  found-inf flag keeps its value, so the optimizer steps). A floating-point scalar read back
   (.item()) of an unknown value, such as a loss, reads 1.0: finite and nonzero, so the program stays
   on its normal path. ORRERY_EMU_TORCH_VALUES=0 turns this off.
 """
@@ -72,6 +73,7 @@ def _classify(name):
 
 _SMALL_BYTES = 1 << 16  # tensors whose storage is at most this are computed on the host
 _FLOAT_READ = 1.0  # a floating-point scalar read back whose value is unknown
+_ZERO_BYTES = 1 << 20  # unknown results up to this size read as zeros (PyTorch's small pool)
 
 
 class _Values:
@@ -84,6 +86,9 @@ class _Values:
         for f in (self.peek, self.poke):
             f.restype = ctypes.c_int
             f.argtypes = [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+        self.zero = lib["orrery_emu_zero"]
+        self.zero.restype = ctypes.c_int
+        self.zero.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
         self.known = set()  # data pointers of device storages holding the program's real values
 
     def _small(self, t):
@@ -116,8 +121,13 @@ class _Values:
         return True
 
     def _forget(self, tensors):
+        """Tensors a kernel computed: unknown, and zeros where they are backed (up to 1 MiB, the
+        tensors of PyTorch's small pool), not whatever an earlier tensor left in reused memory."""
         for t in tensors:
-            self.known.discard(t.untyped_storage().data_ptr())
+            st = t.untyped_storage()
+            self.known.discard(st.data_ptr())
+            if 0 < st.nbytes() <= _ZERO_BYTES:
+                self.zero(st.data_ptr(), st.nbytes())
 
     def after(self, func, base, written, args, kwargs, out):
         """What the program gets from func, which has run on the emulator: out, or its value
@@ -136,6 +146,8 @@ class _Values:
             # from the host: the emulator copied the program's bytes into backed memory
             self.known.update(t.untyped_storage().data_ptr() for t in outs + mut if self._small(t))
             return out
+        if base == "_amp_foreach_non_finite_check_and_unscale_":
+            return out  # found_inf keeps its value: computed gradients are finite in the model
         if base in ("bincount", "histc") or base.startswith("empty") or base.startswith("new_empty"):
             # the routing model's counts (route.c); memory whose contents are undefined anyway
             self.known.update(t.untyped_storage().data_ptr() for t in outs if self._small(t))

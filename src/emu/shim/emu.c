@@ -688,6 +688,16 @@ EMU_EXPORT int orrery_emu_poke(uintptr_t addr, const void *src, size_t bytes)
     return 0;
 }
 
+/* Zeros [addr, addr + bytes) where backed: what a kernel that never ran leaves, rather than what
+ * an earlier tensor left in reused memory. */
+EMU_EXPORT int orrery_emu_zero(uintptr_t addr, size_t bytes)
+{
+    void *b = emu_backed(addr, bytes);
+    if (!b) return -1;
+    memset(b, 0, bytes);
+    return 0;
+}
+
 /* The process group a framework is about to issue a collective on (emu_comm_label): a name of
  * letters, digits, '_', '.' and '-' (others become '_'), at most 31 characters; NULL clears it. */
 static _Thread_local char t_comm_label[32];
