@@ -4,23 +4,11 @@
 // The split sizes travel first through ncclAlltoAll on small (backed) buffers, and each rank
 // checks what it received against the emulator's rule: every slot gets this rank's own chunk.
 // Usage: alltoallv [NRANKS]
-#include <cstdio>
-#include <cstdlib>
-#include <nccl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "ranks.h"
 
-#define CHECK(x)                                                                                     \
-    do {                                                                                             \
-        int e_ = (int)(x);                                                                           \
-        if (e_ != 0) {                                                                               \
-            fprintf(stderr, "rank %d: %s:%d: %s failed: %d\n", rank, __FILE__, __LINE__, #x, e_); \
-            return 1;                                                                                \
-        }                                                                                            \
-    } while (0)
-
-static int worker(int rank, int nranks, ncclUniqueId id)
+static int worker(int rank, int nranks, ncclUniqueId id, int unused)
 {
+    (void)unused;
     CHECK(cudaSetDevice(rank));
     ncclComm_t comm;
     CHECK(ncclCommInitRank(&comm, nranks, id, rank));
@@ -60,17 +48,5 @@ int main(int argc, char **argv)
 {
     int nranks = argc > 1 ? atoi(argv[1]) : 4;
     if (nranks < 2 || nranks > 8) return 2;
-    ncclUniqueId id;
-    if (ncclGetUniqueId(&id) != ncclSuccess) return 1;
-    fflush(NULL);
-    for (int r = 0; r < nranks; r++) {
-        pid_t pid = fork();
-        if (pid < 0) return 1;
-        if (pid == 0) exit(worker(r, nranks, id));
-    }
-    int failed = 0, status = 0;
-    while (wait(&status) > 0)
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
-    if (!failed) printf("%d ranks ok\n", nranks);
-    return failed ? 1 : 0;
+    return run_ranks(nranks, worker, 0);
 }

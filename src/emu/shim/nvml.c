@@ -42,17 +42,26 @@ static int device_index(const void *h)
     return i < emu_device_count() ? i : -1;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlInit_v2(void)
-{
-    EMU_ENTER("nvmlInit_v2");
-    return ret(NVML_SUCCESS);
-}
+/* An entry point that forwards to a helper: the call counted, the helper's status returned. */
+#define FORWARD(name, params, call)    \
+    EMU_EXPORT nvmlReturn_t name params \
+    {                                   \
+        EMU_ENTER(#name);               \
+        return ret(call);               \
+    }
+/* A device query with a constant answer of type T. */
+#define DEVICE_CONST(name, T, value)                                              \
+    EMU_EXPORT nvmlReturn_t name(void *h, T *out)                                \
+    {                                                                             \
+        EMU_ENTER(#name);                                                         \
+        if (device_index(h) < 0 || !out) return ret(NVML_ERROR_INVALID_ARGUMENT); \
+        *out = (value);                                                           \
+        return ret(NVML_SUCCESS);                                                 \
+    }
 
-EMU_EXPORT nvmlReturn_t nvmlInit(void)
-{
-    EMU_ENTER("nvmlInit");
-    return ret(NVML_SUCCESS);
-}
+FORWARD(nvmlInit_v2, (void), NVML_SUCCESS)
+
+FORWARD(nvmlInit, (void), NVML_SUCCESS)
 
 EMU_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned flags)
 {
@@ -61,11 +70,7 @@ EMU_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned flags)
     return ret(NVML_SUCCESS);
 }
 
-EMU_EXPORT nvmlReturn_t nvmlShutdown(void)
-{
-    EMU_ENTER("nvmlShutdown");
-    return ret(NVML_SUCCESS);
-}
+FORWARD(nvmlShutdown, (void), NVML_SUCCESS)
 
 EMU_EXPORT const char *nvmlErrorString(nvmlReturn_t r)
 {
@@ -94,29 +99,13 @@ static nvmlReturn_t handle_at(unsigned i, void **h)
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n)
-{
-    EMU_ENTER("nvmlDeviceGetCount_v2");
-    return ret(device_count(n));
-}
+FORWARD(nvmlDeviceGetCount_v2, (unsigned *n), device_count(n))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned *n)
-{
-    EMU_ENTER("nvmlDeviceGetCount");
-    return ret(device_count(n));
-}
+FORWARD(nvmlDeviceGetCount, (unsigned *n), device_count(n))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h)
-{
-    EMU_ENTER("nvmlDeviceGetHandleByIndex_v2");
-    return ret(handle_at(i, h));
-}
+FORWARD(nvmlDeviceGetHandleByIndex_v2, (unsigned i, void **h), handle_at(i, h))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, void **h)
-{
-    EMU_ENTER("nvmlDeviceGetHandleByIndex");
-    return ret(handle_at(i, h));
-}
+FORWARD(nvmlDeviceGetHandleByIndex, (unsigned i, void **h), handle_at(i, h))
 
 /* Bus ids as cudaDeviceGetPCIBusId gives them: 00000000:<device + 1>:00.0 */
 EMU_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **h)
@@ -167,17 +156,9 @@ static nvmlReturn_t copy_str(const char *v, char *buf, unsigned len)
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned len)
-{
-    EMU_ENTER("nvmlSystemGetDriverVersion");
-    return ret(copy_str(EMU_DRIVER_VERSION, v, len));
-}
+FORWARD(nvmlSystemGetDriverVersion, (char *v, unsigned len), copy_str(EMU_DRIVER_VERSION, v, len))
 
-EMU_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned len)
-{
-    EMU_ENTER("nvmlSystemGetNVMLVersion");
-    return ret(copy_str("13." EMU_DRIVER_VERSION, v, len));
-}
+FORWARD(nvmlSystemGetNVMLVersion, (char *v, unsigned len), copy_str("13." EMU_DRIVER_VERSION, v, len))
 
 EMU_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
 {
@@ -331,17 +312,9 @@ static nvmlReturn_t clock_mhz(void *h, int type, unsigned *mhz)
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(void *h, int type, unsigned *mhz)
-{
-    EMU_ENTER("nvmlDeviceGetClockInfo");
-    return ret(clock_mhz(h, type, mhz));
-}
+FORWARD(nvmlDeviceGetClockInfo, (void *h, int type, unsigned *mhz), clock_mhz(h, type, mhz))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(void *h, int type, unsigned *mhz)
-{
-    EMU_ENTER("nvmlDeviceGetMaxClockInfo");
-    return ret(clock_mhz(h, type, mhz));
-}
+FORWARD(nvmlDeviceGetMaxClockInfo, (void *h, int type, unsigned *mhz), clock_mhz(h, type, mhz))
 
 EMU_EXPORT nvmlReturn_t nvmlDeviceGetClock(void *h, int type, int id, unsigned *mhz)
 {
@@ -358,48 +331,18 @@ static nvmlReturn_t power_limit(void *h, unsigned *mw)
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(void *h, unsigned *mw)
-{
-    EMU_ENTER("nvmlDeviceGetPowerUsage");
-    if (device_index(h) < 0 || !mw) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    *mw = 0;
-    return ret(NVML_SUCCESS);
-}
+DEVICE_CONST(nvmlDeviceGetPowerUsage, unsigned, 0)
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *mj)
-{
-    EMU_ENTER("nvmlDeviceGetTotalEnergyConsumption");
-    if (device_index(h) < 0 || !mj) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    *mj = 0;
-    return ret(NVML_SUCCESS);
-}
+DEVICE_CONST(nvmlDeviceGetTotalEnergyConsumption, unsigned long long, 0)
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(void *h, unsigned *mw)
-{
-    EMU_ENTER("nvmlDeviceGetEnforcedPowerLimit");
-    return ret(power_limit(h, mw));
-}
+FORWARD(nvmlDeviceGetEnforcedPowerLimit, (void *h, unsigned *mw), power_limit(h, mw))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(void *h, unsigned *mw)
-{
-    EMU_ENTER("nvmlDeviceGetPowerManagementLimit");
-    return ret(power_limit(h, mw));
-}
+FORWARD(nvmlDeviceGetPowerManagementLimit, (void *h, unsigned *mw), power_limit(h, mw))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(void *h, unsigned *mw)
-{
-    EMU_ENTER("nvmlDeviceGetPowerManagementDefaultLimit");
-    return ret(power_limit(h, mw));
-}
+FORWARD(nvmlDeviceGetPowerManagementDefaultLimit, (void *h, unsigned *mw), power_limit(h, mw))
 
 /* nvmlPstates_t: P0, maximum performance */
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(void *h, int *p)
-{
-    EMU_ENTER("nvmlDeviceGetPerformanceState");
-    if (device_index(h) < 0 || !p) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    *p = 0;
-    return ret(NVML_SUCCESS);
-}
+DEVICE_CONST(nvmlDeviceGetPerformanceState, int, 0)
 
 /* nvmlPciInfo_t; bus ids as cudaDeviceGetPCIBusId gives them (00000000:<device + 1>:00.0), NVIDIA's
  * vendor id 0x10de with device id 0 (the emulated GPU's PCI device id is not in the catalog) */
@@ -421,23 +364,11 @@ static nvmlReturn_t pci_info(void *h, nvml_pci_info *p)
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(void *h, nvml_pci_info *p)
-{
-    EMU_ENTER("nvmlDeviceGetPciInfo");
-    return ret(pci_info(h, p));
-}
+FORWARD(nvmlDeviceGetPciInfo, (void *h, nvml_pci_info *p), pci_info(h, p))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(void *h, nvml_pci_info *p)
-{
-    EMU_ENTER("nvmlDeviceGetPciInfo_v2");
-    return ret(pci_info(h, p));
-}
+FORWARD(nvmlDeviceGetPciInfo_v2, (void *h, nvml_pci_info *p), pci_info(h, p))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(void *h, nvml_pci_info *p)
-{
-    EMU_ENTER("nvmlDeviceGetPciInfo_v3");
-    return ret(pci_info(h, p));
-}
+FORWARD(nvmlDeviceGetPciInfo_v3, (void *h, nvml_pci_info *p), pci_info(h, p))
 
 /* PCIe Gen4 x16: the link the collator's host<->device copies assume (24 GB/s) */
 static nvmlReturn_t pcie(void *h, unsigned *v, unsigned value)
@@ -447,29 +378,13 @@ static nvmlReturn_t pcie(void *h, unsigned *v, unsigned value)
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(void *h, unsigned *v)
-{
-    EMU_ENTER("nvmlDeviceGetCurrPcieLinkGeneration");
-    return ret(pcie(h, v, 4));
-}
+FORWARD(nvmlDeviceGetCurrPcieLinkGeneration, (void *h, unsigned *v), pcie(h, v, 4))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(void *h, unsigned *v)
-{
-    EMU_ENTER("nvmlDeviceGetMaxPcieLinkGeneration");
-    return ret(pcie(h, v, 4));
-}
+FORWARD(nvmlDeviceGetMaxPcieLinkGeneration, (void *h, unsigned *v), pcie(h, v, 4))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(void *h, unsigned *v)
-{
-    EMU_ENTER("nvmlDeviceGetCurrPcieLinkWidth");
-    return ret(pcie(h, v, 16));
-}
+FORWARD(nvmlDeviceGetCurrPcieLinkWidth, (void *h, unsigned *v), pcie(h, v, 16))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(void *h, unsigned *v)
-{
-    EMU_ENTER("nvmlDeviceGetMaxPcieLinkWidth");
-    return ret(pcie(h, v, 16));
-}
+FORWARD(nvmlDeviceGetMaxPcieLinkWidth, (void *h, unsigned *v), pcie(h, v, 16))
 
 /* nvmlProcessInfo_t (v2/v3 layout): this process on its own device, with the device memory it
  * holds; none on the others. */
@@ -498,23 +413,11 @@ static nvmlReturn_t processes(void *h, unsigned *count, void *infos, int v1)
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(void *h, unsigned *count, void *infos)
-{
-    EMU_ENTER("nvmlDeviceGetComputeRunningProcesses");
-    return ret(processes(h, count, infos, 1));
-}
+FORWARD(nvmlDeviceGetComputeRunningProcesses, (void *h, unsigned *count, void *infos), processes(h, count, infos, 1))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(void *h, unsigned *count, nvml_process_info *infos)
-{
-    EMU_ENTER("nvmlDeviceGetComputeRunningProcesses_v2");
-    return ret(processes(h, count, infos, 0));
-}
+FORWARD(nvmlDeviceGetComputeRunningProcesses_v2, (void *h, unsigned *count, nvml_process_info *infos), processes(h, count, infos, 0))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *count, nvml_process_info *infos)
-{
-    EMU_ENTER("nvmlDeviceGetComputeRunningProcesses_v3");
-    return ret(processes(h, count, infos, 0));
-}
+FORWARD(nvmlDeviceGetComputeRunningProcesses_v3, (void *h, unsigned *count, nvml_process_info *infos), processes(h, count, infos, 0))
 
 EMU_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(void *h, unsigned *count, nvml_process_info *infos)
 {
@@ -534,46 +437,16 @@ static nvmlReturn_t enable_state(void *h, unsigned *a, unsigned *b, unsigned val
     return NVML_SUCCESS;
 }
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(void *h, unsigned *mode)
-{
-    EMU_ENTER("nvmlDeviceGetPersistenceMode");
-    return ret(enable_state(h, mode, NULL, 1));
-}
+FORWARD(nvmlDeviceGetPersistenceMode, (void *h, unsigned *mode), enable_state(h, mode, NULL, 1))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(void *h, unsigned *current, unsigned *pending)
-{
-    EMU_ENTER("nvmlDeviceGetEccMode");
-    return ret(enable_state(h, current, pending, 1));
-}
+FORWARD(nvmlDeviceGetEccMode, (void *h, unsigned *current, unsigned *pending), enable_state(h, current, pending, 1))
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(void *h, unsigned *current, unsigned *pending)
-{
-    EMU_ENTER("nvmlDeviceGetMigMode");
-    return ret(enable_state(h, current, pending, 0));
-}
+FORWARD(nvmlDeviceGetMigMode, (void *h, unsigned *current, unsigned *pending), enable_state(h, current, pending, 0))
 
 /* nvmlComputeMode_t: default */
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(void *h, int *mode)
-{
-    EMU_ENTER("nvmlDeviceGetComputeMode");
-    if (device_index(h) < 0 || !mode) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    *mode = 0;
-    return ret(NVML_SUCCESS);
-}
+DEVICE_CONST(nvmlDeviceGetComputeMode, int, 0)
 
 /* no clock event (throttle) reasons: the device idles */
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(void *h, unsigned long long *r)
-{
-    EMU_ENTER("nvmlDeviceGetCurrentClocksEventReasons");
-    if (device_index(h) < 0 || !r) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    *r = 0;
-    return ret(NVML_SUCCESS);
-}
+DEVICE_CONST(nvmlDeviceGetCurrentClocksEventReasons, unsigned long long, 0)
 
-EMU_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(void *h, unsigned long long *r)
-{
-    EMU_ENTER("nvmlDeviceGetCurrentClocksThrottleReasons");
-    if (device_index(h) < 0 || !r) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    *r = 0;
-    return ret(NVML_SUCCESS);
-}
+DEVICE_CONST(nvmlDeviceGetCurrentClocksThrottleReasons, unsigned long long, 0)
