@@ -91,43 +91,63 @@ class _Values:
         self.zero.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
         self.known = set()  # data pointers of device storages holding the program's real values
 
+    @staticmethod
+    def _storage(t):
+        """(data pointer, bytes) of a device tensor's storage, or None (a tensor subclass, a
+        storage FSDP freed)."""
+        try:
+            st = t.untyped_storage()
+            return st.data_ptr(), st.nbytes()
+        except Exception:
+            return None
+
     def _small(self, t):
-        return t.device.type == "cuda" and t.untyped_storage().nbytes() <= _SMALL_BYTES
+        st = self._storage(t) if t.device.type == "cuda" else None
+        return st is not None and st[1] <= _SMALL_BYTES
+
+    def _mark(self, tensors):
+        """Tensors whose device memory holds the program's real values."""
+        for t in tensors:
+            st = self._storage(t) if self._small(t) else None
+            if st:
+                self.known.add(st[0])
 
     def _host(self, t):
         """A CPU copy of a known small device tensor (strides kept), or None."""
-        st = t.untyped_storage()
-        n = st.nbytes()
-        if n > _SMALL_BYTES or st.data_ptr() not in self.known:
+        st = self._storage(t)
+        if st is None or st[1] > _SMALL_BYTES or st[0] not in self.known:
             return None
+        ptr, n = st
         buf = self.torch.empty(max(n, 1), dtype=self.torch.uint8)
-        if n and self.peek(st.data_ptr(), buf.data_ptr(), n):
+        if n and self.peek(ptr, buf.data_ptr(), n):
             return None
         return buf[:n].view(t.dtype).as_strided(t.size(), t.stride(), t.storage_offset())
 
     def _store(self, dev, host):
         """Writes host (a CPU tensor) into the device tensor dev's memory; False if it cannot."""
-        st = dev.untyped_storage()
-        n = st.nbytes()
-        if n > _SMALL_BYTES or not isinstance(host, self.torch.Tensor) or host.shape != dev.shape:
+        st = self._storage(dev)
+        if st is None or st[1] > _SMALL_BYTES or not isinstance(host, self.torch.Tensor) or host.shape != dev.shape:
             return False
+        ptr, n = st
         buf = self.torch.empty(max(n, 1), dtype=self.torch.uint8)
-        if n and self.peek(st.data_ptr(), buf.data_ptr(), n):
+        if n and self.peek(ptr, buf.data_ptr(), n):
             return False
         buf[:n].view(dev.dtype).as_strided(dev.size(), dev.stride(), dev.storage_offset()).copy_(host)
-        if n and self.poke(st.data_ptr(), buf.data_ptr(), n):
+        if n and self.poke(ptr, buf.data_ptr(), n):
             return False
-        self.known.add(st.data_ptr())
+        self.known.add(ptr)
         return True
 
     def _forget(self, tensors):
         """Tensors a kernel computed: unknown, and zeros where they are backed (up to 1 MiB, the
         tensors of PyTorch's small pool), not whatever an earlier tensor left in reused memory."""
         for t in tensors:
-            st = t.untyped_storage()
-            self.known.discard(st.data_ptr())
-            if 0 < st.nbytes() <= _ZERO_BYTES:
-                self.zero(st.data_ptr(), st.nbytes())
+            st = self._storage(t)
+            if st is None:
+                continue
+            self.known.discard(st[0])
+            if 0 < st[1] <= _ZERO_BYTES:
+                self.zero(st[0], st[1])
 
     def after(self, func, base, written, args, kwargs, out):
         """What the program gets from func, which has run on the emulator: out, or its value
@@ -140,17 +160,17 @@ class _Values:
         mut = [args[i] if i < len(args) else kwargs.get(name) for i, name in written]
         mut = [t for t in mut if isinstance(t, torch.Tensor) and t.device.type == "cuda"]
         if func.namespace != "aten":  # c10d: the NCCL stand-in moves the data of small buffers
-            self.known.update(t.untyped_storage().data_ptr() for t in outs + mut if self._small(t))
+            self._mark(outs + mut)
             return out
         if base in ("copy_", "_to_copy") and any(t.device.type == "cpu" for t in inputs):
             # from the host: the emulator copied the program's bytes into backed memory
-            self.known.update(t.untyped_storage().data_ptr() for t in outs + mut if self._small(t))
+            self._mark(outs + mut)
             return out
         if base == "_amp_foreach_non_finite_check_and_unscale_":
             return out  # found_inf keeps its value: computed gradients are finite in the model
         if base in ("bincount", "histc") or base.startswith("empty") or base.startswith("new_empty"):
             # the routing model's counts (route.c); memory whose contents are undefined anyway
-            self.known.update(t.untyped_storage().data_ptr() for t in outs if self._small(t))
+            self._mark(outs)
             return out
         host = self._run(func, args, kwargs, inputs, outs + mut)
         if host is None:
@@ -206,7 +226,8 @@ class _Values:
         except Exception:  # no CPU kernel, or one that refuses these inputs: unknown
             return None
         for t in tree_flatten_tensors(torch, hout):
-            if t.untyped_storage().nbytes() > _SMALL_BYTES:
+            st = self._storage(t)
+            if st is None or st[1] > _SMALL_BYTES:
                 return None
         return hargs, hkwargs, hout
 

@@ -276,9 +276,10 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         ORR_PUSH(p->mem, p->nmem, p->cap_mem, m);
         return 0;
     } else if (strcmp(tok, "CN") == 0) {
-        NEED(sscanf(rest, "%32s %31s", str, str2) == 2 && strlen(str) == 32, "expected CN <32-hex-digit id> <name>");
+        char name[sizeof k->c->label] = {0};
+        NEED(sscanf(rest, "%32s %31s", str, name) == 2 && strlen(str) == 32, "expected CN <32-hex-digit id> <name>");
         ecomm *c = &k->c[comm_index(k, str)];
-        if (!c->label[0]) snprintf(c->label, sizeof c->label, "%s", str2);
+        if (!c->label[0]) memcpy(c->label, name, sizeof name);
         return 0;
     } else if (strcmp(tok, "CO") == 0) {
         NEED(sscanf(rest, "%d %32s %63s %llu %d %d", &i1, str, str2, &u1, &i2, &i3) == 6 && i1 >= 0 && i1 < 255 &&
