@@ -278,8 +278,8 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
     } else if (strcmp(tok, "CN") == 0) {
         char name[sizeof k->c->label] = {0};
         NEED(sscanf(rest, "%32s %31s", str, name) == 2 && strlen(str) == 32, "expected CN <32-hex-digit id> <name>");
-        ecomm *c = &k->c[comm_index(k, str)];
-        if (!c->label[0]) memcpy(c->label, name, sizeof name);
+        uint32_t ci = comm_index(k, str); /* may grow the table: index it after */
+        if (!k->c[ci].label[0]) memcpy(k->c[ci].label, name, sizeof name);
         return 0;
     } else if (strcmp(tok, "CO") == 0) {
         NEED(sscanf(rest, "%d %32s %63s %llu %d %d", &i1, str, str2, &u1, &i2, &i3) == 6 && i1 >= 0 && i1 < 255 &&
