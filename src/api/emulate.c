@@ -78,7 +78,9 @@ int orr_emu_routing(const char *value, orr_buf *out, orr_err *err)
         return 0;
     }
     orr_csv t;
-    if (orr_csv_load(&t, value, err)) return -1;
+    orr_err e;
+    if (orr_csv_load(&t, value, &e))
+        return orr_fail(err, "--moe-imbalance: %s (expected balanced, a number or a CSV file)", e.msg);
     int rc = 0, col = orr_csv_col(&t, "tokens");
     size_t n = t.nrows > 0 ? t.nrows - 1 : 0;
     if (col < 0 || n < 2)

@@ -54,6 +54,18 @@ static double *route_weights(size_t bins, const char **why)
     return w;
 }
 
+typedef struct route_rem {
+    double frac;
+    size_t bin;
+} route_rem;
+
+static int by_fraction(const void *a, const void *b)
+{
+    const route_rem *x = a, *y = b;
+    if (x->frac != y->frac) return x->frac > y->frac ? -1 : 1;
+    return (x->bin > y->bin) - (x->bin < y->bin);
+}
+
 /* counts[0..bins) summing to total, in proportion to the model's weights. */
 static int route_counts(uint64_t total, size_t bins, int64_t *counts)
 {
@@ -70,23 +82,18 @@ static int route_counts(uint64_t total, size_t bins, int64_t *counts)
         sum = (double)bins;
     }
     uint64_t given = 0;
-    double *frac = malloc(bins * sizeof *frac);
-    if (!frac) emu_die("out of host memory");
+    route_rem *rem = malloc(bins * sizeof *rem);
+    if (!rem) emu_die("out of host memory");
     for (size_t i = 0; i < bins; i++) {
         double share = (double)total * (w[i] / sum);
         counts[i] = (int64_t)share;
-        frac[i] = share - (double)counts[i];
+        rem[i] = (route_rem){share - (double)counts[i], i};
         given += (uint64_t)counts[i];
     }
-    while (given < total) { /* the remainder, one each, to the largest fractions */
-        size_t best = 0;
-        for (size_t i = 1; i < bins; i++)
-            if (frac[i] > frac[best]) best = i;
-        counts[best]++;
-        frac[best] = -1;
-        given++;
-    }
-    free(frac);
+    /* the remainder, one each, to the largest fractions (ties: the lower bin) */
+    qsort(rem, bins, sizeof *rem, by_fraction);
+    for (size_t i = 0; given < total && i < bins; i++, given++) counts[rem[i].bin]++;
+    free(rem);
     free(w);
     return 0;
 }
