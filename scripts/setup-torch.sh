@@ -8,10 +8,18 @@
 set -eu
 venv=${1:?usage: setup-torch.sh VENV}
 stamp="$venv/.orrery-torch-2.9.1"
-[ -f "$stamp" ] && exit 0
-echo "setup-torch: installing torch 2.9.1 (CUDA 12.8 build, ~900 MB) into $venv"
-python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check --no-deps torch==2.9.1 \
-    filelock==4.2.11 fsspec==2026.9.0 Jinja2==3.1.6 MarkupSafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
-    sympy==1.14.0 typing_extensions==4.16.0 numpy==2.4.6
-touch "$stamp"
+if [ ! -f "$stamp" ]; then
+    echo "setup-torch: installing torch 2.9.1 (CUDA 12.8 build, ~900 MB) into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps torch==2.9.1 \
+        filelock==4.2.11 fsspec==2026.9.0 Jinja2==3.1.6 MarkupSafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
+        sympy==1.14.0 typing_extensions==4.16.0 numpy==2.4.6
+    touch "$stamp"
+fi
+# pynvml (nvidia-ml-py), what monitoring code and torch.cuda.utilization() etc. call NVML through
+# (tests/emu/torch/nvml_probe.py); added after the torch pin, so it has a stamp of its own
+nvml="$venv/.orrery-nvidia-ml-py-13.615.71"
+if [ ! -f "$nvml" ]; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps nvidia-ml-py==13.615.71
+    touch "$nvml"
+fi

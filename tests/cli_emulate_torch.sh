@@ -118,4 +118,87 @@ else
     [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "pipelining: torch max_memory_reserved $res != Orrery peak $peak"
 fi
 
+# --- issue 23 items 1, 2, 3, 7, 9: what real programs do that the emulator must carry ---
+
+# item 1: a DataLoader with worker processes (forked after the libraries load, leaving by
+# os._exit) and a bare os.fork() + os._exit(0): the run is predicted, the 3 children ignored
+"$ORR" emulate --gpu H100 -- "$PY" "$SRC/tests/emu/torch/dataloader.py" --workers 2 --steps 4 > "$TMP/o" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "ORRERY_RESULT steps=4" "$TMP/o" && grep -q "1 process used a GPU (3 others ignored)" "$TMP/o" \
+    && ok || bad "dataloader workers (rc $rc): $(grep -E 'orrery|Error' "$TMP/o" | tail -2)"
+
+# items 2 and 3: MoE dispatch over 4 expert-parallel ranks (tests/emu/torch/moe_a2a.py: 512 tokens,
+# top-2 of 8 experts, hidden 256, bf16): bincount's counts come from the routing model, their
+# all_to_all_single and the .tolist() of their per-rank sums give the split sizes, and the dispatch
+# and combine all_to_all_single send to every rank, itself included. Checked: every rank's counts
+# and splits are the model's, and the bytes sent to other ranks are those the model implies:
+# dispatch and combine each move sum over ranks s, d != s of send[d] rows of 256 x 2 bytes, and the
+# counts exchange 2 int64 per pair of ranks.
+# moe_expect FACTOR: the routing model's counts of 1024 items over 8 bins (route.c: bin 0 gets
+# FACTOR x the average, the others share the rest; largest remainder), as "c0,c1,...".
+moe_expect() {
+    python3 -c "
+import sys
+f, n, total = float(sys.argv[1]), 8, 1024
+w = [f] + [(n - f) / (n - 1)] * (n - 1)
+share = [total * x / sum(w) for x in w]
+c = [int(x) for x in share]
+frac = [x - int(x) for x in share]
+while sum(c) < total:
+    i = max(range(n), key=lambda j: (frac[j], -j)); c[i] += 1; frac[i] = -1
+print(','.join(map(str, c)))" "$1"
+}
+for f in 1 3; do
+    "$ORR" emulate --json --no-host-time --gpu H100 --gpus 4 --moe-imbalance $f -- "$(dirname "$PY")/torchrun" --standalone \
+        --nproc-per-node 4 "$SRC/tests/emu/torch/moe_a2a.py" > "$TMP/moe$f.json" 2> "$TMP/e"; rc=$?
+    if [ $rc -ne 0 ]; then
+        bad "moe --moe-imbalance $f (rc $rc): $(grep -E 'Error|orrery' "$TMP/e" | tail -2)"
+        continue
+    fi
+    ok
+    want=$(moe_expect $f)
+    [ "$(grep ORRERY_RESULT "$TMP/e" | grep -c "counts=$want ")" = 4 ] && ok || bad "moe $f: counts are not the routing model's $want"
+    check=$(python3 -c "
+import sys
+c = list(map(int, sys.argv[1].split(',')))
+send = [c[2 * r] + c[2 * r + 1] for r in range(4)]
+lines = [l for l in open(sys.argv[2]) if 'ORRERY_RESULT' in l]
+bad = [l for l in lines if 'send=%s ' % ','.join(map(str, send)) not in l
+       or 'recv=%s' % ','.join([str(send[int(l.split('rank=')[1].split()[0])])] * 4) not in l]
+rows = sum(send[d] for s in range(4) for d in range(4) if d != s)
+print(len(lines) == 4 and not bad, 2 * rows * 256 * 2 + 4 * 3 * 2 * 8)" "$want" "$TMP/e")
+    [ "${check%% *}" = True ] && ok || bad "moe $f: split sizes are not those of the routing model"
+    got=$(json "$TMP/moe$f.json" "d['config']['p2p_bytes']")
+    echo "moe --moe-imbalance $f: all-to-all bytes sent to other ranks: predicted $got, routing model ${check#* }"
+    [ "$got" = "${check#* }" ] && ok || bad "moe $f: p2p_bytes $got != ${check#* } of the routing model"
+done
+# the rank that holds the loaded experts receives 3 x as much: the imbalanced step is slower
+python3 -c "import json,sys; a, b = (json.load(open(f))['iteration_time_s'] for f in sys.argv[1:]); sys.exit(0 if b > a else 1)" \
+    "$TMP/moe1.json" "$TMP/moe3.json" && ok || bad "moe: --moe-imbalance 3 is not slower than balanced"
+
+# item 3: values read back: the loss is finite and nonzero, GradScaler's scale is its initial 65536
+# and the optimizer steps (found-inf stays 0), bincount's counts and their per-rank sums
+"$ORR" emulate --gpu H100 -- "$PY" "$SRC/tests/emu/torch/readback.py" > "$TMP/o" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "ORRERY_RESULT loss_ok=1 scale=65536 stepped=4 counts=8,8,8,8,8,8,8,8 per_rank=16,16,16,16" "$TMP/o" \
+    && ok || bad "read-back values (rc $rc): $(grep -E 'ORRERY|Error|orrery' "$TMP/o" | tail -2)"
+
+# item 7: pynvml and PyTorch's NVML wrappers (tests/emu/torch/nvml_probe.py) on an emulated H100 (an
+# 8-GPU node, its SXM power limit 700 W, the maximum SM clock, this process holding 1 GiB)
+"$ORR" emulate --gpu H100 -- "$PY" "$SRC/tests/emu/torch/nvml_probe.py" > "$TMP/o" 2>&1; rc=$?
+for want in "count=8 " "name=NVIDIA_H100-SXM5-80GB " "uuid_ok=1 " "total_mib=81559 " "used_ge_1gib=1 " "util_gpu=0 " \
+    "sm_mhz=1980 " "power_limit_w=700 " "temp_c=30 " "bus_id=00000000:01:00.0 " "driver=580.65.06 " "my_process_mib=1024 " \
+    "torch_util=0 " "torch_temp=30 " "torch_power=0 " "torch_device_memory_used_ge_1gib=1 " "torch_clock=1980"; do
+    [ $rc -eq 0 ] && grep "ORRERY_RESULT" "$TMP/o" | grep -q -- "$want" && ok || { bad "nvml (rc $rc): no '$want' in $(grep -E 'ORRERY|Error' "$TMP/o" | tail -1)"; break; }
+done
+
+# item 9: one GPU asked for, one seen; an H100 80GB's memory as its driver reports it (81559 MiB);
+# event timings not zero; a tensor-parallel all-reduce (a DeviceMesh dimension named "tp" over the
+# whole job) reported as tensor-parallel communication, not data-parallel
+"$ORR" emulate --gpu H100 --gpus 1 -- "$PY" "$SRC/tests/emu/torch/observe.py" > "$TMP/o" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "ORRERY_RESULT rank=0 devices=1 total_mib=81559 event_ms=" "$TMP/o" \
+    && ! grep -q "event_ms=0.000000" "$TMP/o" && ok || bad "observe (rc $rc): $(grep -E 'ORRERY|Error' "$TMP/o" | tail -1)"
+"$ORR" emulate --json --gpu H100 --gpus 4 -- "$(dirname "$PY")/torchrun" --standalone --nproc-per-node 4 \
+    "$SRC/tests/emu/torch/observe.py" --tp > "$TMP/j" 2> "$TMP/e"; rc=$?
+[ $rc -eq 0 ] && [ "$(json "$TMP/j" "d['ranks'][0]['breakdown']['exposed_comm_s']['tp'] > 0 and d['ranks'][0]['breakdown']['exposed_comm_s']['dp'] == 0")" = True ] \
+    && ok || bad "observe --tp (rc $rc): TP all-reduces not reported as tp: $(json "$TMP/j" "d['ranks'][0]['breakdown']['exposed_comm_s']" 2>&1)"
+
 checks_done

@@ -149,6 +149,7 @@ static void test_collate_errors(void)
     expect_error(HDR "A 0 10\nK 0 5 1 1 1 1 1 1 0 -1\nEND\n", "line 4: expected K");
     expect_error(HDR "A 0 10\nZZ 1\nEND\n", "line 4: unknown record");
     expect_error(HDR "A 0 10\nH 5\n", "no END line");
+    expect_error(HDR "A 0 10\n", "the process used the GPU"); /* cut short after GPU work */
     expect_error(HDR "A 0 10\nX cudaFoo is not implemented\n", "cudaFoo is not implemented");
     expect_error(HDR "N 0 a\nT 0 0 matmul 1 1\nEND\n", "unknown operator class");
     expect_error(HDR "C 0 h2x 10 0\nEND\n", "unknown copy kind");
@@ -344,7 +345,7 @@ static int run_program(const char *dir, const char *prog, const char *arg1, cons
     snprintf(path, sizeof path, "%s/%s", ORRERY_EMU_TEST_BIN, prog);
     char *argv[] = {path, (char *)arg1, (char *)arg2, NULL};
     if (!arg1) argv[1] = NULL;
-    orr_emu_run_opts o = {.trace_dir = dir, .mem_bytes = MEM, .devices = 8, .gpu = emu_gpu()};
+    orr_emu_run_opts o = {.trace_dir = dir, .mem_bytes = MEM, .total_bytes = MEM, .devices = 8, .gpu = emu_gpu()};
     int status = -1;
     orr_err err = {{0}};
     if (orr_emu_run(argv, &o, &status, &err) < 0) {
@@ -519,6 +520,66 @@ static void test_nccl_program(void)
     rm_dir(d);
 }
 
+/* Issue 23 item 2: all_to_all_single's uneven all-to-all, a group of sends and receives to every
+ * rank, itself included (NCCL Error 4 before). Rank s sends (s + d + 1) MiB to rank d: over 4
+ * ranks, sum over s != d of (s + d + 1) MiB = 64 - 16 = 48 MiB cross the network; the 4 chunks a rank sends
+ * itself (1, 3, 5, 7 MiB) are device copies. */
+static void test_alltoallv_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "alltoallv", "4", NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        CHECK_EQ_I64(info.processes, 4);
+        CHECK_EQ_I64(info.p2p, 24); /* 3 sends and 3 receives a rank */
+        CHECK_EQ_I64(info.p2p_bytes, 48ull << 20);
+        CHECK_EQ_I64(info.alltoall_bytes, 4 * 4 * 8); /* the splits: 4 ranks x 4 int64 */
+        for (uint32_t rk = 0; rk < 4; rk++) {
+            const orr_op *self = nth(&p.w->ranks[rk], ORR_OP_MEMCPY, 2, NULL); /* after the two H2D/D2H */
+            CHECK(self && self->bytes == (uint64_t)(2 * rk + 1) << 20);
+        }
+        CHECK(p.r.iteration_ps > 0);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+/* Issue 23 item 1: processes that leave without their exit handlers. A child forked after the
+ * libraries loaded that does no GPU work and calls _exit (a DataLoader worker's os._exit), and a
+ * shell (dash) that runs the program and _exits, leave traces without END: ignored, the run
+ * collates. A child that used the GPU before _exit is refused as truncated. */
+static void test_fork_exit_program(void)
+{
+    char *d = make_dir();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s/fork_exit; true", ORRERY_EMU_TEST_BIN); /* dash forks, then _exits */
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    orr_emu_run_opts o = {.trace_dir = d, .mem_bytes = MEM, .devices = 1, .gpu = emu_gpu()};
+    int status = -1;
+    orr_err err = {{0}};
+    CHECK(orr_emu_run(argv, &o, &status, &err) == 0 && status == 0);
+    orr_emu_info info;
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    CHECK_EQ_I64(info.processes, 1);
+    CHECK_EQ_I64(info.ignored, 2); /* the shell and the forked child */
+    CHECK_EQ_I64(info.kernels, 2);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
+
+    d = make_dir();
+    CHECK_EQ_I64(run_program(d, "fork_exit", "--child-work", NULL), 0);
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "truncated trace: no END line (the process used the GPU"), "got \"%s\"",
+              err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
 static void test_run_errors(void)
 {
     char *d = make_dir();
@@ -555,6 +616,8 @@ int main(void)
         test_oom_program();
         test_memset_freed_program();
         test_nccl_program();
+        test_fork_exit_program();
+        test_alltoallv_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");
     }

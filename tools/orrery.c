@@ -677,12 +677,22 @@ static int cmd_emulate(int argc, char **argv)
         trace_dir = tmp;
         made = 1;
     }
-    orr_emu_run_opts ro = {.lib_dir = lib_dir, .trace_dir = trace_dir, .mem_bytes = visible,
-                           .devices = s.cluster.gpus_per_node, .gpu = &s.gpu, .profile = profile,
+    orr_buf routing = {0};
+    if (orr_emu_routing(s.emu.routing, &routing, &err) < 0) {
+        orr_buf_free(&routing);
+        if (made) remove_trace_dir(trace_dir);
+        return fail(&err);
+    }
+    /* the program sees the GPUs of its node, or fewer when the job is smaller (--gpus) */
+    uint32_t devices = s.gpus && s.gpus < s.cluster.gpus_per_node ? s.gpus : s.cluster.gpus_per_node;
+    orr_emu_run_opts ro = {.lib_dir = lib_dir, .routing = routing.s, .trace_dir = trace_dir, .mem_bytes = visible,
+                           .total_bytes = s.mem_capacity_bytes, .devices = devices, .gpu = &s.gpu, .profile = profile,
                            .stdout_to_stderr = s.json};
     int status = 0;
     double t0 = wall_s();
-    if (orr_emu_run(argv + dash + 1, &ro, &status, &err) < 0) {
+    int run_rc = orr_emu_run(argv + dash + 1, &ro, &status, &err);
+    orr_buf_free(&routing);
+    if (run_rc < 0) {
         if (made) remove_trace_dir(trace_dir);
         return fail(&err);
     }

@@ -49,6 +49,9 @@ typedef struct orr_emu_info {
     uint32_t comms;          /* NCCL communicators */
     uint64_t kernels, kernels_tagged, kernels_gemm, kernels_db, kernels_geometry;
     uint64_t collectives, p2p, copies, allocs;
+    uint64_t p2p_bytes;      /* bytes sent to other ranks by send/recv, over all processes (a send to
+                              * oneself is a device copy, not counted) */
+    uint64_t alltoall_bytes; /* bytes of ncclAlltoAll, NCCL's per-rank convention, over all processes */
     int oom;                 /* some allocation did not fit the capacity */
     uint32_t oom_rank;
     uint64_t oom_bytes, oom_used_bytes;
@@ -75,10 +78,19 @@ enum {
     ORR_EMU_PROFILE_EMULATED = 2  /* the profiler in front of the emulation libraries: checks the
                                    * profiler without a GPU (the times it reads are zero) */
 };
+/* The routing model of histograms a program reads back (emulate's --moe-imbalance, src/emu/shim/route.c)
+ * in the form the libraries take (ORRERY_EMU_ROUTING): "balanced" (also for an empty value), the
+ * factor, or a CSV file's `tokens` column as comma-separated weights, one per expert in file order.
+ * Errors name the flag and the file. */
+int orr_emu_routing(const char *value, orr_buf *out, orr_err *err);
+
 typedef struct orr_emu_run_opts {
     const char *lib_dir;   /* NULL: the build's emu/ directory */
+    const char *routing;   /* orr_emu_routing's form; NULL: balanced */
     const char *trace_dir;
-    uint64_t mem_bytes;
+    uint64_t mem_bytes;    /* what the program may allocate */
+    uint64_t total_bytes;  /* its device's total memory (totalGlobalMem); 0: the GPU's device_bytes, else
+                            * its hbm_bytes (--mem-capacity gives it) */
     uint32_t devices;
     const orr_gpu *gpu;   /* what the program sees as its device (name, SMs, L2, compute capability) */
     int profile;          /* ORR_EMU_PROFILE_*: run on the real libraries with the kernel profiler */

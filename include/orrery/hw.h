@@ -15,6 +15,8 @@ typedef struct orr_gpu {
     uint32_t sms;
     double compute_capability;            /* major.minor as cudaGetDeviceProperties reports it (9.0) */
     uint64_t hbm_bytes;
+    uint64_t device_bytes;                /* device memory as the driver reports it (totalGlobalMem,
+                                             nvidia-smi's total; 0: unmeasured, take hbm_bytes) */
     double hbm_Bps;                       /* HBM bandwidth, bytes/s */
     uint64_t l2_bytes;
     double nvlink_Bps;                    /* NVLink bandwidth per GPU per direction, bytes/s */

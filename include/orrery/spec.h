@@ -146,6 +146,7 @@ typedef struct orr_spec {
     /* `orrery emulate`'s own flags (docs/emulate.md); empty strings and 0 when not given. */
     struct {
         char trace_dir[256], kernel_db[256], lib_dir[256];
+        char routing[256]; /* --moe-imbalance: balanced, a factor or a CSV file (orr_emu_routing) */
         int no_dedup, no_host_time;
         int profile;   /* 0, 1 (--profile: ORR_EMU_PROFILE) or 2 (--profile-on-emulator) */
         double tokens; /* tokens per iteration of the whole job (0: unknown) */

@@ -14,6 +14,8 @@
 #include "orrery/orrery.h"
 #include "orrery/emulate.h"
 #include "orrery/estimate.h"
+#include "orrery/csv.h"
+#include "spec/yaml.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,6 +64,39 @@ static char *env_entry(const char *name, const char *value)
     return s;
 }
 
+int orr_emu_routing(const char *value, orr_buf *out, orr_err *err)
+{
+    double d;
+    if (!value || !*value || strcasecmp(value, "balanced") == 0) {
+        orr_buf_puts(out, "balanced");
+        return 0;
+    }
+    if (orr_parse_num(value, &d) == 0) {
+        if (!(d >= 1) || d > 1e6)
+            return orr_fail(err, "--moe-imbalance %s: expected balanced, a number from 1 up or a CSV file", value);
+        orr_buf_printf(out, "%.17g", d);
+        return 0;
+    }
+    orr_csv t;
+    orr_err e;
+    if (orr_csv_load(&t, value, &e))
+        return orr_fail(err, "--moe-imbalance: %s (expected balanced, a number or a CSV file)", e.msg);
+    int rc = 0, col = orr_csv_col(&t, "tokens");
+    size_t n = t.nrows > 0 ? t.nrows - 1 : 0;
+    if (col < 0 || n < 2)
+        rc = orr_fail(err, "--moe-imbalance %s: expected a CSV with a header row `tokens` and one row per expert (at "
+                           "least 2)", value);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *cell = t.rows[i + 1][col];
+        if (orr_parse_num(cell, &d) || !(d >= 0) || d > 1e15)
+            rc = orr_fail(err, "--moe-imbalance %s: row %zu: tokens must be a number >= 0, got \"%.20s\"", value, i + 2,
+                          cell);
+        else orr_buf_printf(out, "%s%.17g", i ? "," : "", d);
+    }
+    orr_csv_free(&t);
+    return rc;
+}
+
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err)
 {
     if (!argv || !argv[0]) return orr_fail(err, "emulate: no command after --");
@@ -90,7 +125,8 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     /* the environment: ours first, then everything of the caller's except what we set */
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
                                        "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
-                                       "ORRERY_EMU_L2_BYTES", "PYTHONPATH"};
+                                       "ORRERY_EMU_L2_BYTES", "ORRERY_EMU_ROUTING", "ORRERY_EMU_TOTAL_BYTES",
+                                       "ORRERY_EMU_TDP_W", "PYTHONPATH"};
     size_t n = 0;
     while (environ[n]) n++;
     char **env = orr_xcalloc(n + 16, sizeof *env);
@@ -105,6 +141,11 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     env[k++] = env_entry("ORRERY_EMU_DIR", o->trace_dir);
     snprintf(num, sizeof num, "%llu", (unsigned long long)o->mem_bytes);
     env[k++] = env_entry("ORRERY_EMU_MEM_BYTES", num);
+    uint64_t total = o->total_bytes ? o->total_bytes : o->gpu->device_bytes ? o->gpu->device_bytes : o->gpu->hbm_bytes;
+    snprintf(num, sizeof num, "%llu", (unsigned long long)(total > o->mem_bytes ? total : o->mem_bytes));
+    env[k++] = env_entry("ORRERY_EMU_TOTAL_BYTES", num);
+    snprintf(num, sizeof num, "%.0f", o->gpu->tdp_w);
+    env[k++] = env_entry("ORRERY_EMU_TDP_W", num);
     snprintf(num, sizeof num, "%u", o->devices ? o->devices : 1);
     env[k++] = env_entry("ORRERY_EMU_DEVICES", num);
     env[k++] = env_entry("ORRERY_EMU_GPU", o->gpu->name);
@@ -114,6 +155,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     env[k++] = env_entry("ORRERY_EMU_L2_BYTES", num);
     snprintf(num, sizeof num, "%d", cc);
     env[k++] = env_entry("ORRERY_EMU_CC", num);
+    env[k++] = env_entry("ORRERY_EMU_ROUTING", o->routing && *o->routing ? o->routing : "balanced");
     /* the PyTorch hook (python/orrery_emu), ahead of the caller's Python path */
     const char *pp = getenv("PYTHONPATH");
     orr_buf py = {0};
@@ -267,12 +309,14 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
     orr_buf_printf(&p->config_json,
                    ", \"gpus\": %u, \"gpus_per_node\": %u, \"simulated_ranks\": %u, \"kernels\": %llu, "
                    "\"kernels_tagged\": %llu, \"kernels_gemm\": %llu, \"kernels_db\": %llu, \"kernels_geometry\": %llu, "
-                   "\"collectives\": %llu, \"p2p\": %llu, \"program_oom\": %s, \"iteration_marks\": %u, "
+                   "\"collectives\": %llu, \"p2p\": %llu, \"p2p_bytes\": %llu, \"alltoall_bytes\": %llu, "
+                   "\"program_oom\": %s, \"iteration_marks\": %u, "
                    "\"iteration\": \"%s\", \"entry_points\": {",
                    info->processes, cl.gpus_per_node, info->simulated, (unsigned long long)info->kernels,
                    (unsigned long long)info->kernels_tagged, (unsigned long long)info->kernels_gemm,
                    (unsigned long long)info->kernels_db, (unsigned long long)info->kernels_geometry,
-                   (unsigned long long)info->collectives, (unsigned long long)info->p2p, info->oom ? "true" : "false",
+                   (unsigned long long)info->collectives, (unsigned long long)info->p2p,
+                   (unsigned long long)info->p2p_bytes, (unsigned long long)info->alltoall_bytes, info->oom ? "true" : "false",
                    info->iterations, info->iterations >= 2 ? "last" : "whole program");
     for (size_t i = 0; i < info->napis; i++) { /* every entry point the program called, and how often */
         orr_buf_puts(&p->config_json, i ? ", " : "");

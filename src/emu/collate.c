@@ -69,6 +69,7 @@ typedef struct eproc {
 
 typedef struct ecomm {
     char id[33];
+    char label[32];          /* its process group's name ("CN"; empty: none) */
     uint32_t nranks;
     uint32_t *grank;         /* comm rank -> global rank (UINT32_MAX: unknown) */
     uint32_t group;          /* workload group id */
@@ -274,6 +275,12 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         emember m = {comm_index(k, str), (uint32_t)i2, (uint32_t)i1};
         ORR_PUSH(p->mem, p->nmem, p->cap_mem, m);
         return 0;
+    } else if (strcmp(tok, "CN") == 0) {
+        char name[sizeof k->c->label] = {0};
+        NEED(sscanf(rest, "%32s %31s", str, name) == 2 && strlen(str) == 32, "expected CN <32-hex-digit id> <name>");
+        uint32_t ci = comm_index(k, str); /* may grow the table: index it after */
+        if (!k->c[ci].label[0]) memcpy(k->c[ci].label, name, sizeof name);
+        return 0;
     } else if (strcmp(tok, "CO") == 0) {
         NEED(sscanf(rest, "%d %32s %63s %llu %d %d", &i1, str, str2, &u1, &i2, &i3) == 6 && i1 >= 0 && i1 < 255 &&
                  i2 > 0 && i3 >= 0,
@@ -363,9 +370,14 @@ static int read_trace(collator *k, eproc *p, orr_err *err)
         else rc = parse_line(k, p, s, line, err);
     }
     free(text);
-    if (rc == 0 && line < 2) rc = bad(err, p, line, "truncated trace (no header)");
-    if (rc == 0 && !ended)
-        rc = bad(err, p, line, "truncated trace: no END line (the process did not exit normally, or was killed)");
+    /* A trace cut short (empty, header only, no END) is of a process that left without its exit
+     * handlers: a forked child that called _exit (a DataLoader worker), a shell that exec'd or
+     * _exit'ed. The emulator writes the header and the first record of device work to disk at once
+     * (emu.c), so such a trace with no device work is of a process that did none: it is ignored as
+     * a launcher is. One that did device work lost the rest of its records: refused. */
+    if (rc == 0 && !ended && p->active)
+        rc = bad(err, p, line, "truncated trace: no END line (the process used the GPU, then did not exit normally "
+                               "or was killed)");
     return rc;
 }
 
@@ -520,6 +532,21 @@ static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
     return rc;
 }
 
+/* A communicator's role: from its process group's name (DeviceMesh's dimension names, PyTorch's
+ * "mesh_tp" etc.: tp, pp, cp, ep, and dp, fsdp, ddp, dp_shard, dp_replicate as data parallel);
+ * for other names and none, data parallel when it spans the whole job, else other. */
+static orr_comm_role comm_role(const ecomm *c, uint32_t world)
+{
+    const char *l = c->label;
+    if (strncmp(l, "mesh_", 5) == 0) l += 5;
+    static const struct { const char *name; orr_comm_role role; } m[] = {
+        {"tp", ORR_ROLE_TP}, {"pp", ORR_ROLE_PP}, {"cp", ORR_ROLE_CP}, {"ep", ORR_ROLE_EP}, {"dp", ORR_ROLE_DP},
+        {"fsdp", ORR_ROLE_DP}, {"ddp", ORR_ROLE_DP}, {"dp_shard", ORR_ROLE_DP}, {"dp_replicate", ORR_ROLE_DP}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(l, m[i].name) == 0) return m[i].role;
+    return c->nranks == world && world > 1 ? ORR_ROLE_DP : ORR_ROLE_OTHER;
+}
+
 static int build_comms(collator *k, orr_workload *w, orr_err *err)
 {
     for (size_t ci = 0; ci < k->nc; ci++) {
@@ -574,9 +601,9 @@ static int build_comms(collator *k, orr_workload *w, orr_err *err)
                 members[b - 1] = t;
             }
         char label[32];
-        snprintf(label, sizeof label, "comm%zu", ci);
-        c->group = orr_workload_add_group(w, c->nranks == w->world_size && w->world_size > 1 ? ORR_ROLE_DP : ORR_ROLE_OTHER,
-                                          members, c->nranks, label);
+        if (c->label[0]) snprintf(label, sizeof label, "%s", c->label);
+        else snprintf(label, sizeof label, "comm%zu", ci);
+        c->group = orr_workload_add_group(w, comm_role(c, w->world_size), members, c->nranks, label);
         free(members);
     }
     return 0;
@@ -811,6 +838,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                            ? bytes * n : bytes;
             op.name = orr_workload_name(w, orr_coll_kind_name((orr_coll_kind)r->sub));
             in->collectives++;
+            if (r->sub == ORR_COLL_ALLTOALL) in->alltoall_bytes += op.bytes;
             break;
         }
         case R_SEND:
@@ -820,6 +848,16 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 rc = bad(err, p, r->line, "peer rank beyond the communicator's size");
                 continue;
             }
+            if (c->grank[r->b] == p->grank) {
+                /* to itself (all_to_all_single's own chunk): NCCL copies it on the device; the
+                 * receive is that same copy */
+                if (r->t == R_RECV) continue;
+                op.kind = ORR_OP_MEMCPY;
+                op.bytes = r->n * (uint64_t)r->x;
+                op.name = orr_workload_name(w, "memcpy_d2d");
+                in->copies++;
+                break;
+            }
             op.kind = r->t == R_SEND ? ORR_OP_SEND : ORR_OP_RECV;
             op.a = c->grank[r->b];
             op.seq = c->group; /* tag: order is kept per communicator, as NCCL keeps it */
@@ -828,6 +866,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             op.role = w->groups[c->group].role;
             op.name = orr_workload_name(w, r->t == R_SEND ? "nccl_send" : "nccl_recv");
             in->p2p++;
+            if (r->t == R_SEND) in->p2p_bytes += op.bytes;
             break;
         }
         case R_GS:

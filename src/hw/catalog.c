@@ -32,6 +32,7 @@ static const orr_yfield gpu_fields[] = {
     GF("compute_capability", ORR_YF_DOUBLE, compute_capability, 1, 7, 0, 20),
     GF("hbm_gib", ORR_YF_U64, hbm_bytes, GIB, 0, 1, 1e6),
     GF("hbm_gb", ORR_YF_U64, hbm_bytes, 1e9, 0, 1, 1e6),
+    GF("device_mib", ORR_YF_U64, device_bytes, MIB, 0, 1, 1e8),
     GF("hbm_TBps", ORR_YF_DOUBLE, hbm_Bps, 1e12, 0, 1, 1e3),
     GF("l2_mib", ORR_YF_U64, l2_bytes, MIB, 0, 1, 1e6),
     GF("nvlink_bidir_GBps", ORR_YF_DOUBLE, nvlink_Bps, 0.5e9, 0, 1, 1e6),
@@ -139,7 +140,7 @@ static const char *entry_name(const orr_ynode *entry, const char *key)
 static void load_gpus(void)
 {
     static const char *const extra[] = {"aliases", "cluster", "default", NULL};
-    static const char *const optional[] = {"hbm_gib", "hbm_gb", "nvlink_gbps", NULL};
+    static const char *const optional[] = {"hbm_gib", "hbm_gb", "device_mib", "nvlink_gbps", NULL};
     orr_ydoc *doc = &hw.gpu_doc;
     orr_embedded_doc("gpus.yaml", doc);
     size_t n = doc->root->n;

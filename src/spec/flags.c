@@ -26,7 +26,7 @@ typedef enum flag_id {
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
-    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED,
+    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
     F_VARIABILITY, F_VARIABILITY_SEED, F_HW_PROFILE
 } flag_id;
 
@@ -164,6 +164,8 @@ static const flag_def flags[] = {
     {"--no-host-time", F_NO_HOST_TIME, NULL, "host time on", "drop measured host CPU time: device-bound time", E},
     {"--tokens", F_TOKENS, "a positive number of tokens, up to 1e15", "unknown",
      "tokens per iteration of the whole job, for tokens/s", E},
+    {"--moe-imbalance", F_EMU_ROUTING, "balanced, a number from 1 up, or a CSV file of per-expert tokens", "balanced",
+     "routing model of histograms read back (bincount, histc): expert 0's tokens x the average (or each's)", E},
     {"--profile", F_PROFILE, NULL, "off", "on a GPU: measure kernel times into --kernel-db", E},
     {"--profile-on-emulator", F_PROFILE_EMULATED, NULL, "off", "the profiler in front of the emulator (a check)", E},
 };
@@ -309,6 +311,9 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_PROFILE: s->emu.profile = 1; return 0;
     case F_PROFILE_EMULATED: s->emu.profile = 2; return 0;
     case F_HW_PROFILE: return orr_hw_profile_load(&s->profile, val, err);
+    case F_EMU_ROUTING: /* checked and turned into the libraries' form by orr_emu_routing (emulate.c) */
+        if (!orr_parse_num(val, &d) && (!(d >= 1) || d > 1e6)) return bad_value(f, val, err);
+        return copy_path(f, val, s->emu.routing, sizeof s->emu.routing, err);
     case F_TOKENS:
         if (orr_parse_num(val, &d) || !(d > 0) || d > 1e15) return bad_value(f, val, err);
         s->emu.tokens = d;

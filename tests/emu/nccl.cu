@@ -2,21 +2,8 @@
 // children (one GPU each); each joins the world communicator, runs every collective, a ring of
 // grouped send/recv, splits the world into two halves and all-reduces within its half.
 // Usage: nccl [NRANKS] [--no-p2p]   (--no-p2p: only identical collectives, for deduplication)
-#include <cstdio>
-#include <cstdlib>
+#include "ranks.h"
 #include <cstring>
-#include <nccl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        int e_ = (int)(x);                                                         \
-        if (e_ != 0) {                                                             \
-            fprintf(stderr, "rank %d: %s:%d: %s failed: %d\n", rank, __FILE__, __LINE__, #x, e_); \
-            return 1;                                                              \
-        }                                                                          \
-    } while (0)
 
 static int worker(int rank, int nranks, ncclUniqueId id, int p2p)
 {
@@ -65,17 +52,5 @@ int main(int argc, char **argv)
     int nranks = argc > 1 ? atoi(argv[1]) : 4;
     int p2p = !(argc > 2 && strcmp(argv[2], "--no-p2p") == 0);
     if (nranks < 2 || nranks % 2) return 2;
-    ncclUniqueId id;
-    if (ncclGetUniqueId(&id) != ncclSuccess) return 1;
-    fflush(NULL);
-    for (int r = 0; r < nranks; r++) {
-        pid_t pid = fork();
-        if (pid < 0) return 1;
-        if (pid == 0) exit(worker(r, nranks, id, p2p)); /* exit, not _exit: the libraries flush */
-    }
-    int failed = 0, status = 0;
-    while (wait(&status) > 0)
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
-    if (!failed) printf("%d ranks ok\n", nranks);
-    return failed ? 1 : 0;
+    return run_ranks(nranks, worker, p2p);
 }

@@ -130,7 +130,7 @@ EMU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev)
     EMU_ENTER("cuDeviceTotalMem_v2");
     if (!bytes) return ret(CUDA_ERROR_INVALID_VALUE);
     if (!valid_device(dev)) return ret(CUDA_ERROR_INVALID_DEVICE);
-    *bytes = (size_t)emu_mem_capacity();
+    *bytes = (size_t)emu_mem_total();
     return ret(CUDA_SUCCESS);
 }
 

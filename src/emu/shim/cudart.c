@@ -176,7 +176,7 @@ EMU_EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
     EMU_ENTER("cudaMemGetInfo");
     if (!free_bytes || !total_bytes) return ret(cudaErrorInvalidValue);
-    *total_bytes = (size_t)emu_mem_capacity();
+    *total_bytes = (size_t)emu_mem_total();
     *free_bytes = (size_t)(emu_mem_capacity() - emu_mem_used());
     return ret(cudaSuccess);
 }
@@ -414,6 +414,7 @@ static cudaError_t event_record(cudaEvent_t e, cudaStream_t s, const char *api)
     int ei = emu_event_index(e);
     if (ei < 0) return cudaErrorInvalidResourceHandle;
     emu_rec("ER %d %d", ei, stream_or_die(s, api));
+    emu_event_stamp(ei);
     return cudaSuccess;
 }
 
@@ -446,15 +447,18 @@ EMU_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e)
     return ret(cudaSuccess);
 }
 
-/* Device time exists only in the prediction made after the program ends; a program that prints
- * event timings sees 0 ms (and a warning says so). */
+/* Device time exists only in the prediction made after the program ends; a program that times
+ * itself with events sees the host time between the two records (emu_event_elapsed_ms), a lower
+ * bound of the device time, and a warning says so. An event never recorded is an error, as on a GPU. */
 EMU_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
     EMU_ENTER("cudaEventElapsedTime");
     if (!ms || emu_event_index(a) < 0 || emu_event_index(b) < 0) return ret(cudaErrorInvalidValue);
-    emu_warn_once("elapsed", "cudaEventElapsedTime returns 0 ms under emulation; the timings are in "
-                             "Orrery's prediction");
-    *ms = 0.0f;
+    double v = emu_event_elapsed_ms(emu_event_index(a), emu_event_index(b));
+    if (v < 0) return ret(cudaErrorInvalidResourceHandle);
+    emu_warn_once("elapsed", "cudaEventElapsedTime gives the host time between the two records under emulation "
+                             "(a lower bound); the device times are in Orrery's prediction");
+    *ms = (float)v;
     return ret(cudaSuccess);
 }
 
@@ -519,24 +523,24 @@ EMU_EXPORT void __cudaRegisterVar(void **h, char *host_var, char *device_address
         (void)global;
 }
 
-static cudaError_t launch(const void *kernel, dim3 grid, dim3 block, size_t shmem,
+static cudaError_t launch(const void *kernel, dim3 grid, dim3 block, void **args, size_t shmem,
                           cudaStream_t s, const char *api)
 {
     int si = stream_or_die(s, api);
     const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
     if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2]) return cudaErrorInvalidValue;
     emu_launch(emu_kernel_name(kernel), g, b, shmem, si);
+    emu_kernel_values(emu_kernel_name(kernel), args);
     return cudaSuccess;
 }
 
 EMU_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
                                         cudaStream_t s)
 {
-    (void)args;
     EMU_ENTER("cudaLaunchKernel");
     const void *k = emu_kernel_lookup(func);
     if (!k) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(k, grid, block, shmem, s, "cudaLaunchKernel"));
+    return ret(launch(k, grid, block, args, shmem, s, "cudaLaunchKernel"));
 }
 
 EMU_EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *host_fun)
@@ -550,24 +554,21 @@ EMU_EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *host_fun)
 EMU_EXPORT cudaError_t __cudaLaunchKernel(void *kernel, dim3 grid, dim3 block, void **args, size_t shmem,
                                           cudaStream_t s)
 {
-    (void)args;
     EMU_ENTER("__cudaLaunchKernel");
     if (!kernel) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(kernel, grid, block, shmem, s, "__cudaLaunchKernel"));
+    return ret(launch(kernel, grid, block, args, shmem, s, "__cudaLaunchKernel"));
 }
 
 EMU_EXPORT cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 grid, dim3 block, void **args, size_t shmem,
                                                cudaStream_t s)
 {
-    (void)args;
     EMU_ENTER("__cudaLaunchKernel_ptsz");
     if (!kernel) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(kernel, grid, block, shmem, s, "__cudaLaunchKernel_ptsz"));
+    return ret(launch(kernel, grid, block, args, shmem, s, "__cudaLaunchKernel_ptsz"));
 }
 
 EMU_EXPORT cudaError_t cudaLaunchKernelExC(const void *config, const void *func, void **args)
 {
-    (void)args;
     /* cudaLaunchConfig_t: dim3 grid, dim3 block, size_t dynamic shared memory, stream, ... */
     typedef struct {
         dim3 grid, block;
@@ -579,7 +580,7 @@ EMU_EXPORT cudaError_t cudaLaunchKernelExC(const void *config, const void *func,
     const launch_config *c = config;
     const void *k = emu_kernel_lookup(func);
     if (!k) return ret(cudaErrorInvalidDeviceFunction);
-    return ret(launch(k, c->grid, c->block, c->shmem, c->stream, "cudaLaunchKernelExC"));
+    return ret(launch(k, c->grid, c->block, args, c->shmem, c->stream, "cudaLaunchKernelExC"));
 }
 
 /* ---- device properties and attributes ---- */
@@ -651,7 +652,7 @@ static void fill_props(cuda12_device_prop *p, int dev)
     const emu_gpu_info *g = emu_gpu();
     snprintf(p->name, sizeof p->name, "%s", g->name);
     emu_device_uuid(dev, p->uuid);
-    p->totalGlobalMem = (size_t)emu_mem_capacity();
+    p->totalGlobalMem = (size_t)emu_mem_total();
     p->sharedMemPerBlock = (size_t)attr(8);
     p->regsPerBlock = attr(12);
     p->warpSize = attr(10);

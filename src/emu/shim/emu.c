@@ -53,7 +53,7 @@ static struct {
     pid_t pid;
     /* memory */
     uintptr_t base, top, limit; /* reserved range [base, limit), bump pointer top */
-    uint64_t capacity, used;
+    uint64_t capacity, used, total;
     alloc_rec *allocs;
     size_t nallocs, cap_allocs;
     uint32_t next_buf;
@@ -61,9 +61,12 @@ static struct {
     unsigned char stream_live[EMU_MAX_STREAMS];
     signed char stream_priority[EMU_MAX_STREAMS];
     unsigned char event_live[EMU_MAX_EVENTS];
+    int64_t event_ns[EMU_MAX_EVENTS]; /* host time at the event's last record, -1: never recorded */
+    int64_t host_ns;                  /* host time recorded so far (the trace's H records) */
     int device, device_count;
     int last_error;
     int device_used;      /* a device op has run: the device may no longer change */
+    int work_flushed;     /* the first record of device work is on disk (see flush_first_work) */
     int64_t tag;          /* current operator tag from orrery_emu_set_op (-1: none) */
     int64_t ntags;
     /* names interned into the trace */
@@ -165,6 +168,24 @@ static void open_trace(void)
     fprintf(E.f, "orrery-emu-trace 1\nP pid=%ld rank=%s local_rank=%s world=%s capacity=%llu\n", (long)E.pid,
             rank && *rank ? rank : "-", local && *local ? local : "-", world && *world ? world : "-",
             (unsigned long long)E.capacity);
+    /* on disk at once: a process that leaves without running its exit handlers (os._exit in a
+     * forked child, a shell that execs or _exits) keeps a trace that says it did no GPU work */
+    fflush(E.f);
+}
+
+/* The first record of device work (an allocation, a kernel, a GEMM) goes to disk at once, so a
+ * trace cut short (the process left by _exit or was killed before its buffer was written) still
+ * shows that the process used the GPU, and the collator refuses it as truncated instead of taking
+ * it for a process that did no GPU work. */
+static void flush_first_work(void)
+{
+    pthread_mutex_lock(&E.lock);
+    E.device_used = 1;
+    if (!E.work_flushed && E.f) {
+        E.work_flushed = 1;
+        fflush(E.f);
+    }
+    pthread_mutex_unlock(&E.lock);
 }
 
 static void reset_process_state(void)
@@ -183,9 +204,11 @@ static void reset_process_state(void)
     memset(E.event_live, 0, sizeof E.event_live);
     E.device = 0;
     E.device_used = 0;
+    E.work_flushed = 0;
     E.last_error = 0;
     E.tag = -1;
     E.ntags = 0;
+    E.host_ns = 0;
     for (size_t i = 0; i < E.nnames; i++) free(E.names[i]);
     E.nnames = 0;
     E.napis = 0;
@@ -231,10 +254,16 @@ __attribute__((constructor)) static void emu_init(void)
     /* The GPU's facts come from the catalog (data/gpus.yaml) through `orrery emulate`; the
      * libraries keep no defaults of their own, so a missing one is refused, not guessed. */
     const char *cap = getenv("ORRERY_EMU_MEM_BYTES"), *gn = getenv("ORRERY_EMU_GPU"), *sms = getenv("ORRERY_EMU_SMS"),
-               *cc = getenv("ORRERY_EMU_CC"), *l2 = getenv("ORRERY_EMU_L2_BYTES");
-    if (!cap || !*cap || !gn || !*gn || !sms || !*sms || !cc || !*cc || !l2 || !*l2)
-        emu_die("ORRERY_EMU_MEM_BYTES, _GPU, _SMS, _CC and _L2_BYTES must all be set (run under `orrery emulate`)");
+               *cc = getenv("ORRERY_EMU_CC"), *l2 = getenv("ORRERY_EMU_L2_BYTES"),
+               *total = getenv("ORRERY_EMU_TOTAL_BYTES"), *tdp = getenv("ORRERY_EMU_TDP_W");
+    if (!cap || !*cap || !gn || !*gn || !sms || !*sms || !cc || !*cc || !l2 || !*l2 || !total || !*total || !tdp ||
+        !*tdp)
+        emu_die("ORRERY_EMU_MEM_BYTES, _TOTAL_BYTES, _GPU, _SMS, _CC, _L2_BYTES and _TDP_W must all be set (run "
+                "under `orrery emulate`)");
     E.capacity = strtoull(cap, NULL, 10);
+    E.total = strtoull(total, NULL, 10);
+    if (E.total < E.capacity) E.total = E.capacity;
+    E.gpu.tdp_w = atof(tdp);
     snprintf(E.gpu.name, sizeof E.gpu.name, "NVIDIA %s", gn);
     E.gpu.sms = atoi(sms);
     int ccv = atoi(cc);
@@ -268,6 +297,7 @@ void emu_enter(const char *api)
         t_credit_ns -= take;
         t_gap_ns += host;
         if (host > 0) fprintf(E.f, "H %lld\n", (long long)host);
+        if (host > 0) E.host_ns += host;
     }
     size_t i = 0;
     while (i < E.napis && E.apis[i].api != api && strcmp(E.apis[i].api, api) != 0) i++;
@@ -308,6 +338,7 @@ int emu_malloc(uint64_t bytes, uintptr_t *addr)
     E.device_used = 1;
     if (E.used + bytes > E.capacity) {
         emu_rec("OOM %llu %llu", (unsigned long long)bytes, (unsigned long long)E.used);
+        flush_first_work();
         pthread_mutex_unlock(&E.lock);
         return -1;
     }
@@ -332,6 +363,7 @@ int emu_malloc(uint64_t bytes, uintptr_t *addr)
     E.used += bytes;
     *addr = a->addr;
     emu_rec("A %u %llu", a->buf, (unsigned long long)bytes);
+    flush_first_work();
     pthread_mutex_unlock(&E.lock);
     return 0;
 }
@@ -402,6 +434,7 @@ int emu_is_live(uintptr_t addr, size_t bytes)
     return ok;
 }
 uint64_t emu_mem_capacity(void) { return E.capacity; }
+uint64_t emu_mem_total(void) { return E.total; }
 uint64_t emu_mem_used(void) { return E.used; }
 
 /* ---- streams and events ---- */
@@ -444,6 +477,7 @@ void *emu_event_create(void)
     for (int i = 0; i < EMU_MAX_EVENTS; i++) {
         if (E.event_live[i]) continue;
         E.event_live[i] = 1;
+        E.event_ns[i] = -1;
         pthread_mutex_unlock(&E.lock);
         return &event_handles[i];
     }
@@ -456,6 +490,20 @@ int emu_event_index(const void *handle)
     if (h < b || h >= b + EMU_MAX_EVENTS) return -1;
     int i = (int)(h - b);
     return E.event_live[i] ? i : -1;
+}
+
+void emu_event_stamp(int index)
+{
+    pthread_mutex_lock(&E.lock);
+    if (index >= 0 && index < EMU_MAX_EVENTS) E.event_ns[index] = E.host_ns;
+    pthread_mutex_unlock(&E.lock);
+}
+
+double emu_event_elapsed_ms(int a, int b)
+{
+    if (a < 0 || b < 0 || a >= EMU_MAX_EVENTS || b >= EMU_MAX_EVENTS || E.event_ns[a] < 0 || E.event_ns[b] < 0)
+        return -1;
+    return (double)(E.event_ns[b] - E.event_ns[a]) / 1e6;
 }
 
 void emu_event_destroy(const void *handle)
@@ -533,9 +581,9 @@ uint32_t emu_name_id(const char *name)
 void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3], size_t shmem, int stream)
 {
     uint32_t id = emu_name_id(name);
-    E.device_used = 1;
     emu_rec("K %d %u %u %u %u %u %u %u %zu %lld", stream, id, grid[0], grid[1], grid[2], block[0], block[1],
             block[2], shmem, (long long)E.tag);
+    flush_first_work();
 }
 
 int emu_gemm(int stream, long long m, long long n, long long k, long long batch, int dtype, int tf32, int ta, int tb)
@@ -556,9 +604,9 @@ int emu_gemm(int stream, long long m, long long n, long long k, long long batch,
     if (m < 0 || n < 0 || k < 0 || batch < 0 || m > UINT32_MAX || n > UINT32_MAX || k > UINT32_MAX || batch > UINT32_MAX)
         return -1;
     if (m == 0 || n == 0 || batch == 0) return 0; /* nothing to do, as cuBLAS does */
-    E.device_used = 1;
     emu_rec("G %d %lld %lld %lld %lld %s %c %c", stream, m, n, k, batch, name, "ntc"[ta >= 0 && ta <= 2 ? ta : 0],
             "ntc"[tb >= 0 && tb <= 2 ? tb : 0]);
+    flush_first_work();
     return 0;
 }
 
@@ -619,6 +667,54 @@ EMU_EXPORT void orrery_emu_op_end(double flops, double bytes)
     t_last_leave_ns = thread_cpu_ns();
     t_gap_ns = 0;
 }
+
+/* The PyTorch hook's access to backed device memory (small allocations, emu_backed), recording
+ * nothing: it computes operations on small tensors on the host (docs/emulate.md, "Values read
+ * back") and writes their results where the program will read them. Return 0, or -1 when
+ * [addr, addr + bytes) is not backed. */
+EMU_EXPORT int orrery_emu_peek(uintptr_t addr, void *dst, size_t bytes)
+{
+    const void *b = emu_backed(addr, bytes);
+    if (!b || !dst) return -1;
+    memcpy(dst, b, bytes);
+    return 0;
+}
+
+EMU_EXPORT int orrery_emu_poke(uintptr_t addr, const void *src, size_t bytes)
+{
+    void *b = emu_backed(addr, bytes);
+    if (!b || !src) return -1;
+    memmove(b, src, bytes);
+    return 0;
+}
+
+/* Zeros [addr, addr + bytes) where backed: what a kernel that never ran leaves, rather than what
+ * an earlier tensor left in reused memory. */
+EMU_EXPORT int orrery_emu_zero(uintptr_t addr, size_t bytes)
+{
+    void *b = emu_backed(addr, bytes);
+    if (!b) return -1;
+    memset(b, 0, bytes);
+    return 0;
+}
+
+/* The process group a framework is about to issue a collective on (emu_comm_label): a name of
+ * letters, digits, '_', '.' and '-' (others become '_'), at most 31 characters; NULL clears it. */
+static _Thread_local char t_comm_label[32];
+
+EMU_EXPORT void orrery_emu_comm_label(const char *label)
+{
+    size_t n = 0;
+    for (; label && label[n] && n < sizeof t_comm_label - 1; n++) {
+        char c = label[n];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                 c == '-';
+        t_comm_label[n] = ok ? c : '_';
+    }
+    t_comm_label[n] = 0;
+}
+
+const char *emu_comm_label(void) { return t_comm_label[0] ? t_comm_label : NULL; }
 
 /* Does nothing: the PyTorch hook calls it in place of the two above to measure its own cost. */
 EMU_EXPORT void orrery_emu_hook_nop(void) {}

@@ -59,6 +59,9 @@ int emu_is_live(uintptr_t addr, size_t bytes);
 #define EMU_BACKED_MAX_BYTES (2u << 20)
 void *emu_backed(uintptr_t addr, size_t bytes);
 uint64_t emu_mem_capacity(void);
+/* The device's total memory as the driver reports it (totalGlobalMem, cudaMemGetInfo's total,
+ * NVML's total): the catalog's device_mib, or --mem-capacity. At least the capacity. */
+uint64_t emu_mem_total(void);
 uint64_t emu_mem_used(void);
 
 /* Stream and event handles. Index -1: not a handle of ours. */
@@ -69,6 +72,12 @@ void emu_stream_destroy(const void *handle);
 void *emu_event_create(void);
 int emu_event_index(const void *handle);
 void emu_event_destroy(const void *handle);
+/* cudaEventRecord: the event takes the process's host time so far (the sum of the trace's H
+ * records); cudaEventElapsedTime gives the difference of two events' times in ms (-1: an event
+ * never recorded). Device time is known only in the prediction: this is the host's share, a lower
+ * bound of what a GPU would measure. */
+void emu_event_stamp(int index);
+double emu_event_elapsed_ms(int a, int b);
 
 /* Kernels registered from fat binaries: host stub address -> name. */
 void emu_kernel_register(const void *host_fun, const char *name);
@@ -77,6 +86,10 @@ const void *emu_kernel_lookup(const void *host_fun);
 const char *emu_kernel_name(const void *kernel);
 /* Records a kernel launch on a stream (the name is interned into the trace's name table). */
 void emu_launch(const char *name, const unsigned grid[3], const unsigned block[3], size_t shmem, int stream);
+/* The values a launched kernel leaves that a program reads back to decide its control flow
+ * (route.c): a histogram kernel (bincount, histc) gets the routing model's counts. args: the
+ * kernel's arguments as cudaLaunchKernel gets them (may be NULL). */
+void emu_kernel_values(const char *name, void **args);
 /* Records a GEMM of cuBLAS or cuBLASLt ("G" line). dtype: cudaDataType_t of A; tf32: FP32 data
  * computed in TF32; ta, tb: cublasOperation_t (0 N, 1 T, 2 C). Returns 0, or -1 for a data type
  * the emulator cannot size (the caller returns its library's status). */
@@ -94,6 +107,7 @@ typedef struct emu_gpu_info {
     int sms;
     int cc_major, cc_minor;
     uint64_t l2_bytes;
+    double tdp_w;   /* board power (the catalog's tdp_w): NVML's power limit */
 } emu_gpu_info;
 const emu_gpu_info *emu_gpu(void);
 /* A device attribute (the CUDA runtime's cudaDeviceAttr and the driver's CUdevice_attribute share
@@ -106,6 +120,11 @@ void emu_device_uuid(int dev, unsigned char uuid[16]);
 int emu_device(void);
 void emu_set_device(int dev);
 int emu_device_count(void);
+
+/* The name of the process group whose collective the calling thread is issuing (the PyTorch
+ * hook sets it from the ProcessGroup's description, DeviceMesh's dimension name: "tp", "dp", ...;
+ * orrery_emu_comm_label), or NULL. The NCCL stand-in records it for the communicator ("CN"). */
+const char *emu_comm_label(void);
 
 /* The last-error state of the runtime. */
 int emu_last_error(int clear);

@@ -33,6 +33,7 @@ typedef struct emu_comm {
     char id[33]; /* 32 hex digits */
     int nranks, rank, device;
     unsigned splits; /* splits made from this communicator, for the rendezvous file names */
+    int labelled;    /* its process group's name is in the trace ("CN") */
 } emu_comm;
 typedef emu_comm *ncclComm_t;
 
@@ -277,10 +278,20 @@ EMU_EXPORT ncclResult_t ncclCommSplit(ncclComm_t c, int color, int key, ncclComm
 
 /* ---- operations ---- */
 
+/* The first operation on a communicator issued under a process group's name records the name. */
+static void label(ncclComm_t c)
+{
+    const char *l = emu_comm_label();
+    if (!c || c->labelled || !l) return;
+    emu_rec("CN %s %s", c->id, l);
+    c->labelled = 1;
+}
+
 static ncclResult_t coll(const char *api, const char *op, size_t count, int dt, int root, ncclComm_t c, void *s)
 {
     if (!c || dtype_bytes(dt) == 0) return ncclInvalidArgument;
     if (root >= c->nranks) return ncclInvalidArgument;
+    label(c);
     emu_rec("CO %d %s %s %zu %d %d", stream_of(s, api), c->id, op, count, dtype_bytes(dt), root);
     return ncclSuccess;
 }
@@ -346,40 +357,86 @@ EMU_EXPORT ncclResult_t ncclReduce(const void *sb, void *rb, size_t count, int d
     return done(coll("ncclReduce", "reduce", count, dt, root, c, s));
 }
 
+/* On backed buffers an all-to-all fills every slot of the receive buffer with this rank's own
+ * chunk (the one it sends to itself): the ranks are taken to agree, as for all-gather, so what
+ * rank r sends here is what this rank sends itself. MoE dispatch exchanges its token counts so. */
+static void alltoall_backed(const void *sb, void *rb, size_t count, int dt, ncclComm_t c)
+{
+    size_t n = count * (size_t)dtype_bytes(dt);
+    if (!c || !n || c->nranks < 1) return;
+    const char *src = emu_backed((uintptr_t)sb, n * (size_t)c->nranks);
+    char *dst = emu_backed((uintptr_t)rb, n * (size_t)c->nranks);
+    if (!src || !dst) return;
+    char *mine = malloc(n);
+    if (!mine) emu_die("out of host memory");
+    memcpy(mine, src + (size_t)c->rank * n, n); /* in place: the send buffer may be the receive buffer */
+    for (int r = 0; r < c->nranks; r++) memcpy(dst + (size_t)r * n, mine, n);
+    free(mine);
+}
+
 EMU_EXPORT ncclResult_t ncclAlltoAll(const void *sb, void *rb, size_t count, int dt, ncclComm_t c, void *s)
 {
-    (void)sb, (void)rb;
     EMU_ENTER("ncclAlltoAll");
+    alltoall_backed(sb, rb, count, dt, c);
     return done(coll("ncclAlltoAll", "alltoall", count, dt, 0, c, s));
 }
 
-static ncclResult_t p2p(const char *api, const char *kind, size_t count, int dt, int peer, ncclComm_t c, void *s)
+/* Send/recv to one's own rank is allowed, as in NCCL (a local copy; all_to_all_single sends each
+ * rank its own chunk). Data on backed buffers follows the all-to-all rule: within a group, every
+ * receive gets what this rank sends itself (copied at the outermost ncclGroupEnd), the ranks being
+ * taken to agree. */
+typedef struct pending_recv {
+    void *buf;
+    size_t bytes;
+} pending_recv;
+
+static _Thread_local int t_group_depth;
+static _Thread_local const void *t_self_send; /* this group's send to self */
+static _Thread_local size_t t_self_bytes;
+static _Thread_local pending_recv *t_recvs;   /* this group's receives into backed buffers */
+static _Thread_local size_t t_nrecvs, t_cap_recvs;
+
+static ncclResult_t p2p(const char *api, const char *kind, const void *buf, size_t count, int dt, int peer,
+                        ncclComm_t c, void *s)
 {
-    if (!c || dtype_bytes(dt) == 0 || peer < 0 || peer >= c->nranks || peer == c->rank) return ncclInvalidArgument;
+    if (!c || dtype_bytes(dt) == 0 || peer < 0 || peer >= c->nranks) return ncclInvalidArgument;
+    size_t bytes = count * (size_t)dtype_bytes(dt);
+    label(c);
+    if (t_group_depth > 0 && kind[0] == 'S' && peer == c->rank) {
+        t_self_send = buf;
+        t_self_bytes = bytes;
+    } else if (t_group_depth > 0 && kind[0] == 'R' && bytes && emu_backed((uintptr_t)buf, bytes)) {
+        if (t_nrecvs == t_cap_recvs) {
+            t_cap_recvs = t_cap_recvs ? 2 * t_cap_recvs : 16;
+            t_recvs = realloc(t_recvs, t_cap_recvs * sizeof *t_recvs);
+            if (!t_recvs) emu_die("out of host memory");
+        }
+        t_recvs[t_nrecvs++] = (pending_recv){(void *)buf, bytes};
+    }
     emu_rec("%s %d %s %d %zu %d", kind, stream_of(s, api), c->id, peer, count, dtype_bytes(dt));
     return ncclSuccess;
 }
 
 EMU_EXPORT ncclResult_t ncclSend(const void *b, size_t count, int dt, int peer, ncclComm_t c, void *s)
 {
-    (void)b;
     EMU_ENTER("ncclSend");
-    return done(p2p("ncclSend", "SE", count, dt, peer, c, s));
+    return done(p2p("ncclSend", "SE", b, count, dt, peer, c, s));
 }
 
 EMU_EXPORT ncclResult_t ncclRecv(void *b, size_t count, int dt, int peer, ncclComm_t c, void *s)
 {
-    (void)b;
     EMU_ENTER("ncclRecv");
-    return done(p2p("ncclRecv", "RE", count, dt, peer, c, s));
+    return done(p2p("ncclRecv", "RE", b, count, dt, peer, c, s));
 }
-
-static _Thread_local int t_group_depth;
 
 EMU_EXPORT ncclResult_t ncclGroupStart(void)
 {
     EMU_ENTER("ncclGroupStart");
-    if (t_group_depth++ == 0) emu_rec("GS");
+    if (t_group_depth++ == 0) {
+        emu_rec("GS");
+        t_self_send = NULL;
+        t_self_bytes = t_nrecvs = 0;
+    }
     return done(ncclSuccess);
 }
 
@@ -387,7 +444,16 @@ EMU_EXPORT ncclResult_t ncclGroupEnd(void)
 {
     EMU_ENTER("ncclGroupEnd");
     if (t_group_depth == 0) return done(ncclInvalidUsage);
-    if (--t_group_depth == 0) emu_rec("GE");
+    if (--t_group_depth == 0) {
+        emu_rec("GE");
+        const void *src = t_self_send ? emu_backed((uintptr_t)t_self_send, t_self_bytes) : NULL;
+        for (size_t i = 0; src && i < t_nrecvs; i++) {
+            void *dst = emu_backed((uintptr_t)t_recvs[i].buf, t_recvs[i].bytes);
+            size_t n = t_recvs[i].bytes < t_self_bytes ? t_recvs[i].bytes : t_self_bytes;
+            if (dst && dst != src) memmove(dst, src, n);
+        }
+        t_nrecvs = 0;
+    }
     return done(ncclSuccess);
 }
 

@@ -49,6 +49,7 @@ static struct {
     cudaError_t (*ev_record)(cudaEvent_t, cudaStream_t);
     cudaError_t (*ev_sync)(cudaEvent_t);
     cudaError_t (*ev_elapsed)(float *, cudaEvent_t, cudaEvent_t);
+    int emulated; /* the next library is the emulator's */
     cudaError_t (*dev_sync)(void);
 } N;
 
@@ -74,6 +75,9 @@ static void bind_next(void)
     *(void **)&N.ev_sync = next("cudaEventSynchronize");
     *(void **)&N.ev_elapsed = next("cudaEventElapsedTime");
     *(void **)&N.dev_sync = next("cudaDeviceSynchronize");
+    /* in front of the emulation libraries (--profile-on-emulator): their event times are host
+     * time, not device time, and are never stored */
+    N.emulated = dlsym(RTLD_DEFAULT, "orrery_emu_iteration") != NULL;
 }
 
 /* Kernel names by host stub and by CUDA 13 kernel handle: an open-addressing table of keys. */
@@ -169,6 +173,7 @@ static void harvest(void)
         pending *p = &pend[i];
         float ms = 0;
         if (N.ev_sync(p->end) == 0 && N.ev_elapsed(&ms, p->start, p->end) == 0 && ms >= 0) {
+            if (N.emulated) ms = 0; /* no device time */
             char clean[EMU_NAME_MAX + 1];
             emu_trace_name(p->name, clean); /* profiled kernels carry the names of emulation traces */
             fprintf(out, "K %s %u %u %u %u %u %u %.0f\n", clean, p->g[0], p->g[1], p->g[2], p->b[0], p->b[1], p->b[2],
