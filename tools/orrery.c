@@ -253,15 +253,7 @@ static int search_ranks(orr_search_ranks *k, int *mpi, orr_err *err)
 static int search_output(const orr_search_result *r, const orr_search_opts *o, orr_err *err)
 {
     orr_buf out = {0};
-    int rc = 0;
-    if (o->csv_path[0]) {
-        orr_search_csv(r, &out);
-        FILE *f = fopen(o->csv_path, "w");
-        if (!f || fwrite(out.s, 1, out.n, f) != out.n) rc = orr_fail(err, "--csv %s: cannot write the file", o->csv_path);
-        if (f && fclose(f)) rc = orr_fail(err, "--csv %s: cannot write the file", o->csv_path);
-        out.n = 0;
-    }
-    if (!rc && o->html_path[0]) rc = orr_search_html(r, o, o->html_path, err);
+    int rc = orr_search_write_files(r, o, err);
     if (o->json) orr_search_json(r, o, &out);
     else orr_search_text(r, o, &out);
     if (!rc) fwrite(out.s, 1, out.n, stdout);

@@ -13,7 +13,7 @@
 #define ORRERY_BIND_H
 
 /* Changes when a signature below changes, so a binding can refuse a library it does not know. */
-#define ORR_BIND_ABI 1
+#define ORR_BIND_ABI 2
 
 int orr_bind_abi(void);
 /* The library's version, e.g. "0.9.0" (the project version of CMakeLists.txt). */
@@ -28,6 +28,15 @@ const char *orr_bind_version(void);
  */
 int orr_predict_json(const char *spec_path, const char *spec_text, int argc, const char *const *argv,
                      char **json_out, char **err_out);
+
+/*
+ * A configuration search, as `orrery search [SPEC] FLAGS --json` (docs/spec.md "Search", docs/json.md
+ * "Search"): the spec as for orr_predict_json (its search: key read too), the flags as on the
+ * command line (axes as lists: "--tp=1,2,4"); --csv and --html write their files. Returns 0 with
+ * *json_out set, or -1 with *err_out set. With -j N it forks worker processes.
+ */
+int orr_search_json_run(const char *spec_path, const char *spec_text, int argc, const char *const *argv,
+                        char **json_out, char **err_out);
 
 /*
  * A catalog, which = "models", "gpus" or "clusters": a JSON array with one object per entry, in the

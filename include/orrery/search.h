@@ -68,6 +68,7 @@ typedef struct orr_search_opts {
     char csv_path[256];
     char html_path[256];      /* --html FILE: the HTML report (heatmap, Pareto front, best trials) */
     const char *spec_path;    /* the base job's spec file (NULL: none) */
+    const char *spec_text;    /* or its YAML text (the Python package's dicts and strings; NULL: none) */
     struct orr_progress *progress; /* a progress line over the trials (progress.h); NULL: none */
     int base_argc;            /* predict's flags that are not axes, in the order given */
     char **base_argv;         /* heap array of pointers into the caller's argv */
@@ -129,6 +130,9 @@ typedef struct orr_search_result {
  * search's own flags, the axes' lists, and every other flag passed to predict's parser as the base
  * job. Errors name the flag and what it expects. */
 int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err);
+/* The same with the spec given as YAML text (named "spec" in messages) instead of a path first in
+ * argv; spec_text must outlive o. */
+int orr_search_parse_text(orr_search_opts *o, const char *spec_text, int argc, char **argv, orr_err *err);
 void orr_search_opts_free(orr_search_opts *o);
 
 /* Enumerates, prunes, predicts and ranks. Fails (a user error) on a bad base job or a space larger
@@ -154,6 +158,8 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
 void orr_search_text(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);
 void orr_search_json(const orr_search_result *r, const orr_search_opts *o, orr_buf *out);
 void orr_search_csv(const orr_search_result *r, orr_buf *out);
+/* The files the options ask for: --csv FILE and --html FILE (errors name the flag, with strerror). */
+int orr_search_write_files(const orr_search_result *r, const orr_search_opts *o, orr_err *err);
 /* Writes the HTML report of a search to path (docs/report.md); errors name --html and the file. */
 int orr_search_html(const orr_search_result *r, const orr_search_opts *o, const char *path, orr_err *err);
 

@@ -14,9 +14,9 @@ import json
 import os
 from collections.abc import Mapping
 
-__all__ = ["predict", "models", "gpus", "clusters", "Result", "Error", "__version__"]
+__all__ = ["predict", "search", "models", "gpus", "clusters", "Result", "SearchResult", "Error", "__version__"]
 
-_ABI = 1  # ORR_BIND_ABI of include/orrery/bind.h that this file was written for
+_ABI = 2  # ORR_BIND_ABI of include/orrery/bind.h that this file was written for
 
 
 class Error(Exception):
@@ -47,6 +47,9 @@ def _load():
     lib.orr_predict_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
                                      ctypes.POINTER(ctypes.c_char_p), out, out]
     lib.orr_predict_json.restype = ctypes.c_int
+    lib.orr_search_json_run.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+                                        ctypes.POINTER(ctypes.c_char_p), out, out]
+    lib.orr_search_json_run.restype = ctypes.c_int
     lib.orr_catalog_json.argtypes = [ctypes.c_char_p, out, out]
     lib.orr_catalog_json.restype = ctypes.c_int
     lib.orr_bind_free.argtypes = [ctypes.c_void_p]
@@ -219,6 +222,46 @@ def predict(spec=None, **flags):
     args = _flag_args(flags)
     argv = (ctypes.c_char_p * max(len(args), 1))(*args)
     return Result(_call(_lib.orr_predict_json, path, text, len(args), argv))
+
+
+class SearchResult(Node):
+    """A configuration search: every key of `orrery search --json` (docs/json.md "Search") as an
+    attribute: space_size, valid, evaluated, pruned, rejected, best, trials, pareto, ... Each trial
+    has its configuration (tp, pp, dp, cp, ep, vpp, mbs, recompute, zero, fsdp, sp, dist_opt, gpus,
+    framework), its results and status (ok, oom, invalid, pruned) with the reason."""
+
+    __slots__ = ()
+
+    def __init__(self, text):
+        super().__init__(json.loads(text))
+
+    def to_pandas(self):
+        """The trials as a pandas DataFrame, one row per trial (needs pandas installed)."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("orrery: SearchResult.to_pandas needs pandas (pip install pandas)") from e
+        return pandas.DataFrame([dict(t) for t in self._d["trials"]])
+
+    def __repr__(self):
+        b = self._d.get("best")
+        best = ("best tp %s pp %s dp %s: %.6g s/iteration" % (b["tp"], b["pp"], b["dp"], b["iteration_time_s"])
+                if b else "nothing fits")
+        return "SearchResult(%d trials, %d simulated, %s)" % (self._d.get("space_size", 0),
+                                                              self._d.get("evaluated", 0), best)
+
+
+def search(spec=None, **flags):
+    """Searches a space of configurations of one job, as `orrery search [SPEC] FLAGS --json` does.
+
+    spec: as for predict (its search: key is read too). flags: predict's flags for the base job and
+    the search's own, as keywords; an axis takes a list or a string: tp=[1, 2, 4, 8], pp="1..4",
+    recompute=["none", "full"], strategy="cmaes", budget=100, jobs=2. Raises Error with the message
+    of the command line on any bad input."""
+    path, text = _spec_args(spec)
+    args = _flag_args(flags)
+    argv = (ctypes.c_char_p * max(len(args), 1))(*args)
+    return SearchResult(_call(_lib.orr_search_json_run, path, text, len(args), argv))
 
 
 def _catalog(which):

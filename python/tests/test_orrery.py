@@ -232,3 +232,53 @@ def test_gil_is_released_while_simulating():
     t.join()
     took = time.monotonic() - t0
     assert stall < 0.5 * took, "main thread stalled %.3f s of a %.3f s prediction" % (stall, took)
+
+
+SPACE = dict(model="gpt3-125m", gpu="A100-SXM4-80GB", gpus=8, gbs=16, tp=[1, 2], pp="1..2", mbs=1,
+             recompute=["none", "full"])
+SPACE_ARGV = ["--model", "gpt3-125m", "--gpu", "A100-SXM4-80GB", "--gpus", "8", "--gbs", "16", "--tp", "1,2",
+              "--pp", "1..2", "--mbs", "1", "--recompute", "none,full"]
+
+
+def cli_search_json(*args):
+    """The document of `orrery search ARGS --json`, parsed, without its wall time."""
+    if not os.access(ORRERY_BIN, os.X_OK):
+        pytest.skip("no orrery command at %s (set ORRERY_BIN)" % ORRERY_BIN)
+    out = subprocess.run([ORRERY_BIN, "search", *map(str, args), "--json", "--quiet"], check=True,
+                         capture_output=True, text=True).stdout
+    d = json.loads(out)
+    d.pop("wall_s")
+    return d
+
+
+def test_search_is_the_cli_search():
+    r = orrery.search(**SPACE)
+    assert r.space_size == 8 and r.evaluated > 0 and len(r.trials) == 8
+    assert r.best.status == "ok" and r.best.iteration_time_s > 0
+    d = r.to_dict()
+    d.pop("wall_s")
+    assert d == cli_search_json(*SPACE_ARGV)
+
+
+def test_search_from_a_spec_with_a_search_key():
+    spec = {"model": "gpt3-125m", "gpu": "A100-SXM4-80GB", "gpus": 8, "training": {"gbs": 16},
+            "search": {"tp": [1, 2], "pp": "1..2", "mbs": 1, "recompute": ["none", "full"]}}
+    a = orrery.search(spec).to_dict()
+    b = orrery.search(**SPACE).to_dict()
+    a.pop("wall_s")
+    b.pop("wall_s")
+    assert a == b
+
+
+def test_search_to_pandas():
+    df = orrery.search(**SPACE).to_pandas()
+    assert len(df) == 8
+    assert {"tp", "pp", "ep", "iteration_time_s", "status"} <= set(df.columns)
+    assert (df["status"] == "ok").sum() >= 1
+
+
+def test_search_errors():
+    with pytest.raises(orrery.Error, match="--tp: expected"):
+        orrery.search(**dict(SPACE, tp="1,x"))
+    with pytest.raises(orrery.Error, match="--strategy cmaes: give --budget"):
+        orrery.search(**SPACE, strategy="cmaes")

@@ -106,6 +106,49 @@ int orr_predict_json(const char *spec_path, const char *spec_text, int argc, con
     return 0;
 }
 
+/* ---- Search ---- */
+
+int orr_search_json_run(const char *spec_path, const char *spec_text, int argc, const char *const *argv,
+                        char **json_out, char **err_out)
+{
+    orr_err err = {{0}};
+    if (json_out) *json_out = NULL;
+    if (err_out) *err_out = NULL;
+    if (!json_out || argc < 0 || (argc > 0 && !argv)) {
+        orr_fail(&err, "orr_search_json_run: bad arguments (json_out NULL, or argc %d with argv %s)", argc,
+                 argv ? "given" : "NULL");
+        return give_err(&err, err_out);
+    }
+    if (spec_path && spec_text) {
+        orr_fail(&err, "give a spec file or a spec text, not both");
+        return give_err(&err, err_out);
+    }
+    /* the spec path goes first, as on the command line; the parser takes char **: copies */
+    int n = argc + (spec_path ? 1 : 0);
+    char **args = orr_xcalloc((size_t)n + 1, sizeof *args);
+    int k = 0;
+    if (spec_path) args[k++] = orr_xstrdup(spec_path);
+    for (int i = 0; i < argc; i++) args[k++] = orr_xstrdup(argv[i] ? argv[i] : "");
+    orr_search_opts o;
+    orr_search_result r;
+    int rc = spec_text ? orr_search_parse_text(&o, spec_text, n, args, &err) : orr_search_parse(&o, n, args, &err);
+    orr_buf out = {0};
+    if (rc == 0 && (rc = orr_search_run(&o, &r, &err)) == 0) {
+        rc = orr_search_write_files(&r, &o, &err);
+        if (rc == 0) orr_search_json(&r, &o, &out);
+        orr_search_result_free(&r);
+    }
+    orr_search_opts_free(&o);
+    for (int i = 0; i < n; i++) free(args[i]);
+    free(args);
+    if (rc < 0) {
+        orr_buf_free(&out);
+        return give_err(&err, err_out);
+    }
+    *json_out = take(&out);
+    return 0;
+}
+
 /* ---- Catalogs ---- */
 
 /* `"key": ` after the first member of an object. */

@@ -301,7 +301,9 @@ static int spec_entry(orr_search_opts *o, const unsigned char *seen, const orr_y
 static int spec_section(orr_search_opts *o, const unsigned char *seen, orr_err *err)
 {
     orr_ydoc doc;
-    if (orr_yaml_load_file(&doc, o->spec_path, err)) return -1;
+    if (o->spec_text ? orr_yaml_parse(&doc, "spec", o->spec_text, strlen(o->spec_text), err)
+                     : orr_yaml_load_file(&doc, o->spec_path, err))
+        return -1;
     const orr_ynode *sec = doc.root && doc.root->kind == ORR_YMAP ? orr_y_get(doc.root, "search") : NULL;
     int rc = 0;
     if (sec && sec->kind != ORR_YMAP)
@@ -311,16 +313,17 @@ static int spec_section(orr_search_opts *o, const unsigned char *seen, orr_err *
     return rc;
 }
 
-int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
+static int parse(orr_search_opts *o, const char *spec_text, int argc, char **argv, orr_err *err)
 {
     unsigned char seen[S_COUNT] = {0}; /* the settings the command line gave (they win over the spec's) */
     memset(o, 0, sizeof *o);
+    o->spec_text = spec_text;
     o->seed = 1;
     o->jobs = 1;
     o->top = 10;
     o->base_argv = orr_xmalloc((size_t)(argc + 2) * sizeof *o->base_argv); /* + --net V (below) */
     int i = 0;
-    if (argc > 0 && argv[0][0] != '-') o->spec_path = argv[i++];
+    if (!spec_text && argc > 0 && argv[0][0] != '-') o->spec_path = argv[i++];
     for (; i < argc; i++) {
         const char *arg = argv[i], *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -340,7 +343,7 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
             return -1;
         }
     }
-    if (o->spec_path && spec_section(o, seen, err)) return -1;
+    if ((o->spec_path || o->spec_text) && spec_section(o, seen, err)) return -1;
     if (o->strategy != ORR_STRATEGY_EXHAUSTIVE && !o->budget)
         return orr_fail(err, "--strategy %s: give --budget N, the most trials to simulate",
                         o->strategy == ORR_STRATEGY_RANDOM ? "random" : "cmaes");
@@ -357,6 +360,13 @@ int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err)
     if (o->objective == ORR_OBJ_COST && !(o->price_per_gpu_hour > 0))
         return orr_fail(err, "--objective cost: give --price-per-gpu-hour USD, the price of one GPU for one hour");
     return 0;
+}
+
+int orr_search_parse(orr_search_opts *o, int argc, char **argv, orr_err *err) { return parse(o, NULL, argc, argv, err); }
+
+int orr_search_parse_text(orr_search_opts *o, const char *spec_text, int argc, char **argv, orr_err *err)
+{
+    return parse(o, spec_text, argc, argv, err);
 }
 
 void orr_search_opts_free(orr_search_opts *o)

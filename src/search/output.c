@@ -6,6 +6,7 @@
 #include "search/internal.h"
 #include "orrery/report.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -459,4 +460,19 @@ int orr_search_html(const orr_search_result *r, const orr_search_opts *o, const 
     int rc = orr_report_html_page(path, "search", r->title, &b, err);
     orr_buf_free(&b);
     return rc;
+}
+
+int orr_search_write_files(const orr_search_result *r, const orr_search_opts *o, orr_err *err)
+{
+    if (o->csv_path[0]) {
+        orr_buf out = {0};
+        orr_search_csv(r, &out);
+        FILE *f = fopen(o->csv_path, "w");
+        int bad = !f || fwrite(out.s, 1, out.n, f) != out.n;
+        int e = errno;
+        if (f && fclose(f) && !bad) bad = 1, e = errno;
+        orr_buf_free(&out);
+        if (bad) return orr_fail(err, "--csv %s: cannot write the file: %s", o->csv_path, strerror(e));
+    }
+    return o->html_path[0] ? orr_search_html(r, o, o->html_path, err) : 0;
 }

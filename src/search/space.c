@@ -13,10 +13,13 @@ int search_base_init(const orr_search_opts *o, search_base *b, orr_err *err)
 {
     memset(b, 0, sizeof *b);
     orr_spec_init(&b->s);
-    if (o->spec_path && orr_spec_load_file(&b->s, o->spec_path, err)) return -1;
+    if (o->spec_text ? orr_spec_load_text(&b->s, "spec", o->spec_text, strlen(o->spec_text), err)
+                     : o->spec_path && orr_spec_load_file(&b->s, o->spec_path, err))
+        return -1;
     if (b->s.njobs) {
         orr_spec_free(&b->s);
-        return orr_fail(err, "%s: a spec with jobs: cannot be searched (search one job at a time)", o->spec_path);
+        return orr_fail(err, "%s: a spec with jobs: cannot be searched (search one job at a time)",
+                        o->spec_text ? "spec" : o->spec_path);
     }
     for (int i = 0; i < o->base_argc; i++)
         if (strcmp(o->base_argv[i], "--dp") == 0 || strncmp(o->base_argv[i], "--dp=", 5) == 0)
