@@ -27,6 +27,12 @@ cmp -s "$TMP/j1.json" "$TMP/j2.json" && ok || bad "JSON differs between identica
 cmp -s "$TMP/t1.json" "$TMP/t2.json" && ok || bad "trace differs between identical runs"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['traceEvents']) > 100" "$TMP/t1.json" \
     && ok || bad "trace is not valid JSON with events"
+# every unique rank is a process of the trace, named with the GPUs it stands for (tp 2 x dp 4)
+python3 -c "
+import json,sys
+n=[e['args']['name'] for e in json.load(open(sys.argv[1]))['traceEvents'] if e.get('name')=='process_name']
+assert sorted(x for x in n if x.startswith('pp')) == ['pp0 (gpu 0, x8)', 'pp1 (gpu 8, x8)'], n
+" "$TMP/t1.json" && ok || bad "trace processes do not say the GPUs each rank stands for"
 
 # --net flow: symmetry stays on (the flow backend replays every GPU's traffic), deterministic, the
 # same flows as simulating every GPU and the same iteration time up to the executor's tie order

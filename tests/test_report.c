@@ -793,7 +793,7 @@ static void test_trace(void)
         CHECK(strstr(text, "\"displayTimeUnit\":\"ms\"") != NULL);
         CHECK(strstr(text, "\"process_name\"") != NULL);
         CHECK(strstr(text, "\"pp0 (gpu 0)\"") != NULL);
-        CHECK(strstr(text, "\"pp1 (gpu 1)\"") != NULL);
+        CHECK(strstr(text, "\"pp1 (gpu 1, x3)\"") != NULL);
         CHECK(strstr(text, "\"name\":\"host\"") != NULL);
         CHECK(strstr(text, "\"name\":\"stream 2\"") != NULL);
         CHECK(strstr(text, "\"name\":\"stream 2 (concurrent 1)\"") != NULL);

@@ -310,7 +310,9 @@ static void write_op(trace_writer *tw, const orr_workload *w, int pid, const orr
 static void write_rank_metadata(trace_writer *tw, const orr_rank *rk, int pid)
 {
     char name[96];
-    snprintf(name, sizeof name, "%s (gpu %u)", rk->label, rk->gpu);
+    /* a simulated rank stands for weight GPUs (symmetry): say so, as the text report does */
+    if (rk->weight > 1) snprintf(name, sizeof name, "%s (gpu %u, x%u)", rk->label, rk->gpu, rk->weight);
+    else snprintf(name, sizeof name, "%s (gpu %u)", rk->label, rk->gpu);
     meta_name(tw, "process_name", pid, 0, name);
     meta_sort(tw, "process_sort_index", pid, 0, pid);
     meta_name(tw, "thread_name", pid, 0, "host");
