@@ -477,7 +477,8 @@ static int cmd_validate(int argc, char **argv)
 /* Writes text to dir/basename(path) (dir: --out, else the current directory). A path from the
  * config file never chooses the directory: a config's "../x" or "/etc/x" lands in --out as "x"
  * (docs/netsim.md "Where"); only the command line's --out places files elsewhere. */
-static int write_output(const char *dir, const char *path, const char *fallback, const orr_buf *text, orr_err *err)
+static int write_output(const char *dir, const char *path, const char *fallback, const orr_buf *text, FILE *say,
+                        orr_err *err)
 {
     const char *name = path[0] ? path : fallback;
     const char *slash = strrchr(name, '/'), *base = slash ? slash + 1 : name;
@@ -492,7 +493,7 @@ static int write_output(const char *dir, const char *path, const char *fallback,
     int werr = wrote != text->n ? errno : 0;
     if (fclose(f) || werr)
         return orr_fail(err, "%s: cannot write output file: %s", full, strerror(werr ? werr : errno));
-    printf("wrote %s\n", full);
+    fprintf(say, "wrote %s\n", full);
     return 0;
 }
 
@@ -534,7 +535,7 @@ static int netsim_accel_flag(int argc, char **argv, int *i, int *no_accel, doubl
 static int cmd_netsim(int argc, char **argv)
 {
     const char *pos[3], *out_dir = NULL;
-    int npos = 0, quiet = 0, no_accel = 0, k;
+    int npos = 0, quiet = 0, no_accel = 0, json = 0, k;
     double theta = ORR_SS_THETA_DEFAULT;
     uint32_t window = ORR_SS_WINDOW_DEFAULT;
     for (int i = 0; i < argc; i++) {
@@ -542,6 +543,8 @@ static int cmd_netsim(int argc, char **argv)
             if (k < 0) return ORR_EXIT_USAGE;
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
         } else if (strcmp(argv[i], "--out") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "orrery: netsim: --out needs a directory\n");
@@ -549,8 +552,8 @@ static int cmd_netsim(int argc, char **argv)
             }
             out_dir = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR, --quiet, --no-accel, --ss-theta X or "
-                            "--ss-window N)\n", argv[i]);
+            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR, --json, --quiet, --no-accel, --ss-theta X "
+                            "or --ss-window N)\n", argv[i]);
             return ORR_EXIT_USAGE;
         } else if (npos < 3) {
             pos[npos++] = argv[i];
@@ -584,11 +587,14 @@ static int cmd_netsim(int argc, char **argv)
     orr_topo_free(&t);
     if (rc) return fail(&err);
     orr_buf out = {0};
-    orr_netsim_summary(&r, &cfg, &out);
+    if (json) orr_netsim_json(&r, &cfg, &out);
+    else orr_netsim_summary(&r, &cfg, &out);
     fwrite(out.s, 1, out.n, stdout);
     orr_buf_free(&out);
-    if (out_dir || cfg.fct_output[0]) rc = write_output(out_dir, cfg.fct_output, "fct.txt", &r.fct_text, &err);
-    if (!rc && (out_dir || cfg.pfc_output[0])) rc = write_output(out_dir, cfg.pfc_output, "pfc.txt", &r.pfc_text, &err);
+    FILE *say = json ? stderr : stdout; /* "wrote FILE" lines: not inside the JSON document */
+    if (out_dir || cfg.fct_output[0]) rc = write_output(out_dir, cfg.fct_output, "fct.txt", &r.fct_text, say, &err);
+    if (!rc && (out_dir || cfg.pfc_output[0]))
+        rc = write_output(out_dir, cfg.pfc_output, "pfc.txt", &r.pfc_text, say, &err);
     orr_netsim_result_free(&r);
     return rc ? fail(&err) : 0;
 }

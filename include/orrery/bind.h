@@ -39,6 +39,15 @@ int orr_search_json_run(const char *spec_path, const char *spec_text, int argc, 
                         char **json_out, char **err_out);
 
 /*
+ * A packet-level network simulation, as `orrery netsim TOPO FLOWS CONFIG --json` (docs/netsim.md):
+ * the three files in ns-3's HPCC formats; no_accel: 1 for --no-accel (no Wormhole acceleration).
+ * Writes no file (the config's FCT and PFC outputs are the command line's; every finished flow is in
+ * the JSON). Returns 0 with *json_out set, or -1 with *err_out set.
+ */
+int orr_netsim_json_run(const char *topo_path, const char *flows_path, const char *config_path, int no_accel,
+                        char **json_out, char **err_out);
+
+/*
  * A catalog, which = "models", "gpus" or "clusters": a JSON array with one object per entry, in the
  * order of `orrery list` (docs/python.md lists the keys). Returns 0 or -1 as above.
  */

@@ -298,4 +298,5 @@ void orr_netsim_result_free(orr_netsim_result *r);
 /* The summary lines printed by `orrery netsim`. */
 void orr_netsim_summary(const orr_netsim_result *r, const orr_packet_config *cfg, orr_buf *out);
 
+
 #endif

@@ -183,6 +183,13 @@ void orr_json_str(orr_buf *b, const char *s);
 /* A JSON number: the shortest of %.15g/%.16g/%.17g that reads back as exactly v; null for NaN or
  * infinity (JSON has neither). */
 void orr_json_num(orr_buf *b, double v);
+
+struct orr_netsim_result;
+struct orr_packet_config;
+/* `orrery netsim`'s result as JSON (docs/netsim.md "JSON"): counts, FCT statistics, Wormhole's
+ * counters and every finished flow. */
+#define ORR_NETSIM_JSON_SCHEMA_VERSION 1
+void orr_netsim_json(const struct orr_netsim_result *r, const struct orr_packet_config *cfg, orr_buf *out);
 /* Exposed communication of all roles together, ps. */
 int64_t orr_breakdown_comm_ps(const orr_breakdown *b);
 /* "compute", "comm_tp", ... (the JSON key stem of each critical-path kind). */

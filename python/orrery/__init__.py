@@ -14,7 +14,8 @@ import json
 import os
 from collections.abc import Mapping
 
-__all__ = ["predict", "search", "models", "gpus", "clusters", "Result", "SearchResult", "Error", "__version__"]
+__all__ = ["predict", "search", "netsim", "models", "gpus", "clusters", "Result", "SearchResult", "NetsimResult",
+           "Error", "__version__"]
 
 _ABI = 2  # ORR_BIND_ABI of include/orrery/bind.h that this file was written for
 
@@ -50,6 +51,8 @@ def _load():
     lib.orr_search_json_run.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
                                         ctypes.POINTER(ctypes.c_char_p), out, out]
     lib.orr_search_json_run.restype = ctypes.c_int
+    lib.orr_netsim_json_run.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, out, out]
+    lib.orr_netsim_json_run.restype = ctypes.c_int
     lib.orr_catalog_json.argtypes = [ctypes.c_char_p, out, out]
     lib.orr_catalog_json.restype = ctypes.c_int
     lib.orr_bind_free.argtypes = [ctypes.c_void_p]
@@ -262,6 +265,34 @@ def search(spec=None, **flags):
     args = _flag_args(flags)
     argv = (ctypes.c_char_p * max(len(args), 1))(*args)
     return SearchResult(_call(_lib.orr_search_json_run, path, text, len(args), argv))
+
+
+class NetsimResult(Node):
+    """A packet-level simulation: the keys of `orrery netsim --json` (docs/netsim.md "JSON"):
+    flows_total, flows_finished, simulated_s, events, packets, fct (mean_s, median_s, p99_s and
+    the slowdowns), wormhole, and flows (every finished flow: src, dst, sport, dport, size_bytes,
+    start_s, fct_s, standalone_fct_s)."""
+
+    __slots__ = ()
+
+    def __init__(self, text):
+        super().__init__(json.loads(text))
+
+    def to_pandas(self):
+        """The finished flows as a pandas DataFrame (needs pandas installed)."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("orrery: NetsimResult.to_pandas needs pandas (pip install pandas)") from e
+        return pandas.DataFrame(self._d["flows"])
+
+
+def netsim(topology, flows, config, accel=True):
+    """Simulates a flow list packet by packet, as `orrery netsim TOPO FLOWS CONFIG --json` does
+    (paths to ns-3's HPCC topology, flow and config files; accel=False: --no-accel). Writes no
+    file: every finished flow is in the result. Raises Error naming the file and line at fault."""
+    paths = [_c(os.fspath(p), what) for p, what in ((topology, "topology"), (flows, "flows"), (config, "config"))]
+    return NetsimResult(_call(_lib.orr_netsim_json_run, *paths, 0 if accel else 1))
 
 
 def _catalog(which):

@@ -282,3 +282,42 @@ def test_search_errors():
         orrery.search(**dict(SPACE, tp="1,x"))
     with pytest.raises(orrery.Error, match="--strategy cmaes: give --budget"):
         orrery.search(**SPACE, strategy="cmaes")
+
+
+NS3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "validation", "ns3")
+
+
+def cli_netsim_json(*args):
+    """The document of `orrery netsim ARGS --json`, parsed, without its wall time."""
+    if not os.access(ORRERY_BIN, os.X_OK):
+        pytest.skip("no orrery command at %s (set ORRERY_BIN)" % ORRERY_BIN)
+    out = subprocess.run([ORRERY_BIN, "netsim", *map(str, args), "--json", "--quiet"], check=True,
+                         capture_output=True, text=True).stdout
+    d = json.loads(out)
+    d.pop("wall_s")
+    return d
+
+
+def test_netsim_is_the_cli_netsim(tmp_path):
+    files = [os.path.join(NS3, f) for f in ("topo_k4.txt", "flows_k4.txt", "config_hpcc.txt")]
+    r = orrery.netsim(*files)
+    assert r.flows_finished == 12 == len(r.flows) and r.fct.p99_slowdown >= 1
+    assert all(f.fct_s >= f.standalone_fct_s > 0 for f in r.flows)
+    d = r.to_dict()
+    d.pop("wall_s")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)  # the config names FCT/PFC output files: the command line writes them here
+    try:
+        assert d == cli_netsim_json(*files)
+    finally:
+        os.chdir(cwd)
+    off = orrery.netsim(*files, accel=False)
+    assert off.wormhole.enabled is False and off.flows_finished == 12
+    assert len(r.to_pandas()) == 12
+
+
+def test_netsim_errors(tmp_path):
+    bad = tmp_path / "flows.txt"
+    bad.write_text("1\n0 1 3 100 x 0\n")
+    with pytest.raises(orrery.Error, match="flows.txt"):
+        orrery.netsim(os.path.join(NS3, "topo_k4.txt"), bad, os.path.join(NS3, "config_hpcc.txt"))

@@ -7,7 +7,9 @@
  */
 #include "orrery/bind.h"
 #include "orrery/orrery.h"
+#include "orrery/packet.h"
 #include "orrery/search.h"
+#include "orrery/topo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +147,38 @@ int orr_search_json_run(const char *spec_path, const char *spec_text, int argc, 
         orr_buf_free(&out);
         return give_err(&err, err_out);
     }
+    *json_out = take(&out);
+    return 0;
+}
+
+/* ---- Packet-level network simulation ---- */
+
+int orr_netsim_json_run(const char *topo_path, const char *flows_path, const char *config_path, int no_accel,
+                        char **json_out, char **err_out)
+{
+    orr_err err = {{0}};
+    if (json_out) *json_out = NULL;
+    if (err_out) *err_out = NULL;
+    if (!json_out || !topo_path || !flows_path || !config_path) {
+        orr_fail(&err, "orr_netsim_json_run: give the topology, flow and config files (and json_out)");
+        return give_err(&err, err_out);
+    }
+    orr_packet_config cfg;
+    orr_packet_config_default(&cfg);
+    orr_buf warn = {0}; /* the command line prints them; here the JSON is the answer */
+    int rc = orr_packet_config_read(&cfg, config_path, &warn, &err);
+    orr_buf_free(&warn);
+    orr_topo t;
+    if (rc == 0) rc = orr_topo_read_hpcc(&t, topo_path, &err);
+    if (rc < 0) return give_err(&err, err_out);
+    cfg.accel = !no_accel;
+    orr_netsim_result r;
+    rc = orr_netsim_run_with(&t, &cfg, flows_path, &r, &err);
+    orr_topo_free(&t);
+    if (rc < 0) return give_err(&err, err_out);
+    orr_buf out = {0};
+    orr_netsim_json(&r, &cfg, &out);
+    orr_netsim_result_free(&r);
     *json_out = take(&out);
     return 0;
 }
