@@ -186,15 +186,15 @@ static void end_to_end(void)
         {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
                                 "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4"},
         {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                            "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
+                            "--framework torchtitan", "AutoModel"},
         {56, "kimi-k2", "--gpus 256 --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                        "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
-        {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep --dist-opt",
-         "AutoModel (FSDP2 as dist-opt)"},
-        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --dist-opt",
-         "AutoModel (FSDP2 as dist-opt), EP8 from its yaml"},
-        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --dist-opt",
-         "AutoModel (FSDP2 as dist-opt), EP64 (the table says -, the yaml 16)"},
+                        "--framework torchtitan", "AutoModel"},
+        {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep "
+                              "--framework torchtitan", "AutoModel"},
+        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --framework torchtitan",
+         "AutoModel, EP8 from its yaml"},
+        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework torchtitan",
+         "AutoModel, EP64 (the table says -, the yaml 16)"},
     };
     double errs[16];
     int n = 0;
