@@ -16,7 +16,9 @@
  * Table 2, the end-to-end rows. Assumptions: the ModelZoo rows' "norm, act" recomputation is
  * --recompute selective, "full" --recompute full; NeMo AutoModel's PyTorch FSDP2 + EP is modelled as
  * --framework torchtitan (TorchTitan's FSDP2 + EP, which AutoModel follows: the routed experts
- * fully_shard-ed over fsdp/ep ranks, the rest over fsdp; torchtitan.c, moe.c), its activation
+ * fully_shard-ed over fsdp/ep ranks, the rest over fsdp; torchtitan.c, moe.c) with its model built in
+ * bf16 (--bf16-params: AutoModel's from_config takes torch_dtype "auto" as bfloat16, so FSDP2's
+ * sharded parameters, gradients and Adam's moments are bf16), its activation
  * checkpointing as --recompute full, its DeepEP as --moe-dispatcher deepep; a row whose layout cannot
  * be described is printed with the reason. The peak column says OOM where the prediction does not fit.
  *
@@ -188,14 +190,15 @@ static void end_to_end(void)
         {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
                                 "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4"},
         {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                            "--framework torchtitan", "AutoModel"},
+                            "--framework torchtitan --bf16-params", "AutoModel"},
         {56, "kimi-k2", "--gpus 256 --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                        "--framework torchtitan", "AutoModel"},
+                        "--framework torchtitan --bf16-params", "AutoModel"},
         {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep "
-                              "--framework torchtitan", "AutoModel"},
-        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --framework torchtitan",
+                              "--framework torchtitan --bf16-params", "AutoModel"},
+        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --framework torchtitan "
+                            "--bf16-params",
          "AutoModel, EP8 from its yaml"},
-        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework torchtitan",
+        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework torchtitan --bf16-params",
          "AutoModel, EP64 (the table says -, the yaml 16)"},
     };
     double errs[16];

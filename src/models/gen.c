@@ -1308,7 +1308,8 @@ static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
         coll_in(G, &cx, S_DP, "hsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_rep, &G->seq_rep,
                 p * rb / G->S + pe * rb / G->EDP);
     if (G->rp->unit_grads && G->unit_grad_buf[u] == UINT32_MAX)
-        G->unit_grad_buf[u] = gen_mem_alloc(G, &cx, S_DP, "fsdp_sharded_grads", 4.0 * p / G->S + 4.0 * pe / G->EDP,
+        G->unit_grad_buf[u] = gen_mem_alloc(G, &cx, S_DP, "fsdp_sharded_grads",
+                                            G->shard_B * p / G->S + G->shard_B * pe / G->EDP,
                                             ORR_MEM_GRAD);
     gen_mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
     G->rs_buf_pending = buf;
@@ -1854,6 +1855,7 @@ static int gen_shapes(gen *G, const orr_spec *s, orr_err *err)
     G->S = G->D;
     G->R = G->rp->reduces_over_cp ? G->D * G->C : G->D;
     G->grad_B = s->precision == ORR_FP16 ? 2.0 : 4.0; /* bf16 training reduces in fp32 unless the recipe says */
+    G->shard_B = 4.0;
     G->attn_out = G->a * G->hd;
     moe_setup(G);
     G->rp->setup(G);

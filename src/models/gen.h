@@ -108,6 +108,8 @@ struct gen {
     int head_gemms;               /* emitting the LM head's GEMMs: bf16 under fp8 training */
     double act_B;                 /* bytes per activation element */
     double grad_B;                /* bytes per gradient element in the DP reduction */
+    double shard_B;               /* bytes per element of a sharded parameter and its sharded gradient
+                                   * (recipe.unit_grads; the recipe's, 4 unless it says) */
     /* the rank being generated */
     orr_rank *rk;
     uint32_t tp_r, pp_r, dp_r, cp_r;

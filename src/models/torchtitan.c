@@ -128,16 +128,17 @@ static void loss_mem_bwd(gen *G, const ctx *c)
     else gen_loss_mem_bwd_plain(G, c);
 }
 
-/* FSDP2: Adam's exp_avg and exp_avg_sq, one fp32 shard each per parameter (4 B x elements over the
- * group the parameter is sharded on: the shard group, or a routed expert's expert-data-parallel group). */
+/* FSDP2: Adam's exp_avg and exp_avg_sq, one shard each per parameter in the parameter's dtype
+ * (shard_B x elements over the group the parameter is sharded on: the shard group, or a routed
+ * expert's expert-data-parallel group). */
 static void optimizer_state(gen *G, const ctx *cx)
 {
     uint32_t cap = gen_param_tensor_count(G);
     double *el = orr_xmalloc(cap * sizeof *el), *sh = orr_xmalloc(cap * sizeof *sh);
     uint32_t n = gen_param_tensors(G, el, sh, cap);
     for (uint32_t i = 0; i < n; i++) {
-        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg", 4.0 * el[i] / sh[i], ORR_MEM_OPTIM);
-        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq", 4.0 * el[i] / sh[i], ORR_MEM_OPTIM);
+        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg", G->shard_B * el[i] / sh[i], ORR_MEM_OPTIM);
+        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq", G->shard_B * el[i] / sh[i], ORR_MEM_OPTIM);
     }
     free(el);
     free(sh);
@@ -153,7 +154,7 @@ static void adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first)
     uint32_t n = gen_param_tensors(G, el, sh, cap);
     for (uint32_t i = 0; i < n; i++) {
         if (alloc) {
-            uint32_t b = gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq_sqrt", 4.0 * el[i] / sh[i], ORR_MEM_TEMP);
+            uint32_t b = gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq_sqrt", G->shard_B * el[i] / sh[i], ORR_MEM_TEMP);
             if (i == 0) *first = b;
         } else {
             gen_mem_free(G, cx, S_COMPUTE, *first + i);
@@ -163,20 +164,28 @@ static void adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first)
     free(sh);
 }
 
-/* fp32 sharded parameters and Adam moments over the shard group (4 + 8 B per parameter; an MoE
- * model's routed experts over the expert-data-parallel group); the sharded fp32 gradients come per
- * unit with its reduce-scatter (unit_grads). */
+/* Sharded parameters and Adam moments over the shard group (fp32: 4 + 8 B per parameter; bf16 with
+ * --bf16-params: 2 + 4; an MoE model's routed experts over the expert-data-parallel group); the
+ * sharded gradients, in the parameters' dtype, come per unit with its reduce-scatter (unit_grads). */
 static void persistent_memory(gen *G)
 {
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
-    gen_persistent_buffers(G, &cx, gen_rank_shard_bytes(G, 4.0), 0);
+    gen_persistent_buffers(G, &cx, gen_rank_shard_bytes(G, G->shard_B), 0);
     optimizer_state(G, &cx);
 }
 
 /* FSDP2 shards over fsdp x cp ranks (the CP ranks join the shard group: TorchTitan's dp_shard_cp
  * mesh) and reduces in fp32 (mixed_precision_reduce). An MoE model's routed experts are sharded over
  * fsdp x cp / ep ranks instead (G->EDP, spec.c resolve_moe_fsdp; the groups moe.c's moe_groups). */
-static void setup(gen *G) { G->S = G->s->fsdp * G->C; }
+static void setup(gen *G)
+{
+    G->S = G->s->fsdp * G->C;
+    /* FSDP2 keeps the sharded parameters in the model's dtype (MixedPrecisionPolicy casts only the
+     * gathered copy to param_dtype) and casts each reduced gradient back to it; torch.optim's Adam
+     * keeps its moments like the parameter. TorchTitan builds its model in fp32; --bf16-params is a
+     * model built in bf16 (NeMo AutoModel's from_config: torch_dtype "auto" -> bfloat16). */
+    G->shard_B = G->s->bf16_params ? 2.0 : 4.0;
+}
 
 static const recipe torchtitan = {
     .shards_params = 1,
