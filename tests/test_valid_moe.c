@@ -24,8 +24,9 @@
  *
  * Measured when written (docs/models.md "MoE"): Table 0 fitted factor 0.812, held-out 26.8% -> 4.2%;
  * Table 1 time median 13.2% (forward 9.7%, backward 14.7%), peak memory 17.4%; Table 2 9.7% (8.6%
- * with the AutoModel rows as Megatron's distributed optimizer; four of them predicted out of memory
- * either way, docs/models.md "MoE under FSDP2 + EP"). The bounds below hold them with some room so
+ * with the AutoModel rows as Megatron's distributed optimizer); kimi-k2 and gpt-oss-120b are still
+ * predicted out of memory (three rows were before; docs/models.md "MoE under FSDP2 + EP" says why),
+ * marked oom_known below: every other row must fit. The bounds below hold them with some room so
  * that a regression fails; the issue's 10% target is met by Table 2 and not by Table 1.
  */
 #include "check.h"
@@ -170,10 +171,12 @@ static void layer_benchmarks(void)
     orr_csv_free(&t);
 }
 
-/* One end-to-end row: model, GPUs and flags; the measured step time. */
+/* One end-to-end row: model, GPUs and flags; the measured step time; oom_known: a row that ran but is
+ * predicted out of memory for a reason docs/models.md names (the others must fit). */
 typedef struct e2e_row {
     int row;
     const char *model, *flags, *note;
+    int oom_known;
 } e2e_row;
 
 static void end_to_end(void)
@@ -182,24 +185,24 @@ static void end_to_end(void)
     if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
     static const e2e_row rows[] = {
         {36, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
-                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, cross-node EP"},
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, cross-node EP", 0},
         {37, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
-                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, +1F1B EP overlap (not modelled)"},
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, +1F1B EP overlap (not modelled)", 0},
         {39, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 32 --vpp 3 --ep 8 --mbs 1 --gbs 2048 --recompute selective "
-                                "--moe-dispatcher alltoall --dist-opt", "ModelZoo, intra-node EP"},
+                                "--moe-dispatcher alltoall --dist-opt", "ModelZoo, intra-node EP", 0},
         {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
-                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4"},
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4", 0},
         {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                            "--framework torchtitan --bf16-params", "AutoModel"},
+                            "--framework torchtitan --bf16-params", "AutoModel", 0},
         {56, "kimi-k2", "--gpus 256 --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                        "--framework torchtitan --bf16-params", "AutoModel"},
+                        "--framework torchtitan --bf16-params", "AutoModel, experts outside FSDP not modelled", 1},
         {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep "
-                              "--framework torchtitan --bf16-params", "AutoModel"},
+                              "--framework torchtitan --bf16-params", "AutoModel", 0},
         {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --framework torchtitan "
                             "--bf16-params",
-         "AutoModel, EP8 from its yaml"},
+         "AutoModel, EP8 from its yaml", 0},
         {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework torchtitan --bf16-params",
-         "AutoModel, EP64 (the table says -, the yaml 16)"},
+         "AutoModel, EP64 (the table says -, the yaml 16); activations without AC", 1},
     };
     double errs[16];
     int n = 0;
@@ -226,6 +229,8 @@ static void end_to_end(void)
         }
         double pred = p.r.iteration_ps / 1e12;
         errs[n++] = fabs(pred / measured - 1) * 100;
+        CHECK_MSG(!p.r.mem.oom || rows[i].oom_known, "row %d predicted out of memory (%.1f GiB)", rows[i].row,
+                  p.r.mem.peak_reserved_bytes / 1073741824.0);
         printf("%4d %-16s %9.2f %9.2f %+7.1f %8.1f %-3s  %s\n", rows[i].row, rows[i].model, measured, pred,
                (pred / measured - 1) * 100, p.r.mem.peak_reserved_bytes / 1073741824.0, p.r.mem.oom ? "OOM" : "",
                rows[i].note);
