@@ -191,6 +191,7 @@ static void layouts(void)
         {"model: mixtral-8x7b\n", "--gpus 8 --tp 2 --sp --ep 4 --framework torchtitan", "--tp 2 (parallel.tp) with framework torchtitan"},
         {"model: mixtral-8x7b\n", "--gpus 8 --ep 4 --etp 2 --framework torchtitan", "--etp 2 (parallel.etp) with framework torchtitan"},
         {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --bf16-params", "--bf16-params (parallel.bf16_params) with"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --plain-experts", "--plain-experts (parallel.plain_experts) with"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         orr_spec s;
@@ -268,17 +269,20 @@ static int colls_named(const orr_workload *w, const char *name, uint32_t *group_
  * 6,291,456 x 2 B = 12,582,912 B) and reduce-scatter (x 4 B = 25,165,824 B) over efsdp = 4; with
  * ep 8 (efsdp 1) no expert collective. With --bf16-params (ep 2) the shards, their gradients and
  * Adam's moments are bf16: 8,918,528 B, 8,918,528 B and 17,837,056 B; the collectives as in fp32 (the
- * gather in bf16, the reduction in fp32). */
+ * gather in bf16, the reduction in fp32). With --plain-experts (ep 8, efsdp 1) the experts leave the
+ * units: sharded gradients 4 x 1,313,536 = 5,254,144 B, the experts' own 4 x 3,145,728 = 12,582,912 B.
+ * The gathered unit of an MoE block then holds its dense part only. */
 static void fsdp_ep(void)
 {
     static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 1024, mlp: "
                               "swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, "
                               "top_k: 2, expert_ffn: 512}\n";
-    const uint32_t eps[3] = {2, 8, 2};
-    for (int i = 0; i < 3; i++) {
+    const uint32_t eps[4] = {2, 8, 2, 8};
+    const char *const extra[4] = {"", "", " --bf16-params", " --plain-experts"};
+    for (int i = 0; i < 4; i++) {
         char flags[160];
         snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --framework torchtitan --ep %u --mbs 1 --gbs 8%s", eps[i],
-                 i == 2 ? " --bf16-params" : "");
+                 extra[i]);
         orr_spec s;
         orr_err err;
         CHECK_MSG(spec_from_text(&s, "t.yaml", yaml, flags, &err) == 0, "%s", err.msg);
@@ -292,7 +296,13 @@ static void fsdp_ep(void)
         }
         const double per_gpu = 10508288.0 / 8 + 3145728.0, B = i == 2 ? 2.0 : 4.0; /* --bf16-params: bf16 */
         CHECK_REL(alloc_sum(w, "parameters"), B * per_gpu, 1e-6);
-        CHECK_REL(alloc_sum(w, "fsdp_sharded_grads"), B * per_gpu, 1e-6);
+        if (i == 3) { /* plain experts: their fp32 gradients a buffer of their own, no unit holds them */
+            CHECK_REL(alloc_sum(w, "fsdp_sharded_grads"), 4.0 * 10508288.0 / 8, 1e-6);
+            CHECK_REL(alloc_sum(w, "gradients"), 4.0 * 3145728.0, 1e-6);
+        } else {
+            CHECK_REL(alloc_sum(w, "fsdp_sharded_grads"), B * per_gpu, 1e-6);
+            CHECK_EQ_I64(alloc_sum(w, "gradients"), 0);
+        }
         CHECK_REL(alloc_sum(w, "adam_exp_avg") + alloc_sum(w, "adam_exp_avg_sq"), 2.0 * B * per_gpu, 1e-6);
         uint32_t g = 0;
         double bytes = 0;

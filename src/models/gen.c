@@ -1121,7 +1121,7 @@ static double unit_params(const gen *G, uint32_t c, int root, uint32_t li)
  * moe.experts on the dp_shard_mod_ep mesh), gathered and reduced with their block. */
 static double unit_expert_params(const gen *G, uint32_t c, int root, uint32_t li)
 {
-    return root ? 0 : moe_layer_expert_params_local(G, chunk_first_layer(G, c) + li);
+    return root || G->plain_experts ? 0 : moe_layer_expert_params_local(G, chunk_first_layer(G, c) + li);
 }
 
 /* Bytes per parameter in a unit's all-gather: bf16, or fp8 for a block's with --fp8-allgather. */
@@ -1221,6 +1221,7 @@ static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, uint32_t li
         return n;
     }
     n = layer_param_elems(G, chunk_first_layer(G, c) + li, out, &nmats, &nexp);
+    if (G->plain_experts) n -= nexp, nexp = 0; /* not copied out: the plain parameters are used */
     for (uint32_t i = 0; i < n; i++) out[i] *= (i < nmats || i >= n - nexp) && G->s->fp8_allgather ? 1.0 : B;
     return n;
 }

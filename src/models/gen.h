@@ -110,6 +110,8 @@ struct gen {
     double grad_B;                /* bytes per gradient element in the DP reduction */
     double shard_B;               /* bytes per element of a sharded parameter and its sharded gradient
                                    * (recipe.unit_grads; the recipe's, 4 unless it says) */
+    int plain_experts;            /* sharded recipes: the routed experts are no part of the sharding units
+                                   * (never gathered or reduced; the recipe's, 0 unless it says) */
     /* the rank being generated */
     orr_rank *rk;
     uint32_t tp_r, pp_r, dp_r, cp_r;

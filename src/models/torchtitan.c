@@ -166,11 +166,15 @@ static void adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first)
 
 /* Sharded parameters and Adam moments over the shard group (fp32: 4 + 8 B per parameter; bf16 with
  * --bf16-params: 2 + 4; an MoE model's routed experts over the expert-data-parallel group); the
- * sharded gradients, in the parameters' dtype, come per unit with its reduce-scatter (unit_grads). */
+ * sharded gradients, in the parameters' dtype, come per unit with its reduce-scatter (unit_grads).
+ * Plain experts (setup) keep their gradients in their own dtype through the iteration: autograd
+ * accumulates them into .grad, which zero_grad(set_to_none) drops after the step (here from the start,
+ * as they are from the first backward of every iteration but the first). */
 static void persistent_memory(gen *G)
 {
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
-    gen_persistent_buffers(G, &cx, gen_rank_shard_bytes(G, G->shard_B), 0);
+    gen_persistent_buffers(G, &cx, gen_rank_shard_bytes(G, G->shard_B),
+                           G->plain_experts ? moe_rank_expert_params(G) * G->shard_B : 0);
     optimizer_state(G, &cx);
 }
 
@@ -185,6 +189,10 @@ static void setup(gen *G)
      * keeps its moments like the parameter. TorchTitan builds its model in fp32; --bf16-params is a
      * model built in bf16 (NeMo AutoModel's from_config: torch_dtype "auto" -> bfloat16). */
     G->shard_B = G->s->bf16_params ? 2.0 : 4.0;
+    /* --plain-experts: NeMo AutoModel's apply_fsdp (components/moe/parallelizer.py) fully_shard-s the
+     * experts only when their ep_shard mesh has more than one rank; else they are ignored_params of
+     * their block, plain EP-sharded parameters. TorchTitan fully_shard-s them on a mesh of one rank. */
+    G->plain_experts = G->s->plain_experts && G->s->model.experts && G->EDP == 1 && G->D == G->S / G->C;
 }
 
 static const recipe torchtitan = {

@@ -115,7 +115,7 @@ static const orr_yfield parallel_fields[] = {
     SF("fsdp", ORR_YF_U32, fsdp), SF("ep", ORR_YF_U32, ep), SF("etp", ORR_YF_U32, etp),
     {.key = "zero", .type = ORR_YF_U32, .offset = offsetof(orr_spec, zero), .min = 0, .max = 3},
     SF("reshard_after_forward", ORR_YF_BOOL, reshard_after_forward), SF("fp8_allgather", ORR_YF_BOOL, fp8_allgather),
-    SF("bf16_params", ORR_YF_BOOL, bf16_params),
+    SF("bf16_params", ORR_YF_BOOL, bf16_params), SF("plain_experts", ORR_YF_BOOL, plain_experts),
     SF("decoder_first_pipeline_num_layers", ORR_YF_U32, pp_first_layers),
     SF("decoder_last_pipeline_num_layers", ORR_YF_U32, pp_last_layers),
 };
@@ -515,6 +515,8 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
         return foreign_option(s, ORR_FW_TORCHTITAN, "--fp8-allgather (parallel.fp8_allgather)", what, err);
     if (s->bf16_params)
         return foreign_option(s, ORR_FW_TORCHTITAN, "--bf16-params (parallel.bf16_params)", what, err);
+    if (s->plain_experts)
+        return foreign_option(s, ORR_FW_TORCHTITAN, "--plain-experts (parallel.plain_experts)", what, err);
     if (s->compile) return foreign_option(s, ORR_FW_TORCHTITAN, "--compile (options.compile)", what, err);
     if (s->compile_loss >= 0)
         return foreign_option(s, ORR_FW_TORCHTITAN, s->compile_loss ? "--compile-loss (options.compile_loss)"
