@@ -233,6 +233,8 @@ static void test_moe_bounds(void)
                "--recompute none,full");
     moe_bounds("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --framework torchtitan --ep 8 "
                "--pp 1,2,4 --mbs 1,2 --recompute none,full");
+    moe_bounds("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --framework torchtitan --ep 8 "
+               "--pp 1,2,4 --mbs 1,2 --recompute none,full --bf16-params --plain-experts");
 }
 
 /* Expert parallelism is an axis: a dense model has the single value 1; an MoE model left without
