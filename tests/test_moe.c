@@ -185,7 +185,13 @@ static void layouts(void)
         {"model: mixtral-8x7b\n", "--gpus 16 --ep 16", "experts (8) must be divisible by ep"},
         {"model: mixtral-8x7b\n", "--gpus 8 --tp 2 --ep 4", "needs --sp"},
         {"model: mixtral-8x7b\n", "--gpus 8 --ep 4 --moe-imbalance 5", "at most 4 x the average"},
-        {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --framework torchtitan", "--framework megatron only"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --framework deepspeed --zero 1", "--framework deepspeed with model"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --framework nanotron", "--framework nanotron with model"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --fsdp 4 --ep 8 --framework torchtitan", "--ep 8 (parallel.ep) with framework torchtitan"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --tp 2 --sp --ep 4 --framework torchtitan", "--tp 2 (parallel.tp) with framework torchtitan"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 4 --etp 2 --framework torchtitan", "--etp 2 (parallel.etp) with framework torchtitan"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --bf16-params", "--bf16-params (parallel.bf16_params) with"},
+        {"model: mixtral-8x7b\n", "--gpus 8 --ep 8 --plain-experts", "--plain-experts (parallel.plain_experts) with"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         orr_spec s;
@@ -221,6 +227,104 @@ static void layouts(void)
     CHECK_EQ_I64(a2a, 32 * 3 * 2); /* layers x (counts, dispatch, combine) x (fwd, bwd) */
     orr_workload_free(w);
     orr_spec_free(&s);
+}
+
+/* Sum of the bytes of rank 0's ALLOCs named `name`. */
+static double alloc_sum(const orr_workload *w, const char *name)
+{
+    double b = 0;
+    for (size_t i = 0; i < w->ranks[0].nops; i++) {
+        const orr_op *op = &w->ranks[0].ops[i];
+        if (op->kind == ORR_OP_ALLOC && strcmp(w->names[op->name], name) == 0) b += (double)op->bytes;
+    }
+    return b;
+}
+
+/* Rank 0's collectives named `name`: how many, the size of the group of each (0 if none or mixed). */
+static int colls_named(const orr_workload *w, const char *name, uint32_t *group_size, double *bytes)
+{
+    int n = 0;
+    *group_size = 0;
+    for (size_t i = 0; i < w->ranks[0].nops; i++) {
+        const orr_op *op = &w->ranks[0].ops[i];
+        if (op->kind != ORR_OP_COLL || strcmp(w->names[op->name], name) != 0) continue;
+        uint32_t g = w->groups[op->a].size;
+        *group_size = n == 0 || *group_size == g ? g : 0;
+        *bytes = (double)op->bytes;
+        n++;
+    }
+    return n;
+}
+
+/* FSDP2 + EP (--framework torchtitan) against a hand calculation: 8 GPUs, fsdp 8, 2 layers of hidden
+ * 1024, 8 heads, 8 experts of expert_ffn 512 (SwiGLU), top 2, vocabulary 1024 untied.
+ * Per layer, dense: attention 4 x 1024^2 = 4,194,304, two RMSNorms 2,048, router 8 x 1024 = 8,192:
+ * 4,204,544; one expert 3 x 1024 x 512 = 1,572,864. Root: embedding 1,048,576, output 1,048,576 and
+ * the final norm as the recipe counts it (2 x 1024): 2,099,200. Dense in all 2 x 4,204,544 + 2,099,200
+ * = 10,508,288 over the fsdp group (8); the experts, 8/ep per EP rank and 2 layers, over
+ * efsdp = 8/ep: per GPU 2 x 1,572,864 x (8/ep) / (8/ep) = 3,145,728 whatever ep. Per GPU
+ * 10,508,288 / 8 + 3,145,728 = 4,459,264 parameters: fp32 shards 17,837,056 B, fp32 sharded gradients
+ * 17,837,056 B, Adam's two fp32 moments 35,674,112 B. Collectives per MoE block: the dense all-gather
+ * 4,204,544 x 2 B = 8,409,088 B over 8 GPUs; with ep 2 the experts' all-gather (4 local experts,
+ * 6,291,456 x 2 B = 12,582,912 B) and reduce-scatter (x 4 B = 25,165,824 B) over efsdp = 4; with
+ * ep 8 (efsdp 1) no expert collective. With --bf16-params (ep 2) the shards, their gradients and
+ * Adam's moments are bf16: 8,918,528 B, 8,918,528 B and 17,837,056 B; the collectives as in fp32 (the
+ * gather in bf16, the reduction in fp32). With --plain-experts (ep 8, efsdp 1) the experts leave the
+ * units: sharded gradients 4 x 1,313,536 = 5,254,144 B, the experts' own 4 x 3,145,728 = 12,582,912 B.
+ * The gathered unit of an MoE block then holds its dense part only. */
+static void fsdp_ep(void)
+{
+    static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 1024, mlp: "
+                              "swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, "
+                              "top_k: 2, expert_ffn: 512}\n";
+    const uint32_t eps[4] = {2, 8, 2, 8};
+    const char *const extra[4] = {"", "", " --bf16-params", " --plain-experts"};
+    for (int i = 0; i < 4; i++) {
+        char flags[160];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --framework torchtitan --ep %u --mbs 1 --gbs 8%s", eps[i],
+                 extra[i]);
+        orr_spec s;
+        orr_err err;
+        CHECK_MSG(spec_from_text(&s, "t.yaml", yaml, flags, &err) == 0, "%s", err.msg);
+        CHECK_EQ_I64(s.fsdp, 8);
+        CHECK_EQ_I64(s.edp, 8 / eps[i]);
+        orr_workload *w = orr_gen_training(&s, &err);
+        CHECK_MSG(w != NULL, "%s", err.msg);
+        if (!w) {
+            orr_spec_free(&s);
+            continue;
+        }
+        const double per_gpu = 10508288.0 / 8 + 3145728.0, B = i == 2 ? 2.0 : 4.0; /* --bf16-params: bf16 */
+        CHECK_REL(alloc_sum(w, "parameters"), B * per_gpu, 1e-6);
+        if (i == 3) { /* plain experts: their fp32 gradients a buffer of their own, no unit holds them */
+            CHECK_REL(alloc_sum(w, "fsdp_sharded_grads"), 4.0 * 10508288.0 / 8, 1e-6);
+            CHECK_REL(alloc_sum(w, "gradients"), 4.0 * 3145728.0, 1e-6);
+        } else {
+            CHECK_REL(alloc_sum(w, "fsdp_sharded_grads"), B * per_gpu, 1e-6);
+            CHECK_EQ_I64(alloc_sum(w, "gradients"), 0);
+        }
+        CHECK_REL(alloc_sum(w, "adam_exp_avg") + alloc_sum(w, "adam_exp_avg_sq"), 2.0 * B * per_gpu, 1e-6);
+        uint32_t g = 0;
+        double bytes = 0;
+        CHECK(colls_named(w, "fsdp_allgather", &g, &bytes) > 0);
+        CHECK_EQ_I64(g, 8);
+        CHECK(colls_named(w, "fsdp_reducescatter", &g, &bytes) > 0);
+        CHECK_EQ_I64(g, 8);
+        int ag = colls_named(w, "fsdp_allgather_experts", &g, &bytes);
+        if (eps[i] == 2) {
+            CHECK(ag >= 2 && g == 4);
+            CHECK_REL(bytes, 12582912.0, 1e-9);
+            CHECK(colls_named(w, "fsdp_reducescatter_experts", &g, &bytes) == 2 && g == 4);
+            CHECK_REL(bytes, 25165824.0, 1e-9);
+        } else {
+            CHECK_EQ_I64(ag, 0);
+            CHECK_EQ_I64(colls_named(w, "fsdp_reducescatter_experts", &g, &bytes), 0);
+        }
+        /* the MoE MLP's token exchange is the same all-to-all as under Megatron, over the EP group */
+        CHECK(colls_named(w, "ep_alltoall_dispatch", &g, &bytes) == 2 && g == eps[i]);
+        orr_workload_free(w);
+        orr_spec_free(&s);
+    }
 }
 
 /* The EP all-to-all through the three network backends: 16 experts over 16 GPUs on two nodes (every
@@ -294,6 +398,7 @@ static void shared_overlap(void)
 
 int main(void)
 {
+    fsdp_ep();
     shared_overlap();
     backends();
     layouts();

@@ -195,10 +195,8 @@ static uint32_t soundness(const char *space)
  * over tp x pp pruned configurations that fit (mixtral-8x7b, --ep 8: the best, TP 2 PP 1 at 76 GiB,
  * was pruned). The bounds must stay below every simulated trial, the same best pruned or not; the
  * time bound is off for MoE models (idle experts, dropped tokens). */
-static void test_moe_bounds(void)
+static void moe_bounds(const char *space)
 {
-    const char *space = "--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --ep 8 --tp 1,2 "
-                        "--pp 1,2,4 --recompute none,full";
     char args[512];
     snprintf(args, sizeof args, "%s --no-prune", space);
     orr_search_opts o;
@@ -225,6 +223,18 @@ static void test_moe_bounds(void)
     printf("MoE bounds: %u trials, %u fit, best trial %u pruned and unpruned\n", b.ntrials, ok, a.ranked[0]);
     orr_search_result_free(&a);
     orr_search_result_free(&b);
+}
+
+/* The same under Megatron (parallel folding) and under TorchTitan (FSDP2 + EP: the experts sharded
+ * over fsdp/ep ranks, left out of the bound). */
+static void test_moe_bounds(void)
+{
+    moe_bounds("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --ep 8 --tp 1,2 --pp 1,2,4 "
+               "--recompute none,full");
+    moe_bounds("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --framework torchtitan --ep 8 "
+               "--pp 1,2,4 --mbs 1,2 --recompute none,full");
+    moe_bounds("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --seq 4096 --framework torchtitan --ep 8 "
+               "--pp 1,2,4 --mbs 1,2 --recompute none,full --bf16-params --plain-experts");
 }
 
 /* Expert parallelism is an axis: a dense model has the single value 1; an MoE model left without

@@ -448,7 +448,7 @@ static void test_bad_spec_files(void)
     EXPECT_FAIL(rc, err, ":2: parallel.decoder_first_pipeline_num_layers: expected");
     rc = load_text(&s, "modle: gpt3-175b\n", &err, NULL);
     EXPECT_FAIL(rc, err, "modle: unknown key (did you mean model? allowed: framework, model, gpu, cluster, profile, gpus, "
-                         "parallel, training, options, network, jobs)");
+                         "parallel, training, options, network, jobs, search)");
     rc = load_text(&s, "model: [gpt3\ngpu: H100\n", &err, path);
     EXPECT_FAIL(rc, err, path, "invalid YAML");
     rc = load_text(&s, "model: gpt3-175b\n  gpu: H100\n", &err, NULL);

@@ -14,15 +14,21 @@
  * harness's, rebuilt from the generated allocations (harness_peak_bytes).
  *
  * Table 2, the end-to-end rows. Assumptions: the ModelZoo rows' "norm, act" recomputation is
- * --recompute selective, "full" --recompute full; NeMo AutoModel's FSDP2 + EP is modelled with
- * Megatron's distributed optimizer over the same data parallelism (FSDP2 + EP is not modelled), its
- * activation checkpointing as --recompute full; a row whose layout cannot be described is printed
- * with the reason.
+ * --recompute selective, "full" --recompute full; NeMo AutoModel's PyTorch FSDP2 + EP is modelled as
+ * --framework torchtitan (TorchTitan's FSDP2 + EP, which AutoModel follows: the routed experts
+ * fully_shard-ed over fsdp/ep ranks, the rest over fsdp; torchtitan.c, moe.c) with its model built in
+ * bf16 (--bf16-params: AutoModel's from_config takes torch_dtype "auto" as bfloat16, so FSDP2's
+ * sharded parameters, gradients and Adam's moments are bf16) and its experts left out of FSDP2 where
+ * ep equals the fsdp degree (--plain-experts: its apply_fsdp), its activation
+ * checkpointing as --recompute full, its DeepEP as --moe-dispatcher deepep; a row whose layout cannot
+ * be described is printed with the reason. The peak column says OOM where the prediction does not fit.
  *
  * Measured when written (docs/models.md "MoE"): Table 0 fitted factor 0.812, held-out 26.8% -> 4.2%;
- * Table 1 time median 13.2% (forward 9.7%, backward 14.7%), peak memory 17.4%; Table 2 8.6%. The
- * bounds below hold them with some room so that a regression fails; the issue's 10% target is met
- * by Table 2 and not by Table 1.
+ * Table 1 time median 13.2% (forward 9.7%, backward 14.7%), peak memory 17.4%; Table 2 9.7% (8.6%
+ * with the AutoModel rows as Megatron's distributed optimizer); gpt-oss-120b is still predicted out
+ * of memory (three rows were before; docs/models.md "MoE under FSDP2 + EP" says why), marked
+ * oom_known below: every other row must fit. The bounds below hold them with some room so
+ * that a regression fails; the issue's 10% target is met by Table 2 and not by Table 1.
  */
 #include "check.h"
 #include "csv.h"
@@ -166,10 +172,12 @@ static void layer_benchmarks(void)
     orr_csv_free(&t);
 }
 
-/* One end-to-end row: model, GPUs and flags; the measured step time. */
+/* One end-to-end row: model, GPUs and flags; the measured step time; oom_known: a row that ran but is
+ * predicted out of memory for a reason docs/models.md names (the others must fit). */
 typedef struct e2e_row {
     int row;
     const char *model, *flags, *note;
+    int oom_known;
 } e2e_row;
 
 static void end_to_end(void)
@@ -178,28 +186,29 @@ static void end_to_end(void)
     if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
     static const e2e_row rows[] = {
         {36, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
-                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, cross-node EP"},
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, cross-node EP", 0},
         {37, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective "
-                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, +1F1B EP overlap (not modelled)"},
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, +1F1B EP overlap (not modelled)", 0},
         {39, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 32 --vpp 3 --ep 8 --mbs 1 --gbs 2048 --recompute selective "
-                                "--moe-dispatcher alltoall --dist-opt", "ModelZoo, intra-node EP"},
+                                "--moe-dispatcher alltoall --dist-opt", "ModelZoo, intra-node EP", 0},
         {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
-                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4"},
+                                "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4", 0},
         {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                            "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
+                            "--framework torchtitan --bf16-params --plain-experts", "AutoModel", 0},
         {56, "kimi-k2", "--gpus 256 --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                        "--dist-opt", "AutoModel (FSDP2 as dist-opt)"},
-        {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep --dist-opt",
-         "AutoModel (FSDP2 as dist-opt)"},
-        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --dist-opt",
-         "AutoModel (FSDP2 as dist-opt), EP8 from its yaml"},
-        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --dist-opt",
-         "AutoModel (FSDP2 as dist-opt), EP64 (the table says -, the yaml 16)"},
+                        "--framework torchtitan --bf16-params --plain-experts", "AutoModel", 0},
+        {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep "
+                              "--framework torchtitan --bf16-params --plain-experts", "AutoModel", 0},
+        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --framework torchtitan "
+                            "--bf16-params --plain-experts",
+         "AutoModel, EP8 from its yaml", 0},
+        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework torchtitan --bf16-params --plain-experts",
+         "AutoModel, EP64 (the table says -, the yaml 16); activations without AC", 1},
     };
     double errs[16];
     int n = 0;
     printf("Table 2: end-to-end H100 step time (s)\n");
-    printf("%4s %-16s %9s %9s %7s %8s  %s\n", "row", "model", "measured", "pred", "err%", "mem GiB", "note");
+    printf("%4s %-16s %9s %9s %7s %8s %-3s  %s\n", "row", "model", "measured", "pred", "err%", "mem GiB", "oom", "note");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         int r = -1;
         for (int k = 0; k < t.nrows; k++)
@@ -221,8 +230,11 @@ static void end_to_end(void)
         }
         double pred = p.r.iteration_ps / 1e12;
         errs[n++] = fabs(pred / measured - 1) * 100;
-        printf("%4d %-16s %9.2f %9.2f %+7.1f %8.1f  %s\n", rows[i].row, rows[i].model, measured, pred,
-               (pred / measured - 1) * 100, p.r.mem.peak_reserved_bytes / 1073741824.0, rows[i].note);
+        CHECK_MSG(!p.r.mem.oom || rows[i].oom_known, "row %d predicted out of memory (%.1f GiB)", rows[i].row,
+                  p.r.mem.peak_reserved_bytes / 1073741824.0);
+        printf("%4d %-16s %9.2f %9.2f %+7.1f %8.1f %-3s  %s\n", rows[i].row, rows[i].model, measured, pred,
+               (pred / measured - 1) * 100, p.r.mem.peak_reserved_bytes / 1073741824.0, p.r.mem.oom ? "OOM" : "",
+               rows[i].note);
         orr_prediction_free(&p);
         orr_spec_free(&s);
     }

@@ -85,6 +85,10 @@ typedef struct orr_spec {
     uint32_t zero;        /* deepspeed: ZeRO stage 1..3 over DP (0: not given) */
     int reshard_after_forward; /* torchtitan: free unsharded params after forward (-1: not given) */
     int fp8_allgather;    /* torchtitan: all-gather float8 weights (float8 training only) */
+    int bf16_params;      /* torchtitan: the model's parameters in bf16, so FSDP2's sharded parameters,
+                           * gradients and Adam state too (NeMo AutoModel's torch_dtype bf16); else fp32 */
+    int plain_experts;    /* torchtitan, MoE: where the experts' FSDP degree fsdp*cp/ep is 1 (and no HSDP
+                           * replicas), the routed experts left out of FSDP2 (NeMo AutoModel's apply_fsdp) */
     int compile;          /* torchtitan: torch.compile, fused elementwise kernels and their saved tensors */
     int compile_loss;     /* torchtitan: the loss compiled too (-1: not given). TorchTitan compiles
                            * its loss only from 2025 (components/loss.py); before, train.py left it

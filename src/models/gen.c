@@ -1105,58 +1105,89 @@ static uint32_t unit_id(const gen *G, uint32_t c, int root, uint32_t li)
 }
 static uint32_t rank_units(const gen *G) { return G->rank_layers + G->V; }
 
-static double unit_params(const gen *G, uint32_t c, int root)
+/* A unit's parameters per rank before sharding, those sharded over the shard group: a block's all but
+ * its routed experts (layer li of chunk c), the root's embedding, final norm and output. */
+static double unit_params(const gen *G, uint32_t c, int root, uint32_t li)
 {
-    if (!root) return layer_params_local(G, ORR_NO_LAYER); /* sharded recipes: dense models only */
+    if (!root) return layer_params_local(G, chunk_first_layer(G, c) + li);
     double p = 0;
     if (chunk_has_embedding(G, c)) p += embedding_params_local(G);
     if (chunk_has_head(G, c)) p += head_params_local(G);
     return p;
 }
 
-/* Unsharded bytes of a unit's parameters in the all-gather: bf16, or fp8 for the linear weights
- * with --fp8-allgather. */
-static double unit_gather_bytes(const gen *G, uint32_t c, int root)
+/* A block's routed experts per rank before sharding (an MoE layer's; 0 for the root and a dense
+ * layer): their own FSDP unit over the expert-data-parallel group (TorchTitan fully_shard-s
+ * moe.experts on the dp_shard_mod_ep mesh), gathered and reduced with their block. */
+static double unit_expert_params(const gen *G, uint32_t c, int root, uint32_t li)
 {
-    double p = unit_params(G, c, root);
-    return p * (G->s->fp8_allgather && !root ? 1.0 : G->act_B);
+    return root || G->plain_experts ? 0 : moe_layer_expert_params_local(G, chunk_first_layer(G, c) + li);
 }
+
+/* Bytes per parameter in a unit's all-gather: bf16, or fp8 for a block's with --fp8-allgather. */
+static double unit_gather_B(const gen *G, int root) { return G->s->fp8_allgather && !root ? 1.0 : G->act_B; }
 
 /* The unit's all-gather (if it is not gathered): on the all-gather stream, after the forward of the
  * unit two before it has finished (FSDP2 keeps about two unsharded blocks in flight); the compute
  * stream waits for it. */
 static void unit_gather(gen *G, uint32_t c, int root, uint32_t li, orr_phase ph, uint32_t after_unit)
 {
-    if (!G->rp->shards_params || unit_params(G, c, root) <= 0) return;
+    double p = unit_params(G, c, root, li), pe = unit_expert_params(G, c, root, li), B = unit_gather_B(G, root);
+    if (!G->rp->shards_params || p + pe <= 0) return;
     uint32_t u = unit_id(G, c, root, li);
     if (G->unit_buf[u] == UINT32_MAX && G->unit_cp_buf[u] == UINT32_MAX) {
         ctx cx = {ph, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, ORR_NO_MB, c};
         if (after_unit != UINT32_MAX && G->unit_fwd_ev[after_unit] != UINT32_MAX)
             gen_wait(G, S_AG, G->unit_fwd_ev[after_unit]);
-        G->unit_buf[u] =
-            gen_mem_alloc(G, &cx, S_AG, "fsdp_allgather_output", unit_gather_bytes(G, c, root), ORR_MEM_COMM);
-        if (G->S > 1) coll_in(G, &cx, S_AG, "fsdp_allgather", ORR_COLL_ALLGATHER, G->g_shard, &G->seq_shard,
-                              unit_gather_bytes(G, c, root));
+        G->unit_buf[u] = gen_mem_alloc(G, &cx, S_AG, "fsdp_allgather_output", (p + pe) * B, ORR_MEM_COMM);
+        if (G->S > 1) coll_in(G, &cx, S_AG, "fsdp_allgather", ORR_COLL_ALLGATHER, G->g_shard, &G->seq_shard, p * B);
+        if (pe > 0 && G->EDP > 1) /* the experts' unit, prefetched with its block */
+            coll_in(G, &cx, S_AG, "fsdp_allgather_experts", ORR_COLL_ALLGATHER, G->g_edp, &G->seq_edp, pe * B);
         G->unit_ag_ev[u] = gen_record(G, S_AG);
     }
 }
 
+/* The routed experts' parameter tensors of an MoE layer (GroupedExperts' w1, w3 when gated, w2;
+ * each of all the rank's local experts), elements per rank before FSDP sharding; how many (0 for a
+ * dense layer). */
+static uint32_t layer_expert_elems(const gen *G, uint32_t layer, double *out)
+{
+    double e = moe_layer_expert_params_local(G, layer);
+    uint32_t n = e > 0 ? (G->gated ? 3 : 2) : 0;
+    for (uint32_t i = 0; i < n; i++) out[i] = e / n;
+    return n;
+}
+
 /* The parameter tensors of one layer, elements per rank before FSDP sharding, in model order: wq,
  * wk, wv, wo, w1, w3 (gated), w2, then the rest (the two RMSNorm weights, or one tensor for the
- * norms and biases of other models); returns how many (at most 9), the first *nmats of them the
- * linear weights. */
-static uint32_t layer_param_elems(const gen *G, double *out, uint32_t *nmats)
+ * norms and biases of other models); an MoE layer's: its attention projections (as one), router and
+ * shared experts (as one), the norms, then its routed experts (layer_expert_elems, the last
+ * *nexp). Returns how many (at most 9), the first *nmats of them the dense linear weights. */
+static uint32_t layer_param_elems(const gen *G, uint32_t layer, double *out, uint32_t *nmats, uint32_t *nexp)
 {
+    uint32_t n = 0;
+    *nexp = 0;
+    if (moe_is_moe_layer(G, layer)) {
+        const orr_model *m = &G->s->model;
+        double attn = orr_model_attn_params(m) / G->T, mlp = orr_model_router_params(m) +
+                                                            orr_model_shared_expert_params(m) / G->T;
+        double rest = layer_params_local(G, layer) - attn - mlp;
+        out[n++] = attn;
+        out[n++] = mlp;
+        *nmats = n;
+        if (rest > 0) out[n++] = rest;
+        *nexp = layer_expert_elems(G, layer, out + n);
+        return n + *nexp;
+    }
     double t = G->T, q = G->a * G->hd, kv = G->g * G->hd, h = G->h, f = G->f;
     const double mats[7] = {h * q / t, h * kv / t, h * kv / t, q * h / t, h * f / t, G->gated ? h * f / t : 0, f * h / t};
-    uint32_t n = 0;
     double lsum = 0;
     for (int i = 0; i < 7; i++) {
         lsum += mats[i];
         if (mats[i] > 0) out[n++] = mats[i];
     }
     *nmats = n;
-    double rest = layer_params_local(G, ORR_NO_LAYER) - lsum;
+    double rest = layer_params_local(G, layer) - lsum;
     if (rest > 0 && G->s->model.rmsnorm) {
         out[n++] = rest / 2.0;
         out[n++] = rest / 2.0;
@@ -1179,18 +1210,19 @@ static uint32_t head_param_elems(const gen *G, double *out)
 
 /* Bytes of each unsharded parameter of a unit (bf16; fp8 linear weights with --fp8-allgather), in
  * model order; out has room for 9. */
-static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, double *out)
+static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, uint32_t li, double *out)
 {
     double B = G->act_B;
-    uint32_t n = 0, nmats = 0;
+    uint32_t n = 0, nmats = 0, nexp = 0;
     if (root) {
         if (chunk_has_embedding(G, c)) out[n++] = embedding_params_local(G);
         if (chunk_has_head(G, c)) n += head_param_elems(G, out + n);
         for (uint32_t i = 0; i < n; i++) out[i] *= B;
         return n;
     }
-    n = layer_param_elems(G, out, &nmats);
-    for (uint32_t i = 0; i < n; i++) out[i] *= i < nmats && G->s->fp8_allgather ? 1.0 : B;
+    n = layer_param_elems(G, chunk_first_layer(G, c) + li, out, &nmats, &nexp);
+    if (G->plain_experts) n -= nexp, nexp = 0; /* not copied out: the plain parameters are used */
+    for (uint32_t i = 0; i < n; i++) out[i] *= (i < nmats || i >= n - nexp) && G->s->fp8_allgather ? 1.0 : B;
     return n;
 }
 
@@ -1202,13 +1234,13 @@ static uint32_t unit_param_parts(const gen *G, uint32_t c, int root, double *out
  * freed on the all-gather stream); otherwise the parameters are views of the gathered buffer. */
 static void unit_wait(gen *G, uint32_t c, int root, uint32_t li)
 {
-    if (!G->rp->shards_params || unit_params(G, c, root) <= 0) return;
+    if (!G->rp->shards_params || unit_params(G, c, root, li) + unit_expert_params(G, c, root, li) <= 0) return;
     uint32_t u = unit_id(G, c, root, li);
     if (G->unit_ag_ev[u] != UINT32_MAX) gen_wait(G, S_COMPUTE, G->unit_ag_ev[u]);
     if (G->unit_buf[u] == UINT32_MAX || !G->rp->copies_out_params) return;
     ctx cx = {ORR_PHASE_OTHER, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, ORR_NO_MB, c};
     double part[9];
-    uint32_t n = unit_param_parts(G, c, root, part);
+    uint32_t n = unit_param_parts(G, c, root, li, part);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = gen_mem_alloc(G, &cx, S_COMPUTE, "fsdp_unsharded_param", part[i], ORR_MEM_COMM);
         if (i == 0) G->unit_cp_buf[u] = b;
@@ -1246,34 +1278,40 @@ static void unit_reshard(gen *G, uint32_t c, int root, uint32_t li)
  * tests/emu/torch/pp_mem.py). With one micro-batch they are the reduce-scatter input itself. */
 static void unit_accumulate(gen *G, const ctx *cx, uint32_t c, int root, uint32_t li)
 {
-    if (!G->rp->shards_params || !G->rp->unit_grads || G->nmb <= 1 || unit_params(G, c, root) <= 0) return;
+    double p = unit_params(G, c, root, li) + unit_expert_params(G, c, root, li);
+    if (!G->rp->shards_params || !G->rp->unit_grads || G->nmb <= 1 || p <= 0) return;
     uint32_t u = unit_id(G, c, root, li);
     if (G->unit_acc_buf[u] == UINT32_MAX)
-        G->unit_acc_buf[u] = gen_mem_alloc(G, cx, S_COMPUTE, "fsdp_accumulated_grads",
-                                           unit_params(G, c, root) * G->grad_B, ORR_MEM_GRAD);
+        G->unit_acc_buf[u] = gen_mem_alloc(G, cx, S_COMPUTE, "fsdp_accumulated_grads", p * G->grad_B, ORR_MEM_GRAD);
 }
 
 /* After a unit's backward in the last micro-batch: cast the gradients to the reduce dtype (grad_B,
- * the recipe's) and reduce-scatter them over the shard group on the reduce-scatter stream; with
- * replicas (HSDP) all-reduce the shard over them. The input buffer is freed when the next
- * reduce-scatter is issued (one is kept in flight). */
+ * the recipe's) and reduce-scatter them on the reduce-scatter stream, the block's over the shard
+ * group and its routed experts' over the expert-data-parallel group; with replicas (HSDP) all-reduce
+ * the shards over them. The input buffer is freed when the next reduce-scatter is issued (one is
+ * kept in flight). */
 static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 {
-    if (!G->rp->shards_params || unit_params(G, c, root) <= 0 || mb != G->nmb - 1) return;
-    double p = unit_params(G, c, root), rb = G->grad_B;
+    double p = unit_params(G, c, root, li), pe = unit_expert_params(G, c, root, li), rb = G->grad_B;
+    if (!G->rp->shards_params || p + pe <= 0 || mb != G->nmb - 1) return;
     ctx cx = {ORR_PHASE_BWD, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, mb, c};
-    uint32_t buf = gen_mem_alloc(G, &cx, S_COMPUTE, "fsdp_reduce_scatter_input", p * rb, ORR_MEM_COMM);
-    gen_memop(G, &cx, "fsdp_grad_cast", ORR_CLS_ELEMENTWISE, p * (G->act_B + rb), p);
+    uint32_t buf = gen_mem_alloc(G, &cx, S_COMPUTE, "fsdp_reduce_scatter_input", (p + pe) * rb, ORR_MEM_COMM);
+    gen_memop(G, &cx, "fsdp_grad_cast", ORR_CLS_ELEMENTWISE, (p + pe) * (G->act_B + rb), p + pe);
     uint32_t u = unit_id(G, c, root, li);
     gen_mem_free(G, &cx, S_COMPUTE, G->unit_acc_buf[u]);
     G->unit_acc_buf[u] = UINT32_MAX;
     uint32_t e = gen_record(G, S_COMPUTE);
     gen_wait(G, S_DP, e);
     if (G->S > 1) coll_in(G, &cx, S_DP, "fsdp_reducescatter", ORR_COLL_REDUCESCATTER, G->g_shard, &G->seq_shard, p * rb);
+    if (pe > 0 && G->EDP > 1)
+        coll_in(G, &cx, S_DP, "fsdp_reducescatter_experts", ORR_COLL_REDUCESCATTER, G->g_edp, &G->seq_edp, pe * rb);
     if (G->D / (G->S / G->C) > 1)
-        coll_in(G, &cx, S_DP, "hsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_rep, &G->seq_rep, p * rb / G->S);
+        coll_in(G, &cx, S_DP, "hsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_rep, &G->seq_rep,
+                p * rb / G->S + pe * rb / G->EDP);
     if (G->rp->unit_grads && G->unit_grad_buf[u] == UINT32_MAX)
-        G->unit_grad_buf[u] = gen_mem_alloc(G, &cx, S_DP, "fsdp_sharded_grads", 4.0 * p / G->S, ORR_MEM_GRAD);
+        G->unit_grad_buf[u] = gen_mem_alloc(G, &cx, S_DP, "fsdp_sharded_grads",
+                                            G->shard_B * p / G->S + G->shard_B * pe / G->EDP,
+                                            ORR_MEM_GRAD);
     gen_mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
     G->rs_buf_pending = buf;
 }
@@ -1346,7 +1384,7 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
 static void bwd_step(gen *G, uint32_t c, uint32_t mb)
 {
     ctx cx = {ORR_PHASE_BWD, ORR_NO_LAYER, mb, c};
-    int has_root = G->rp->shards_params && unit_params(G, c, 1) > 0;
+    int has_root = G->rp->shards_params && unit_params(G, c, 1, 0) > 0;
     if (has_root) {
         unit_gather(G, c, 1, 0, ORR_PHASE_BWD, UINT32_MAX);
         unit_wait(G, c, 1, 0);
@@ -1578,7 +1616,7 @@ static void optimizer_step(gen *G)
 {
     ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
     double params = gen_rank_params(G), experts = moe_rank_expert_params(G);
-    double local = G->rp->shards_params ? params / G->S
+    double local = G->rp->shards_params ? gen_rank_shard_bytes(G, 1.0)
                  : G->dist                ? (params - experts) / G->R + experts / G->EDP
                                           : params;
     gen_memop(G, &cx, "grad_norm", ORR_CLS_REDUCTION, local * 4.0, 2.0 * local);
@@ -1608,21 +1646,34 @@ static void optimizer_step(gen *G)
 }
 
 /* The parameter tensors of this rank in model order (PyTorch's model.parameters(): embedding, each
- * layer's (layer_param_elems), final norm and output), elements per rank before FSDP sharding;
- * returns how many (at most cap). PyTorch's Adam keeps one exp_avg and one exp_avg_sq tensor per
- * parameter, and its foreach step one temporary per parameter. */
-uint32_t gen_param_tensors(const gen *G, double *out, uint32_t cap)
+ * layer's (layer_param_elems), final norm and output), elements per rank before FSDP sharding, and
+ * the size of the group each is sharded over (the shard group, S; a routed expert's the
+ * expert-data-parallel group, EDP); returns how many (at most cap). PyTorch's Adam keeps one exp_avg
+ * and one exp_avg_sq tensor per parameter, and its foreach step one temporary per parameter. */
+uint32_t gen_param_tensors(const gen *G, double *out, double *shard, uint32_t cap)
 {
-    uint32_t n = 0, nmats;
+    uint32_t n = 0, nmats, nexp;
     double layer[9];
-    uint32_t nl = layer_param_elems(G, layer, &nmats);
     for (uint32_t c = 0; c < G->V; c++) {
-        if (chunk_has_embedding(G, c) && n < cap) out[n++] = embedding_params_local(G);
-        for (uint32_t l = 0; l < chunk_layers(G, c); l++)
-            for (uint32_t i = 0; i < nl && n < cap; i++) out[n++] = layer[i];
-        if (chunk_has_head(G, c) && n + 2 <= cap) n += head_param_elems(G, out + n);
+        if (chunk_has_embedding(G, c) && n < cap) shard[n] = G->S, out[n++] = embedding_params_local(G);
+        for (uint32_t l = 0; l < chunk_layers(G, c); l++) {
+            uint32_t nl = layer_param_elems(G, chunk_first_layer(G, c) + l, layer, &nmats, &nexp);
+            for (uint32_t i = 0; i < nl && n < cap; i++) shard[n] = i >= nl - nexp ? G->EDP : G->S, out[n++] = layer[i];
+        }
+        if (chunk_has_head(G, c) && n + 2 <= cap) {
+            uint32_t k = head_param_elems(G, out + n);
+            for (uint32_t i = 0; i < k; i++) shard[n + i] = G->S;
+            n += k;
+        }
     }
     return n;
+}
+
+double gen_rank_shard_bytes(const gen *G, double bytes_per_param)
+{
+    double params = gen_rank_params(G), experts = moe_rank_expert_params(G);
+    if (experts <= 0) return params * bytes_per_param / G->S;
+    return ((params - experts) / G->S + experts / G->EDP) * bytes_per_param;
 }
 
 uint32_t gen_param_tensor_count(const gen *G) { return G->V * 3 + G->rank_layers * 9; }
@@ -1702,7 +1753,7 @@ static void gen_rank(gen *G)
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
     orr_op *z = emit(G, ORR_OP_MEMSET, S_COMPUTE, "zero_grad_buffer");
     tag_op(z, &cx);
-    z->bytes = (uint64_t)(gen_rank_params(G) * G->grad_B / (G->rp->shards_params ? G->S : 1));
+    z->bytes = (uint64_t)(G->rp->shards_params ? gen_rank_shard_bytes(G, G->grad_B) : gen_rank_params(G) * G->grad_B);
     if (G->dist && G->overlap_pg && G->R > 1) param_gather_prefetch(G);
 
     if (G->P == 1) schedule_no_pipeline(G);
@@ -1805,6 +1856,7 @@ static int gen_shapes(gen *G, const orr_spec *s, orr_err *err)
     G->S = G->D;
     G->R = G->rp->reduces_over_cp ? G->D * G->C : G->D;
     G->grad_B = s->precision == ORR_FP16 ? 2.0 : 4.0; /* bf16 training reduces in fp32 unless the recipe says */
+    G->shard_B = 4.0;
     G->attn_out = G->a * G->hd;
     moe_setup(G);
     G->rp->setup(G);

@@ -108,6 +108,10 @@ struct gen {
     int head_gemms;               /* emitting the LM head's GEMMs: bf16 under fp8 training */
     double act_B;                 /* bytes per activation element */
     double grad_B;                /* bytes per gradient element in the DP reduction */
+    double shard_B;               /* bytes per element of a sharded parameter and its sharded gradient
+                                   * (recipe.unit_grads; the recipe's, 4 unless it says) */
+    int plain_experts;            /* sharded recipes: the routed experts are no part of the sharding units
+                                   * (never gathered or reduced; the recipe's, 0 unless it says) */
     /* the rank being generated */
     orr_rank *rk;
     uint32_t tp_r, pp_r, dp_r, cp_r;
@@ -184,9 +188,12 @@ void gen_loss_mem_bwd_plain(gen *G, const ctx *c);
  * and LM head. */
 double gen_rank_params(const gen *G);
 double gen_rank_root_params(const gen *G);
-/* The rank's parameter tensors in model order, elements per rank before sharding (at most cap);
- * and how many there can be at most. */
-uint32_t gen_param_tensors(const gen *G, double *out, uint32_t cap);
+/* Bytes at bytes_per_param of the rank's FSDP shards (recipe.shards_params): its parameters over the
+ * shard group, the routed experts' over the expert-data-parallel group. */
+double gen_rank_shard_bytes(const gen *G, double bytes_per_param);
+/* The rank's parameter tensors in model order, elements per rank before sharding and the size of the
+ * group each is sharded over (at most cap); and how many there can be at most. */
+uint32_t gen_param_tensors(const gen *G, double *out, double *shard, uint32_t cap);
 uint32_t gen_param_tensor_count(const gen *G);
 /* The layer's saved bytes of the recipe under the configured recomputation. */
 double gen_layer_activation_bytes(const gen *G);
@@ -218,7 +225,7 @@ void moe_setup(gen *G);
 void moe_groups(gen *G);
 int moe_is_moe_layer(const gen *G, uint32_t layer);
 void moe_mlp(gen *G, const ctx *c, int backward);
-/* Parameters of layer `layer` per rank reduced over the data-parallel group (all but the routed
+/* Parameters of layer `layer` per rank reduced (or sharded) over the data-parallel group (all but the routed
  * experts); the routed experts' parameters per rank of one MoE layer (0 for a dense layer). */
 double moe_layer_dense_params_local(const gen *G, uint32_t layer);
 double moe_layer_expert_params_local(const gen *G, uint32_t layer);

@@ -80,8 +80,11 @@ void moe_groups(gen *G)
     for (uint32_t t = 0; t < G->ETP; t++) m[t] = stage_rank(G, t + G->ETP * (ep + G->EP * edp));
     snprintf(label, sizeof label, "etp(pp%u,g%u)", G->pp_r, ep + G->EP * edp);
     G->g_etp = gen_group(G, ORR_ROLE_EP, m, G->ETP, label);
-    for (uint32_t d = 0; d < G->EDP; d++) m[d] = stage_rank(G, etp + G->ETP * (ep + G->EP * d));
-    snprintf(label, sizeof label, "edp(pp%u,g%u)", G->pp_r, etp + G->ETP * ep);
+    /* Megatron's EDP group spans the stage; FSDP2's (the experts' shard group) its replica only */
+    uint32_t base = edp - edp % G->EDP;
+    for (uint32_t d = 0; d < G->EDP; d++) m[d] = stage_rank(G, etp + G->ETP * (ep + G->EP * (base + d)));
+    if (base) snprintf(label, sizeof label, "edp(pp%u,g%u,r%u)", G->pp_r, etp + G->ETP * ep, edp / G->EDP);
+    else snprintf(label, sizeof label, "edp(pp%u,g%u)", G->pp_r, etp + G->ETP * ep);
     G->g_edp = gen_group(G, ORR_ROLE_DP, m, G->EDP, label);
     free(m);
 }
@@ -403,11 +406,17 @@ double moe_layer_activation_bytes(const gen *G, uint32_t layer)
     return routed + shared + scores;
 }
 
-/* The recipe's dense-MLP terms (megatron.c's layer_saved_bytes): inside TP 2f (x2 gated) and the FC2
- * input; the FC1 input 2h (1 B under fp8) outside, split by tp with SP. */
+/* The recipe's dense-MLP terms: PyTorch autograd's (gen_autograd_layer_bytes) those that depend on
+ * the MLP width; megatron.c's layer_saved_bytes inside TP 2f (x2 gated) and the FC2 input, the FC1
+ * input 2h (1 B under fp8) outside, split by tp with SP. */
 double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer)
 {
     if (!moe_is_moe_layer(G, layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return 0;
+    if (G->rp->layer_saved_bytes == gen_autograd_layer_bytes) {
+        gen no_mlp = *G;
+        no_mlp.f = 0;
+        return gen_autograd_layer_bytes(G, G->s->recompute) - gen_autograd_layer_bytes(&no_mlp, G->s->recompute);
+    }
     double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, t = G->T;
     double inside = 2.0 * G->f * (G->gated ? 2.0 : 1.0) + in_B * G->f;
     return gen_tokens(G) * (inside / t + in_B * G->h / (G->sp ? t : 1.0));
@@ -432,7 +441,7 @@ void moe_free_activations(gen *G, const ctx *c, uint32_t buf)
 void moe_expert_grad_reduce(gen *G, const ctx *c)
 {
     double p = moe_layer_expert_params_local(G, c->layer);
-    if (p <= 0 || G->EDP <= 1) return;
+    if (p <= 0 || G->EDP <= 1 || G->rp->shards_params) return; /* sharded: with the block's unit (gen.c) */
     ctx cx = *c;
     cx.mb = ORR_NO_MB;
     uint32_t e = gen_record(G, S_COMPUTE);

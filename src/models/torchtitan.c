@@ -128,17 +128,20 @@ static void loss_mem_bwd(gen *G, const ctx *c)
     else gen_loss_mem_bwd_plain(G, c);
 }
 
-/* FSDP2: Adam's exp_avg and exp_avg_sq, one fp32 shard each per parameter (4 B x elements / S). */
+/* FSDP2: Adam's exp_avg and exp_avg_sq, one shard each per parameter in the parameter's dtype
+ * (shard_B x elements over the group the parameter is sharded on: the shard group, or a routed
+ * expert's expert-data-parallel group). */
 static void optimizer_state(gen *G, const ctx *cx)
 {
     uint32_t cap = gen_param_tensor_count(G);
-    double *el = orr_xmalloc(cap * sizeof *el);
-    uint32_t n = gen_param_tensors(G, el, cap);
+    double *el = orr_xmalloc(cap * sizeof *el), *sh = orr_xmalloc(cap * sizeof *sh);
+    uint32_t n = gen_param_tensors(G, el, sh, cap);
     for (uint32_t i = 0; i < n; i++) {
-        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
-        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq", 4.0 * el[i] / G->S, ORR_MEM_OPTIM);
+        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg", G->shard_B * el[i] / sh[i], ORR_MEM_OPTIM);
+        gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq", G->shard_B * el[i] / sh[i], ORR_MEM_OPTIM);
     }
     free(el);
+    free(sh);
 }
 
 /* FSDP2: torch.optim.AdamW(foreach=True), _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(...)
@@ -147,31 +150,50 @@ static void optimizer_state(gen *G, const ctx *cx)
 static void adam_temporaries(gen *G, const ctx *cx, int alloc, uint32_t *first)
 {
     uint32_t cap = gen_param_tensor_count(G);
-    double *el = orr_xmalloc(cap * sizeof *el);
-    uint32_t n = gen_param_tensors(G, el, cap);
+    double *el = orr_xmalloc(cap * sizeof *el), *sh = orr_xmalloc(cap * sizeof *sh);
+    uint32_t n = gen_param_tensors(G, el, sh, cap);
     for (uint32_t i = 0; i < n; i++) {
         if (alloc) {
-            uint32_t b = gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq_sqrt", 4.0 * el[i] / G->S, ORR_MEM_TEMP);
+            uint32_t b = gen_mem_alloc(G, cx, S_COMPUTE, "adam_exp_avg_sq_sqrt", G->shard_B * el[i] / sh[i], ORR_MEM_TEMP);
             if (i == 0) *first = b;
         } else {
             gen_mem_free(G, cx, S_COMPUTE, *first + i);
         }
     }
     free(el);
+    free(sh);
 }
 
-/* fp32 sharded parameters and Adam moments over the shard group (4 + 8 B per parameter); the
- * sharded fp32 gradients come per unit with its reduce-scatter (unit_grads). */
+/* Sharded parameters and Adam moments over the shard group (fp32: 4 + 8 B per parameter; bf16 with
+ * --bf16-params: 2 + 4; an MoE model's routed experts over the expert-data-parallel group); the
+ * sharded gradients, in the parameters' dtype, come per unit with its reduce-scatter (unit_grads).
+ * Plain experts (setup) keep their gradients in their own dtype through the iteration: autograd
+ * accumulates them into .grad, which zero_grad(set_to_none) drops after the step (here from the start,
+ * as they are from the first backward of every iteration but the first). */
 static void persistent_memory(gen *G)
 {
     ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
-    gen_persistent_buffers(G, &cx, 4.0 * gen_rank_params(G) / G->S, 0);
+    gen_persistent_buffers(G, &cx, gen_rank_shard_bytes(G, G->shard_B),
+                           G->plain_experts ? moe_rank_expert_params(G) * G->shard_B : 0);
     optimizer_state(G, &cx);
 }
 
 /* FSDP2 shards over fsdp x cp ranks (the CP ranks join the shard group: TorchTitan's dp_shard_cp
- * mesh) and reduces in fp32 (mixed_precision_reduce). */
-static void setup(gen *G) { G->S = G->s->fsdp * G->C; }
+ * mesh) and reduces in fp32 (mixed_precision_reduce). An MoE model's routed experts are sharded over
+ * fsdp x cp / ep ranks instead (G->EDP, spec.c resolve_moe_fsdp; the groups moe.c's moe_groups). */
+static void setup(gen *G)
+{
+    G->S = G->s->fsdp * G->C;
+    /* FSDP2 keeps the sharded parameters in the model's dtype (MixedPrecisionPolicy casts only the
+     * gathered copy to param_dtype) and casts each reduced gradient back to it; torch.optim's Adam
+     * keeps its moments like the parameter. TorchTitan builds its model in fp32; --bf16-params is a
+     * model built in bf16 (NeMo AutoModel's from_config: torch_dtype "auto" -> bfloat16). */
+    G->shard_B = G->s->bf16_params ? 2.0 : 4.0;
+    /* --plain-experts: NeMo AutoModel's apply_fsdp (components/moe/parallelizer.py) fully_shard-s the
+     * experts only when their ep_shard mesh has more than one rank; else they are ignored_params of
+     * their block, plain EP-sharded parameters. TorchTitan fully_shard-s them on a mesh of one rank. */
+    G->plain_experts = G->s->plain_experts && G->s->model.experts && G->EDP == 1 && G->D == G->S / G->C;
+}
 
 static const recipe torchtitan = {
     .shards_params = 1,

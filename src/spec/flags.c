@@ -19,7 +19,7 @@ typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
     F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE, F_HTML,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
-    F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
+    F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_SS_THETA, F_SS_WINDOW,
@@ -94,6 +94,10 @@ static const flag_def flags[] = {
     {"--ep", F_EP, COUNT, "1", "expert-parallel degree (MoE models): the experts split over ep ranks", P},
     {"--etp", F_ETP, COUNT, "1", "expert-tensor-parallel degree (MoE models): each expert split over etp ranks", P},
     {"--fp8-allgather", F_FP8_AG, NULL, "off", "FSDP: all-gather linear weights in float8 (--precision fp8)", P},
+    {"--bf16-params", F_BF16_PARAMS, NULL, "off (fp32)",
+     "FSDP: parameters, sharded gradients and Adam state in bf16 (a bf16 model, as NeMo AutoModel's)", P},
+    {"--plain-experts", F_PLAIN_EXPERTS, NULL, "off",
+     "FSDP + EP: routed experts left out of FSDP2 where fsdp*cp/ep is 1 (as NeMo AutoModel)", P},
     /* training */
     {"--mbs", F_MBS, COUNT, "1", "micro-batch size, sequences", P},
     {"--gbs", F_GBS, COUNT, "mbs*dp", "global batch size, sequences per iteration", P},
@@ -390,6 +394,8 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_RESHARD: s->reshard_after_forward = 1; return 0;
     case F_NO_RESHARD: s->reshard_after_forward = 0; return 0;
     case F_FP8_AG: s->fp8_allgather = 1; return 0;
+    case F_BF16_PARAMS: s->bf16_params = 1; return 0;
+    case F_PLAIN_EXPERTS: s->plain_experts = 1; return 0;
     case F_COMPILE: s->compile = 1; return 0;
     case F_NO_COMPILE: s->compile = 0; return 0;
     case F_COMPILE_LOSS: s->compile_loss = 1; return 0;

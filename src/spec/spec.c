@@ -115,6 +115,7 @@ static const orr_yfield parallel_fields[] = {
     SF("fsdp", ORR_YF_U32, fsdp), SF("ep", ORR_YF_U32, ep), SF("etp", ORR_YF_U32, etp),
     {.key = "zero", .type = ORR_YF_U32, .offset = offsetof(orr_spec, zero), .min = 0, .max = 3},
     SF("reshard_after_forward", ORR_YF_BOOL, reshard_after_forward), SF("fp8_allgather", ORR_YF_BOOL, fp8_allgather),
+    SF("bf16_params", ORR_YF_BOOL, bf16_params), SF("plain_experts", ORR_YF_BOOL, plain_experts),
     SF("decoder_first_pipeline_num_layers", ORR_YF_U32, pp_first_layers),
     SF("decoder_last_pipeline_num_layers", ORR_YF_U32, pp_last_layers),
 };
@@ -512,6 +513,10 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
                               what, err);
     if (s->fp8_allgather)
         return foreign_option(s, ORR_FW_TORCHTITAN, "--fp8-allgather (parallel.fp8_allgather)", what, err);
+    if (s->bf16_params)
+        return foreign_option(s, ORR_FW_TORCHTITAN, "--bf16-params (parallel.bf16_params)", what, err);
+    if (s->plain_experts)
+        return foreign_option(s, ORR_FW_TORCHTITAN, "--plain-experts (parallel.plain_experts)", what, err);
     if (s->compile) return foreign_option(s, ORR_FW_TORCHTITAN, "--compile (options.compile)", what, err);
     if (s->compile_loss >= 0)
         return foreign_option(s, ORR_FW_TORCHTITAN, s->compile_loss ? "--compile-loss (options.compile_loss)"
@@ -803,6 +808,50 @@ static int resolve_moe_loads(orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* The checks both MoE layouts share, once ep and etp fit: expert and shared-expert widths, the load
+ * file and imbalance, MLA without CP. */
+static int resolve_moe_common(orr_spec *s, orr_err *err)
+{
+    const orr_model *m = &s->model;
+    if (m->experts % s->ep)
+        return orr_fail(err, "--ep %u (parallel.ep): the model's experts (%u) must be divisible by ep", s->ep, m->experts);
+    if (m->expert_ffn % s->etp)
+        return orr_fail(err, "--etp %u (parallel.etp): the model's expert_ffn (%u) must be divisible by etp", s->etp,
+                        m->expert_ffn);
+    if (m->shared_expert_ffn % s->tp)
+        return orr_fail(err, "--tp %u (parallel.tp): the model's shared_expert_ffn (%u) must be divisible by tp", s->tp,
+                        m->shared_expert_ffn);
+    if (resolve_moe_loads(s, err)) return -1;
+    if (s->moe_imbalance > s->ep)
+        return orr_fail(err, "--moe-imbalance %g (options.moe_imbalance): the most loaded of %u expert-parallel ranks "
+                             "can receive at most %u x the average (all the tokens)", s->moe_imbalance, s->ep, s->ep);
+    if (m->attn_kind == ORR_ATTN_KIND_MLA && s->cp > 1)
+        return orr_fail(err, "--cp %u (parallel.cp): context parallelism with MLA attention is not modelled", s->cp);
+    return 0;
+}
+
+/* TorchTitan's FSDP2 + EP (torchtitan/distributed/parallel_dims.py): the EP mesh is carved out of
+ * dp_shard x cp (dp_shard_in_ep x cp), the experts fully_shard-ed over the rest, dp_shard_mod_ep;
+ * s->edp is that experts' FSDP degree, fsdp*cp/ep. Expert tensor parallelism (etp) and TP of the MoE
+ * layers are not modelled. */
+static int resolve_moe_fsdp(orr_spec *s, orr_err *err)
+{
+    uint64_t shard = (uint64_t)s->fsdp * s->cp;
+    if (s->etp > 1)
+        return orr_fail(err, "--etp %u (parallel.etp) with framework torchtitan: expert tensor parallelism under "
+                             "FSDP2 + EP is not modelled (use --etp 1)", s->etp);
+    if (s->tp > 1)
+        return orr_fail(err, "--tp %u (parallel.tp) with framework torchtitan and an MoE model: tensor parallelism of "
+                             "the MoE layers under FSDP2 + EP is not modelled (use --tp 1)", s->tp);
+    if (shard % s->ep)
+        return orr_fail(err, "--ep %u (parallel.ep) with framework torchtitan: ep must divide fsdp*cp = %u*%u = %llu "
+                             "(TorchTitan carves the EP mesh out of dp_shard x cp)", s->ep, s->fsdp, s->cp,
+                        (unsigned long long)shard);
+    if (resolve_moe_common(s, err)) return -1;
+    s->edp = (uint32_t)(shard / s->ep);
+    return 0;
+}
+
 /* Mixture of experts: Megatron-Core's parallel folding (the expert layout etp x ep x edp over the
  * tp x cp x dp GPUs of each pipeline stage) and its argument checks. */
 static int resolve_moe(orr_spec *s, orr_err *err)
@@ -819,31 +868,20 @@ static int resolve_moe(orr_spec *s, orr_err *err)
                             m->name);
         return 0;
     }
-    if (s->framework != ORR_FW_MEGATRON)
-        return orr_fail(err, "model %s: mixture-of-experts models are modelled with --framework megatron only (%s's "
-                             "expert parallelism is not modelled yet)", m->name, orr_framework_name(s->framework));
+    if (s->framework != ORR_FW_MEGATRON && s->framework != ORR_FW_TORCHTITAN)
+        return orr_fail(err, "--framework %s with model %s: mixture-of-experts models are modelled with --framework "
+                             "megatron or torchtitan (FSDP2 + EP) only (%s's expert parallelism is not modelled yet)",
+                        orr_framework_name(s->framework), m->name, orr_framework_name(s->framework));
+    if (s->framework == ORR_FW_TORCHTITAN) return resolve_moe_fsdp(s, err);
     if (stage % ex)
         return orr_fail(err, "--ep %u --etp %u (parallel.ep, parallel.etp): ep*etp (%llu) must divide the GPUs of a "
                              "pipeline stage, tp*cp*dp = %u*%u*%u = %llu (Megatron-Core folds the experts' etp x ep x "
                              "edp over them)", s->ep, s->etp, (unsigned long long)ex, s->tp, s->cp, s->dp,
                         (unsigned long long)stage);
-    if (m->experts % s->ep)
-        return orr_fail(err, "--ep %u (parallel.ep): the model's experts (%u) must be divisible by ep", s->ep, m->experts);
-    if (m->expert_ffn % s->etp)
-        return orr_fail(err, "--etp %u (parallel.etp): the model's expert_ffn (%u) must be divisible by etp", s->etp,
-                        m->expert_ffn);
-    if (m->shared_expert_ffn % s->tp)
-        return orr_fail(err, "--tp %u (parallel.tp): the model's shared_expert_ffn (%u) must be divisible by tp", s->tp,
-                        m->shared_expert_ffn);
     if (s->tp > 1 && !s->sp)
         return orr_fail(err, "--tp %u (parallel.tp): an MoE model with tensor parallelism needs --sp (Megatron-Core "
                              "requires sequence parallelism for MoE with tp > 1)", s->tp);
-    if (resolve_moe_loads(s, err)) return -1;
-    if (s->moe_imbalance > s->ep)
-        return orr_fail(err, "--moe-imbalance %g (options.moe_imbalance): the most loaded of %u expert-parallel ranks "
-                             "can receive at most %u x the average (all the tokens)", s->moe_imbalance, s->ep, s->ep);
-    if (m->attn_kind == ORR_ATTN_KIND_MLA && s->cp > 1)
-        return orr_fail(err, "--cp %u (parallel.cp): context parallelism with MLA attention is not modelled", s->cp);
+    if (resolve_moe_common(s, err)) return -1;
     s->edp = (uint32_t)(stage / ex);
     return 0;
 }
