@@ -21,6 +21,11 @@ expect 2 "tokens per micro-batch" "$ORR" predict $M --seq 16777216 --mbs 64 --gb
 # a packet-level fabric too large to route, refused before the workload of every GPU is built
 expect 2 "--gpus 65536 with --net packet: a fabric of this many GPUs needs routing tables" \
     "$ORR" predict --model gpt3-125m --gpu H100 --gpus 65536 --net packet --gbs 65536
+# a trace past the events a viewer opens is refused, naming the limit and what to do (a 100,000-GPU
+# job's trace grows with its unique ranks' ops: tens of GB without this bound)
+ORRERY_TRACE_MAX_EVENTS=1000 expect 2 "--trace t.json: the trace would hold about" \
+    "$ORR" predict --model gpt3-1.3b --gpu A100 --gpus 16 --tp 2 --pp 2 --gbs 16 --trace t.json
+[ ! -e t.json ] && ok || bad "a refused trace was written"
 # an input over the limit, an endless device, a directory
 printf 'model: llama3-8b\n' > s.yaml
 ORRERY_MAX_INPUT_BYTES=4 expect 2 "s.yaml: larger than 4 bytes, the input limit" "$ORR" predict s.yaml

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #define TRACE_IO_BUFFER_BYTES (4u << 20)
+#define ORR_TRACE_MAX_EVENTS 10000000ull /* the default of trace_max_events */
 #define STREAMS_PER_RANK 256 /* orr_op.stream is a uint8_t */
 
 /* The thread ids of one stream's lanes: lane k is free again from end_ps[k] on. */
@@ -422,12 +423,30 @@ static void writer_free(trace_writer *tw)
     orr_buf_free(&tw->line);
 }
 
+/* The most events a trace holds (about 230 bytes each: 10 million is 2.3 GB, about what a trace
+ * viewer opens); ORRERY_TRACE_MAX_EVENTS overrides it (docs/json.md "The trace"). */
+static uint64_t trace_max_events(void)
+{
+    const char *e = getenv("ORRERY_TRACE_MAX_EVENTS");
+    char *end = NULL;
+    unsigned long long v = e && *e >= '0' && *e <= '9' ? strtoull(e, &end, 10) : 0;
+    return v > 0 && end && !*end ? (uint64_t)v : ORR_TRACE_MAX_EVENTS;
+}
+
 int orr_report_trace(const char *path, const orr_workload *w, const orr_exec_result *x,
                      orr_err *err)
 {
     if (x->nranks != w->nranks)
         return orr_fail(err, "%s: cannot write trace: the run has %zu ranks but the workload %zu",
                         path, x->nranks, w->nranks);
+    /* slices and samples, counted before anything is written */
+    uint64_t events = (uint64_t)x->link_tracks.nlinks * x->link_tracks.nwindows, cap = trace_max_events();
+    for (size_t i = 0; i < w->nranks; i++) events += w->ranks[i].nops + x->ranks[i].mem.nsamples;
+    if (events > cap)
+        return orr_fail(err, "--trace %s: the trace would hold about %llu events (%.1f GB), more than %llu (a trace "
+                             "viewer's reach; ORRERY_TRACE_MAX_EVENTS raises it): trace the job with a smaller --gbs "
+                             "(each micro-batch repeats the pattern) or see it with --html, which stays bounded",
+                        path, (unsigned long long)events, (double)events * 230e-9, (unsigned long long)cap);
     FILE *f = fopen(path, "wb");
     if (!f) return orr_fail(err, "%s: cannot write trace: %s", path, strerror(errno));
     char *iobuf = orr_xmalloc(TRACE_IO_BUFFER_BYTES);
