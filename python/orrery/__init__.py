@@ -227,6 +227,15 @@ def predict(spec=None, **flags):
     return Result(_call(_lib.orr_predict_json, path, text, len(args), argv))
 
 
+def _frame(rows, who):
+    """rows (a list of JSON objects) as a pandas DataFrame, one row each."""
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("orrery: %s.to_pandas needs pandas (pip install pandas)" % who) from e
+    return pandas.DataFrame([dict(r) for r in rows])
+
+
 class SearchResult(Node):
     """A configuration search: every key of `orrery search --json` (docs/json.md "Search") as an
     attribute: space_size, valid, evaluated, pruned, rejected, best, trials, pareto, ... Each trial
@@ -240,11 +249,7 @@ class SearchResult(Node):
 
     def to_pandas(self):
         """The trials as a pandas DataFrame, one row per trial (needs pandas installed)."""
-        try:
-            import pandas
-        except ImportError as e:
-            raise ImportError("orrery: SearchResult.to_pandas needs pandas (pip install pandas)") from e
-        return pandas.DataFrame([dict(t) for t in self._d["trials"]])
+        return _frame(self._d["trials"], "SearchResult")
 
     def __repr__(self):
         b = self._d.get("best")
@@ -279,12 +284,8 @@ class NetsimResult(Node):
         super().__init__(json.loads(text))
 
     def to_pandas(self):
-        """The finished flows as a pandas DataFrame (needs pandas installed)."""
-        try:
-            import pandas
-        except ImportError as e:
-            raise ImportError("orrery: NetsimResult.to_pandas needs pandas (pip install pandas)") from e
-        return pandas.DataFrame(self._d["flows"])
+        """The finished flows as a pandas DataFrame, one row per flow (needs pandas installed)."""
+        return _frame(self._d["flows"], "NetsimResult")
 
 
 def netsim(topology, flows, config, accel=True):

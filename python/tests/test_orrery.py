@@ -240,11 +240,11 @@ SPACE_ARGV = ["--model", "gpt3-125m", "--gpu", "A100-SXM4-80GB", "--gpus", "8", 
               "--pp", "1..2", "--mbs", "1", "--recompute", "none,full"]
 
 
-def cli_search_json(*args):
-    """The document of `orrery search ARGS --json`, parsed, without its wall time."""
+def cli_doc(command, *args):
+    """The document of `orrery COMMAND ARGS --json`, parsed, without its wall time."""
     if not os.access(ORRERY_BIN, os.X_OK):
         pytest.skip("no orrery command at %s (set ORRERY_BIN)" % ORRERY_BIN)
-    out = subprocess.run([ORRERY_BIN, "search", *map(str, args), "--json", "--quiet"], check=True,
+    out = subprocess.run([ORRERY_BIN, command, *map(str, args), "--json", "--quiet"], check=True,
                          capture_output=True, text=True).stdout
     d = json.loads(out)
     d.pop("wall_s")
@@ -257,7 +257,7 @@ def test_search_is_the_cli_search():
     assert r.best.status == "ok" and r.best.iteration_time_s > 0
     d = r.to_dict()
     d.pop("wall_s")
-    assert d == cli_search_json(*SPACE_ARGV)
+    assert d == cli_doc("search", *SPACE_ARGV)
 
 
 def test_search_from_a_spec_with_a_search_key():
@@ -287,17 +287,6 @@ def test_search_errors():
 NS3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "validation", "ns3")
 
 
-def cli_netsim_json(*args):
-    """The document of `orrery netsim ARGS --json`, parsed, without its wall time."""
-    if not os.access(ORRERY_BIN, os.X_OK):
-        pytest.skip("no orrery command at %s (set ORRERY_BIN)" % ORRERY_BIN)
-    out = subprocess.run([ORRERY_BIN, "netsim", *map(str, args), "--json", "--quiet"], check=True,
-                         capture_output=True, text=True).stdout
-    d = json.loads(out)
-    d.pop("wall_s")
-    return d
-
-
 def test_netsim_is_the_cli_netsim(tmp_path):
     files = [os.path.join(NS3, f) for f in ("topo_k4.txt", "flows_k4.txt", "config_hpcc.txt")]
     r = orrery.netsim(*files)
@@ -308,7 +297,7 @@ def test_netsim_is_the_cli_netsim(tmp_path):
     cwd = os.getcwd()
     os.chdir(tmp_path)  # the config names FCT/PFC output files: the command line writes them here
     try:
-        assert d == cli_netsim_json(*files)
+        assert d == cli_doc("netsim", *files)
     finally:
         os.chdir(cwd)
     off = orrery.netsim(*files, accel=False)

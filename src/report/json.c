@@ -394,87 +394,61 @@ void orr_report_json(const orr_result *r, const orr_workload *w, const orr_repor
 
 /* ---- orrery netsim --json ---- */
 
-/* "key": with a comma before every key but the first of an object (first: that object's flag). */
-static void jkey(orr_buf *b, int *first, const char *k)
-{
-    orr_buf_puts(b, *first ? "" : ", ");
-    *first = 0;
-    orr_json_str(b, k);
-    orr_buf_puts(b, ": ");
-}
-
-static void jnum(orr_buf *b, int *first, const char *k, double v)
-{
-    jkey(b, first, k);
-    orr_json_num(b, v);
-}
-
-static void ju64(orr_buf *b, int *first, const char *k, uint64_t v)
-{
-    jkey(b, first, k);
-    orr_buf_printf(b, "%llu", (unsigned long long)v);
-}
-
 void orr_netsim_json(const orr_netsim_result *r, const orr_packet_config *cfg, orr_buf *out)
 {
     const orr_packet_stats *st = &r->stats;
     const orr_fct_summary *f = &r->fct;
     const orr_packet_accel_stats *a = &r->accel;
-    int first = 1;
     orr_buf_puts(out, "{");
-    ju64(out, &first, "schema_version", ORR_NETSIM_JSON_SCHEMA_VERSION);
-    jkey(out, &first, "cc");
-    orr_json_str(out, orr_cc_name(cfg->cc));
-    ju64(out, &first, "flows_total", r->flows_total);
-    ju64(out, &first, "flows_finished", f->flows);
-    jnum(out, &first, "simulated_s", (double)r->sim_end_ps / ORR_PS_PER_S);
-    jnum(out, &first, "wall_s", r->wall_s + r->setup_wall_s);
-    ju64(out, &first, "events", st->events);
-    jkey(out, &first, "packets");
-    int k = 1;
+    key_u64(out, 2, "schema_version", ORR_NETSIM_JSON_SCHEMA_VERSION, 0);
+    key_str(out, 2, "cc", orr_cc_name(cfg->cc), 0);
+    key_u64(out, 2, "flows_total", r->flows_total, 0);
+    key_u64(out, 2, "flows_finished", f->flows, 0);
+    key_num(out, 2, "simulated_s", (double)r->sim_end_ps / ORR_PS_PER_S, 0);
+    key_num(out, 2, "wall_s", r->wall_s + r->setup_wall_s, 0);
+    key_u64(out, 2, "events", st->events, 0);
+    key(out, 2, "packets");
     orr_buf_puts(out, "{");
-    ju64(out, &k, "data", st->data_packets);
-    ju64(out, &k, "ack", st->ack_packets);
-    ju64(out, &k, "pfc_frames", st->pfc_frames);
-    ju64(out, &k, "ecn_marks", st->ecn_marks);
-    ju64(out, &k, "cnps", st->cnps);
-    ju64(out, &k, "drops", st->drops);
-    ju64(out, &k, "loss_drops", st->loss_drops);
-    ju64(out, &k, "pfc_pauses", st->pfc_pauses);
-    ju64(out, &k, "pfc_resumes", st->pfc_resumes);
-    orr_buf_puts(out, "}");
-    jkey(out, &first, "fct");
-    k = 1;
+    key_u64(out, -1, "data", st->data_packets, 0);
+    key_u64(out, -1, "ack", st->ack_packets, 0);
+    key_u64(out, -1, "pfc_frames", st->pfc_frames, 0);
+    key_u64(out, -1, "ecn_marks", st->ecn_marks, 0);
+    key_u64(out, -1, "cnps", st->cnps, 0);
+    key_u64(out, -1, "drops", st->drops, 0);
+    key_u64(out, -1, "loss_drops", st->loss_drops, 0);
+    key_u64(out, -1, "pfc_pauses", st->pfc_pauses, 0);
+    key_u64(out, -1, "pfc_resumes", st->pfc_resumes, 1);
+    orr_buf_puts(out, "},");
+    key(out, 2, "fct");
     orr_buf_puts(out, "{");
-    jnum(out, &k, "mean_s", f->mean_fct_ns * 1e-9);
-    jnum(out, &k, "median_s", f->median_fct_ns * 1e-9);
-    jnum(out, &k, "p99_s", f->p99_fct_ns * 1e-9);
-    jnum(out, &k, "mean_slowdown", f->mean_slowdown);
-    jnum(out, &k, "median_slowdown", f->median_slowdown);
-    jnum(out, &k, "p99_slowdown", f->p99_slowdown);
-    orr_buf_puts(out, "}");
-    jkey(out, &first, "wormhole");
-    k = 1;
+    key_num(out, -1, "mean_s", f->mean_fct_ns * 1e-9, 0);
+    key_num(out, -1, "median_s", f->median_fct_ns * 1e-9, 0);
+    key_num(out, -1, "p99_s", f->p99_fct_ns * 1e-9, 0);
+    key_num(out, -1, "mean_slowdown", f->mean_slowdown, 0);
+    key_num(out, -1, "median_slowdown", f->median_slowdown, 0);
+    key_num(out, -1, "p99_slowdown", f->p99_slowdown, 1);
+    orr_buf_puts(out, "},");
+    key(out, 2, "wormhole");
     orr_buf_puts(out, "{");
-    jkey(out, &k, "enabled");
-    orr_buf_puts(out, a->enabled ? "true" : "false");
-    ju64(out, &k, "partitions", a->partitions);
-    ju64(out, &k, "merges", a->merges);
-    ju64(out, &k, "splits", a->splits);
-    ju64(out, &k, "fast_forwards", a->fast_forwards);
-    ju64(out, &k, "skip_backs", a->skip_backs);
-    jnum(out, &k, "skipped_s", (double)a->skipped_ps / ORR_PS_PER_S);
-    ju64(out, &k, "skipped_bytes", a->skipped_bytes);
-    orr_buf_puts(out, "}");
+    key(out, -1, "enabled");
+    orr_buf_puts(out, a->enabled ? "true," : "false,");
+    key_u64(out, -1, "partitions", a->partitions, 0);
+    key_u64(out, -1, "merges", a->merges, 0);
+    key_u64(out, -1, "splits", a->splits, 0);
+    key_u64(out, -1, "fast_forwards", a->fast_forwards, 0);
+    key_u64(out, -1, "skip_backs", a->skip_backs, 0);
+    key_num(out, -1, "skipped_s", (double)a->skipped_ps / ORR_PS_PER_S, 0);
+    key_u64(out, -1, "skipped_bytes", a->skipped_bytes, 1);
+    orr_buf_puts(out, "},");
     /* the flows, from the FCT file's lines (the reference format: docs/netsim.md) */
-    jkey(out, &first, "flows");
+    key(out, 2, "flows");
     orr_buf_puts(out, "[");
     const char *p = r->fct_text.s ? r->fct_text.s : "";
     int nflow = 0;
     while (*p) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char line[256];
+        char line[256], ip[2][16];
         unsigned sip, dip, sport, dport;
         unsigned long long size;
         long long start_ns, fct_ns, alone_ns;
@@ -483,25 +457,21 @@ void orr_netsim_json(const orr_netsim_result *r, const orr_packet_config *cfg, o
             line[len] = 0;
             if (sscanf(line, "%x %x %u %u %llu %lld %lld %lld", &sip, &dip, &sport, &dport, &size, &start_ns, &fct_ns,
                        &alone_ns) == 8) {
-                orr_buf_puts(out, nflow++ ? ", {" : "{");
-                int j = 1;
-                char ip[16];
-                snprintf(ip, sizeof ip, "%08x", sip);
-                jkey(out, &j, "src");
-                orr_json_str(out, ip);
-                snprintf(ip, sizeof ip, "%08x", dip);
-                jkey(out, &j, "dst");
-                orr_json_str(out, ip);
-                ju64(out, &j, "sport", sport);
-                ju64(out, &j, "dport", dport);
-                ju64(out, &j, "size_bytes", size);
-                jnum(out, &j, "start_s", (double)start_ns * 1e-9);
-                jnum(out, &j, "fct_s", (double)fct_ns * 1e-9);
-                jnum(out, &j, "standalone_fct_s", (double)alone_ns * 1e-9);
+                snprintf(ip[0], sizeof ip[0], "%08x", sip);
+                snprintf(ip[1], sizeof ip[1], "%08x", dip);
+                orr_buf_puts(out, nflow++ ? ",\n    {" : "\n    {");
+                key_str(out, -1, "src", ip[0], 0);
+                key_str(out, -1, "dst", ip[1], 0);
+                key_u64(out, -1, "sport", sport, 0);
+                key_u64(out, -1, "dport", dport, 0);
+                key_u64(out, -1, "size_bytes", size, 0);
+                key_num(out, -1, "start_s", (double)start_ns * 1e-9, 0);
+                key_num(out, -1, "fct_s", (double)fct_ns * 1e-9, 0);
+                key_num(out, -1, "standalone_fct_s", (double)alone_ns * 1e-9, 1);
                 orr_buf_puts(out, "}");
             }
         }
         p += len + (nl ? 1 : 0);
     }
-    orr_buf_puts(out, "]}\n");
+    orr_buf_puts(out, "]\n}\n");
 }
