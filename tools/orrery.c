@@ -44,7 +44,7 @@ static const struct { const char *name, *synopsis, *what; } commands[] = {
      "run an unmodified CUDA/NCCL or PyTorch program with no GPU and predict it (docs/emulate.md)"},
     {"search", "orrery search [SPEC.yaml] [FLAGS]",
      "predict a space of configurations (--tp 1,2,4 --pp 1..8 ...) and rank them (docs/spec.md \"Search\")"},
-    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--quiet] [--no-accel] [--ss-theta X] [--ss-window N]",
+    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--json] [--quiet] [--no-accel] [--ss-theta X] [--ss-window N]",
      "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
     {"calibrate", "orrery calibrate [SPEC.yaml] [FLAGS]",
      "fit a profile of your GPU and cluster on nccl-tests output and measured step times (docs/calibrate.md)"},
@@ -105,8 +105,9 @@ static int help(const char *command)
     } else if (strcmp(command, "calibrate") == 0) {
         calibrate_flags_help();
     } else if (strcmp(command, "netsim") == 0) {
-        printf("\nflags:\n  %-38s %s\n  %-38s %s\n", "--out DIR",
-               "write the FCT and PFC outputs into DIR [default: as the config names them]", "--quiet",
+        printf("\nflags:\n  %-38s %s\n  %-38s %s\n  %-38s %s\n", "--out DIR",
+               "write the FCT and PFC outputs into DIR [default: as the config names them]", "--json",
+               "print the result as JSON, every finished flow included (docs/netsim.md)", "--quiet",
                "no progress line on stderr (there is none when stderr is not a terminal)");
     }
     orr_buf_free(&b);
