@@ -66,6 +66,10 @@ static void model_fields(void)
         {"model: {base: mixtral-8x7b, dense_layers: 32}\n", "dense_layers (32) must be fewer than layers (32)"},
         {"model: {base: mixtral-8x7b, shared_experts: 1}\n", "shared_experts and shared_expert_ffn go together"},
         {"model: {base: llama3-8b, experts: 8, top_k: 2}\n", "needs top_k and expert_ffn"},
+        {"model: {base: deepseek-v3, router_group_topk: 0}\n", "router_groups and router_group_topk go together"},
+        {"model: {base: deepseek-v3, router_groups: 7}\n", "router_groups (7) must be at least 2 and divide experts"},
+        {"model: {base: mixtral-8x7b, router_groups: 8, router_group_topk: 1}\n", "its groups must hold top_k (2) experts"},
+        {"model: {base: llama3-8b, router_groups: 8, router_group_topk: 4}\n", "only with experts"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         orr_spec_init(&s);
@@ -332,6 +336,47 @@ static void fsdp_ep(void)
  * backends schedule its pairwise flows on the rail-optimised fat tree; alone on the fabric they must
  * agree with the analytic cost (docs/models.md section 7) within 2%, and the all-to-all must show as
  * exposed EP communication in each. */
+/* DeepEP sends a token once to each EP rank holding one of its experts. The DeepSeek-V3 proxy layer
+ * of Megatron-Core's MoE performance test (32 experts, top 8, EP 8: 4 experts a rank): ungrouped, a
+ * rank misses all 8 with C(28,8)/C(32,8) = 3108105/10518300, so 8 (1 - 0.29550) = 5.6360 ranks per
+ * token; with its 8 groups, top 4 (one group a rank), a token's experts lie in 4 ranks' 16 experts
+ * and each of them misses all 8 with C(12,8)/C(16,8) = 495/12870: 4 (1 - 0.038462) = 3.8462. The
+ * dispatch's bytes (4096 tokens x 7168 x 2 B x ranks per token) follow. */
+static double deepep_dispatch_bytes(const char *groups)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml, "model: {layers: 1, hidden: 7168, heads: 8, ffn: 2048, vocab: 1024, seq: 4096, mlp: "
+                                "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 32, top_k: 8, expert_ffn: "
+                                "2048%s}\n", groups);
+    orr_spec s;
+    orr_err err;
+    orr_spec_init(&s);
+    CHECK(orr_spec_load_text(&s, "t.yaml", yaml, strlen(yaml), &err) == 0);
+    char *argv[] = {"--gpu", "H100-SXM", "--gpus", "8", "--ep", "8", "--gbs", "8", "--moe-dispatcher", "deepep"};
+    CHECK(orr_spec_apply_flags(&s, 10, argv, &err) == 0 && orr_spec_resolve(&s, &err) == 0);
+    orr_workload *w = orr_gen_training(&s, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    double bytes = 0;
+    for (size_t i = 0; w && i < w->ranks[0].nops && !bytes; i++) {
+        const orr_op *op = &w->ranks[0].ops[i];
+        if (op->kind == ORR_OP_COLL && strstr(w->names[op->name], "dispatch") && !strstr(w->names[op->name], "count"))
+            bytes = (double)op->bytes;
+    }
+    orr_workload_free(w);
+    orr_spec_free(&s);
+    return bytes;
+}
+
+static void group_limited_routing(void)
+{
+    double tok = 4096.0 * 7168 * 2;
+    double plain = deepep_dispatch_bytes(""), grouped = deepep_dispatch_bytes(", router_groups: 8, router_group_topk: 4");
+    printf("DeepEP dispatch of the DeepSeek-V3 proxy: %.4f ranks per token ungrouped, %.4f with 8 groups top 4\n",
+           plain / tok, grouped / tok);
+    CHECK_REL(plain, tok * 8 * (1 - 3108105.0 / 10518300.0), 1e-6);
+    CHECK_REL(grouped, tok * 4 * (1 - 495.0 / 12870.0), 1e-6);
+}
+
 static void backends(void)
 {
     static const char *yaml = "model: {layers: 1, hidden: 4096, heads: 8, ffn: 14336, vocab: 1024, seq: 1024, mlp: "
@@ -400,6 +445,7 @@ int main(void)
 {
     fsdp_ep();
     shared_overlap();
+    group_limited_routing();
     backends();
     layouts();
     catalog_params();

@@ -49,6 +49,11 @@ typedef struct orr_model {
      * experts of width shared_expert_ffn each. Dense layers use ffn. */
     uint32_t experts, top_k, expert_ffn;
     uint32_t shared_experts, shared_expert_ffn;
+    /* Group-limited routing (DeepSeek-V3's n_group / topk_group; Megatron-Core's
+     * --moe-router-num-groups / --moe-router-group-topk): the experts form router_groups contiguous
+     * groups, a token first picks router_group_topk groups, then its top_k experts among theirs.
+     * 0: none (top_k of all the experts). */
+    uint32_t router_groups, router_group_topk;
     uint32_t dense_layers;   /* the first dense_layers layers are dense (DeepSeek's first_k_dense) */
     uint32_t moe_layer_freq; /* every moe_layer_freq-th layer is MoE (1 or 0: every layer) */
     uint32_t mtp_layers;     /* DeepSeek-V3 multi-token prediction modules (counted in parameters only) */

@@ -46,7 +46,7 @@ static const orr_yfield model_fields[] = {
     /* mixture of experts */
     MZ("experts", experts), MF("top_k", top_k), MF("expert_ffn", expert_ffn), MZ("shared_experts", shared_experts),
     MF("shared_expert_ffn", shared_expert_ffn), MZ("dense_layers", dense_layers), MF("moe_layer_freq", moe_layer_freq),
-    MZ("mtp_layers", mtp_layers),
+    MZ("mtp_layers", mtp_layers), MZ("router_groups", router_groups), MZ("router_group_topk", router_group_topk),
 };
 #define NMODEL_FIELDS (sizeof model_fields / sizeof model_fields[0])
 
@@ -159,8 +159,10 @@ static int check_variants(const orr_model *m, const char *p, const char *dot, or
         return orr_fail(err, "%s%ssliding_window_pattern must be at least 2 (every layer windowed: use a model "
                              "without full-attention layers)", p, dot);
     if (!m->experts) {
-        if (m->top_k || m->expert_ffn || m->shared_experts || m->shared_expert_ffn || m->dense_layers || m->mtp_layers)
-            return orr_fail(err, "%s%stop_k/expert_ffn/shared_experts/shared_expert_ffn/dense_layers/mtp_layers: only "
+        if (m->top_k || m->expert_ffn || m->shared_experts || m->shared_expert_ffn || m->dense_layers || m->mtp_layers ||
+            m->router_groups || m->router_group_topk)
+            return orr_fail(err, "%s%stop_k/expert_ffn/shared_experts/shared_expert_ffn/dense_layers/mtp_layers/"
+                                 "router_groups/router_group_topk: only "
                                  "with experts (the number of routed experts)", p, dot);
         return 0;
     }
@@ -174,6 +176,15 @@ static int check_variants(const orr_model *m, const char *p, const char *dot, or
         return orr_fail(err, "%s%sdense_layers (%u) must be fewer than layers (%u)", p, dot, m->dense_layers, m->layers);
     if (orr_model_moe_layers(m) == 0)
         return orr_fail(err, "%s%smoe_layer_freq (%u): no layer would be an MoE layer", p, dot, m->moe_layer_freq);
+    if (!m->router_groups != !m->router_group_topk)
+        return orr_fail(err, "%s%srouter_groups and router_group_topk go together", p, dot);
+    if (m->router_groups && (m->router_groups < 2 || m->experts % m->router_groups))
+        return orr_fail(err, "%s%srouter_groups (%u) must be at least 2 and divide experts (%u)", p, dot,
+                        m->router_groups, m->experts);
+    if (m->router_groups && (m->router_group_topk > m->router_groups ||
+                             (uint64_t)m->router_group_topk * (m->experts / m->router_groups) < m->top_k))
+        return orr_fail(err, "%s%srouter_group_topk (%u) must be at most router_groups (%u) and its groups must hold "
+                             "top_k (%u) experts", p, dot, m->router_group_topk, m->router_groups, m->top_k);
     return 0;
 }
 
@@ -244,7 +255,7 @@ static void load_catalog(void)
     static const char *const optional[] = {"kv_heads", "head_dim", "attention", "q_lora_rank", "kv_lora_rank",
         "qk_nope_dim", "qk_rope_dim", "v_head_dim", "sliding_window", "sliding_window_pattern", "attention_sinks",
         "experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "dense_layers", "moe_layer_freq",
-        "mtp_layers", NULL};
+        "mtp_layers", "router_groups", "router_group_topk", NULL};
     orr_embedded_doc("models.yaml", &cat.doc);
     size_t n = cat.doc.root->n;
     cat.models = orr_xcalloc(n, sizeof *cat.models);

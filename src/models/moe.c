@@ -116,16 +116,48 @@ static double token_bytes(const gen *G) { return G->h * G->act_B; }
 static double local_experts(const gen *G) { return (double)model(G)->experts / G->EP; }
 static double tokens_per_expert(const gen *G) { return routed_received(G) * G->ETP / local_experts(G); }
 
+/* C(pool - x, k) / C(pool, k): the chance that k of pool experts drawn without repetition miss x
+ * given ones. */
+static double miss_all(double pool, double x, double k)
+{
+    double p = 1.0;
+    for (double i = 0; i < k; i++) p *= (pool - x - i) / (pool - i);
+    return p > 0 ? p : 0;
+}
+
+/* log C(n, r). */
+static double log_choose(double n, double r) { return lgamma(n + 1) - lgamma(r + 1) - lgamma(n - r + 1); }
+
 /* The expected number of `parts` (ranks, nodes) holding at least one of a token's top_k experts,
- * for top_k of E experts chosen uniformly without repetition, E/parts on each part:
- * parts (1 - C(E - E/parts, k) / C(E, k)). */
+ * the experts split evenly and contiguously over the parts. Routing picks top_k of the E experts
+ * uniformly without repetition: parts (1 - C(E - E/parts, k) / C(E, k)). With group-limited
+ * routing (router_groups G, router_group_topk g: DeepSeek-V3's device-limited routing) a token
+ * first picks g of the G contiguous groups, then its k experts among their g E/G, uniformly:
+ *   a part of q = G/parts whole groups (G a multiple of parts) is hit unless none of the j of its
+ *   groups picked (hypergeometric: C(q,j) C(G-q,g-j) / C(G,g)) holds one of the k experts;
+ *   a part inside a group (parts a multiple of G) needs its group picked (g/G) and an expert in it.
+ * Other shapes fall back to ungrouped routing (docs/models.md "MoE"). */
 static double parts_per_token(const gen *G, double parts)
 {
     const orr_model *m = model(G);
-    double E = m->experts, per = E / parts, k = m->top_k, p_none = 1.0;
-    for (double i = 0; i < k; i++) p_none *= (E - per - i) / (E - i);
-    if (p_none < 0) p_none = 0;
-    return parts * (1.0 - p_none);
+    double E = m->experts, k = m->top_k, NG = m->router_groups, g = m->router_group_topk;
+    uint32_t P = (uint32_t)parts;
+    if (!m->router_groups || m->router_group_topk >= m->router_groups || !P ||
+        (m->router_groups % P && P % m->router_groups))
+        return parts * (1.0 - miss_all(E, E / parts, k));
+    double pool = g * E / NG, hit;
+    if (m->router_groups % P == 0) {
+        double q = NG / parts, none = 0;
+        for (double j = 0; j <= q && j <= g; j++) {
+            if (g - j > NG - q) continue;
+            double h = exp(log_choose(q, j) + log_choose(NG - q, g - j) - log_choose(NG, g));
+            none += h * miss_all(pool, j * E / NG, k);
+        }
+        hit = 1.0 - none;
+    } else {
+        hit = g / NG * (1.0 - miss_all(pool, E / parts, k));
+    }
+    return parts * hit;
 }
 
 /* Bytes one rank's DeepEP dispatch (or combine) puts in the EP all-to-all. Within a node DeepEP
