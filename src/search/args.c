@@ -33,7 +33,7 @@ static const sflag sflags[] = {
     {"--pp", ORR_AX_PP, NUMS, "auto: divisors of gpus/tp up to the layers", "pipeline-parallel degrees"},
     {"--cp", ORR_AX_CP, NUMS, "1 (auto: divisors of gpus/(tp*pp) with seq divisible by 2*cp)",
      "context-parallel degrees"},
-    {"--ep", ORR_AX_EP, NUMS, "1 for a dense model; MoE: the divisors of the experts that divide gpus/pp (with --etp)",
+    {"--ep", ORR_AX_EP, NUMS, "1 for a dense model; MoE: the divisors of the experts that divide gpus/pp (with --etp; torchtitan: gpus/(tp*pp))",
      "expert-parallel degrees (MoE models)"},
     {"--vpp", ORR_AX_VPP, NUMS, "1 (auto: every v with pp*v dividing the layers, v > 1 only with pp > 1)",
      "virtual pipeline stages per rank"},

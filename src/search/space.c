@@ -69,10 +69,13 @@ static uint32_t default_parallel(const search_base *b, int ax, int is_auto, cons
         for (uint32_t i = 0; i < n; i++) /* those with seq divisible by 2*cp (and cp 1) */
             if (all[i] == 1 || b->seq % (2 * all[i]) == 0) out[k++] = all[i];
         return k;
-    case ORR_AX_EP: { /* Megatron-Core folds etp x ep over the tp*cp*dp = gpus/pp GPUs of a stage */
+    case ORR_AX_EP: { /* Megatron-Core folds etp x ep over the tp*cp*dp = gpus/pp GPUs of a stage;
+                       * TorchTitan carves ep out of dp_shard x cp = gpus/(tp*pp) */
         uint32_t experts = b->s.model.experts, etp = b->s.etp ? b->s.etp : 1;
-        if (!experts || gpus % pp) return out[0] = 1, 1;
-        uint32_t stage = gpus / pp;
+        uint64_t split = cur[ORR_AX_FRAMEWORK] == ORR_FW_TORCHTITAN ? (uint64_t)tp * pp : pp;
+        if (!experts || gpus % split) return out[0] = 1, 1;
+        uint32_t stage = (uint32_t)(gpus / split);
+        if (cur[ORR_AX_FRAMEWORK] == ORR_FW_TORCHTITAN) etp = 1;
         for (uint32_t e = 1; e <= experts && k < ORR_SEARCH_MAX_VALUES; e++)
             if (experts % e == 0 && stage % ((uint64_t)e * etp) == 0) out[k++] = e;
         return k ? k : (out[0] = 1, 1);
