@@ -433,7 +433,8 @@ static void test_gemm_program(void)
     rm_dir(d);
 }
 
-/* A CUDA graph (tests/emu/graphs.cu): the captured work runs once per launch, none of it at
+/* A CUDA graph (tests/emu/graphs.cu): the captured work (kernels, a GEMM, a memset, an
+ * all-reduce) runs once per launch, none of it at
  * capture time, on the launching stream, with the captured branch on s2 ordered by its events. */
 static void test_graphs_program(void)
 {
@@ -445,6 +446,7 @@ static void test_graphs_program(void)
         const orr_rank *r = &p.w->ranks[0];
         CHECK_EQ_I64(info.kernels_gemm, 3);
         CHECK_EQ_I64(count_kind(r, ORR_OP_MEMSET), 3);
+        CHECK_EQ_I64(info.collectives, 3);
         size_t nscale = 0, nside = 0, nmarker = 0, i_marker = 0, i_scale[3] = {0}, i_side[3] = {0};
         int scale_stream[3] = {0};
         for (size_t i = 0; i < r->nops; i++) {

@@ -1,10 +1,12 @@
 // Emulator test program (tests/test_emulate.c): a CUDA graph made by stream capture. Captured on
-// stream s: a kernel, a cuBLAS GEMM, a memset, and a branch on stream s2 joined through events (a
+// stream s: a kernel, a cuBLAS GEMM, a memset, an NCCL all-reduce (a one-rank communicator), and a
+// branch on stream s2 joined through events (a
 // kernel there); `scale` is launched only during capture. After instantiation `marker` runs on s,
 // then the graph is launched twice on s and once on s3. Exits non-zero if anything the program
 // can check is wrong (the capture status, the graph's node count, an error).
 #include <cstdio>
 #include <cublas_v2.h>
+#include <nccl.h>
 
 __global__ void fill(float *a, float v, int n)
 {
@@ -56,6 +58,10 @@ int main()
     CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
     CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
     float one = 1.0f, zero = 0.0f;
+    ncclUniqueId id;
+    CHECK(ncclGetUniqueId(&id));
+    ncclComm_t comm;
+    CHECK(ncclCommInitRank(&comm, 1, id, 0));
 
     cudaStreamCaptureStatus st;
     CHECK(cudaStreamIsCapturing(s, &st));
@@ -73,6 +79,7 @@ int main()
     CHECK(cudaEventRecord(join, s2));
     CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 512, 512, &one, a, 512, b, 512, &zero, c, 512));
     CHECK(cudaMemsetAsync(b, 0, 4 << 20, s));
+    CHECK(ncclAllReduce(c, c, 1 << 20, ncclFloat32, ncclSum, comm, s));
     CHECK(cudaStreamWaitEvent(s, join, 0)); // the branch rejoins
     cudaGraph_t g;
     CHECK(cudaStreamEndCapture(s, &g));
@@ -92,6 +99,7 @@ int main()
     CHECK(cudaGetLastError());
     CHECK(cudaGraphExecDestroy(x));
     CHECK(cublasDestroy(h));
+    CHECK(ncclCommDestroy(comm));
     printf("graphs ok: %zu nodes\n", nodes);
     return 0;
 }

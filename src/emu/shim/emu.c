@@ -316,7 +316,9 @@ void emu_leave(void)
  * A graph is the trace records its capture would have written, kept in order. While a stream
  * captures, a record of device work on it (K, G, C, M, ER, SW, CO, SE, RE) goes into the graph
  * instead of the trace; a stream that waits on an event recorded in the capture joins it, as in
- * CUDA's cross-stream capture. Every other record (memory, names, operator tags, host time) is
+ * CUDA's cross-stream capture. An iteration mark (I) and NCCL's group brackets (GS, GE) during a
+ * capture go into the capture begun last: a captured training step ends an iteration at each
+ * launch, and a captured group of sends and receives is replayed as a group. Every other record (memory, names, operator tags, host time) is
  * written at once: memory allocated during capture stays allocated. A launch writes the graph's
  * records to the trace with the capture's origin stream replaced by the launching stream. */
 
@@ -332,6 +334,7 @@ struct emu_graph {
 static emu_graph *cap_stream[EMU_MAX_STREAMS]; /* the graph a stream captures into, or NULL */
 static emu_graph *cap_event[EMU_MAX_EVENTS];   /* the capture an event was last recorded in */
 static unsigned long long cap_ids;
+static emu_graph *cap_latest; /* the capture begun last of those under way: takes iteration marks */
 
 /* The stream of a record of device work, and where its field lies in the line; -1: no stream. */
 static int record_stream(const char *line, size_t *off, size_t *len)
@@ -390,6 +393,10 @@ static void graph_append(emu_graph *g, const char *line, size_t l)
 static int capture_record(const char *line, size_t l)
 {
     size_t off, len;
+    if (cap_latest && (!strcmp(line, "I") || !strcmp(line, "GS") || !strcmp(line, "GE"))) {
+        graph_append(cap_latest, line, l);
+        return 1;
+    }
     int s = record_stream(line, &off, &len);
     if (s < 0) return 0;
     int ev = record_event(line);
@@ -426,6 +433,15 @@ void emu_rec(const char *fmt, ...)
     pthread_mutex_unlock(&E.lock);
 }
 
+/* After a capture ends: the capture still under way begun last, if any. */
+static void latest_capture(void)
+{
+    cap_latest = NULL;
+    for (int i = 0; i < EMU_MAX_STREAMS; i++)
+        if (cap_stream[i] && cap_stream[i]->capturing && (!cap_latest || cap_stream[i]->id > cap_latest->id))
+            cap_latest = cap_stream[i];
+}
+
 int emu_capture_begin(int stream, emu_graph *into)
 {
     pthread_mutex_lock(&E.lock);
@@ -443,6 +459,7 @@ int emu_capture_begin(int stream, emu_graph *into)
         g->capturing = 1;
         g->id = ++cap_ids;
         cap_stream[stream] = g;
+        cap_latest = g;
         rc = 0;
     }
     pthread_mutex_unlock(&E.lock);
@@ -460,6 +477,7 @@ emu_graph *emu_capture_end(int stream)
             if (cap_stream[i] == g) cap_stream[i] = NULL;
         for (int i = 0; i < EMU_MAX_EVENTS; i++)
             if (cap_event[i] == g) cap_event[i] = NULL;
+        latest_capture();
     }
     pthread_mutex_unlock(&E.lock);
     return g;
@@ -499,6 +517,7 @@ void emu_graph_unref(emu_graph *g)
             if (cap_stream[i] == g) cap_stream[i] = NULL;
         for (int i = 0; i < EMU_MAX_EVENTS; i++)
             if (cap_event[i] == g) cap_event[i] = NULL;
+        if (cap_latest == g) latest_capture();
         free(g->buf);
         free(g);
     }
