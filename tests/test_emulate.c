@@ -433,9 +433,9 @@ static void test_gemm_program(void)
     rm_dir(d);
 }
 
-/* A CUDA graph (tests/emu/graphs.cu): the captured work (kernels, a GEMM, a memset, an
- * all-reduce) runs once per launch, none of it at
- * capture time, on the launching stream, with the captured branch on s2 ordered by its events. */
+/* A CUDA graph (tests/emu/graphs.cu): the captured work (kernels, a GEMM, a memset, an all-reduce)
+ * runs once per launch, none of it at capture time, on the launching stream, with the captured
+ * branch on s2 ordered by its events. */
 static void test_graphs_program(void)
 {
     char *d = make_dir();

@@ -5,6 +5,9 @@
 // then the graph is launched twice on s and once on s3. Exits non-zero if anything the program
 // can check is wrong (the capture status, the graph's node count, an error).
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 #include <cublas_v2.h>
 #include <nccl.h>
 
@@ -88,6 +91,25 @@ int main()
     size_t nodes = 0;
     CHECK(cudaGraphGetNodes(g, NULL, &nodes));
     if (nodes == 0) return 6;
+    cudaGraphNode_t *node = (cudaGraphNode_t *)calloc(nodes + 1, sizeof *node);
+    size_t asked = nodes + 1;
+    CHECK(cudaGraphGetNodes(g, node, &asked));
+    if (asked != nodes || !node[0] || node[nodes]) return 7;
+    for (size_t i = 1; i < nodes; i++)
+        if (!node[i] || node[i] == node[i - 1]) return 7;
+    free(node);
+    char dot[] = "/tmp/graphs-dot-XXXXXX";
+    int fd = mkstemp(dot);
+    if (fd < 0) return 8;
+    close(fd);
+    CHECK(cudaGraphDebugDotPrint(g, dot, 0));
+    FILE *f = fopen(dot, "r");
+    char line[512];
+    size_t edges = 0, digraph = 0;
+    while (f && fgets(line, sizeof line, f)) edges += strstr(line, "->") != NULL, digraph += strstr(line, "digraph") != NULL;
+    if (f) fclose(f);
+    unlink(dot);
+    if (digraph != 1 || edges + 1 < nodes) return 9; // the nodes are connected
     cudaGraphExec_t x;
     CHECK(cudaGraphInstantiateWithFlags(&x, g, 0));
     CHECK(cudaGraphDestroy(g)); // the executable graph outlives its graph

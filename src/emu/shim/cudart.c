@@ -1039,7 +1039,7 @@ EMU_EXPORT cudaError_t cudaGraphLaunch(graph_exec *x, cudaStream_t s)
     EMU_ENTER("cudaGraphLaunch");
     int si = stream_or_die(s, "cudaGraphLaunch");
     if (!list_has(&execs, x)) return ret(cudaErrorInvalidValue);
-    emu_graph_launch(x->g, si);
+    if (emu_graph_launch(x->g, si) < 0) return ret(cudaErrorIllegalState); /* its graph is capturing */
     return ret(cudaSuccess);
 }
 
@@ -1061,7 +1061,8 @@ EMU_EXPORT cudaError_t cudaGraphGetNodes(emu_graph *g, const void **nodes, size_
     size_t total = emu_graph_nodes(g);
     if (nodes) {
         size_t len;
-        for (size_t i = 0; i < *n; i++) nodes[i] = i < total ? emu_graph_node(g, i, &len) : NULL;
+        const char *r = NULL;
+        for (size_t i = 0; i < *n; i++) nodes[i] = r = i < total ? emu_graph_next(g, r, &len) : NULL;
         if (*n > total) *n = total;
     } else {
         *n = total;
@@ -1078,10 +1079,8 @@ EMU_EXPORT cudaError_t cudaGraphDebugDotPrint(emu_graph *g, const char *path, un
     FILE *f = fopen(path, "w");
     if (!f) return ret(cudaErrorInvalidValue);
     fprintf(f, "digraph emulated_cuda_graph {\n");
-    size_t total = emu_graph_nodes(g);
-    for (size_t i = 0; i < total; i++) {
-        size_t len;
-        const char *r = emu_graph_node(g, i, &len);
+    size_t i = 0, len;
+    for (const char *r = emu_graph_next(g, NULL, &len); r; r = emu_graph_next(g, r, &len), i++) {
         fprintf(f, "  n%zu [label=\"%.*s\"];\n", i, (int)len, r);
         if (i) fprintf(f, "  n%zu -> n%zu;\n", i - 1, i);
     }

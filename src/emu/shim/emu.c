@@ -453,6 +453,9 @@ int emu_capture_begin(int stream, emu_graph *into)
             if (!g) emu_die("out of host memory");
             g->origin = stream;
             g->refs = 1;
+        } else if (g->refs > 1) {
+            emu_die("cudaStreamBeginCaptureToGraph: capturing into a graph already instantiated is not modelled "
+                    "(its executable graphs would see the new work)");
         } else if (g->origin < 0) {
             g->origin = stream;
         }
@@ -526,17 +529,21 @@ void emu_graph_unref(emu_graph *g)
 
 size_t emu_graph_nodes(const emu_graph *g) { return g->n; }
 
-const char *emu_graph_node(const emu_graph *g, size_t i, size_t *len)
+const char *emu_graph_next(const emu_graph *g, const char *prev, size_t *len)
 {
-    const char *p = g->buf;
-    for (size_t k = 0; k < i; k++) p = strchr(p, '\n') + 1;
+    const char *p = prev ? prev + strcspn(prev, "\n") + 1 : g->buf;
+    if (!p || p >= g->buf + g->len) return NULL;
     *len = strcspn(p, "\n");
     return p;
 }
 
-void emu_graph_launch(const emu_graph *g, int stream)
+int emu_graph_launch(const emu_graph *g, int stream)
 {
     pthread_mutex_lock(&E.lock);
+    if (g->capturing) {
+        pthread_mutex_unlock(&E.lock);
+        return -1;
+    }
     for (const char *p = g->buf, *end = g->buf + g->len; p < end;) {
         size_t l = (size_t)(strchr(p, '\n') - p), off, len;
         char line[1024];
@@ -552,6 +559,7 @@ void emu_graph_launch(const emu_graph *g, int stream)
     }
     pthread_mutex_unlock(&E.lock);
     if (g->n) flush_first_work();
+    return 0;
 }
 
 const char *emu_dir(void) { return E.dir; }

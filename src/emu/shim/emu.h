@@ -99,9 +99,12 @@ emu_graph *emu_graph_new(void);
 void emu_graph_ref(emu_graph *g);
 void emu_graph_unref(emu_graph *g);
 size_t emu_graph_nodes(const emu_graph *g);
-/* The i-th record of the graph (not NUL-terminated; *len bytes). */
-const char *emu_graph_node(const emu_graph *g, size_t i, size_t *len);
-void emu_graph_launch(const emu_graph *g, int stream);
+/* The graph's record after prev (the first for NULL), not NUL-terminated (*len bytes); NULL after
+ * the last. */
+const char *emu_graph_next(const emu_graph *g, const char *prev, size_t *len);
+/* Writes the graph's records to the trace for a launch on stream; -1 (nothing written) while the
+ * graph is still being captured. */
+int emu_graph_launch(const emu_graph *g, int stream);
 
 /* Kernels registered from fat binaries: host stub address -> name. */
 void emu_kernel_register(const void *host_fun, const char *name);
