@@ -223,5 +223,11 @@ else
     python3 -c "import sys; e, p = map(float, sys.argv[1:]); sys.exit(0 if p > 0 and abs(e - p) <= 0.15 * p else 1)" "$e" "$p" \
         && ok || bad "graphs: replayed iteration $e s vs eager $p s (more than 15% apart)"
 fi
+# and per layer, as Transformer Engine and Megatron graph a model (make_graphed_callables: a forward
+# and a backward graph for each of the 2 layers, launched 4 times each over 4 steps): 6 GEMMs a step
+"$ORR" emulate --json --no-host-time --gpu H100 -- "$PY" "$SRC/tests/emu/torch/graphs.py" --callables > "$TMP/j" 2> "$TMP/e"; rc=$?
+[ $rc -eq 0 ] && grep -q "ORRERY_RESULT callables replays=4 gemms_per_step=6" "$TMP/e" \
+    && [ "$(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks'], d['config']['entry_points']['cudaGraphLaunch']")" = "6 4 16" ] \
+    && ok || bad "graphs --callables (rc $rc): $(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks']" 2>&1) $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
 
 checks_done
