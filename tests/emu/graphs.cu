@@ -3,7 +3,8 @@
 // branch on stream s2 joined through events (a
 // kernel there); `scale` is launched only during capture. After instantiation `marker` runs on s,
 // then the graph is launched twice on s and once on s3. Exits non-zero if anything the program
-// can check is wrong (the capture status, the graph's node count, an error).
+// can check is wrong (the capture status, the graph's node count, an error). With --overflow it
+// captures 1,000,001 kernels, one more than the emulator keeps in a graph (cli_emulate.sh).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,9 +44,21 @@ __global__ void marker(float *a)
         }                                                                          \
     } while (0)
 
-int main()
+int main(int argc, char **argv)
 {
     const int n = 1 << 20;
+    if (argc > 1 && strcmp(argv[1], "--overflow") == 0) { // a capture past the emulator's limit per graph
+        cudaStream_t s;
+        CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        float *a;
+        CHECK(cudaMalloc(&a, 4));
+        CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i <= 1000000; i++) marker<<<1, 1, 0, s>>>(a);
+        cudaGraph_t g;
+        CHECK(cudaStreamEndCapture(s, &g));
+        CHECK(cudaGraphDestroy(g));
+        return 0;
+    }
     cudaStream_t s, s2, s3;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));

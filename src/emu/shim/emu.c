@@ -374,7 +374,7 @@ static int record_event(const char *line)
 static void graph_append(emu_graph *g, const char *line, size_t l)
 {
     if (g->n >= EMU_GRAPH_MAX_RECORDS)
-        emu_die("a CUDA graph capture recorded more than %d operations (EMU_GRAPH_MAX_RECORDS, emu.h), "
+        emu_die("a CUDA graph capture recorded more than %d operations (EMU_GRAPH_MAX_RECORDS in src/emu/shim/emu.h), "
                 "the most one graph may hold under emulation", EMU_GRAPH_MAX_RECORDS);
     if (g->len + l + 1 > g->cap) {
         size_t cap = g->cap ? g->cap : 4096;
