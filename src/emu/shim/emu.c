@@ -318,9 +318,10 @@ void emu_leave(void)
  * instead of the trace; a stream that waits on an event recorded in the capture joins it, as in
  * CUDA's cross-stream capture. An iteration mark (I) and NCCL's group brackets (GS, GE) during a
  * capture go into the capture begun last: a captured training step ends an iteration at each
- * launch, and a captured group of sends and receives is replayed as a group. Every other record (memory, names, operator tags, host time) is
- * written at once: memory allocated during capture stays allocated. A launch writes the graph's
- * records to the trace with the capture's origin stream replaced by the launching stream. */
+ * launch, and a captured group of sends and receives is replayed as a group. Every other record
+ * (memory, names, operator tags, host time) is written at once: memory allocated during capture
+ * stays allocated. A launch writes the graph's records to the trace with the capture's origin
+ * stream replaced by the launching stream. */
 
 struct emu_graph {
     char *buf; /* the records, each ending in '\n' */
@@ -393,7 +394,8 @@ static void graph_append(emu_graph *g, const char *line, size_t l)
 static int capture_record(const char *line, size_t l)
 {
     size_t off, len;
-    if (cap_latest && (!strcmp(line, "I") || !strcmp(line, "GS") || !strcmp(line, "GE"))) {
+    if (!cap_latest) return 0; /* no capture under way (and no event recorded in one) */
+    if (!strcmp(line, "I") || !strcmp(line, "GS") || !strcmp(line, "GE")) {
         graph_append(cap_latest, line, l);
         return 1;
     }
