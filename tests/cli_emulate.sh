@@ -45,6 +45,10 @@ if [ -x "$BIN/streams" ]; then
     [ $rc -eq 2 ] && grep -q "earlier run" "$TMP/e" && ok || bad "emulate into a used --trace-dir (rc $rc)"
     "$ORR" emulate --gpus 2 -- "$BIN/streams" > "$TMP/e" 2>&1; rc=$?
     [ $rc -eq 2 ] && grep -q -- "--gpus 2" "$TMP/e" && ok || bad "emulate --gpus 2 of a 1-process program (rc $rc)"
+    # a CUDA graph capture of more records than a graph may hold stops the program, naming the limit
+    "$ORR" emulate -- "$BIN/graphs" --overflow > "$TMP/e" 2>&1; rc=$?
+    [ $rc -ne 0 ] && grep -q "capture recorded more than 1000000 operations (EMU_GRAPH_MAX_RECORDS" "$TMP/e" \
+        && grep -q "exited with status 3" "$TMP/e" && ok || bad "graphs --overflow (rc $rc): $(cat "$TMP/e")"
 else
     echo "SKIP: $BIN/streams not built (no nvcc)"
 fi

@@ -2,7 +2,8 @@
 # `orrery emulate` on real PyTorch (torch 2.9.1, CUDA 12.8 build, in BUILD/torch-venv, installed by
 # scripts/setup-torch.sh from `make test`): a training step of a small GPT on one process, then
 # torchrun with 4 processes under DDP and under FSDP2 (tests/emu/torch/step.py), and a pipelined
-# program (tests/emu/torch/pp_mem.py), on this CPU-only machine. Checked: the runs complete; no
+# program (tests/emu/torch/pp_mem.py), a step captured as a CUDA graph (tests/emu/torch/graphs.py),
+# on this CPU-only machine. Checked: the runs complete; no
 # entry point the emulator does not implement was called (such a run is refused); the GEMM,
 # collective and p2p counts are those of the model; PyTorch's own torch.cuda.max_memory_reserved()
 # equals Orrery's peak; a too-small --mem-capacity gives PyTorch's OutOfMemoryError; the predicted
@@ -200,5 +201,33 @@ done
     "$SRC/tests/emu/torch/observe.py" --tp > "$TMP/j" 2> "$TMP/e"; rc=$?
 [ $rc -eq 0 ] && [ "$(json "$TMP/j" "d['ranks'][0]['breakdown']['exposed_comm_s']['tp'] > 0 and d['ranks'][0]['breakdown']['exposed_comm_s']['dp'] == 0")" = True ] \
     && ok || bad "observe --tp (rc $rc): TP all-reduces not reported as tp: $(json "$TMP/j" "d['ranks'][0]['breakdown']['exposed_comm_s']" 2>&1)"
+
+# item 5: CUDA graphs (tests/emu/torch/graphs.py): an MLP's forward, backward and capturable Adam
+# step warmed up on a side stream, captured whole with torch.cuda.graph and replayed 4 times. The
+# run completes; each replay is an iteration (3 warm-up steps + 4 replays = 7 marks) and the last
+# one is predicted with the step's 5 GEMMs and as many kernels as the same step run eagerly
+# (--eager), its time within 15% of the eager one's.
+"$ORR" emulate --json --no-host-time --gpu H100 -- "$PY" "$SRC/tests/emu/torch/graphs.py" > "$TMP/j" 2> "$TMP/e"; rc=$?
+"$ORR" emulate --json --no-host-time --gpu H100 -- "$PY" "$SRC/tests/emu/torch/graphs.py" --eager > "$TMP/j2" 2> "$TMP/e2"; rc2=$?
+if [ $rc -ne 0 ] || [ $rc2 -ne 0 ]; then
+    bad "CUDA graphs (rc $rc, eager rc $rc2): $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
+else
+    grep -q "ORRERY_RESULT warmup=3 replays=4 gemms_per_step=5 capturing_seen=1" "$TMP/e" && ok || bad "graphs: the program's result"
+    [ "$(json "$TMP/j" "d['config']['iteration_marks']")" = 7 ] && ok || bad "graphs: iteration marks $(json "$TMP/j" "d['config']['iteration_marks']") != 7"
+    [ "$(json "$TMP/j" "d['config']['kernels_gemm']")" = 5 ] && ok || bad "graphs: GEMMs of a replay $(json "$TMP/j" "d['config']['kernels_gemm']") != 5"
+    k=$(json "$TMP/j" "d['config']['kernels']"); k2=$(json "$TMP/j2" "d['config']['kernels']")
+    [ "$k" -gt 5 ] && [ "$k" = "$k2" ] && ok || bad "graphs: kernels of a replay $k != eager step's $k2"
+    [ "$(json "$TMP/j" "'cudaGraphLaunch' in d['config']['entry_points'] and 'cudaStreamBeginCapture' in d['config']['entry_points']")" = True ] \
+        && ok || bad "graphs: entry points"
+    e=$(json "$TMP/j" "d['iteration_time_s']"); p=$(json "$TMP/j2" "d['iteration_time_s']")
+    python3 -c "import sys; e, p = map(float, sys.argv[1:]); sys.exit(0 if p > 0 and abs(e - p) <= 0.15 * p else 1)" "$e" "$p" \
+        && ok || bad "graphs: replayed iteration $e s vs eager $p s (more than 15% apart)"
+fi
+# and per layer, as Transformer Engine and Megatron graph a model (make_graphed_callables: a forward
+# and a backward graph for each of the 2 layers, launched 4 times each over 4 steps): 6 GEMMs a step
+"$ORR" emulate --json --no-host-time --gpu H100 -- "$PY" "$SRC/tests/emu/torch/graphs.py" --callables > "$TMP/j" 2> "$TMP/e"; rc=$?
+[ $rc -eq 0 ] && grep -q "ORRERY_RESULT callables replays=4 gemms_per_step=6" "$TMP/e" \
+    && [ "$(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks'], d['config']['entry_points']['cudaGraphLaunch']")" = "6 4 16" ] \
+    && ok || bad "graphs --callables (rc $rc): $(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks']" 2>&1) $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
 
 checks_done

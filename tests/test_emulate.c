@@ -433,6 +433,53 @@ static void test_gemm_program(void)
     rm_dir(d);
 }
 
+/* A CUDA graph (tests/emu/graphs.cu): the captured work (kernels, a GEMM, a memset, an all-reduce)
+ * runs once per launch, none of it at capture time, on the launching stream, with the captured
+ * branch on s2 ordered by its events. */
+static void test_graphs_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "graphs", NULL, NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        const orr_rank *r = &p.w->ranks[0];
+        CHECK_EQ_I64(info.kernels_gemm, 3);
+        CHECK_EQ_I64(count_kind(r, ORR_OP_MEMSET), 3);
+        CHECK_EQ_I64(info.collectives, 3);
+        size_t nscale = 0, nside = 0, nmarker = 0, i_marker = 0, i_scale[3] = {0}, i_side[3] = {0};
+        int scale_stream[3] = {0};
+        for (size_t i = 0; i < r->nops; i++) {
+            const orr_op *o = &r->ops[i];
+            if (o->kind != ORR_OP_KERNEL || o->cls == ORR_CLS_GEMM) continue;
+            const char *nm = p.w->names[o->name];
+            if (strcmp(nm, "_Z6markerPf") == 0) nmarker++, i_marker = i;
+            if (strcmp(nm, "_Z5scalePffi") == 0) {
+                if (nscale < 3) i_scale[nscale] = i, scale_stream[nscale] = (int)o->stream;
+                nscale++;
+            }
+            if (strcmp(nm, "_Z4sidePfi") == 0) {
+                if (nside < 3) i_side[nside] = i;
+                CHECK(o->stream == 2);
+                nside++;
+            }
+        }
+        CHECK_EQ_I64(nmarker, 1);
+        CHECK_EQ_I64(nscale, 3); /* launched only during capture: once per graph launch */
+        CHECK_EQ_I64(nside, 3);
+        CHECK_EQ_I64(info.kernels, 13); /* fill, scale, side and the GEMM three times, and the marker */
+        /* nothing ran at capture time: the marker, launched after the capture, comes first */
+        CHECK(i_marker < i_scale[0]);
+        CHECK(scale_stream[0] == 1 && scale_stream[1] == 1 && scale_stream[2] == 3);
+        const orr_op_time *t = p.x.ranks[0].t;
+        for (int k = 0; k < 3; k++) CHECK(t[i_side[k]].start_ps >= t[i_scale[k]].end_ps);
+        CHECK(t[i_scale[1]].start_ps >= t[i_scale[0]].end_ps);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
 static void test_oom_program(void)
 {
     char *d = make_dir();
@@ -618,6 +665,7 @@ int main(void)
         test_nccl_program();
         test_fork_exit_program();
         test_alltoallv_program();
+        test_graphs_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");
     }

@@ -15,6 +15,7 @@
 #include "emu.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -834,28 +835,258 @@ EMU_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void
     return ret(driver_entry_point(symbol, fn, status));
 }
 
-/* ---- stream capture (CUDA graphs): never capturing; starting a capture is not implemented ---- */
+/* ---- CUDA graphs: stream capture, instantiation and launch (emu.h, docs/emulate.md) ---- */
+
+enum {
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureUnmatched = 903,
+    cudaErrorIllegalState = 401,
+};
+enum { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1 };
+
+/* The graphs and executable graphs the program holds: a handle is valid while it is listed. An
+ * executable graph is its own small object holding a reference to the graph it was made from, so
+ * the program may destroy the graph after instantiating it (PyTorch does). */
+typedef struct graph_exec {
+    emu_graph *g;
+} graph_exec;
+
+typedef struct handle_list {
+    void **h;
+    size_t n, cap;
+} handle_list;
+
+static handle_list graphs, execs;
+static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void list_add(handle_list *l, void *h)
+{
+    pthread_mutex_lock(&lists_lock);
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        void **v = realloc(l->h, cap * sizeof *v);
+        if (!v) emu_die("out of host memory");
+        l->h = v, l->cap = cap;
+    }
+    l->h[l->n++] = h;
+    pthread_mutex_unlock(&lists_lock);
+}
+
+/* Removes h; returns 0, or -1 when h is not listed. */
+static int list_remove(handle_list *l, const void *h)
+{
+    int rc = -1;
+    pthread_mutex_lock(&lists_lock);
+    for (size_t i = 0; rc < 0 && i < l->n; i++)
+        if (l->h[i] == h) {
+            l->h[i] = l->h[--l->n];
+            rc = 0;
+        }
+    pthread_mutex_unlock(&lists_lock);
+    return rc;
+}
+
+static int list_has(const handle_list *l, const void *h)
+{
+    int has = 0;
+    pthread_mutex_lock(&lists_lock);
+    for (size_t i = 0; h && !has && i < l->n; i++) has = l->h[i] == h;
+    pthread_mutex_unlock(&lists_lock);
+    return has;
+}
+
+EMU_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t s, int mode)
+{
+    (void)mode;
+    EMU_ENTER("cudaStreamBeginCapture");
+    int si = stream_or_die(s, "cudaStreamBeginCapture");
+    if (si == 0) return ret(cudaErrorStreamCaptureUnsupported); /* the legacy stream cannot capture */
+    if (emu_capture_begin(si, NULL) < 0) return ret(cudaErrorIllegalState);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, emu_graph *g, const void *deps,
+                                                     const void *edges, size_t ndeps, int mode)
+{
+    (void)deps, (void)edges, (void)ndeps, (void)mode;
+    EMU_ENTER("cudaStreamBeginCaptureToGraph");
+    int si = stream_or_die(s, "cudaStreamBeginCaptureToGraph");
+    if (!list_has(&graphs, g)) return ret(cudaErrorInvalidValue);
+    if (si == 0) return ret(cudaErrorStreamCaptureUnsupported);
+    if (emu_capture_begin(si, g) < 0) return ret(cudaErrorIllegalState);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t s, emu_graph **out)
+{
+    EMU_ENTER("cudaStreamEndCapture");
+    int si = stream_or_die(s, "cudaStreamEndCapture");
+    if (!out) return ret(cudaErrorInvalidValue);
+    emu_graph *g = emu_capture_end(si);
+    if (!g) return ret(cudaErrorStreamCaptureUnmatched);
+    if (!list_has(&graphs, g)) list_add(&graphs, g); /* a graph begun by capture, not ...ToGraph */
+    *out = g;
+    return ret(cudaSuccess);
+}
 
 EMU_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t s, int *status)
 {
     EMU_ENTER("cudaStreamIsCapturing");
     if (!status) return ret(cudaErrorInvalidValue);
-    (void)stream_or_die(s, "cudaStreamIsCapturing");
-    *status = 0; /* cudaStreamCaptureStatusNone */
+    int si = stream_or_die(s, "cudaStreamIsCapturing");
+    *status = emu_capture_graph(si, NULL) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
     return ret(cudaSuccess);
 }
 
-EMU_EXPORT cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t s, int *status, unsigned long long *id, void **graph,
-                                                   const void **deps, size_t *ndeps)
+/* The dependencies of the capture's next node are not modelled: none are reported. */
+static cudaError_t capture_info(cudaStream_t s, int *status, unsigned long long *id, emu_graph **graph,
+                                const void **deps, const void **edges, size_t *ndeps, const char *api)
+{
+    if (!status) return cudaErrorInvalidValue;
+    unsigned long long cid;
+    emu_graph *g = emu_capture_graph(stream_or_die(s, api), &cid);
+    *status = g ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    if (id) *id = cid;
+    if (graph) *graph = g;
+    if (deps) *deps = NULL;
+    if (edges) *edges = NULL;
+    if (ndeps) *ndeps = 0;
+    return cudaSuccess;
+}
+
+EMU_EXPORT cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t s, int *status, unsigned long long *id,
+                                                   emu_graph **graph, const void **deps, size_t *ndeps)
 {
     EMU_ENTER("cudaStreamGetCaptureInfo_v2");
-    if (!status) return ret(cudaErrorInvalidValue);
-    (void)stream_or_die(s, "cudaStreamGetCaptureInfo_v2");
-    *status = 0;
-    if (id) *id = 0;
-    if (graph) *graph = NULL;
-    if (deps) *deps = NULL;
-    if (ndeps) *ndeps = 0;
+    return ret(capture_info(s, status, id, graph, deps, NULL, ndeps, "cudaStreamGetCaptureInfo_v2"));
+}
+
+EMU_EXPORT cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t s, int *status, unsigned long long *id,
+                                                   emu_graph **graph, const void **deps, const void **edges,
+                                                   size_t *ndeps)
+{
+    EMU_ENTER("cudaStreamGetCaptureInfo_v3");
+    return ret(capture_info(s, status, id, graph, deps, edges, ndeps, "cudaStreamGetCaptureInfo_v3"));
+}
+
+#if EMU_CUDART_VERSION >= 13000
+/* CUDA 13's cudaStreamGetCaptureInfo has CUDA 12's _v3 signature. */
+EMU_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, int *status, unsigned long long *id,
+                                                emu_graph **graph, const void **deps, const void **edges,
+                                                size_t *ndeps)
+{
+    EMU_ENTER("cudaStreamGetCaptureInfo");
+    return ret(capture_info(s, status, id, graph, deps, edges, ndeps, "cudaStreamGetCaptureInfo"));
+}
+#endif
+
+EMU_EXPORT cudaError_t cudaGraphCreate(emu_graph **out, unsigned flags)
+{
+    (void)flags;
+    EMU_ENTER("cudaGraphCreate");
+    if (!out) return ret(cudaErrorInvalidValue);
+    *out = emu_graph_new();
+    list_add(&graphs, *out);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaGraphDestroy(emu_graph *g)
+{
+    EMU_ENTER("cudaGraphDestroy");
+    if (list_remove(&graphs, g) < 0) return ret(cudaErrorInvalidValue);
+    emu_graph_unref(g);
+    return ret(cudaSuccess);
+}
+
+static cudaError_t instantiate(graph_exec **out, emu_graph *g)
+{
+    if (!out || !list_has(&graphs, g)) return cudaErrorInvalidValue;
+    graph_exec *x = malloc(sizeof *x);
+    if (!x) emu_die("out of host memory");
+    emu_graph_ref(g);
+    x->g = g;
+    list_add(&execs, x);
+    *out = x;
+    return cudaSuccess;
+}
+
+EMU_EXPORT cudaError_t cudaGraphInstantiate(graph_exec **out, emu_graph *g, unsigned long long flags)
+{
+    (void)flags;
+    EMU_ENTER("cudaGraphInstantiate");
+    return ret(instantiate(out, g));
+}
+
+EMU_EXPORT cudaError_t cudaGraphInstantiateWithFlags(graph_exec **out, emu_graph *g, unsigned long long flags)
+{
+    (void)flags;
+    EMU_ENTER("cudaGraphInstantiateWithFlags");
+    return ret(instantiate(out, g));
+}
+
+EMU_EXPORT cudaError_t cudaGraphExecDestroy(graph_exec *x)
+{
+    EMU_ENTER("cudaGraphExecDestroy");
+    if (list_remove(&execs, x) < 0) return ret(cudaErrorInvalidValue);
+    emu_graph_unref(x->g);
+    free(x);
+    return ret(cudaSuccess);
+}
+
+EMU_EXPORT cudaError_t cudaGraphLaunch(graph_exec *x, cudaStream_t s)
+{
+    EMU_ENTER("cudaGraphLaunch");
+    int si = stream_or_die(s, "cudaGraphLaunch");
+    if (!list_has(&execs, x)) return ret(cudaErrorInvalidValue);
+    if (emu_graph_launch(x->g, si) < 0) return ret(cudaErrorIllegalState); /* its graph is capturing */
+    return ret(cudaSuccess);
+}
+
+/* Uploading an executable graph to the device costs nothing the prediction models. */
+EMU_EXPORT cudaError_t cudaGraphUpload(graph_exec *x, cudaStream_t s)
+{
+    EMU_ENTER("cudaGraphUpload");
+    (void)stream_or_die(s, "cudaGraphUpload");
+    if (!list_has(&execs, x)) return ret(cudaErrorInvalidValue);
+    return ret(cudaSuccess);
+}
+
+/* A graph's nodes are its records; a node handle names one (its address inside the graph's
+ * records), usable only to count them: the node entry points are not implemented. */
+EMU_EXPORT cudaError_t cudaGraphGetNodes(emu_graph *g, const void **nodes, size_t *n)
+{
+    EMU_ENTER("cudaGraphGetNodes");
+    if (!n || !list_has(&graphs, g)) return ret(cudaErrorInvalidValue);
+    size_t total = emu_graph_nodes(g);
+    if (nodes) {
+        size_t len;
+        const char *r = NULL;
+        for (size_t i = 0; i < *n; i++) nodes[i] = r = i < total ? emu_graph_next(g, r, &len) : NULL;
+        if (*n > total) *n = total;
+    } else {
+        *n = total;
+    }
+    return ret(cudaSuccess);
+}
+
+/* Writes the graph as a chain of its records in Graphviz's language. */
+EMU_EXPORT cudaError_t cudaGraphDebugDotPrint(emu_graph *g, const char *path, unsigned flags)
+{
+    (void)flags;
+    EMU_ENTER("cudaGraphDebugDotPrint");
+    if (!path || !list_has(&graphs, g)) return ret(cudaErrorInvalidValue);
+    FILE *f = fopen(path, "w");
+    if (!f) return ret(cudaErrorInvalidValue);
+    fprintf(f, "digraph emulated_cuda_graph {\n");
+    size_t i = 0, len;
+    for (const char *r = emu_graph_next(g, NULL, &len); r; r = emu_graph_next(g, r, &len), i++) {
+        fprintf(f, "  n%zu [label=\"%.*s\"];\n", i, (int)len, r);
+        if (i) fprintf(f, "  n%zu -> n%zu;\n", i - 1, i);
+    }
+    fprintf(f, "}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return ret(cudaErrorUnknown);
     return ret(cudaSuccess);
 }
 

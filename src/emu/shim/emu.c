@@ -311,16 +311,257 @@ void emu_leave(void)
     pthread_mutex_unlock(&E.lock);
 }
 
+/* ---- CUDA graphs: stream capture (docs/emulate.md, "CUDA graphs") ----
+ *
+ * A graph is the trace records its capture would have written, kept in order. While a stream
+ * captures, a record of device work on it (K, G, C, M, ER, SW, CO, SE, RE) goes into the graph
+ * instead of the trace; a stream that waits on an event recorded in the capture joins it, as in
+ * CUDA's cross-stream capture. An iteration mark (I) and NCCL's group brackets (GS, GE) during a
+ * capture go into the capture begun last: a captured training step ends an iteration at each
+ * launch, and a captured group of sends and receives is replayed as a group. Every other record
+ * (memory, names, operator tags, host time) is written at once: memory allocated during capture
+ * stays allocated. A launch writes the graph's records to the trace with the capture's origin
+ * stream replaced by the launching stream. */
+
+struct emu_graph {
+    char *buf; /* the records, each ending in '\n' */
+    size_t len, cap, n;
+    int origin;    /* the stream the capture began on, -1: a graph not made by capture */
+    int refs;      /* the graph handle and each executable made from it */
+    int capturing; /* still being captured */
+    unsigned long long id;
+};
+
+static emu_graph *cap_stream[EMU_MAX_STREAMS]; /* the graph a stream captures into, or NULL */
+static emu_graph *cap_event[EMU_MAX_EVENTS];   /* the capture an event was last recorded in */
+static unsigned long long cap_ids;
+static emu_graph *cap_latest; /* the capture begun last of those under way: takes iteration marks */
+
+/* The stream of a record of device work, and where its field lies in the line; -1: no stream. */
+static int record_stream(const char *line, size_t *off, size_t *len)
+{
+    size_t t = strcspn(line, " ");
+    int field;
+    if ((t == 1 && strchr("KGCM", line[0])) || (t == 2 && (!strncmp(line, "SW", 2) || !strncmp(line, "CO", 2) ||
+                                                           !strncmp(line, "SE", 2) || !strncmp(line, "RE", 2))))
+        field = 1;
+    else if (t == 2 && !strncmp(line, "ER", 2))
+        field = 2;
+    else
+        return -1;
+    const char *p = line;
+    for (int i = 0; i < field; i++) {
+        p += strcspn(p, " ");
+        if (*p != ' ') return -1;
+        p++;
+    }
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v >= EMU_MAX_STREAMS) return -1;
+    *off = (size_t)(p - line);
+    *len = (size_t)(end - p);
+    return (int)v;
+}
+
+/* The event of an ER or SW record, -1 for others. */
+static int record_event(const char *line)
+{
+    int a, b;
+    if (sscanf(line, "ER %d %d", &a, &b) == 2) return a;
+    if (sscanf(line, "SW %d %d", &a, &b) == 2) return b;
+    return -1;
+}
+
+static void graph_append(emu_graph *g, const char *line, size_t l)
+{
+    if (g->n >= EMU_GRAPH_MAX_RECORDS)
+        emu_die("a CUDA graph capture recorded more than %d operations (EMU_GRAPH_MAX_RECORDS in src/emu/shim/emu.h), "
+                "the most one graph may hold under emulation", EMU_GRAPH_MAX_RECORDS);
+    if (g->len + l + 1 > g->cap) {
+        size_t cap = g->cap ? g->cap : 4096;
+        while (cap < g->len + l + 1) cap *= 2;
+        char *b = realloc(g->buf, cap);
+        if (!b) emu_die("out of host memory");
+        g->buf = b, g->cap = cap;
+    }
+    memcpy(g->buf + g->len, line, l);
+    g->buf[g->len + l] = '\n';
+    g->len += l + 1;
+    g->n++;
+}
+
+/* Routes one formatted record: into the graph its stream captures into (1), or not (0). */
+static int capture_record(const char *line, size_t l)
+{
+    size_t off, len;
+    if (!cap_latest) return 0; /* no capture under way (and no event recorded in one) */
+    if (!strcmp(line, "I") || !strcmp(line, "GS") || !strcmp(line, "GE")) {
+        graph_append(cap_latest, line, l);
+        return 1;
+    }
+    int s = record_stream(line, &off, &len);
+    if (s < 0) return 0;
+    int ev = record_event(line);
+    emu_graph *g = cap_stream[s];
+    if (!g && ev >= 0 && ev < EMU_MAX_EVENTS && line[0] == 'S' && cap_event[ev] && cap_event[ev]->capturing)
+        g = cap_stream[s] = cap_event[ev]; /* a wait on a captured event: s joins the capture */
+    if (ev >= 0 && ev < EMU_MAX_EVENTS && line[0] == 'E') cap_event[ev] = g;
+    if (!g) return 0;
+    graph_append(g, line, l);
+    return 1;
+}
+
 void emu_rec(const char *fmt, ...)
 {
     if (!E.f) return;
     pthread_mutex_lock(&E.lock);
+    char line[1024];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(E.f, fmt, ap);
+    int l = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    if (l >= 0 && (size_t)l < sizeof line && capture_record(line, (size_t)l)) {
+        pthread_mutex_unlock(&E.lock);
+        return;
+    }
+    if (l >= 0 && (size_t)l < sizeof line) {
+        fwrite(line, 1, (size_t)l, E.f);
+    } else { /* a longer line (a long name) is never device work */
+        va_start(ap, fmt);
+        vfprintf(E.f, fmt, ap);
+        va_end(ap);
+    }
     fputc('\n', E.f);
     pthread_mutex_unlock(&E.lock);
+}
+
+/* After a capture ends: the capture still under way begun last, if any. */
+static void latest_capture(void)
+{
+    cap_latest = NULL;
+    for (int i = 0; i < EMU_MAX_STREAMS; i++)
+        if (cap_stream[i] && cap_stream[i]->capturing && (!cap_latest || cap_stream[i]->id > cap_latest->id))
+            cap_latest = cap_stream[i];
+}
+
+int emu_capture_begin(int stream, emu_graph *into)
+{
+    pthread_mutex_lock(&E.lock);
+    int rc = -1;
+    if (stream > 0 && stream < EMU_MAX_STREAMS && !cap_stream[stream]) {
+        emu_graph *g = into;
+        if (!g) {
+            g = calloc(1, sizeof *g);
+            if (!g) emu_die("out of host memory");
+            g->origin = stream;
+            g->refs = 1;
+        } else if (g->refs > 1) {
+            emu_die("cudaStreamBeginCaptureToGraph: capturing into a graph already instantiated is not modelled "
+                    "(its executable graphs would see the new work)");
+        } else if (g->origin < 0) {
+            g->origin = stream;
+        }
+        g->capturing = 1;
+        g->id = ++cap_ids;
+        cap_stream[stream] = g;
+        cap_latest = g;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&E.lock);
+    return rc;
+}
+
+emu_graph *emu_capture_end(int stream)
+{
+    pthread_mutex_lock(&E.lock);
+    emu_graph *g = stream >= 0 && stream < EMU_MAX_STREAMS ? cap_stream[stream] : NULL;
+    if (g && g->origin != stream) g = NULL; /* only the stream that began a capture ends it */
+    if (g) {
+        g->capturing = 0;
+        for (int i = 0; i < EMU_MAX_STREAMS; i++)
+            if (cap_stream[i] == g) cap_stream[i] = NULL;
+        for (int i = 0; i < EMU_MAX_EVENTS; i++)
+            if (cap_event[i] == g) cap_event[i] = NULL;
+        latest_capture();
+    }
+    pthread_mutex_unlock(&E.lock);
+    return g;
+}
+
+emu_graph *emu_capture_graph(int stream, unsigned long long *id)
+{
+    pthread_mutex_lock(&E.lock);
+    emu_graph *g = stream >= 0 && stream < EMU_MAX_STREAMS ? cap_stream[stream] : NULL;
+    if (id) *id = g ? g->id : 0;
+    pthread_mutex_unlock(&E.lock);
+    return g;
+}
+
+emu_graph *emu_graph_new(void)
+{
+    emu_graph *g = calloc(1, sizeof *g);
+    if (!g) emu_die("out of host memory");
+    g->origin = -1;
+    g->refs = 1;
+    return g;
+}
+
+void emu_graph_ref(emu_graph *g)
+{
+    pthread_mutex_lock(&E.lock);
+    g->refs++;
+    pthread_mutex_unlock(&E.lock);
+}
+
+void emu_graph_unref(emu_graph *g)
+{
+    pthread_mutex_lock(&E.lock);
+    int last = --g->refs == 0;
+    if (last) {
+        for (int i = 0; i < EMU_MAX_STREAMS; i++)
+            if (cap_stream[i] == g) cap_stream[i] = NULL;
+        for (int i = 0; i < EMU_MAX_EVENTS; i++)
+            if (cap_event[i] == g) cap_event[i] = NULL;
+        if (cap_latest == g) latest_capture();
+        free(g->buf);
+        free(g);
+    }
+    pthread_mutex_unlock(&E.lock);
+}
+
+size_t emu_graph_nodes(const emu_graph *g) { return g->n; }
+
+const char *emu_graph_next(const emu_graph *g, const char *prev, size_t *len)
+{
+    const char *p = prev ? prev + strcspn(prev, "\n") + 1 : g->buf;
+    if (!p || p >= g->buf + g->len) return NULL;
+    *len = strcspn(p, "\n");
+    return p;
+}
+
+int emu_graph_launch(const emu_graph *g, int stream)
+{
+    pthread_mutex_lock(&E.lock);
+    if (g->capturing) {
+        pthread_mutex_unlock(&E.lock);
+        return -1;
+    }
+    for (const char *p = g->buf, *end = g->buf + g->len; p < end;) {
+        size_t l = (size_t)(strchr(p, '\n') - p), off, len;
+        char line[1024];
+        if (l >= sizeof line) emu_die("a CUDA graph record is longer than %zu bytes", sizeof line);
+        memcpy(line, p, l);
+        line[l] = 0;
+        int s = record_stream(line, &off, &len);
+        if (s >= 0 && s == g->origin)
+            emu_rec("%.*s%d%s", (int)off, line, stream, line + off + len);
+        else
+            emu_rec("%s", line);
+        p += l + 1;
+    }
+    pthread_mutex_unlock(&E.lock);
+    if (g->n) flush_first_work();
+    return 0;
 }
 
 const char *emu_dir(void) { return E.dir; }

@@ -79,6 +79,33 @@ void emu_event_destroy(const void *handle);
 void emu_event_stamp(int index);
 double emu_event_elapsed_ms(int a, int b);
 
+/* CUDA graphs made by stream capture (docs/emulate.md, "CUDA graphs"). While a stream captures,
+ * the records of device work on it (and on the streams joined to the capture by waiting on an
+ * event recorded in it) go into the graph, not the trace; a launch writes them to the trace with
+ * the origin stream replaced by the launching one. A graph holds at most EMU_GRAPH_MAX_RECORDS
+ * records (a capture beyond that ends the program with a message naming the limit); each record
+ * is one trace line, so a graph takes at most about 100 bytes a record of host memory. */
+#define EMU_GRAPH_MAX_RECORDS 1000000
+typedef struct emu_graph emu_graph;
+/* Starts capturing on stream (not the legacy default stream) into a new graph, or into `into`
+ * when given. Returns -1 when the stream already captures or cannot capture. */
+int emu_capture_begin(int stream, emu_graph *into);
+/* Ends the capture begun on stream; returns its graph (the caller holds its one reference), or
+ * NULL when the stream began no capture. */
+emu_graph *emu_capture_end(int stream);
+/* The graph the stream captures into (and the capture's id), or NULL. */
+emu_graph *emu_capture_graph(int stream, unsigned long long *id);
+emu_graph *emu_graph_new(void);
+void emu_graph_ref(emu_graph *g);
+void emu_graph_unref(emu_graph *g);
+size_t emu_graph_nodes(const emu_graph *g);
+/* The graph's record after prev (the first for NULL), not NUL-terminated (*len bytes); NULL after
+ * the last. */
+const char *emu_graph_next(const emu_graph *g, const char *prev, size_t *len);
+/* Writes the graph's records to the trace for a launch on stream; -1 (nothing written) while the
+ * graph is still being captured. */
+int emu_graph_launch(const emu_graph *g, int stream);
+
 /* Kernels registered from fat binaries: host stub address -> name. */
 void emu_kernel_register(const void *host_fun, const char *name);
 /* Returns the kernel's registration (opaque, stable), or NULL. */
