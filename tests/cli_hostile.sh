@@ -26,6 +26,12 @@ expect 2 "--gpus 65536 with --net packet: a fabric of this many GPUs needs routi
 ORRERY_TRACE_MAX_EVENTS=1000 expect 2 "--trace t.json: the trace would hold about" \
     "$ORR" predict --model gpt3-1.3b --gpu A100 --gpus 16 --tp 2 --pp 2 --gbs 16 --trace t.json
 [ ! -e t.json ] && ok || bad "a refused trace was written"
+# a workload past the op budget (2 GB by default) is refused before its other ranks are built, naming
+# the budget and ORRERY_MAX_OPS (was 150 million ops, about 30 GB)
+ORRERY_MAX_OPS=1000 expect 2 "more than the 0.0 million of the 2 GB budget" \
+    "$ORR" predict --model gpt3-1.3b --gpu A100 --gpus 16 --tp 2 --pp 2 --gbs 16
+expect 2 "raise the budget with ORRERY_MAX_OPS=N" "$ORR" predict --model llama3-8b --gpu H100 --gpus 64 --tp 8 --pp 4 \
+    --gbs 16384 --mbs 1 --no-symmetry
 # an input over the limit, an endless device, a directory
 printf 'model: llama3-8b\n' > s.yaml
 ORRERY_MAX_INPUT_BYTES=4 expect 2 "s.yaml: larger than 4 bytes, the input limit" "$ORR" predict s.yaml

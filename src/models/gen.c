@@ -1899,6 +1899,21 @@ static void alloc_units(gen *G, uint32_t max_rank_layers)
     G->unit_acc_buf = orr_xmalloc(nu * sizeof *G->unit_acc_buf);
 }
 
+/* What one op costs in memory with its timeline and events: about 200 B measured (llama3-8b on 8
+ * H100s, TP 8: gbs 1024, 1.4 million ops, 281 MB of RSS; gbs 8192, 11.3 million ops, 2.2 GB), 300
+ * with room. The default budget is 2 GB of ops; ORRERY_MAX_OPS raises or lowers it (docs/spec.md
+ * "Limits"). */
+#define GEN_BYTES_PER_OP 300
+#define GEN_MAX_OPS_DEFAULT (2e9 / GEN_BYTES_PER_OP)
+
+static double gen_max_ops(void)
+{
+    const char *e = getenv("ORRERY_MAX_OPS");
+    char *end = NULL;
+    double v = e && *e >= '0' && *e <= '9' ? strtod(e, &end) : 0;
+    return v >= 1 && end && !*end ? v : GEN_MAX_OPS_DEFAULT;
+}
+
 /* Generates the simulated rank (tp t, cp c, dp d, pp p); -1 (err set) when the job would need more
  * ops than fit in memory. With symmetry one rank per (pipeline stage, cp rank) is simulated and
  * stands for its tp x dp peers; cp ranks are all simulated because ring attention talks to them
@@ -1918,13 +1933,17 @@ static int gen_one_rank(gen *G, uint32_t t, uint32_t c, uint32_t d, uint32_t p, 
     G->dp_r = d;
     G->pp_r = p;
     gen_rank(G);
-    /* Without symmetry every GPU gets its own op stream: refuse sizes that would not fit in memory
-     * instead of running out of it. */
-    double est_ops = (double)G->rk->nops * (sym ? G->P : (double)G->w->world_size);
-    if (est_ops > 1.5e8) /* ~120 B per op with its timeline: ~18 GB */
-        return orr_fail(err, "%s: this job would need about %.0f million ops (about %.0f GB) to simulate; %s",
-                        sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * 120 / 1e9,
-                        sym ? "use fewer layers or micro-batches" : "leave symmetry on for jobs this large");
+    /* Without symmetry every GPU gets its own op stream: refuse sizes past the memory budget before
+     * the other ranks are built (the first rank's ops times the ranks to come). */
+    double est_ops = (double)G->rk->nops * (sym ? G->P : (double)G->w->world_size), cap = gen_max_ops();
+    if (est_ops > cap)
+        return orr_fail(err, "%s: this job would need about %.1f million ops (about %.1f GB at %d B each) to simulate, "
+                             "more than the %.1f million of the 2 GB budget; %s, or raise the budget with "
+                             "ORRERY_MAX_OPS=N (docs/spec.md \"Limits\")",
+                        sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * GEN_BYTES_PER_OP / 1e9,
+                        GEN_BYTES_PER_OP, cap / 1e6,
+                        sym ? "use fewer layers or micro-batches (a smaller --gbs or a larger --mbs)"
+                            : "leave symmetry on for jobs this large");
     return 0;
 }
 
