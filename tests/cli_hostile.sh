@@ -32,6 +32,10 @@ ORRERY_MAX_OPS=1000 expect 2 "more than the 0.0 million of the 2 GB budget" \
     "$ORR" predict --model gpt3-1.3b --gpu A100 --gpus 16 --tp 2 --pp 2 --gbs 16
 expect 2 "raise the budget with ORRERY_MAX_OPS=N" "$ORR" predict --model llama3-8b --gpu H100 --gpus 64 --tp 8 --pp 4 \
     --gbs 16384 --mbs 1 --no-symmetry
+# one simulated rank of 65,536 micro-batches stops at its share of the budget while it is built
+# (about 420 MB; it built 90 million ops, some 18 GB, before)
+expect 2 "this job would need more than 6.7 million ops" "$ORR" predict --model llama3-8b --gpu H100 --gpus 8 --tp 8 \
+    --gbs 65536 --mbs 1 --dist-opt
 # an input over the limit, an endless device, a directory
 printf 'model: llama3-8b\n' > s.yaml
 ORRERY_MAX_INPUT_BYTES=4 expect 2 "s.yaml: larger than 4 bytes, the input limit" "$ORR" predict s.yaml

@@ -177,6 +177,11 @@ static orr_op *emit(gen *G, orr_op_kind kind, uint8_t stream, const char *name)
     op.layer = ORR_NO_LAYER;
     op.mb = ORR_NO_MB;
     op.phase = ORR_PHASE_OTHER;
+    if (G->rk->nops >= G->rank_op_cap) { /* past the op budget: keep nothing more (gen_one_rank refuses) */
+        G->over_budget = 1;
+        G->op_sink = op;
+        return &G->op_sink;
+    }
     return orr_rank_push(G->rk, &op);
 }
 
@@ -1932,16 +1937,21 @@ static int gen_one_rank(gen *G, uint32_t t, uint32_t c, uint32_t d, uint32_t p, 
     G->tp_r = t;
     G->dp_r = d;
     G->pp_r = p;
+    /* Every simulated rank holds about as many ops as this one (without symmetry every GPU gets
+     * its own op stream): the budget's share of one rank bounds it while it is built, and the
+     * estimate for all of them refuses the job before the others are. */
+    double ranks = sym ? G->P : (double)G->w->world_size, cap = gen_max_ops();
+    G->rank_op_cap = (size_t)(cap / ranks) + 1;
+    G->over_budget = 0;
     gen_rank(G);
-    /* Without symmetry every GPU gets its own op stream: refuse sizes past the memory budget before
-     * the other ranks are built (the first rank's ops times the ranks to come). */
-    double est_ops = (double)G->rk->nops * (sym ? G->P : (double)G->w->world_size), cap = gen_max_ops();
+    double est_ops = G->over_budget ? cap + 1 : (double)G->rk->nops * ranks;
     if (est_ops > cap)
-        return orr_fail(err, "%s: this job would need about %.1f million ops (about %.1f GB at %d B each) to simulate, "
+        return orr_fail(err, "%s: this job would need %s%.1f million ops (%s%.1f GB at %d B each) to simulate, "
                              "more than the %.1f million of the 2 GB budget; %s, or raise the budget with "
                              "ORRERY_MAX_OPS=N (docs/spec.md \"Limits\")",
-                        sym ? "model" : "--no-symmetry", est_ops / 1e6, est_ops * GEN_BYTES_PER_OP / 1e9,
-                        GEN_BYTES_PER_OP, cap / 1e6,
+                        sym ? "model" : "--no-symmetry", G->over_budget ? "more than " : "about ", est_ops / 1e6,
+                        G->over_budget ? "over " : "about ", est_ops * GEN_BYTES_PER_OP / 1e9, GEN_BYTES_PER_OP,
+                        cap / 1e6,
                         sym ? "use fewer layers or micro-batches (a smaller --gbs or a larger --mbs)"
                             : "leave symmetry on for jobs this large");
     return 0;

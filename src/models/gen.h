@@ -114,6 +114,9 @@ struct gen {
                                    * (never gathered or reduced; the recipe's, 0 unless it says) */
     /* the rank being generated */
     orr_rank *rk;
+    size_t rank_op_cap;           /* ops this rank may hold within the op budget (gen_one_rank) */
+    int over_budget;              /* it reached them: later ops land in op_sink, the job is refused */
+    orr_op op_sink;
     uint32_t tp_r, pp_r, dp_r, cp_r;
     uint32_t g_tp, g_dp, g_emb, g_mp, g_cp, g_shard, g_rep;
     uint32_t seq_tp, seq_dp, seq_emb, seq_mp, seq_cp, seq_shard, seq_rep;
