@@ -68,6 +68,13 @@ printf 'SIMULATOR_STOP_TIME 0.001\n' > cstop.txt
 "$ORR" netsim t3.txt fbig.txt cstop.txt > out.txt 2>&1 && grep -q "flows 0 finished of 1" out.txt && ok \
     || bad "netsim with a stop time: $(cat out.txt)"
 
+# netsim: a flow file past the 2 GB budget (2.5 million flows; the old cap, 100 million, was 75 GB) is
+# refused on its count line; ORRERY_MAX_FLOWS moves the budget
+printf '3000000\n0 1 3 100 1000 0\n' > fmany.txt
+expect 2 "fmany.txt:1: flow count 3000000: more than 2500000 flows" "$ORR" netsim t3.txt fmany.txt c.txt
+printf '2\n0 1 3 100 1000 0\n1 0 3 100 1000 0\n' > ftwo.txt
+ORRERY_MAX_FLOWS=1 expect 2 "ftwo.txt:1: flow count 2: more than 1 flows" "$ORR" netsim t3.txt ftwo.txt c.txt
+
 # validate: a count past 2^32 (was read as 48), a nan measurement, a header-only table
 mkdir v && cp "$SRC"/data/validation/*.csv v/
 python3 - <<'PY'

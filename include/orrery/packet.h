@@ -43,6 +43,7 @@ int orr_cc_parse(const char *name, orr_cc *out);
 
 /* The most data packets `orrery netsim` simulates without SIMULATOR_STOP_TIME (~4 events each). */
 #define ORR_NETSIM_MAX_PACKETS 2e9
+#define ORR_NETSIM_MAX_FLOWS 2500000ull /* flows of a flow file: the 2 GB budget (ORRERY_MAX_FLOWS) */
 
 /* The smallest PACKET_PAYLOAD_SIZE `orrery netsim` accepts (an Ethernet frame's payload floor). */
 #define ORR_NETSIM_PAYLOAD_MIN 64u

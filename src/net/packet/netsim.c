@@ -140,6 +140,16 @@ static int parse_flow_line(char *l, const char *path, int line, const orr_topo *
     return 0;
 }
 
+/* The most flows a flow file may list: 2 GB of the simulator's state at about 750 B a flow (2
+ * million flows took 1.5 GB); ORRERY_MAX_FLOWS overrides it (docs/spec.md "Limits"). */
+static uint64_t netsim_max_flows(void)
+{
+    const char *e = getenv("ORRERY_MAX_FLOWS");
+    char *end = NULL;
+    unsigned long long v = e && *e >= '0' && *e <= '9' ? strtoull(e, &end, 10) : 0;
+    return v > 0 && v <= UINT32_MAX && end && !*end ? (uint64_t)v : ORR_NETSIM_MAX_FLOWS;
+}
+
 static int read_flows(const char *path, const orr_topo *t, flow_line **out, uint32_t *n_out, orr_err *err)
 {
     char *text = orr_read_file(path, NULL, err);
@@ -160,8 +170,12 @@ static int read_flows(const char *path, const orr_topo *t, flow_line **out, uint
         if (!have_count) {
             char *e2 = l + strcspn(l, " \t\r");
             *e2 = '\0';
-            if (field_u64(l, &want) || want > 100000000ull)
+            if (field_u64(l, &want))
                 rc = orr_fail(err, "%s:%d: flow count: '%s' is not a count of flows", path, line, l);
+            else if (want > netsim_max_flows())
+                rc = orr_fail(err, "%s:%d: flow count %llu: more than %llu flows, the 2 GB budget at about 750 B a "
+                                   "flow (ORRERY_MAX_FLOWS=N raises it; docs/spec.md \"Limits\")",
+                              path, line, (unsigned long long)want, (unsigned long long)netsim_max_flows());
             have_count = 1;
             continue;
         }
