@@ -100,6 +100,10 @@ void orr_did_you_mean(const char *word, const char *const *cands, size_t n, char
  * ORRERY_MAX_INPUT_BYTES says otherwise: 1 GiB. */
 #define ORR_INPUT_MAX_BYTES (1ull << 30)
 
+/* A documented limit raised (or lowered) from the environment (docs/spec.md "Limits"): the positive
+ * whole number in variable name, else fallback (unset, empty or not such a number). */
+uint64_t orr_env_limit(const char *name, uint64_t fallback);
+
 /* Thin wrappers used by front ends: read a whole file (NUL-terminated) or fail naming it (a
  * directory, or a file over the input limit, is an error). */
 char *orr_read_file(const char *path, size_t *len, orr_err *err);

@@ -254,15 +254,17 @@ void orr_buf_free(orr_buf *b)
     memset(b, 0, sizeof *b);
 }
 
+uint64_t orr_env_limit(const char *name, uint64_t fallback)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    unsigned long long n = v && *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+    return n > 0 && end && !*end ? (uint64_t)n : fallback;
+}
+
 /* The most an input file may hold: ORR_INPUT_MAX_BYTES, or ORRERY_MAX_INPUT_BYTES from the
  * environment (docs/spec.md "Limits"). */
-static uint64_t input_limit_bytes(void)
-{
-    const char *v = getenv("ORRERY_MAX_INPUT_BYTES");
-    char *end = NULL;
-    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
-    return n > 0 && end && !*end ? (uint64_t)n : ORR_INPUT_MAX_BYTES;
-}
+static uint64_t input_limit_bytes(void) { return orr_env_limit("ORRERY_MAX_INPUT_BYTES", ORR_INPUT_MAX_BYTES); }
 
 char *orr_read_file(const char *path, size_t *len, orr_err *err)
 {

@@ -1911,13 +1911,7 @@ static void alloc_units(gen *G, uint32_t max_rank_layers)
 #define GEN_BYTES_PER_OP 300
 #define GEN_MAX_OPS_DEFAULT (2e9 / GEN_BYTES_PER_OP)
 
-static double gen_max_ops(void)
-{
-    const char *e = getenv("ORRERY_MAX_OPS");
-    char *end = NULL;
-    double v = e && *e >= '0' && *e <= '9' ? strtod(e, &end) : 0;
-    return v >= 1 && end && !*end ? v : GEN_MAX_OPS_DEFAULT;
-}
+static double gen_max_ops(void) { return (double)orr_env_limit("ORRERY_MAX_OPS", (uint64_t)GEN_MAX_OPS_DEFAULT); }
 
 /* Generates the simulated rank (tp t, cp c, dp d, pp p); -1 (err set) when the job would need more
  * ops than fit in memory. With symmetry one rank per (pipeline stage, cp rank) is simulated and

@@ -425,13 +425,7 @@ static void writer_free(trace_writer *tw)
 
 /* The most events a trace holds (about 230 bytes each: 10 million is 2.3 GB, about what a trace
  * viewer opens); ORRERY_TRACE_MAX_EVENTS overrides it (docs/json.md "The trace"). */
-static uint64_t trace_max_events(void)
-{
-    const char *e = getenv("ORRERY_TRACE_MAX_EVENTS");
-    char *end = NULL;
-    unsigned long long v = e && *e >= '0' && *e <= '9' ? strtoull(e, &end, 10) : 0;
-    return v > 0 && end && !*end ? (uint64_t)v : ORR_TRACE_MAX_EVENTS;
-}
+static uint64_t trace_max_events(void) { return orr_env_limit("ORRERY_TRACE_MAX_EVENTS", ORR_TRACE_MAX_EVENTS); }
 
 int orr_report_trace(const char *path, const orr_workload *w, const orr_exec_result *x,
                      orr_err *err)

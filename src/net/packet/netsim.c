@@ -144,10 +144,8 @@ static int parse_flow_line(char *l, const char *path, int line, const orr_topo *
  * million flows took 1.5 GB); ORRERY_MAX_FLOWS overrides it (docs/spec.md "Limits"). */
 static uint64_t netsim_max_flows(void)
 {
-    const char *e = getenv("ORRERY_MAX_FLOWS");
-    char *end = NULL;
-    unsigned long long v = e && *e >= '0' && *e <= '9' ? strtoull(e, &end, 10) : 0;
-    return v > 0 && v <= UINT32_MAX && end && !*end ? (uint64_t)v : ORR_NETSIM_MAX_FLOWS;
+    uint64_t v = orr_env_limit("ORRERY_MAX_FLOWS", ORR_NETSIM_MAX_FLOWS);
+    return v <= UINT32_MAX ? v : ORR_NETSIM_MAX_FLOWS; /* flows are counted in 32 bits */
 }
 
 static int read_flows(const char *path, const orr_topo *t, flow_line **out, uint32_t *n_out, orr_err *err)
