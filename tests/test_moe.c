@@ -331,6 +331,63 @@ static void fsdp_ep(void)
     }
 }
 
+/* NeMo AutoModel's recipe (torchtitan.c) against TorchTitan's with the same two switches it implies
+ * (--bf16-params --plain-experts): the same parameters and collectives; the routing scores applied
+ * inside the compiled expert activation, so each routed copy keeps 2h bytes less (h = 1024; balanced
+ * routing: 1024 tokens x top 2 copies received per rank, 2 layers: 8 MiB); its bf16 cross-entropy
+ * keeps 2 B per logit instead of the eager fp32 log-softmax's 4 (1024 tokens x 1024 vocabulary). And
+ * what the framework decides or refuses. */
+static void automodel(void)
+{
+    static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 1024, mlp: "
+                              "swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, "
+                              "top_k: 2, expert_ffn: 512}\n";
+    const char *const fw[2] = {"--framework torchtitan --bf16-params --plain-experts", "--framework automodel"};
+    double moe[2] = {0}, loss[2] = {0}, nll[2] = {0}, params[2] = {0}, grads[2] = {0};
+    for (int i = 0; i < 2; i++) {
+        char flags[160];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 %s", fw[i]);
+        orr_spec s;
+        orr_err err;
+        CHECK_MSG(spec_from_text(&s, "t.yaml", yaml, flags, &err) == 0, "%s", err.msg);
+        CHECK(s.bf16_params == 1 && s.plain_experts == 1 && s.fsdp == 8);
+        orr_workload *w = orr_gen_training(&s, &err);
+        CHECK_MSG(w != NULL, "%s", err.msg);
+        if (w) {
+            moe[i] = alloc_sum(w, "moe_activations");
+            loss[i] = alloc_sum(w, "loss_saved");
+            nll[i] = alloc_sum(w, "nll_grad");
+            params[i] = alloc_sum(w, "parameters");
+            grads[i] = alloc_sum(w, "gradients");
+            orr_workload_free(w);
+        }
+        orr_spec_free(&s);
+    }
+    CHECK_REL(moe[0] - moe[1], 2.0 * 1024 * 2 * 2.0 * 1024, 1e-9);
+    CHECK_REL(loss[0], 4.0 * 1024 * 1024, 1e-9);
+    CHECK_REL(loss[1], 2.0 * 1024 * 1024, 1e-9);
+    CHECK_REL(nll[0], 4.0 * 1024 * 1024, 1e-9);
+    CHECK_REL(nll[1], 2.0 * 1024 * 1024, 1e-9);
+    CHECK_REL(params[1], params[0], 1e-12);
+    CHECK_REL(grads[1], grads[0], 1e-12);
+    static const struct {
+        const char *flags, *msg;
+    } bad[] = {
+        {"--gpus 8 --tp 2 --framework automodel", "--tp 2 (parallel.tp) with framework automodel"},
+        {"--gpus 8 --ep 8 --compile --framework automodel", "--compile (options.compile) with framework automodel"},
+        {"--gpus 8 --ep 8 --dist-opt --framework automodel", "--dist-opt (parallel.dist_opt) with framework automodel"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        orr_spec s;
+        orr_err err;
+        char flags[160];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM %s", bad[i].flags);
+        CHECK(spec_from_text(&s, "t.yaml", yaml, flags, &err) != 0);
+        CHECK_MSG(strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) == 0, "%s", err.msg);
+        orr_spec_free(&s);
+    }
+}
+
 /* The EP all-to-all through the three network backends: 16 experts over 16 GPUs on two nodes (every
  * GPU's all-to-all crosses the fabric for half its peers), every GPU simulated. The flow and packet
  * backends schedule its pairwise flows on the rail-optimised fat tree; alone on the fabric they must
@@ -444,6 +501,7 @@ static void shared_overlap(void)
 int main(void)
 {
     fsdp_ep();
+    automodel();
     shared_overlap();
     group_limited_routing();
     backends();

@@ -606,10 +606,10 @@ static void test_framework(void)
     EXPECT_OK(orr_spec_resolve(&s, &err), err);
     CHECK(s.framework == ORR_FW_DEEPSPEED && s.zero == 3);
     int rc = load_text(&s, "framework: titan\nmodel: llama3-8b\n", &err, NULL);
-    EXPECT_FAIL(rc, err, ":1: framework: expected one of megatron|megatron-fsdp|torchtitan|deepspeed|nanotron");
+    EXPECT_FAIL(rc, err, ":1: framework: expected one of megatron|megatron-fsdp|torchtitan|deepspeed|nanotron|automodel");
     int rc_;
     RESOLVE_FAIL("--framework", "jax");
-    EXPECT_FAIL(rc_, err, "--framework: expected megatron, megatron-fsdp, torchtitan, deepspeed or nanotron, got \"jax\"");
+    EXPECT_FAIL(rc_, err, "--framework: expected megatron, megatron-fsdp, torchtitan, deepspeed, nanotron or automodel, got \"jax\"");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8");
     EXPECT_FAIL(rc_, err, "--fsdp 8 (parallel.fsdp) with framework megatron (the default): --fsdp is TorchTitan's "
                           "FSDP2 (framework: torchtitan, --framework torchtitan)");

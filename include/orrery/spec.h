@@ -38,8 +38,12 @@ typedef enum orr_framework {
     ORR_FW_TORCHTITAN,     /* TorchTitan: FSDP2 (HSDP), DTensor TP/SP, context_parallel, torch.compile */
     ORR_FW_DEEPSPEED,      /* DeepSpeed ZeRO stage 1, 2 or 3 */
     ORR_FW_NANOTRON,       /* nanotron's Llama: TP/SP with its async linears, ZeRO-1, fp32 gradient accumulation */
+    ORR_FW_AUTOMODEL,      /* NeMo AutoModel's PyTorch path: FSDP2 + EP as TorchTitan's, a bf16 model, its own loss */
     ORR_FW_COUNT
 } orr_framework;
+
+/* The frameworks built on PyTorch's FSDP2 (fully_shard per block): TorchTitan and NeMo AutoModel. */
+static inline int orr_fw_fsdp2(orr_framework f) { return f == ORR_FW_TORCHTITAN || f == ORR_FW_AUTOMODEL; }
 
 struct orr_job;
 
@@ -239,7 +243,7 @@ uint64_t orr_spec_alloc_capacity(const orr_spec *s);
 int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
-/* "megatron", "megatron-fsdp", "torchtitan", "deepspeed", "nanotron". */
+/* "megatron", "megatron-fsdp", "torchtitan", "deepspeed", "nanotron", "automodel". */
 const char *orr_framework_name(orr_framework f);
 /* The framework of a name (case ignored); -1 if none. */
 int orr_framework_parse(const char *name, orr_framework *out);

@@ -1822,6 +1822,7 @@ static const recipe *recipe_of(const orr_spec *s)
         [ORR_FW_TORCHTITAN] = orr_recipe_torchtitan,
         [ORR_FW_DEEPSPEED] = orr_recipe_deepspeed,
         [ORR_FW_NANOTRON] = orr_recipe_nanotron,
+        [ORR_FW_AUTOMODEL] = orr_recipe_automodel,
     };
     return (unsigned)s->framework < ORR_FW_COUNT && of[s->framework] ? of[s->framework](s) : NULL;
 }

@@ -48,6 +48,8 @@ typedef struct recipe {
                                * GEMM computes the rows of the local shard, the other rows after it */
     int tp_bwd_allreduce_sync; /* without SP: the column-parallel backward all-reduce runs after both GEMMs on
                                * the compute stream (not overlapped with the weight gradient) */
+    int moe_scores_in_act;    /* MoE: the routing scores multiply the experts' hidden activation inside a fused
+                               * (compiled) activation, so no expert output is kept for the score-weighted combine */
     /* Fills what the framework decides of G: S (shard group), dist (reduce-scatter, optimizer on the
      * shard, gather after), overlap_pg, grad_B (bytes per reduced gradient element). */
     void (*setup)(gen *G);
@@ -70,12 +72,13 @@ typedef struct recipe {
     void (*after_backward)(gen *G, const ctx *c);
 } recipe;
 
-/* The recipe of each modelled framework for a resolved spec (megatron.c, torchtitan.c, deepspeed.c,
- * nanotron.c). */
+/* The recipe of each modelled framework for a resolved spec (megatron.c, torchtitan.c with AutoModel's,
+ * deepspeed.c, nanotron.c). */
 const recipe *orr_recipe_megatron(const orr_spec *s);
 const recipe *orr_recipe_torchtitan(const orr_spec *s);
 const recipe *orr_recipe_deepspeed(const orr_spec *s);
 const recipe *orr_recipe_nanotron(const orr_spec *s);
+const recipe *orr_recipe_automodel(const orr_spec *s);
 
 typedef struct bucket {
     uint32_t chunk;

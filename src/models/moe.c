@@ -423,14 +423,15 @@ double moe_rank_expert_params(const gen *G)
 
 /* Per routed copy received: the grouped FC1 input (FP8 under fp8 training, as Transformer Engine
  * saves it), its output (both halves when gated) and the activation's output (the FC2 input), and
- * the expert output kept for the score-weighted unpermute; per token: the scores and routing map
- * (fp32, per expert) and the shared experts' tensors like a dense MLP's. */
+ * the expert output kept for the score-weighted unpermute (none where the recipe multiplies the
+ * scores inside its fused activation: recipe.moe_scores_in_act); per token: the scores and routing
+ * map (fp32, per expert) and the shared experts' tensors like a dense MLP's. */
 double moe_layer_activation_bytes(const gen *G, uint32_t layer)
 {
     if (!moe_is_moe_layer(G, layer)) return 0;
     const orr_model *m = model(G);
     double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, fe = (double)m->expert_ffn / G->ETP;
-    double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + in_B * fe + 2.0 * G->h;
+    double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + in_B * fe + (G->rp->moe_scores_in_act ? 0.0 : 2.0 * G->h);
     double routed = routed_received(G) * G->ETP * per_copy;
     double fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
     double shared = m->shared_experts ? gen_tokens(G) * (2.0 * fs * (G->gated ? 2.0 : 1.0) + in_B * fs) : 0;

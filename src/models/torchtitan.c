@@ -4,7 +4,8 @@
  * sharded and accumulated gradients, resharding after forward; what PyTorch autograd saves, eager
  * kernels unless torch.compile; DTensor sequence parallelism keeping the gathered norm outputs;
  * the loss eager, under loss_parallel with TP, or compiled; torch.distributed.pipelining keeping
- * the last stage's outputs; torch's context_parallel; foreach AdamW's per-parameter state.
+ * the last stage's outputs; torch's context_parallel; foreach AdamW's per-parameter state. NeMo
+ * AutoModel's recipe (FSDP2 + EP like TorchTitan's, its own loss and MoE activation) at the end.
  */
 #include "models/gen.h"
 
@@ -218,4 +219,63 @@ const recipe *orr_recipe_torchtitan(const orr_spec *s)
 {
     (void)s;
     return &torchtitan;
+}
+
+/* NeMo AutoModel's loss as its benchmark recipes configure it (examples/benchmark/configs/ at
+ * 89e3a9f: components/loss/masked_ce.MaskedCrossEntropy with fp32_upcast: false): F.cross_entropy on
+ * the bf16 logits, so log-softmax saves its bf16 result (2 B per logit, the model output freed after
+ * it unless the pipeline keeps it); backward: nll_loss's bf16 gradient (2 B), then log-softmax's, the
+ * logits gradient itself (2 B). */
+static void automodel_loss_mem_fwd(gen *G, const ctx *c)
+{
+    double logits = gen_tokens(G) * G->vocab / G->T;
+    uint32_t b = gen_model_output_alloc(G, c);
+    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "loss_saved", G->head_base + c->mb, logits * G->act_B, ORR_MEM_ACT);
+    gen_model_output_release(G, c, b);
+}
+
+static void automodel_loss_mem_bwd(gen *G, const ctx *c)
+{
+    double logits = gen_tokens(G) * G->vocab / G->T;
+    uint32_t n = gen_mem_alloc(G, c, S_COMPUTE, "nll_grad", logits * G->act_B, ORR_MEM_TEMP);
+    G->head_tmp = gen_mem_alloc(G, c, S_COMPUTE, "logits_grad", logits * G->act_B, ORR_MEM_TEMP);
+    gen_mem_free(G, c, S_COMPUTE, G->head_base + c->mb);
+    gen_mem_free(G, c, S_COMPUTE, n);
+}
+
+/* NeMo AutoModel's PyTorch path (NVIDIA-NeMo/Automodel at 89e3a9f, the commit of its performance
+ * summary): TorchTitan's FSDP2 + EP (components/moe/parallelizer.py apply_fsdp: fully_shard per block,
+ * embedding, head and root; MixedPrecisionPolicy bf16 parameters, fp32 reduction), with
+ *   - the model built in bf16 and the routed experts outside FSDP2 where their ep_shard mesh has one
+ *     rank (resolve sets --bf16-params and --plain-experts);
+ *   - the routing scores applied inside the experts' torch.compile-d activation
+ *     (components/moe/layers.py GroupedExpertsDeepEP: quick_geglu_deepep / weighted_bias_swiglu_impl
+ *     take permuted_probs), so the grouped FC2 output is not kept for the combine;
+ *   - its bf16 cross-entropy (above);
+ *   - gradient sync deferred to the last micro-batch (distributed/utils.py get_sync_ctx:
+ *     set_requires_gradient_sync(is_optim_step)), as recipe.unit_grads accumulates them. */
+static const recipe automodel = {
+    .shards_params = 1,
+    .copies_out_params = 1,
+    .unit_grads = 1,
+    .eager_unless_compiled = 1,
+    .per_op_sac = 1,
+    .sp_keeps_gathered = 1,
+    .keeps_head_input = 1,
+    .pp_keeps_outputs = 1,
+    .pads_vocab_to = 1.0,
+    .moe_scores_in_act = 1,
+    .setup = setup,
+    .layer_saved_bytes = gen_autograd_layer_bytes,
+    .cp_attention = cp_attention,
+    .loss_mem_fwd = automodel_loss_mem_fwd,
+    .loss_mem_bwd = automodel_loss_mem_bwd,
+    .persistent_memory = persistent_memory,
+    .optimizer_temps = adam_temporaries,
+};
+
+const recipe *orr_recipe_automodel(const orr_spec *s)
+{
+    (void)s;
+    return &automodel;
 }

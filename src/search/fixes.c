@@ -63,7 +63,7 @@ static void neighbourhood(const orr_spec *cur, const search_base *b, orr_search_
     if (cur->framework == ORR_FW_DEEPSPEED) {
         a[ORR_AX_ZERO].n = 0;
         for (uint32_t z = cur->zero ? cur->zero : 1; z <= 3; z++) add_value(a[ORR_AX_ZERO].v, &a[ORR_AX_ZERO].n, z);
-    } else if (cur->framework == ORR_FW_TORCHTITAN && cur->fsdp && cur->fsdp < cur->dp) {
+    } else if (orr_fw_fsdp2(cur->framework) && cur->fsdp && cur->fsdp < cur->dp) {
         add_value(a[ORR_AX_FSDP].v, &a[ORR_AX_FSDP].n, cur->fsdp); /* HSDP: and full sharding (0) */
     } else if (cur->framework == ORR_FW_MEGATRON) {
         a[ORR_AX_DIST_OPT].n = 0;
@@ -99,7 +99,7 @@ static void diff(const orr_spec *cur, const orr_spec *s, fix_cand *c)
     if (s->mbs != cur->mbs) put_flag(c, "--mbs %u", s->mbs);
     if (s->recompute != cur->recompute) put_flag(c, "--recompute %s", orr_recompute_name(s->recompute));
     if (s->zero != cur->zero) put_flag(c, "--zero %u", s->zero);
-    if (s->framework == ORR_FW_TORCHTITAN && s->fsdp != cur->fsdp) put_flag(c, "--fsdp %u", s->fsdp);
+    if (orr_fw_fsdp2(s->framework) && s->fsdp != cur->fsdp) put_flag(c, "--fsdp %u", s->fsdp);
     if (!s->dist_opt != !cur->dist_opt) put_flag(c, s->dist_opt ? "--dist-opt" : "--no-dist-opt");
     if (!s->sp != !cur->sp) put_flag(c, s->sp ? "--sp" : "--no-sp");
 }

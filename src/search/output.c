@@ -28,7 +28,8 @@ static void sharding(const orr_trial *t, char *buf, size_t cap)
     switch ((orr_framework)t->v[ORR_AX_FRAMEWORK]) {
     case ORR_FW_MEGATRON: snprintf(buf, cap, "%s", t->v[ORR_AX_DIST_OPT] ? "dist-opt" : "ddp"); return;
     case ORR_FW_DEEPSPEED: snprintf(buf, cap, "zero-%u", t->v[ORR_AX_ZERO]); return;
-    case ORR_FW_TORCHTITAN: {
+    case ORR_FW_TORCHTITAN:
+    case ORR_FW_AUTOMODEL: {
         uint32_t f = t->fsdp ? t->fsdp : t->v[ORR_AX_FSDP];
         if (f && t->dp > f) snprintf(buf, cap, "hsdp %ux%u", f, t->dp / f);
         else if (f) snprintf(buf, cap, "fsdp %u", f);

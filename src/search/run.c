@@ -137,7 +137,7 @@ static void prepare(const search_base *b, const orr_search_opts *o, orr_search_r
         }
         r->valid++;
         t->dp = s.dp;
-        t->fsdp = s.framework == ORR_FW_TORCHTITAN ? s.fsdp : 0;
+        t->fsdp = orr_fw_fsdp2(s.framework) ? s.fsdp : 0;
         t->bound_bytes = orr_search_memory_lower_bound(&s);
         t->capacity_bytes = orr_spec_alloc_capacity(&s);
         t->bound_s = orr_search_time_lower_bound_s(&s);

@@ -72,10 +72,10 @@ static uint32_t default_parallel(const search_base *b, int ax, int is_auto, cons
     case ORR_AX_EP: { /* Megatron-Core folds etp x ep over the tp*cp*dp = gpus/pp GPUs of a stage;
                        * TorchTitan carves ep out of dp_shard x cp = gpus/(tp*pp) */
         uint32_t experts = b->s.model.experts, etp = b->s.etp ? b->s.etp : 1;
-        uint64_t split = cur[ORR_AX_FRAMEWORK] == ORR_FW_TORCHTITAN ? (uint64_t)tp * pp : pp;
+        uint64_t split = orr_fw_fsdp2((orr_framework)cur[ORR_AX_FRAMEWORK]) ? (uint64_t)tp * pp : pp;
         if (!experts || gpus % split) return out[0] = 1, 1;
         uint32_t stage = (uint32_t)(gpus / split);
-        if (cur[ORR_AX_FRAMEWORK] == ORR_FW_TORCHTITAN) etp = 1;
+        if (orr_fw_fsdp2((orr_framework)cur[ORR_AX_FRAMEWORK])) etp = 1;
         for (uint32_t e = 1; e <= experts && k < ORR_SEARCH_MAX_VALUES; e++)
             if (experts % e == 0 && stage % ((uint64_t)e * etp) == 0) out[k++] = e;
         return k ? k : (out[0] = 1, 1);
@@ -104,7 +104,7 @@ static uint32_t axis_values(const orr_search_opts *o, const search_base *b, int 
     const orr_axis_values *a = &o->ax[ax];
     orr_framework fw = (orr_framework)cur[ORR_AX_FRAMEWORK];
     if (ax == ORR_AX_ZERO && fw != ORR_FW_DEEPSPEED) return out[0] = 0, 1;
-    if (ax == ORR_AX_FSDP && fw != ORR_FW_TORCHTITAN) return out[0] = 0, 1;
+    if (ax == ORR_AX_FSDP && !orr_fw_fsdp2(fw)) return out[0] = 0, 1;
     if (ax == ORR_AX_DIST_OPT && fw != ORR_FW_MEGATRON) return out[0] = 0, 1;
     if (a->given && !a->is_auto) {
         memcpy(out, a->v, a->n * sizeof *out);

@@ -52,7 +52,7 @@ typedef struct flag_def {
 #define J SC_JOBS
 static const flag_def flags[] = {
     /* the job */
-    {"--framework", F_FRAMEWORK, "megatron, megatron-fsdp, torchtitan, deepspeed or nanotron", "megatron",
+    {"--framework", F_FRAMEWORK, "megatron, megatron-fsdp, torchtitan, deepspeed, nanotron or automodel", "megatron",
      "the training framework whose recipe is modelled (what it saves, how it shards)", P},
     {"--model", F_MODEL, "a catalog model name, a YAML model file, or a Hugging Face config.json or its directory", "required",
      "the model (`orrery list models`)", P},

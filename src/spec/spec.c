@@ -91,7 +91,7 @@ const char *orr_recompute_name(orr_recompute r)
 }
 
 static const char *const framework_names[ORR_FW_COUNT] = {"megatron", "megatron-fsdp", "torchtitan", "deepspeed",
-                                                          "nanotron"};
+                                                          "nanotron", "automodel"};
 
 const char *orr_framework_name(orr_framework f)
 {
@@ -485,7 +485,7 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
 {
     char opt[64];
     orr_framework fw = s->framework;
-    if (s->fsdp && fw != ORR_FW_TORCHTITAN) {
+    if (s->fsdp && !orr_fw_fsdp2(fw)) {
         snprintf(opt, sizeof opt, "--fsdp %u (parallel.fsdp)", s->fsdp);
         return foreign_option(s, ORR_FW_TORCHTITAN, opt, "--fsdp is TorchTitan's FSDP2", err);
     }
@@ -506,6 +506,16 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
                              "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
     if (fw == ORR_FW_TORCHTITAN) return 0;
+    if (fw == ORR_FW_AUTOMODEL) {
+        /* AutoModel compiles only its fused expert activation (always modelled so); the model itself is not
+         * torch.compile-d by its benchmark recipes. */
+        if (s->compile || s->compile_loss >= 0)
+            return orr_fail(err, "%s with framework automodel: NeMo AutoModel's recipes do not torch.compile the "
+                                 "model or the loss (only its fused expert activation, modelled as such); --compile is "
+                                 "TorchTitan's per-block compile (framework: torchtitan)",
+                            s->compile ? "--compile (options.compile)" : "--compile-loss (options.compile_loss)");
+        return 0;
+    }
     static const char *const what = "FSDP2 and torch.compile are modelled as TorchTitan applies them";
     if (s->reshard_after_forward >= 0)
         return foreign_option(s, ORR_FW_TORCHTITAN, s->reshard_after_forward ? "--reshard-after-forward "
@@ -536,9 +546,20 @@ static int resolve_framework(orr_spec *s, orr_err *err)
     if (s->framework == ORR_FW_DEEPSPEED && s->vpp > 1)
         return orr_fail(err, "--vpp %u (parallel.vpp) with framework deepspeed: DeepSpeed's pipeline engine has no "
                              "interleaved schedule (virtual stages are Megatron-LM's and TorchTitan's)", s->vpp);
-    if (s->framework == ORR_FW_TORCHTITAN && !s->fsdp) {
+    if (orr_fw_fsdp2(s->framework) && !s->fsdp) {
         uint64_t rest = (uint64_t)s->tp * s->pp * s->cp * (s->dp ? s->dp : 1);
         s->fsdp = rest && s->gpus && s->gpus % rest == 0 ? (uint32_t)(s->gpus / rest) : 1;
+    }
+    if (s->framework == ORR_FW_AUTOMODEL) {
+        /* NeMo AutoModel (components/moe/parallelizer.py, models' from_config at 89e3a9f): the model is
+         * built in bf16 (torch_dtype "auto"), and routed experts whose ep_shard mesh has one rank are
+         * left out of FSDP2 (ignored_params); both are what --bf16-params and --plain-experts say. */
+        s->bf16_params = 1;
+        s->plain_experts = 1;
+        if (s->tp > 1)
+            return orr_fail(err, "--tp %u (parallel.tp) with framework automodel: not modelled (AutoModel's "
+                                 "MaskedCrossEntropy gathers vocabulary-sharded logits with full_tensor(); its TP "
+                                 "plans are not in the recipe); the nearest is framework torchtitan", s->tp);
     }
     return 0;
 }
@@ -837,15 +858,16 @@ static int resolve_moe_common(orr_spec *s, orr_err *err)
 static int resolve_moe_fsdp(orr_spec *s, orr_err *err)
 {
     uint64_t shard = (uint64_t)s->fsdp * s->cp;
+    const char *fw = orr_framework_name(s->framework);
     if (s->etp > 1)
-        return orr_fail(err, "--etp %u (parallel.etp) with framework torchtitan: expert tensor parallelism under "
-                             "FSDP2 + EP is not modelled (use --etp 1)", s->etp);
+        return orr_fail(err, "--etp %u (parallel.etp) with framework %s: expert tensor parallelism under "
+                             "FSDP2 + EP is not modelled (use --etp 1)", s->etp, fw);
     if (s->tp > 1)
-        return orr_fail(err, "--tp %u (parallel.tp) with framework torchtitan and an MoE model: tensor parallelism of "
-                             "the MoE layers under FSDP2 + EP is not modelled (use --tp 1)", s->tp);
+        return orr_fail(err, "--tp %u (parallel.tp) with framework %s and an MoE model: tensor parallelism of "
+                             "the MoE layers under FSDP2 + EP is not modelled (use --tp 1)", s->tp, fw);
     if (shard % s->ep)
-        return orr_fail(err, "--ep %u (parallel.ep) with framework torchtitan: ep must divide fsdp*cp = %u*%u = %llu "
-                             "(TorchTitan carves the EP mesh out of dp_shard x cp)", s->ep, s->fsdp, s->cp,
+        return orr_fail(err, "--ep %u (parallel.ep) with framework %s: ep must divide fsdp*cp = %u*%u = %llu "
+                             "(the EP mesh is carved out of dp_shard x cp)", s->ep, fw, s->fsdp, s->cp,
                         (unsigned long long)shard);
     if (resolve_moe_common(s, err)) return -1;
     s->edp = (uint32_t)(shard / s->ep);
@@ -868,11 +890,11 @@ static int resolve_moe(orr_spec *s, orr_err *err)
                             m->name);
         return 0;
     }
-    if (s->framework != ORR_FW_MEGATRON && s->framework != ORR_FW_TORCHTITAN)
+    if (s->framework != ORR_FW_MEGATRON && !orr_fw_fsdp2(s->framework))
         return orr_fail(err, "--framework %s with model %s: mixture-of-experts models are modelled with --framework "
-                             "megatron or torchtitan (FSDP2 + EP) only (%s's expert parallelism is not modelled yet)",
-                        orr_framework_name(s->framework), m->name, orr_framework_name(s->framework));
-    if (s->framework == ORR_FW_TORCHTITAN) return resolve_moe_fsdp(s, err);
+                             "megatron, torchtitan or automodel (FSDP2 + EP) only (%s's expert parallelism is not "
+                             "modelled yet)", orr_framework_name(s->framework), m->name, orr_framework_name(s->framework));
+    if (orr_fw_fsdp2(s->framework)) return resolve_moe_fsdp(s, err);
     if (stage % ex)
         return orr_fail(err, "--ep %u --etp %u (parallel.ep, parallel.etp): ep*etp (%llu) must divide the GPUs of a "
                              "pipeline stage, tp*cp*dp = %u*%u*%u = %llu (Megatron-Core folds the experts' etp x ep x "
