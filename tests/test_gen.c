@@ -589,6 +589,37 @@ static void test_fsdp_copy_out(void)
     }
 }
 
+/* FSDP2 with gradient accumulation (4 micro-batches): TorchTitan without PP reduce-scatters every
+ * micro-batch (its train loop leaves gradient sync on), so no unsharded gradients are accumulated;
+ * under PP (torch.distributed.pipelining) and under AutoModel (get_sync_ctx) the sync waits for the
+ * last micro-batch, the unsharded fp32 gradients of each unit accumulated until then. Layer 5's
+ * reduce-scatters and accumulation buffers are counted. */
+static void test_fsdp_grad_sync(void)
+{
+    static const char *const fw[3] = {"torchtitan", "torchtitan", "automodel"};
+    static const char *const pp[3] = {"1", "2", "1"};
+    for (int k = 0; k < 3; k++) {
+        orr_spec s;
+        const char *argv[] = {"--framework", fw[k], "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                              "--pp", pp[k], "--mbs", "1", "--gbs", k == 1 ? "16" : "32", "--seq", "2048"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        int rs = 0, acc = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->layer != 5) continue;
+            const char *n = w->names[op->name];
+            if (op->kind == ORR_OP_COLL && strcmp(n, "fsdp_reducescatter") == 0) rs++;
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_accumulated_grads") == 0) acc++;
+        }
+        CHECK_MSG(rs == (k == 0 ? 4 : 1), "%s pp %s: %d reduce-scatters of layer 5", fw[k], pp[k], rs);
+        CHECK_MSG(acc == (k == 0 ? 0 : 1), "%s pp %s: %d accumulation buffers of layer 5", fw[k], pp[k], acc);
+        orr_workload_free(w);
+    }
+}
+
 /* Context parallelism: TorchTitan (torch's context_parallel, "allgather" rotation) all-gathers the
  * repeat_kv-expanded K and V once per attention call and passes fp32 dK/dV one hop per backward
  * step, merging each step's output in fp32 (less on ranks whose later steps take half the queries);
@@ -805,6 +836,7 @@ int main(void)
     test_context_parallel();
     test_fp8_head();
     test_fsdp_copy_out();
+    test_fsdp_grad_sync();
     test_pp_outputs();
     test_megatron_dp_cp();
     return check_done();

@@ -1275,30 +1275,37 @@ static void unit_reshard(gen *G, uint32_t c, int root, uint32_t li)
     G->unit_ag_ev[u] = UINT32_MAX;
 }
 
-/* recipe.unit_grads: FSDP2 with gradient accumulation (several micro-batches, gradient sync off
- * but for the last, as torch.distributed.pipelining drives it) accumulates each unit's unsharded gradients in the reduce
- * dtype (FSDPParam.to_accumulated_grad_if_needed: fp32 under TorchTitan's mixed_precision_reduce)
- * from the unit's first backward of the step until its reduce-scatter in the last micro-batch,
- * which copies them into the reduce-scatter input and drops them (seen under `orrery emulate`,
- * tests/emu/torch/pp_mem.py). With one micro-batch they are the reduce-scatter input itself. */
+/* Whether a sharded recipe's gradient sync waits for the last micro-batch: always under
+ * torch.distributed.pipelining (its schedule turns sync off for every backward but the last), and
+ * without PP where the recipe turns it off itself (recipe.defers_grad_sync: AutoModel's get_sync_ctx).
+ * TorchTitan's train loop without PP runs forward_backward_step per gradient-accumulation step with
+ * sync on (torchtitan/trainer.py at b5bcd76), so every micro-batch reduce-scatters. */
+static int defers_sync(const gen *G) { return G->nmb > 1 && (G->P > 1 || G->rp->defers_grad_sync); }
+
+/* recipe.unit_grads: FSDP2 with gradient accumulation and deferred sync (defers_sync) accumulates
+ * each unit's unsharded gradients in the reduce dtype (FSDPParam.to_accumulated_grad_if_needed: fp32
+ * under TorchTitan's mixed_precision_reduce) from the unit's first backward of the step until its
+ * reduce-scatter in the last micro-batch, which copies them into the reduce-scatter input and drops
+ * them (seen under `orrery emulate`, tests/emu/torch/pp_mem.py). Otherwise they are the
+ * reduce-scatter input itself, every micro-batch. */
 static void unit_accumulate(gen *G, const ctx *cx, uint32_t c, int root, uint32_t li)
 {
     double p = unit_params(G, c, root, li) + unit_expert_params(G, c, root, li);
-    if (!G->rp->shards_params || !G->rp->unit_grads || G->nmb <= 1 || p <= 0) return;
+    if (!G->rp->shards_params || !G->rp->unit_grads || !defers_sync(G) || p <= 0) return;
     uint32_t u = unit_id(G, c, root, li);
     if (G->unit_acc_buf[u] == UINT32_MAX)
         G->unit_acc_buf[u] = gen_mem_alloc(G, cx, S_COMPUTE, "fsdp_accumulated_grads", p * G->grad_B, ORR_MEM_GRAD);
 }
 
-/* After a unit's backward in the last micro-batch: cast the gradients to the reduce dtype (grad_B,
- * the recipe's) and reduce-scatter them on the reduce-scatter stream, the block's over the shard
+/* After a unit's backward in the last micro-batch (in every one without defers_sync): cast the
+ * gradients to the reduce dtype (grad_B, the recipe's) and reduce-scatter them on the reduce-scatter stream, the block's over the shard
  * group and its routed experts' over the expert-data-parallel group; with replicas (HSDP) all-reduce
  * the shards over them. The input buffer is freed when the next reduce-scatter is issued (one is
  * kept in flight). */
 static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 {
     double p = unit_params(G, c, root, li), pe = unit_expert_params(G, c, root, li), rb = G->grad_B;
-    if (!G->rp->shards_params || p + pe <= 0 || mb != G->nmb - 1) return;
+    if (!G->rp->shards_params || p + pe <= 0 || (defers_sync(G) && mb != G->nmb - 1)) return;
     ctx cx = {ORR_PHASE_BWD, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, mb, c};
     uint32_t buf = gen_mem_alloc(G, &cx, S_COMPUTE, "fsdp_reduce_scatter_input", (p + pe) * rb, ORR_MEM_COMM);
     gen_memop(G, &cx, "fsdp_grad_cast", ORR_CLS_ELEMENTWISE, (p + pe) * (G->act_B + rb), p + pe);
@@ -1436,6 +1443,15 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         after_bwd_element(G, c, mb, 0, 1, 0);
     }
     if (has_root) unit_after_bwd(G, c, 1, 0, mb);
+    /* FSDP2's root post-backward callback with sync on and is_last_backward (every micro-batch
+     * without defers_sync, which implies no PP): the compute stream waits for the last reduce-scatter
+     * and its input is freed (FSDPState._root_post_backward_final_callback clears
+     * reduce_scatter_state); the last micro-batch's is finish_grad_sync's. */
+    if (G->rp->shards_params && !defers_sync(G) && mb != G->nmb - 1 && G->rs_buf_pending != UINT32_MAX) {
+        gen_wait(G, S_COMPUTE, gen_record(G, S_DP));
+        gen_mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
+        G->rs_buf_pending = UINT32_MAX;
+    }
     if (G->rp->after_backward) G->rp->after_backward(G, &cx);
 }
 

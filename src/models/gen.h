@@ -35,6 +35,9 @@ typedef struct recipe {
     int copies_out_params;    /* sharded: each gathered parameter copied out to its own tensor */
     int unit_grads;           /* sharded: fp32 sharded gradients allocated per unit at its reduce-scatter,
                                * unsharded ones accumulated per unit over micro-batches */
+    int defers_grad_sync;     /* sharded, without PP: gradient sync off but in the last micro-batch (the
+                               * unsharded gradients accumulated until then); else each micro-batch
+                               * reduce-scatters (with PP the pipeline schedule always defers it) */
     int eager_unless_compiled;/* eager PyTorch kernels (one per ATen op) unless options.compile */
     int per_op_sac;           /* selective recompute re-runs the unsaved ops before each backward
                                * (else it is the attention core, re-run only when unfused) */

@@ -264,6 +264,7 @@ static const recipe automodel = {
     .keeps_head_input = 1,
     .pp_keeps_outputs = 1,
     .pads_vocab_to = 1.0,
+    .defers_grad_sync = 1,
     .moe_scores_in_act = 1,
     .setup = setup,
     .layer_saved_bytes = gen_autograd_layer_bytes,
