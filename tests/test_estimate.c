@@ -111,25 +111,52 @@ static void test_gemm(void)
     CHECK_EQ_I64(orr_est_gemm_ps(&g, 16, 16, 16, 1, ORR_BF16, 0, 0), g.kernel_min_ps);
 }
 
+/* The shape factor by hand (roofline.c): rate(work, o) = mask x work / (work + o) over the key blocks
+ * a query block visits (work = useful x kv / 128), mask 0.916 when masked; o 0.9 forward, 1.8
+ * backward; relative to the causal 4096 x 4096 reference (work 16.5). */
+static double shape_by_hand(double kv, double useful, double o)
+{
+    double ref = 0.916 * 16.5 / (16.5 + o), work = useful * kv / 128.0;
+    return (useful < 0.999 ? 0.916 : 1.0) * work / (work + o) / ref;
+}
+
 static void test_attention(void)
 {
     orr_gpu g = h100();
     /* batch 2 x 32 heads, 4096 x 4096, head dim 128: 64 x 32 = 2048 query blocks on 132 SMs */
     uint32_t dims[4] = {64, 4096, 4096, 128};
     double fwd_flops = 4.0 * 64 * 4096.0 * 4096 * 128;
+    double causal = fwd_flops * 33.0 / 64.0; /* the generator's causal count: 33 of 64 blocks */
     double wave = 2048.0 / (16.0 * 132.0);
+    /* the reference shape runs at the GPU's attention efficiency */
+    CHECK_REL(orr_est_attention_shape(0, dims, 33.0 / 64.0), 1.0, 1e-12);
+    CHECK_EQ_I64(orr_est_attention_ps(&g, 0, dims, ORR_BF16, causal, 0),
+                 llround(ps_of(causal / (989.4e12 * 0.60 * wave))));
+    /* unmasked: no mask cost and more blocks per fixed cost */
+    double sf = shape_by_hand(4096, 1.0, 0.9), sb = shape_by_hand(4096, 1.0, 1.8);
+    CHECK_REL(sf, 1.0 / 0.916 * (32.0 / 32.9) / (16.5 / 17.4), 1e-12);
     int64_t tf = orr_est_attention_ps(&g, 0, dims, ORR_BF16, fwd_flops, 0);
-    CHECK_EQ_I64(tf, llround(ps_of(fwd_flops / (989.4e12 * 0.60 * wave))));
-    /* flops derived when absent: forward 4 b h q kv d, backward 2.5 x forward */
+    CHECK_EQ_I64(tf, llround(ps_of(fwd_flops / (989.4e12 * 0.60 * wave * sf))));
+    /* flops derived when absent: forward 4 b h q kv d, backward 2.5 x forward (unmasked) */
     CHECK_EQ_I64(orr_est_attention_ps(&g, 0, dims, ORR_BF16, 0, 0), tf);
     int64_t tb = orr_est_attention_ps(&g, 1, dims, ORR_BF16, 0, 0);
-    CHECK_EQ_I64(tb, llround(ps_of(2.5 * fwd_flops / (989.4e12 * 0.45 * wave))));
+    CHECK_EQ_I64(tb, llround(ps_of(2.5 * fwd_flops / (989.4e12 * 0.45 * wave * sb))));
     CHECK(tb > 2 * tf);
+    /* short sequences pay the fixed cost more, long ones less */
+    uint32_t s1k[4] = {64, 1024, 1024, 128}, s16k[4] = {64, 16384, 16384, 128};
+    CHECK_REL(orr_est_attention_shape(0, s1k, 9.0 / 16.0), shape_by_hand(1024, 9.0 / 16.0, 0.9), 1e-12);
+    CHECK(orr_est_attention_shape(0, s1k, 9.0 / 16.0) < 0.9);
+    CHECK(orr_est_attention_shape(0, s16k, 129.0 / 256.0) > 1.03);
+    /* head dims below 128: FlashAttention-2's loss at 64, log-interpolated */
+    uint32_t d64[4] = {64, 4096, 4096, 64}, d96[4] = {64, 4096, 4096, 96}, d256[4] = {64, 4096, 4096, 256};
+    CHECK_REL(orr_est_attention_shape(0, d64, 33.0 / 64.0), 0.88, 1e-12);
+    CHECK_REL(orr_est_attention_shape(0, d96, 33.0 / 64.0), 0.88 + 0.12 * log2(1.5), 1e-12);
+    CHECK_REL(orr_est_attention_shape(0, d256, 33.0 / 64.0), 1.0, 1e-12);
     /* one (batch, head) and one query block occupies one SM of 132 */
     uint32_t one[4] = {1, 128, 8192, 128};
     double f1 = 4.0 * 128 * 8192.0 * 128;
     CHECK_EQ_I64(orr_est_attention_ps(&g, 0, one, ORR_BF16, f1, 0),
-                 llround(ps_of(f1 / (989.4e12 * 0.60 / 132.0))));
+                 llround(ps_of(f1 / (989.4e12 * 0.60 * shape_by_hand(8192, 1.0, 0.9) / 132.0))));
     /* memory can bound it too */
     uint64_t huge = 40ull << 30;
     CHECK_EQ_I64(orr_est_attention_ps(&g, 0, one, ORR_BF16, f1, huge),

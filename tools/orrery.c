@@ -471,6 +471,14 @@ static int cmd_validate(int argc, char **argv)
         orr_buf_free(&b);
         orr_valid_table_free(&t);
     }
+    orr_valid_kernels k;
+    orr_err err = {{0}};
+    if (orr_validate_attention_shape(dir, &k, &err) < 0) return fail(&err);
+    orr_buf b = {0};
+    orr_valid_kernels_print(&k, &b);
+    fwrite(b.s, 1, b.n, stdout);
+    orr_buf_free(&b);
+    orr_valid_kernels_free(&k);
     return 0;
 }
 

@@ -24,6 +24,11 @@ int64_t orr_est_gemm_ps(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t k, ui
                         orr_dtype dt, double flops, uint64_t bytes);
 /* Fraction of the SMs' work that is useful after tile and wave quantisation (0..1]. */
 double orr_est_gemm_wave_eff(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t batch);
+/* Flash attention's rate at a shape relative to the reference shape (causal, 4096 x 4096, head dim
+ * 128): the key blocks each query block visits against a fixed cost per query block, the masked
+ * kernel's rate, the head dim (roofline.c). useful: the op's flops over the unmasked count
+ * 4 x dims[0] x dims[1] x dims[2] x dims[3] (x 2.5 backward), i.e. the share of key blocks visited. */
+double orr_est_attention_shape(int backward, const uint32_t dims[4], double useful);
 /* Duration of a flash-attention kernel (forward or backward). dims as in orr_op. */
 int64_t orr_est_attention_ps(const orr_gpu *g, int backward, const uint32_t dims[4], orr_dtype dt,
                              double flops, uint64_t bytes);

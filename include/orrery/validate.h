@@ -79,4 +79,28 @@ void orr_valid_cases_free(orr_valid_case *c, size_t n);
 /* A text table with units: one line per row, then the median. */
 void orr_valid_table_print(const orr_valid_table *t, orr_buf *out);
 
+/* The compute model's flash-attention shape terms (orr_est_attention_shape) against the kernel
+ * measurements of kernels/attention.csv: each series (one kernel on one GPU, direction, mask, head
+ * dim and source; flash kernels only, at least 3 sequence lengths, queries = keys) compared in shape,
+ * each point's measured throughput over the series' point nearest 4096 against the predicted ratio,
+ * so a kernel's own level does not enter. The constants were fitted on the H100 FlashAttention-2
+ * series of head dim 128 (fitted = 1); every other series is held out. */
+typedef struct orr_valid_kernel_series {
+    char label[128];          /* gpu, kernel, direction, causal, head dim */
+    int fitted;
+    size_t n;                 /* points compared (the reference point excluded) */
+    double median_abs_error;  /* of predicted ratio / measured ratio - 1 */
+} orr_valid_kernel_series;
+
+typedef struct orr_valid_kernels {
+    orr_valid_kernel_series *series;
+    size_t n;
+    double median_fit, median_heldout; /* over the points of the fitted / held-out series */
+    size_t n_fit, n_heldout;           /* points */
+} orr_valid_kernels;
+
+int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_err *err);
+void orr_valid_kernels_print(const orr_valid_kernels *k, orr_buf *out);
+void orr_valid_kernels_free(orr_valid_kernels *k);
+
 #endif

@@ -20,6 +20,7 @@
 #include "orrery/validate.h"
 #include "orrery/csv.h"
 #include "orrery/orrery.h"
+#include "orrery/estimate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -623,4 +624,142 @@ void orr_valid_cases_free(orr_valid_case *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) orr_spec_free(&c[i].spec);
     free(c);
+}
+
+/* ---- The flash-attention shape terms against kernels/attention.csv (orr_validate_attention_shape) ---- */
+
+/* Throughput in the benchmarks' convention (a causal kernel's FLOPs counted as half the square) at
+ * sequence s, relative units: the shape rate of the generator's convention (key blocks visited)
+ * times useful / visited; forward and backward combined as the benchmarks time them (FLOPs 1 : 2.5). */
+static double attn_throughput(double s, int causal, uint32_t hd, int fwd, int bwd)
+{
+    double nb = ceil(s / 128.0), useful = causal ? (nb + 1.0) / (2.0 * nb) : 1.0;
+    double ideal = causal ? nb / (nb + 1.0) : 1.0;
+    uint32_t dims[4] = {1, (uint32_t)s, (uint32_t)s, hd};
+    double rf = orr_est_attention_shape(0, dims, useful) * ideal, rb = orr_est_attention_shape(1, dims, useful) * ideal;
+    if (fwd && bwd) return 3.5 / (1.0 / rf + 2.5 / rb);
+    return bwd ? rb : rf;
+}
+
+typedef struct kseries {
+    char key[512];
+    orr_valid_kernel_series out;
+    int causal, fwd, bwd;
+    uint32_t hd;
+    double seq[64], val[64];
+    size_t n;
+} kseries;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of_abs(double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) v[i] = fabs(v[i]);
+    qsort(v, n, sizeof *v, cmp_double);
+    return !n ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/kernels/attention.csv", dir);
+    orr_csv t;
+    if (orr_csv_load(&t, path, err) < 0) return -1;
+    kseries *ks = NULL;
+    size_t nks = 0;
+    for (int r = 1; r < t.nrows; r++) {
+        const char *impl = orr_csv_get(&t, r, "impl"), *dirn = orr_csv_get(&t, r, "direction");
+        const char *causal = orr_csv_get(&t, r, "causal"), *kv = orr_csv_get(&t, r, "seqlen_kv");
+        double s = orr_csv_num(&t, r, "seqlen_q"), hd = orr_csv_num(&t, r, "headdim"), v = orr_csv_num(&t, r, "value");
+        int fwd = strcmp(dirn, "fwd") == 0 || strcmp(dirn, "fwd+bwd") == 0;
+        int bwd = strcmp(dirn, "bwd") == 0 || strcmp(dirn, "fwd+bwd") == 0;
+        int is_causal = strncmp(causal, "True", 4) == 0;
+        if (strncmp(orr_csv_get(&t, r, "metric"), "achieved TFLOP", 14) != 0 || !(fwd || bwd) || !(s >= 128) ||
+            !(s <= 1048576) || !(hd >= 16) || !(hd <= 1024) || !(v > 0) || !isfinite(v))
+            continue;
+        if (!is_causal && strncmp(causal, "False", 5) != 0) continue;
+        if (kv[0] && orr_csv_num(&t, r, "seqlen_kv") != s) continue;
+        if (strstr(impl, "Standard") || strstr(impl, "math")) continue; /* not flash kernels */
+        char key[512];
+        snprintf(key, sizeof key, "%s|%s|%s|%d|%g|%s|%s|%s", orr_csv_get(&t, r, "gpu"), impl, dirn, is_causal, hd,
+                 orr_csv_get(&t, r, "software"), orr_csv_get(&t, r, "dtype"), orr_csv_get(&t, r, "source"));
+        size_t i = 0;
+        while (i < nks && strcmp(ks[i].key, key) != 0) i++;
+        if (i == nks) {
+            ks = orr_xrealloc(ks, (nks + 1) * sizeof *ks);
+            memset(&ks[nks], 0, sizeof ks[nks]);
+            snprintf(ks[nks].key, sizeof ks[nks].key, "%s", key);
+            snprintf(ks[nks].out.label, sizeof ks[nks].out.label, "%s, %s, %s, %s, head dim %g", orr_csv_get(&t, r, "gpu"),
+                     impl, dirn, is_causal ? "causal" : "full", hd);
+            ks[nks].out.fitted = strcmp(orr_csv_get(&t, r, "gpu"), "H100") == 0 &&
+                                 strcmp(impl, "FlashAttention-2") == 0 && hd == 128;
+            ks[nks].causal = is_causal, ks[nks].fwd = fwd, ks[nks].bwd = bwd, ks[nks].hd = (uint32_t)hd;
+            nks++;
+        }
+        kseries *k = &ks[i];
+        size_t j = 0;
+        while (j < k->n && k->seq[j] != s) j++;
+        if (j == k->n && k->n < sizeof k->seq / sizeof k->seq[0]) k->seq[k->n] = s, k->val[k->n++] = v;
+    }
+    size_t cap = (size_t)t.nrows + 1;
+    orr_csv_free(&t);
+    double *fit = orr_xmalloc(cap * sizeof *fit), *held = orr_xmalloc(cap * sizeof *held), e[64];
+    out->series = orr_xmalloc((nks ? nks : 1) * sizeof *out->series);
+    for (size_t i = 0; i < nks; i++) {
+        kseries *k = &ks[i];
+        if (k->n < 3) continue;
+        size_t ref = 0;
+        for (size_t j = 1; j < k->n; j++)
+            if (fabs(log(k->seq[j] / 4096.0)) < fabs(log(k->seq[ref] / 4096.0))) ref = j;
+        double pref = attn_throughput(k->seq[ref], k->causal, k->hd, k->fwd, k->bwd);
+        size_t m = 0;
+        for (size_t j = 0; j < k->n; j++) {
+            if (j == ref) continue;
+            double pred = attn_throughput(k->seq[j], k->causal, k->hd, k->fwd, k->bwd) / pref;
+            e[m] = pred / (k->val[j] / k->val[ref]) - 1.0;
+            if (k->out.fitted) fit[out->n_fit++] = e[m];
+            else held[out->n_heldout++] = e[m];
+            m++;
+        }
+        k->out.n = m;
+        k->out.median_abs_error = median_of_abs(e, m);
+        out->series[out->n++] = k->out;
+    }
+    out->median_fit = median_of_abs(fit, out->n_fit);
+    out->median_heldout = median_of_abs(held, out->n_heldout);
+    free(fit);
+    free(held);
+    free(ks);
+    if (out->n_fit == 0 || out->n_heldout == 0) {
+        orr_valid_kernels_free(out);
+        return orr_fail(err, "%s: expected flash-attention series of at least 3 sequence lengths (H100 "
+                             "FlashAttention-2 at head dim 128 and others), found none", path);
+    }
+    return 0;
+}
+
+void orr_valid_kernels_print(const orr_valid_kernels *k, orr_buf *out)
+{
+    orr_buf_printf(out, "Flash-attention shape (kernels/attention.csv; orr_est_attention_shape)\n"
+                        "  compared: throughput at each sequence length over the series' point nearest 4096, "
+                        "predicted against measured (the kernel's level does not enter)\n"
+                        "  fitted on: H100 FlashAttention-2, head dim 128 (3 constants: the fixed cost per query "
+                        "block, forward and backward, and the masked rate); every other series held out\n");
+    for (size_t i = 0; i < k->n; i++)
+        orr_buf_printf(out, "  %-92s %3zu points %6.1f%%  %s\n", k->series[i].label, k->series[i].n,
+                       100 * k->series[i].median_abs_error, k->series[i].fitted ? "fitting" : "held out");
+    orr_buf_printf(out, "  median |error| %.1f%% over %zu points used for fitting\n", 100 * k->median_fit, k->n_fit);
+    orr_buf_printf(out, "  median |error| %.1f%% over %zu held-out points (never used for fitting)\n",
+                   100 * k->median_heldout, k->n_heldout);
+}
+
+void orr_valid_kernels_free(orr_valid_kernels *k)
+{
+    free(k->series);
+    memset(k, 0, sizeof *k);
 }

@@ -131,12 +131,51 @@ static double attention_flops(int backward, const uint32_t dims[4])
     return backward ? 2.5 * fwd : fwd;
 }
 
+/* Flash attention's rate by shape (docs/models.md "Flash-attention"). Each 128-row query block visits
+ * the key blocks it needs, under a causal (or windowed) mask the boundary one whole, plus a fixed cost
+ * worth ATTN_BLOCK_OVERHEAD_{FWD,BWD} key blocks (loading Q, the final rescale, writing O and the
+ * log-sum-exp; the backward's dQ accumulation); a masked kernel's blocks run at ATTN_MASK_RATE of an
+ * unmasked one's; head dims below 128 lose what FlashAttention-2 loses at 64 (ATTN_HEAD_DIM_64_RATE,
+ * log-interpolated; above 128 the kernels disagree and nothing changes). The three block constants
+ * were fitted on 20 H100 FlashAttention-2 rows (head dim 128, forward and forward+backward, causal
+ * and not, sequences 512 to 16384) of data/validation/kernels/attention.csv; tests/test_estimate.c
+ * checks them, and the held-out series of other kernels and GPUs, shape by shape. The result is
+ * relative to the reference shape (causal, 4096 x 4096, head dim 128), where the GPU's
+ * attn_{fwd,bwd}_eff, its level, were set. */
+#define ATTN_BLOCK_OVERHEAD_FWD 0.9
+#define ATTN_BLOCK_OVERHEAD_BWD 1.8
+#define ATTN_MASK_RATE 0.916
+#define ATTN_HEAD_DIM_64_RATE 0.88
+#define ATTN_REF_KV 4096.0
+
+/* The op's flops count the key blocks a query block visits (the generator's causal_fraction counts the
+ * diagonal block whole), so useful x kv_blocks is the blocks visited. */
+static double attn_block_rate(double kv_blocks, double useful, double overhead)
+{
+    double work = useful * kv_blocks;
+    return (useful < 0.999 ? ATTN_MASK_RATE : 1.0) * work / (work + overhead);
+}
+
+double orr_est_attention_shape(int backward, const uint32_t dims[4], double useful)
+{
+    if (dims[2] == 0 || dims[3] == 0 || !(useful > 0)) return 1.0;
+    if (useful > 1.0) useful = 1.0;
+    double o = backward ? ATTN_BLOCK_OVERHEAD_BWD : ATTN_BLOCK_OVERHEAD_FWD;
+    double ref_blocks = ATTN_REF_KV / ATTN_QUERY_BLOCK;
+    double rel = attn_block_rate(dims[2] / (double)ATTN_QUERY_BLOCK, useful, o) /
+                 attn_block_rate(ref_blocks, (ref_blocks + 1.0) / (2.0 * ref_blocks), o);
+    double d = dims[3];
+    if (d < 128.0) rel *= d <= 64.0 ? ATTN_HEAD_DIM_64_RATE : ATTN_HEAD_DIM_64_RATE + (1.0 - ATTN_HEAD_DIM_64_RATE) * log2(d / 64.0);
+    return rel;
+}
+
 int64_t orr_est_attention_ps(const orr_gpu *g, int backward, const uint32_t dims[4], orr_dtype dt,
                              double flops, uint64_t bytes)
 {
-    if (flops <= 0) flops = attention_flops(backward, dims);
+    double full = attention_flops(backward, dims);
+    if (flops <= 0) flops = full;
     uint64_t units = (uint64_t)dims[0] * ceil_div_u64(dims[1], ATTN_QUERY_BLOCK);
-    double wave = wave_efficiency(units, g->sms);
+    double wave = wave_efficiency(units, g->sms) * orr_est_attention_shape(backward, dims, full > 0 ? flops / full : 1.0);
     double eff = backward ? g->attn_bwd_eff : g->attn_fwd_eff;
     double tc = compute_seconds(flops, peak_flops_for_dtype(g, dt), eff, wave);
     double tm = memory_seconds(g, bytes);

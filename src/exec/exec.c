@@ -72,6 +72,10 @@ typedef struct rank_st {
     uint32_t *eng_q;           /* FIFO of streams waiting for the compute engine */
     uint32_t eng_qh, eng_qn;
     uint8_t eng_busy;
+    uint8_t kern_slowed;       /* the running kernel was slowed by a collective in flight */
+    uint32_t kern_op;          /* the running kernel (NONE: none) */
+    int64_t kern_base_ps;      /* its duration unslowed */
+    int64_t kern_end_ps;       /* its end; an end event at another time is stale */
     uint32_t comm_active;      /* collectives/p2p in flight (compute slowdown) */
     uint32_t *stream_issued;   /* per stream: ops issued so far */
     uint32_t *stream_done;     /* per stream: ops completed so far */
@@ -368,11 +372,31 @@ static void kernel_start(exec *x, uint32_t r, uint32_t i)
     int64_t dur = op->dur_ps;
     double slow = x->out->ranks[r].slowdown; /* orr_exec_rank_slowdown */
     if (slow > 1.0) dur = (int64_t)((double)dur * slow + 0.5);
-    if (rs->comm_active > 0 && x->gpu->overlap_slowdown > 0)
-        dur += (int64_t)((double)dur * x->gpu->overlap_slowdown);
+    rs->kern_base_ps = dur;
+    rs->kern_slowed = rs->comm_active > 0 && x->gpu->overlap_slowdown > 0;
+    if (rs->kern_slowed) dur += (int64_t)((double)dur * x->gpu->overlap_slowdown);
     t->start_ps = now;
     rs->eng_busy = 1;
+    rs->kern_op = i;
+    rs->kern_end_ps = now + dur;
     orr_engine_at(x->eng, now + dur, kernel_end_ev, x, ((uint64_t)r << 32) | i);
+}
+
+/* A collective that begins in the picosecond its GPU's kernel started slows that kernel as if it had
+ * begun first: which of two same-time events the engine runs first must not decide a duration (it
+ * differs between a collapsed and a full run of the same job). The kernel's end moves; the end event
+ * already queued becomes stale (kernel_end_ev ignores it). */
+static void slow_kernel_started_now(exec *x, uint32_t r)
+{
+    rank_st *rs = &x->rs[r];
+    if (!rs->eng_busy || rs->kern_slowed || rs->kern_op == NONE || x->gpu->overlap_slowdown <= 0) return;
+    int64_t now = orr_engine_now(x->eng);
+    if (T(x, r, rs->kern_op)->start_ps != now) return;
+    int64_t extra = (int64_t)((double)rs->kern_base_ps * x->gpu->overlap_slowdown);
+    rs->kern_slowed = 1;
+    if (extra <= 0) return;
+    rs->kern_end_ps = now + rs->kern_base_ps + extra;
+    orr_engine_at(x->eng, rs->kern_end_ps, kernel_end_ev, x, ((uint64_t)r << 32) | rs->kern_op);
 }
 
 static void kernel_end_ev(void *ctx, uint64_t arg)
@@ -380,6 +404,8 @@ static void kernel_end_ev(void *ctx, uint64_t arg)
     exec *x = ctx;
     uint32_t r = (uint32_t)(arg >> 32), i = (uint32_t)arg;
     rank_st *rs = &x->rs[r];
+    if (rs->kern_op != i || orr_engine_now(x->eng) != rs->kern_end_ps) return; /* stale: the kernel was slowed */
+    rs->kern_op = NONE;
     rs->eng_busy = 0;
     /* Hand the engine to the stream that has waited longest (FIFO) before this kernel's stream
      * moves on, so a stream cannot overtake others that queued earlier. */
@@ -411,6 +437,7 @@ static void comm_begin(exec *x, uint32_t r, uint32_t i, uint32_t dep_rank, uint3
     if (dep_rank != NONE && (dep_rank != r || dep_op != i) && t->start_ps > t->ready_ps)
         set_dep(t, ORR_DEP_PEER, dep_rank, dep_op);
     x->rs[r].comm_active++;
+    slow_kernel_started_now(x, r);
 }
 
 static void comm_end(exec *x, uint32_t r, uint32_t i)
@@ -655,6 +682,7 @@ static void rank_init(exec *x, uint32_t r)
     rank_st *rs = &x->rs[r];
     uint32_t ns = rk->nstreams ? rk->nstreams : 1;
     rs->prev_host_op = NONE;
+    rs->kern_op = NONE;
     rs->streams = orr_xcalloc(ns, sizeof *rs->streams);
     rs->next_on_stream = orr_xmalloc((rk->nops ? rk->nops : 1) * sizeof(uint32_t));
     rs->wait_target = orr_xcalloc(rk->nops ? rk->nops : 1, sizeof(uint32_t));
