@@ -24,8 +24,10 @@
  * be described is printed with the reason. The peak column says OOM where the prediction does not fit.
  *
  * Measured when written (docs/models.md "MoE"): Table 0 fitted factor 0.812, held-out 26.8% -> 4.2%;
- * Table 1 time median 13.2% (forward 10.2%, backward 14.4%; the DeepSeek proxy with its 8 router groups, top 4,
- * as Megatron's test_cases.py states), peak memory 17.4%; Table 2 9.7% (8.6%
+ * Table 1 time median 20.3% (forward 16.8%, backward 20.3%; the DeepSeek proxy with its 8 router groups, top 4,
+ * as Megatron's test_cases.py states), peak memory 37.1%, since the proxies are the harness's ungated GeLU
+ * MLPs (TransformerConfig's defaults; 13.2% and 17.4% when they were wrongly taken as SwiGLU: DSV3 bf16
+ * rows -2..+8% now, Mixtral rows -20..-41% too fast and 42% short of memory); Table 2 9.7% (8.6%
  * with the AutoModel rows as Megatron's distributed optimizer); gpt-oss-120b was predicted out of
  * memory until AutoModel's own recipe (--framework automodel: its bf16 loss, the scores applied inside
  * the expert activation; docs/models.md "The AutoModel recipe"): every row must fit now. The bounds below hold them with some room so
@@ -128,12 +130,15 @@ static void layer_benchmarks(void)
         const char *arch = csv_get(&t, r, "arch_id"), *disp = csv_get(&t, r, "dispatcher");
         const char *prec = csv_get(&t, r, "precision"), *om = csv_get(&t, r, "other_metrics");
         int dsv3 = strstr(arch, "dsv3") != NULL;
+        /* the harness builds TransformerConfig with its defaults but for what test_cases.py sets:
+         * gated_linear_unit False and activation_func F.gelu, so both proxies' experts (and the DSV3
+         * proxy's shared expert) are ungated GeLU MLPs (fc1 h -> ffn), not SwiGLU */
         const char *yaml = dsv3 ? "model: {layers: 1, hidden: 7168, heads: 8, ffn: 2048, vocab: 1024, seq: 4096, mlp: "
-                                  "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 32, top_k: 8, "
+                                  "gelu, norm: rmsnorm, bias: false, dropout: 0, experts: 32, top_k: 8, "
                                   "expert_ffn: 2048, shared_experts: 1, shared_expert_ffn: 2048, router_groups: 8, "
                                   "router_group_topk: 4}\n"
                                 : "model: {layers: 1, hidden: 4096, heads: 8, ffn: 14336, vocab: 1024, seq: 4096, mlp: "
-                                  "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 8, top_k: 2, "
+                                  "gelu, norm: rmsnorm, bias: false, dropout: 0, experts: 8, top_k: 2, "
                                   "expert_ffn: 14336}\n";
         char flags[256];
         snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --precision %s --moe-dispatcher %s",
@@ -169,8 +174,8 @@ static void layer_benchmarks(void)
     printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%%, peak memory %.1f%% (%d rows, all held out)\n\n",
            mfwd, mbwd, mall, mmem, n);
     CHECK_EQ_I64(n, 12);
-    CHECK(mall <= 20.0);
-    CHECK(mmem <= 25.0);
+    CHECK(mall <= 22.0);
+    CHECK(mmem <= 40.0);
     orr_csv_free(&t);
 }
 
