@@ -1,5 +1,6 @@
 /* Fuzzes the csv reader (src/core/csv.c) and `orrery validate` on a validation folder whose
- * Megatron-LM H100 table is the input (the other tables are the repository's): every row is read
+ * Megatron-LM H100 table, and kernels/attention.csv, are the input (the other tables are the
+ * repository's; orr_validate_attention_shape reads the kernel table): every row is read
  * into a job and resolved; the table is predicted only when that is quick (a row is a whole
  * prediction: a published 3,072-GPU row takes seconds under the sanitizers, and several of them
  * exceed the per-input timeout without being a hang). */
@@ -38,5 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     orr_valid_cases_free(c, n);
     orr_valid_table v;
     if (predict && orr_validate(ORR_VALID_MEGATRON_H100, fuzz_dir(), &v, &err) == 0) orr_valid_table_free(&v);
+    /* the same input as the kernel table of the flash-attention shape check */
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/kernels", fuzz_dir());
+    mkdir(sub, 0700);
+    fuzz_file("kernels/attention.csv", data, size);
+    orr_valid_kernels k;
+    if (orr_validate_attention_shape(fuzz_dir(), &k, &err) == 0) orr_valid_kernels_free(&k);
     return 0;
 }

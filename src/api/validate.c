@@ -641,6 +641,8 @@ static double attn_throughput(double s, int causal, uint32_t hd, int fwd, int bw
     return bwd ? rb : rf;
 }
 
+#define KSERIES_MAX 4096 /* series (1.6 KB each) one file may hold: the repository's has under 160 */
+
 typedef struct kseries {
     char key[512];
     orr_valid_kernel_series out;
@@ -691,6 +693,12 @@ int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_er
         size_t i = 0;
         while (i < nks && strcmp(ks[i].key, key) != 0) i++;
         if (i == nks) {
+            if (nks == KSERIES_MAX) {
+                free(ks);
+                orr_csv_free(&t);
+                return orr_fail(err, "%s row %d: more than %d attention series (kernel, GPU, direction, mask, head "
+                                     "dim, source): expected a table of kernel measurements", path, r, KSERIES_MAX);
+            }
             ks = orr_xrealloc(ks, (nks + 1) * sizeof *ks);
             memset(&ks[nks], 0, sizeof ks[nks]);
             snprintf(ks[nks].key, sizeof ks[nks].key, "%s", key);
