@@ -389,11 +389,18 @@ void orr_packet_accel_summary(const orr_packet_accel_stats *a, const orr_packet_
     }
     orr_buf_printf(out, "wormhole (theta %.3g, window %u samples): %llu partitions formed, %llu merges, %llu splits; "
                         "%llu fast-forwards "
-                        "(%llu cut short by a flow entering), %.6f s skipped, %.3f GB fast-forwarded, steady fraction %.4f; "
-                        "memo: not implemented\n",
+                        "(%llu cut short by a flow entering), %.6f s skipped, %.3f GB fast-forwarded, steady fraction %.4f\n",
                    cfg->ss_theta, cfg->ss_window, (unsigned long long)a->partitions, (unsigned long long)a->merges, (unsigned long long)a->splits,
                    (unsigned long long)a->fast_forwards, (unsigned long long)a->skip_backs,
                    (double)a->skipped_ps / ORR_PS_PER_S, (double)a->skipped_bytes / 1e9, orr_packet_steady_fraction(a));
+    if (a->memo_enabled)
+        orr_buf_printf(out, "memo: %llu hits, %llu misses, %llu not eligible, %llu recorded, %llu disturbed, %llu aborted; %llu loaded, %llu saved\n",
+                       (unsigned long long)a->memo_hits, (unsigned long long)a->memo_misses,
+                       (unsigned long long)a->memo_ineligible, (unsigned long long)a->memo_recorded,
+                       (unsigned long long)a->memo_disturbed, (unsigned long long)a->memo_aborts,
+                       (unsigned long long)a->memo_loaded, (unsigned long long)a->memo_saved);
+    else
+        orr_buf_printf(out, "memo: off (--no-memo)\n");
 }
 
 double orr_packet_steady_fraction(const orr_packet_accel_stats *a)
