@@ -118,6 +118,8 @@ typedef struct orr_packet_config {
     double rate_scale[ORR_TIER_COUNT];
     /* Output files named by the config (`orrery netsim`); empty if not given. */
     char fct_output[512], pfc_output[512];
+    /* --memo FILE (not a config.txt key): the SQLite file the memo is read from and written to; empty: none */
+    char memo_path[512];
     /* Not a config.txt key: the caller's progress line for orr_netsim_run_with (NULL: none). */
     struct orr_progress *progress;
 } orr_packet_config;

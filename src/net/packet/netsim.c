@@ -280,6 +280,12 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
         orr_engine_free(&e);
         return -1;
     }
+    if (cfg->memo_path[0] && orr_packet_memo_load(s, cfg->memo_path, err)) {
+        orr_packet_sim_free(s);
+        free(fl);
+        orr_engine_free(&e);
+        return -1;
+    }
     orr_packet_record_pfc(s, &r->pfc_text);
     uint16_t *sport = source_ports(fl, nf);
     orr_ns3_router *router = cfg->ecmp_ns3 ? orr_ns3_router_create(t) : NULL;
@@ -328,6 +334,12 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
     orr_fct_summarize(fct, alone, nfin, &r->fct);
     free(fct);
     free(alone);
+    if (cfg->memo_path[0] && orr_packet_memo_save(s, cfg->memo_path, err)) {
+        orr_netsim_result_free(r);
+        orr_packet_sim_free(s);
+        orr_engine_free(&e);
+        return -1;
+    }
     orr_packet_stats_get(s, &r->stats);
     orr_packet_accel_stats_get(s, &r->accel);
     r->flows_total = nf;
