@@ -21,8 +21,9 @@
  *
  * `orrery-bench wormhole [SPEC...]` (issue 22) runs each SPEC (default
  * examples/gpt3_13b_64_h100_packet.yaml) under --net packet with the Wormhole acceleration and
- * with --no-accel, in the same process, and prints the ratios (events, packet events, wall) and
- * the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
+ * with --no-accel, with Wormhole alone (--no-memo) and twice with --memo FILE (the second run
+ * reading what the first wrote), in the same process, and prints the ratios to --no-accel
+ * (events, packet events, wall) and the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
  * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated.
  */
 #include "orrery/packet.h"
@@ -176,7 +177,8 @@ typedef struct packet_run {
     orr_packet_accel_stats acc;
 } packet_run;
 
-static int predict_packet(const char *path, int no_accel, packet_run *o)
+/* no_accel: 1 --no-accel, 2 --no-memo (Wormhole alone), 0 both; memo: a --memo FILE or NULL */
+static int predict_packet(const char *path, int no_accel, const char *memo, packet_run *o)
 {
     orr_spec s;
     orr_err err = {{0}};
@@ -184,7 +186,9 @@ static int predict_packet(const char *path, int no_accel, packet_run *o)
     if (orr_spec_load_file(&s, path, &err) == 0) {
         s.net = ORR_NET_PACKET;
         s.symmetry = 0;
-        s.no_accel = no_accel;
+        s.no_accel = no_accel == 1;
+        s.no_memo = no_accel == 2;
+        if (memo) snprintf(s.memo_path, sizeof s.memo_path, "%s", memo);
     }
     if (err.msg[0] || orr_spec_resolve(&s, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
@@ -207,22 +211,44 @@ static int predict_packet(const char *path, int no_accel, packet_run *o)
 
 static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
+static void print_run(const char *name, const packet_run *r, const packet_run *off)
+{
+    printf("  %-22s %10llu events (%9llu packet), %6.2f s wall; iteration %.6f s (%+.4f%%); ratio to --no-accel: "
+           "events %.2fx, packet events %.2fx, wall %.2fx\n",
+           name, (unsigned long long)r->events, (unsigned long long)r->packet_events, r->wall_s, r->iteration_s,
+           100 * (ratio(r->iteration_s, off->iteration_s) - 1), ratio((double)off->events, (double)r->events),
+           ratio((double)off->packet_events, (double)r->packet_events), ratio(off->wall_s, r->wall_s));
+}
+
+/* The same spec --no-accel, with Wormhole alone (--no-memo), with Wormhole and the memo, and twice
+ * with --memo FILE (the second run reads what the first wrote), all in this process. */
 static int bench_wormhole_spec(const char *path)
 {
-    packet_run off, on;
-    if (predict_packet(path, 1, &off) || predict_packet(path, 0, &on)) return 1;
+    packet_run off, ff, on, m1, m2;
+    char memo[] = "/tmp/orrery-bench-memo-XXXXXX";
+    int fd = mkstemp(memo);
+    if (fd < 0) return 1;
+    close(fd);
+    int rc = predict_packet(path, 1, NULL, &off) || predict_packet(path, 2, NULL, &ff) ||
+             predict_packet(path, 0, NULL, &on) || predict_packet(path, 0, memo, &m1) || predict_packet(path, 0, memo, &m2);
+    unlink(memo);
+    if (rc) return 1;
     printf("%s --net packet\n", path);
-    printf("  --no-accel: %llu events (%llu packet), %.2f s wall; iteration %.6f s\n", (unsigned long long)off.events,
-           (unsigned long long)off.packet_events, off.wall_s, off.iteration_s);
-    printf("  Wormhole:   %llu events (%llu packet), %.2f s wall; iteration %.6f s (%+.4f%%)\n",
-           (unsigned long long)on.events, (unsigned long long)on.packet_events, on.wall_s, on.iteration_s,
-           100 * (ratio(on.iteration_s, off.iteration_s) - 1));
-    printf("  ratio --no-accel / Wormhole: events %.2fx, packet events %.2fx, wall %.2fx\n",
-           ratio((double)off.events, (double)on.events), ratio((double)off.packet_events, (double)on.packet_events),
-           ratio(off.wall_s, on.wall_s));
-    printf("  %llu partitions, %llu fast-forwards (%llu skip-backs), %.3f GB fast-forwarded, steady fraction %.4f\n",
+    print_run("--no-accel", &off, &off);
+    print_run("Wormhole, --no-memo", &ff, &off);
+    print_run("Wormhole + memo", &on, &off);
+    print_run("--memo FILE, 1st run", &m1, &off);
+    print_run("--memo FILE, 2nd run", &m2, &off);
+    printf("  second / first run with --memo FILE: events %.2fx fewer, packet events %.2fx fewer, wall %.2fx less; "
+           "iteration %s\n", ratio((double)m1.events, (double)m2.events), ratio((double)m1.packet_events, (double)m2.packet_events),
+           ratio(m1.wall_s, m2.wall_s), m1.iteration_s == m2.iteration_s ? "identical" : "DIFFERENT");
+    printf("  Wormhole + memo: %llu partitions, %llu fast-forwards (%llu skip-backs), %.3f GB fast-forwarded, steady "
+           "fraction %.4f; memo %llu hits, %llu misses, %llu not eligible, %llu recorded, %llu aborts\n",
            (unsigned long long)on.acc.partitions, (unsigned long long)on.acc.fast_forwards,
-           (unsigned long long)on.acc.skip_backs, (double)on.acc.skipped_bytes / 1e9, orr_packet_steady_fraction(&on.acc));
+           (unsigned long long)on.acc.skip_backs, (double)on.acc.skipped_bytes / 1e9, orr_packet_steady_fraction(&on.acc),
+           (unsigned long long)on.acc.memo_hits, (unsigned long long)on.acc.memo_misses,
+           (unsigned long long)on.acc.memo_ineligible, (unsigned long long)on.acc.memo_recorded,
+           (unsigned long long)on.acc.memo_aborts);
     return 0;
 }
 

@@ -195,6 +195,8 @@ typedef struct orr_packet_accel_stats {
     uint64_t memo_recorded;     /* outcomes stored (missed flows that stayed alone to their end) */
     uint64_t memo_disturbed;    /* recordings given up: a flow started on their data path */
     uint64_t memo_aborts;       /* replays turned back into simulated flows by a flow entering */
+    uint64_t memo_followers;    /* of the hits, replays of an outcome still being recorded */
+    uint64_t memo_noisy;        /* recordings given up: RED marked a packet (a random draw, not the unit's outcome) */
     uint64_t memo_loaded, memo_saved; /* entries read from / written to --memo FILE */
 } orr_packet_accel_stats;
 

@@ -179,6 +179,8 @@ static void network_json(orr_buf *b, const orr_net_summary *n)
         key_u64(b, -1, "recorded", a->memo_recorded, 0);
         key_u64(b, -1, "disturbed", a->memo_disturbed, 0);
         key_u64(b, -1, "aborts", a->memo_aborts, 0);
+        key_u64(b, -1, "followers", a->memo_followers, 0);
+        key_u64(b, -1, "noisy", a->memo_noisy, 0);
         key_u64(b, -1, "loaded", a->memo_loaded, 0);
         key_u64(b, -1, "saved", a->memo_saved, 1);
         orr_buf_puts(b, "},");
@@ -456,6 +458,8 @@ void orr_netsim_json(const orr_netsim_result *r, const orr_packet_config *cfg, o
     key_u64(out, -1, "recorded", a->memo_recorded, 0);
     key_u64(out, -1, "disturbed", a->memo_disturbed, 0);
     key_u64(out, -1, "aborts", a->memo_aborts, 0);
+    key_u64(out, -1, "followers", a->memo_followers, 0);
+    key_u64(out, -1, "noisy", a->memo_noisy, 0);
     key_u64(out, -1, "loaded", a->memo_loaded, 0);
     key_u64(out, -1, "saved", a->memo_saved, 1);
     orr_buf_puts(out, "},");

@@ -63,6 +63,7 @@ typedef struct memo_entry {
     size_t key_off;
     uint32_t key_len;
     uint32_t owner;            /* the flow recording it, or PKT_NONE */
+    uint32_t followers;        /* replays waiting for the recording (flow.memo_next), or PKT_NONE */
     uint8_t valid, has_sent, from_file;
     memo_val v;
 } memo_entry;
@@ -200,7 +201,7 @@ static uint32_t insert(pkt_memo *m, uint64_t h, const uint8_t *key, size_t len)
     e->hash = h;
     e->key_off = m->alen;
     e->key_len = (uint32_t)len;
-    e->owner = PKT_NONE;
+    e->owner = e->followers = PKT_NONE;
     m->alen += len;
     orr_map_put(&m->idx, h, (uint32_t)m->n);
     return (uint32_t)m->n++;
@@ -324,7 +325,11 @@ static const memo_val *val_of(const orr_packet_sim *s, const flow *f) { return &
 
 int memo_all_sent(const orr_packet_sim *s, const flow *f)
 {
-    if (f->memo_state == MEMO_GHOST && !f->finished) return s->e->now_ps >= f->memo_t0_ps + val_of(s, f)->sent_dt_ps;
+    if (f->memo_state == MEMO_GHOST && !f->finished) {
+        const memo_entry *e = &s->memo->e[f->memo_idx];
+        if (!e->valid && !e->has_sent) return 0; /* its recording has not sent everything: nor has it */
+        return s->e->now_ps >= f->memo_t0_ps + e->v.sent_dt_ps;
+    }
     return f->snd_nxt >= f->size;
 }
 
@@ -384,11 +389,20 @@ static void ev_memo_fin(void *ctx, uint64_t arg)
 
 /* Ghost id is met by a flow on its data path before it has sent everything: it becomes a
  * simulated flow, having sent and delivered its recorded share of bytes by now. */
+static void unfollow(orr_packet_sim *s, memo_entry *e, flow *f);
+
 static void materialize(orr_packet_sim *s, uint32_t id, flow *f)
 {
-    const memo_val *v = val_of(s, f);
+    memo_entry *e = &s->memo->e[f->memo_idx];
+    const memo_val *v = &e->v;
     int64_t now = s->e->now_ps, el = now - f->memo_t0_ps;
     double frac = v->sent_dt_ps > 0 ? (double)el / (double)v->sent_dt_ps : 0;
+    if (f->memo_wait && !e->has_sent) { /* its recording is still sending: at the share it has sent after as long */
+        const flow *o = e->owner != PKT_NONE ? F(s, e->owner) : NULL;
+        int64_t oel = o ? now - o->memo_t0_ps : 0;
+        frac = o && oel > 0 ? (double)(o->snd_nxt + o->ff_bytes) / (double)(o->size + o->ff_bytes) * (double)el / (double)oel : 0;
+    }
+    if (f->memo_wait) unfollow(s, e, f);
     if (frac > 1) frac = 1;
     uint64_t b = (uint64_t)(frac * (double)f->size) / f->mtu * f->mtu;
     if (b >= f->size) b = (f->size - 1) / f->mtu * f->mtu;
@@ -403,14 +417,48 @@ static void materialize(orr_packet_sim *s, uint32_t id, flow *f)
     pkt_flow_go(s, id, f, 1);
 }
 
+/* Removes follower f from the list of entry e. */
+static void unfollow(orr_packet_sim *s, memo_entry *e, flow *f)
+{
+    uint32_t *p = &e->followers;
+    while (*p != PKT_NONE) {
+        flow *g = F(s, *p);
+        if (g == f) {
+            *p = g->memo_next;
+            break;
+        }
+        p = &g->memo_next;
+    }
+    f->memo_wait = 0;
+    f->memo_next = PKT_NONE;
+}
+
+/* The recording of entry e stops before its end: its followers become simulated flows, and what
+ * it had recorded is forgotten. */
+static void followers_materialize(orr_packet_sim *s, memo_entry *e)
+{
+    while (e->followers != PKT_NONE) {
+        uint32_t id = e->followers;
+        materialize(s, id, F(s, id)); /* unfollows it */
+    }
+    memset(&e->v, 0, sizeof e->v);
+    e->has_sent = 0;
+}
+
 /* A flow starts delivering over port l, which flow o (the last to start there) delivers over too. */
 static void disturb(orr_packet_sim *s, uint32_t o)
 {
     flow *g = F(s, o);
     if (g->finished || (!g->memo_links && !g->memo_alinks)) return;
     if (g->memo_state == MEMO_REC) {
-        pkt_memo *m = s->memo;
-        if (m->e[g->memo_idx].owner == o) m->e[g->memo_idx].owner = PKT_NONE;
+        /* delivering still: its outcome is not the unit's any more; only ACKs left: they may wait
+         * behind the new flow's data (low-priority ACKs), which the recording keeps */
+        if (!g->memo_links) return;
+        memo_entry *e = &s->memo->e[g->memo_idx];
+        if (e->owner == o) {
+            e->owner = PKT_NONE;
+            followers_materialize(s, e);
+        }
         g->memo_state = MEMO_NONE;
         s->acc.memo_disturbed++;
     } else if (g->memo_state == MEMO_GHOST && !memo_all_sent(s, g)) {
@@ -442,7 +490,7 @@ int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *co
             conflict = 1;
             if (m->aowner[l] != PKT_NONE) disturb(s, m->aowner[l]);
         }
-        if (s->ports[l].paused[f->pg]) paused = 1;
+        if (s->ports[l].paused[f->pg] || s->ports[l].error_rate > 0) paused = 1; /* paused, or random losses */
     }
     for (uint32_t i = 0; low_acks && i < f->naroute; i++) {
         uint32_t l = s->routes[f->aroute + i];
@@ -496,6 +544,26 @@ int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *co
         s->acc.memo_hits++;
         return 1;
     }
+    if (ei != PKT_NONE && m->e[ei].owner != PKT_NONE) {
+        /* being recorded (by a flow that started no later): replayed from the recording when it
+         * is known (a follower); its outcome is the recording's, shifted by the start times */
+        f->cc = st.cc;
+        f->rate_Bps = st.rate_Bps;
+        f->memo_state = MEMO_GHOST;
+        f->memo_wait = 1;
+        f->memo_idx = ei;
+        f->memo_t0_ps = now;
+        f->memo_gen++;
+        f->memo_next = PKT_NONE; /* appended: they complete in the order they started, as replays do */
+        uint32_t *p = &m->e[ei].followers;
+        while (*p != PKT_NONE) p = &F(s, *p)->memo_next;
+        *p = id;
+        if (m->e[ei].v.recv_dt_ps > 0) /* the recording has delivered everything: so will it, as long after its start */
+            orr_engine_at(s->e, now + m->e[ei].v.recv_dt_ps, ev_memo_recv, s, (uint64_t)id | (uint64_t)f->memo_gen << 32);
+        s->acc.memo_hits++;
+        s->acc.memo_followers++;
+        return 1;
+    }
     s->acc.memo_misses++;
     if (ei == PKT_NONE) ei = insert(m, h, m->k, m->klen);
     if (m->e[ei].owner == PKT_NONE) {
@@ -505,6 +573,16 @@ int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *co
         f->memo_t0_ps = now;
     }
     return 0;
+}
+
+void memo_noisy(orr_packet_sim *s, uint32_t id, flow *f)
+{
+    memo_entry *e = &s->memo->e[f->memo_idx];
+    f->memo_state = MEMO_NONE;
+    s->acc.memo_noisy++;
+    if (e->owner != id) return;
+    e->owner = PKT_NONE;
+    followers_materialize(s, e);
 }
 
 void memo_on_all_sent(orr_packet_sim *s, flow *f)
@@ -517,7 +595,18 @@ void memo_on_all_sent(orr_packet_sim *s, flow *f)
     e->has_sent = 1;
 }
 
-void memo_on_recv_done(orr_packet_sim *s, uint32_t id, flow *f) { links_release(s, id, f); }
+void memo_on_recv_done(orr_packet_sim *s, uint32_t id, flow *f)
+{
+    links_release(s, id, f);
+    if (f->memo_state != MEMO_REC) return;
+    memo_entry *e = &s->memo->e[f->memo_idx];
+    if (e->owner != id || e->valid) return;
+    e->v.recv_dt_ps = f->recv_done_ps - f->memo_t0_ps;
+    for (uint32_t i = e->followers; i != PKT_NONE; i = F(s, i)->memo_next) {
+        flow *g = F(s, i);
+        orr_engine_at(s->e, g->memo_t0_ps + e->v.recv_dt_ps, ev_memo_recv, s, (uint64_t)i | (uint64_t)g->memo_gen << 32);
+    }
+}
 
 void memo_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
 {
@@ -528,7 +617,10 @@ void memo_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
     memo_entry *e = &s->memo->e[f->memo_idx];
     if (e->owner != id) return;
     e->owner = PKT_NONE;
-    if (!e->has_sent || f->recv_done_ps < 0 || e->valid) return;
+    if (!e->has_sent || f->recv_done_ps < 0 || e->valid) {
+        followers_materialize(s, e);
+        return;
+    }
     memo_val *v = &e->v;
     v->recv_dt_ps = f->recv_done_ps - f->memo_t0_ps;
     v->fin_dt_ps = s->e->now_ps - f->memo_t0_ps;
@@ -541,12 +633,22 @@ void memo_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
     v->ecn_marks = f->n_ecn;
     e->valid = 1;
     s->acc.memo_recorded++;
+    /* its followers finish as long after their starts */
+    while (e->followers != PKT_NONE) {
+        uint32_t i = e->followers;
+        flow *g = F(s, i);
+        e->followers = g->memo_next;
+        g->memo_wait = 0;
+        g->memo_next = PKT_NONE;
+        orr_engine_at(s->e, g->memo_t0_ps + v->fin_dt_ps, ev_memo_fin, s, (uint64_t)i | (uint64_t)g->memo_gen << 32);
+    }
 }
 
 uint64_t memo_ghost_progress(const orr_packet_sim *s, const flow *f)
 {
     if (f->memo_state != MEMO_GHOST || f->finished) return 0;
     const memo_val *v = val_of(s, f);
+    if (f->memo_wait && v->recv_dt_ps <= 0) return 0;
     if (f->recv_done) return f->size;
     int64_t el = s->e->now_ps - f->memo_t0_ps;
     if (el <= 0 || v->recv_dt_ps <= 0) return 0;

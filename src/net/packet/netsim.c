@@ -406,11 +406,12 @@ void orr_packet_accel_summary(const orr_packet_accel_stats *a, const orr_packet_
                    (unsigned long long)a->fast_forwards, (unsigned long long)a->skip_backs,
                    (double)a->skipped_ps / ORR_PS_PER_S, (double)a->skipped_bytes / 1e9, orr_packet_steady_fraction(a));
     if (a->memo_enabled)
-        orr_buf_printf(out, "memo: %llu hits, %llu misses, %llu not eligible, %llu recorded, %llu disturbed, %llu aborted; %llu loaded, %llu saved\n",
-                       (unsigned long long)a->memo_hits, (unsigned long long)a->memo_misses,
+        orr_buf_printf(out, "memo: %llu hits (%llu following a recording), %llu misses, %llu not eligible, %llu recorded, %llu disturbed, "
+                            "%llu aborted, %llu noisy; %llu loaded, %llu saved\n",
+                       (unsigned long long)a->memo_hits, (unsigned long long)a->memo_followers, (unsigned long long)a->memo_misses,
                        (unsigned long long)a->memo_ineligible, (unsigned long long)a->memo_recorded,
                        (unsigned long long)a->memo_disturbed, (unsigned long long)a->memo_aborts,
-                       (unsigned long long)a->memo_loaded, (unsigned long long)a->memo_saved);
+                       (unsigned long long)a->memo_noisy, (unsigned long long)a->memo_loaded, (unsigned long long)a->memo_saved);
     else
         orr_buf_printf(out, "memo: off (--no-memo)\n");
 }

@@ -152,6 +152,8 @@ typedef struct flow {
     uint8_t memo_state;              /* MEMO_NONE, MEMO_REC (being recorded), MEMO_GHOST (replayed) */
     uint8_t memo_links, memo_alinks; /* counted as delivering over its data ports, its ACK ports */
     uint32_t memo_idx, memo_gen;     /* its memo entry; bumping memo_gen cancels a replay's events */
+    uint8_t memo_wait;               /* a replay of an entry still being recorded (a follower) */
+    uint32_t memo_next;              /* the next follower of that entry */
     int64_t memo_t0_ps;              /* when it started (recording or replay) */
     int64_t allsent_ps;              /* when it sent its last byte (last time, after go-backs) */
     uint32_t n_data, n_ack, n_cnp, n_ecn; /* its data packets, ACKs, CNPs, ECN marks */
@@ -260,6 +262,8 @@ void memo_free(orr_packet_sim *s);
  * continues prev). Returns 1 if it is replayed (nothing more to do), 0 to simulate it. */
 int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *cont);
 void memo_on_all_sent(orr_packet_sim *s, flow *f);
+/* Flow id, being recorded, met RED (a random draw): its outcome is one sample, not the unit's. */
+void memo_noisy(orr_packet_sim *s, uint32_t id, flow *f);
 void memo_on_recv_done(orr_packet_sim *s, uint32_t id, flow *f);
 void memo_flow_finish(orr_packet_sim *s, uint32_t id, flow *f);
 /* Has f sent all its bytes (a replay: by its recorded instant)? */

@@ -311,7 +311,9 @@ static uint32_t switch_dequeue(orr_packet_sim *s, uint32_t l, port *pt)
             if (prob >= 1.0 || pkt_rand(s) < prob) {
                 p->ecn = 1;
                 s->st.ecn_marks++;
-                F(s, p->flow)->n_ecn++;
+                flow *mf = F(s, p->flow);
+                mf->n_ecn++;
+                if (mf->memo_state == MEMO_REC) memo_noisy(s, p->flow, mf);
             }
         }
         check_resume(s, node, p->in_link, q);
