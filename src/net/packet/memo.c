@@ -50,6 +50,7 @@
 #include <string.h>
 
 #define MEMO_FORMAT 1u
+#define ORR_MEMO_MAX_PS (1000ll * ORR_PS_PER_S) /* bound on any time in a value read from a file */
 
 typedef struct memo_val {
     int64_t recv_dt_ps, sent_dt_ps, fin_dt_ps;
@@ -290,28 +291,27 @@ static int on_route(const orr_packet_sim *s, const flow *f, uint32_t l)
     return 0;
 }
 
+/* Flow id stops using the n ports of routes[off..]: their counts and last users. */
+static void ports_release(orr_packet_sim *s, uint32_t id, uint32_t off, uint32_t n, uint32_t *count, uint32_t *last)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t l = s->routes[off + i];
+        if (count[l]) count[l]--;
+        if (last[l] == id) last[l] = PKT_NONE;
+    }
+}
+
+/* its data ports (once it has delivered everything), its ACK ports (once it has finished) */
 static void links_release(orr_packet_sim *s, uint32_t id, flow *f)
 {
-    pkt_memo *m = s->memo;
-    if (!f->memo_links) return;
+    if (f->memo_links) ports_release(s, id, f->route, f->nroute, s->memo->dcount, s->memo->owner);
     f->memo_links = 0;
-    for (uint32_t i = 0; i < f->nroute; i++) {
-        uint32_t l = s->routes[f->route + i];
-        if (m->dcount[l]) m->dcount[l]--;
-        if (m->owner[l] == id) m->owner[l] = PKT_NONE;
-    }
 }
 
 static void acks_release(orr_packet_sim *s, uint32_t id, flow *f)
 {
-    pkt_memo *m = s->memo;
-    if (!f->memo_alinks) return;
+    if (f->memo_alinks) ports_release(s, id, f->aroute, f->naroute, s->memo->acount, s->memo->aowner);
     f->memo_alinks = 0;
-    for (uint32_t i = 0; i < f->naroute; i++) {
-        uint32_t l = s->routes[f->aroute + i];
-        if (m->acount[l]) m->acount[l]--;
-        if (m->aowner[l] == id) m->aowner[l] = PKT_NONE;
-    }
 }
 
 /* ---- ghosts ---- */
@@ -352,15 +352,24 @@ static void add_counts(orr_packet_sim *s, const memo_val *v)
     s->st.ecn_marks += v->ecn_marks;
 }
 
+/* The replay an event of arg (flow id | generation << 32) is for, counted, or NULL if it is stale. */
+static flow *ghost_event(orr_packet_sim *s, uint64_t arg, uint32_t *id)
+{
+    *id = (uint32_t)arg;
+    if (s->stopped || *id >= s->nflows) return NULL;
+    flow *f = F(s, *id);
+    if (f->memo_state != MEMO_GHOST || f->finished || (uint32_t)(arg >> 32) != f->memo_gen) return NULL;
+    s->st.events++;
+    f->events++;
+    return f;
+}
+
 static void ev_memo_recv(void *ctx, uint64_t arg)
 {
     orr_packet_sim *s = ctx;
-    uint32_t id = (uint32_t)arg;
-    if (s->stopped || id >= s->nflows) return;
-    flow *f = F(s, id);
-    if (f->memo_state != MEMO_GHOST || f->finished || (uint32_t)(arg >> 32) != f->memo_gen) return;
-    s->st.events++;
-    f->events++;
+    uint32_t id;
+    flow *f = ghost_event(s, arg, &id);
+    if (!f) return;
     f->recv_done = 1;
     f->recv_done_ps = s->e->now_ps;
     links_release(s, id, f);
@@ -370,12 +379,9 @@ static void ev_memo_recv(void *ctx, uint64_t arg)
 static void ev_memo_fin(void *ctx, uint64_t arg)
 {
     orr_packet_sim *s = ctx;
-    uint32_t id = (uint32_t)arg;
-    if (s->stopped || id >= s->nflows) return;
-    flow *f = F(s, id);
-    if (f->memo_state != MEMO_GHOST || f->finished || (uint32_t)(arg >> 32) != f->memo_gen) return;
-    s->st.events++;
-    f->events++;
+    uint32_t id;
+    flow *f = ghost_event(s, arg, &id);
+    if (!f) return;
     const memo_val *v = val_of(s, f);
     f->snd_nxt = f->snd_una = f->rcv_nxt = f->size;
     f->allsent_ps = f->memo_t0_ps + v->sent_dt_ps;
@@ -660,22 +666,59 @@ uint64_t memo_ghost_progress(const orr_packet_sim *s, const flow *f)
 
 #define MEMO_SCHEMA "CREATE TABLE IF NOT EXISTS memo(cfg INTEGER NOT NULL, key BLOB NOT NULL, val BLOB NOT NULL, PRIMARY KEY(cfg, key))"
 
+/* The memo file at path, opened (created if absent) with its table, and sql prepared in *st (in a
+ * transaction when writing); NULL after an error naming --memo. */
+static sqlite3 *memo_db(const char *path, const char *sql, int write, sqlite3_stmt **st, orr_err *err)
+{
+    sqlite3 *db = NULL;
+    *st = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        orr_fail(err, "--memo %s: cannot open it as a SQLite database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (sqlite3_exec(db, MEMO_SCHEMA, NULL, NULL, NULL) != SQLITE_OK ||
+        (write && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) ||
+        sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+        orr_fail(err, "--memo %s: not a memo database or not writable (%s)", path, sqlite3_errmsg(db));
+        sqlite3_finalize(*st);
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+static int time_ok(int64_t t) { return t >= -ORR_MEMO_MAX_PS && t <= ORR_MEMO_MAX_PS; }
+static int rate_ok(double r) { return isfinite(r) && r > 0 && r < 1e15; }
+
+static int cc_ok(const cc_state *c)
+{
+    if (!time_ok(c->alpha_next_ps) || !time_ok(c->decrease_next_ps) || !time_ok(c->rp_due_ps) || c->nhop > PKT_MAX_INT_HOPS)
+        return 0;
+    for (uint32_t k = 0; k < c->nhop; k++)
+        if (!time_ok(c->hop[k].t_ps)) return 0;
+    return isfinite(c->alpha) && c->alpha >= 0 && c->alpha <= 1 && isfinite(c->target_Bps) && isfinite(c->cur_Bps) &&
+           isfinite(c->u) && isfinite(c->rtt_diff_ps);
+}
+
+/* A value read from a file is used only if it could have been recorded: times in order and
+ * bounded, rates finite and positive (a damaged file must not move the clock backwards). */
+static int val_ok(const memo_val *v)
+{
+    return v->recv_dt_ps >= 0 && v->sent_dt_ps >= 0 && v->fin_dt_ps >= v->recv_dt_ps && v->fin_dt_ps >= v->sent_dt_ps &&
+           v->fin_dt_ps <= ORR_MEMO_MAX_PS && rate_ok(v->sent_rate_Bps) && rate_ok(v->end_rate_Bps) &&
+           cc_ok(&v->sent_cc) && cc_ok(&v->end_cc) && v->data_pkts < (1ull << 40) && v->acks < (1ull << 40) &&
+           v->cnps < (1ull << 40) && v->ecn_marks < (1ull << 40);
+}
+
 int orr_packet_memo_load(orr_packet_sim *s, const char *path, orr_err *err)
 {
     pkt_memo *m = s->memo;
     if (!m) return 0;
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st;
+    sqlite3 *db = memo_db(path, "SELECT key, val FROM memo WHERE cfg = ?1 ORDER BY rowid", 0, &st, err);
     int rc = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        orr_fail(err, "--memo %s: cannot open it as a SQLite database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-        goto done;
-    }
-    if (sqlite3_exec(db, MEMO_SCHEMA, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT key, val FROM memo WHERE cfg = ?1 ORDER BY rowid", -1, &st, NULL) != SQLITE_OK) {
-        orr_fail(err, "--memo %s: not a memo database (%s)", path, sqlite3_errmsg(db));
-        goto done;
-    }
+    if (!db) return -1;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)m->cfg_hash);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -684,13 +727,16 @@ int orr_packet_memo_load(orr_packet_sim *s, const char *path, orr_err *err)
         const void *vb = sqlite3_column_blob(st, 1);
         int vn = sqlite3_column_bytes(st, 1);
         if (!k || kn <= 0 || !vb || vn != (int)sizeof(memo_val)) continue; /* another format: ignored */
+        memo_val v;
+        memcpy(&v, vb, sizeof v);
+        if (!val_ok(&v)) continue; /* damaged: ignored */
         m->klen = 0;
         kput(m, k, (size_t)kn);
         uint64_t h;
         uint32_t ei = lookup(m, &h);
         if (ei != PKT_NONE) continue;
         ei = insert(m, h, m->k, m->klen);
-        memcpy(&m->e[ei].v, vb, sizeof(memo_val));
+        m->e[ei].v = v;
         m->e[ei].valid = m->e[ei].from_file = 1;
         s->acc.memo_loaded++;
     }
@@ -709,18 +755,10 @@ int orr_packet_memo_save(orr_packet_sim *s, const char *path, orr_err *err)
 {
     pkt_memo *m = s->memo;
     if (!m) return 0;
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st;
+    sqlite3 *db = memo_db(path, "INSERT OR IGNORE INTO memo(cfg, key, val) VALUES (?1, ?2, ?3)", 1, &st, err);
     int rc = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        orr_fail(err, "--memo %s: cannot open it as a SQLite database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-        goto done;
-    }
-    if (sqlite3_exec(db, MEMO_SCHEMA, NULL, NULL, NULL) != SQLITE_OK || sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO memo(cfg, key, val) VALUES (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK) {
-        orr_fail(err, "--memo %s: cannot write it: %s", path, sqlite3_errmsg(db));
-        goto done;
-    }
+    if (!db) return -1;
     for (size_t i = 0; i < m->n; i++) {
         const memo_entry *e = &m->e[i];
         if (!e->valid || e->from_file) continue;
