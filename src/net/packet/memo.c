@@ -319,7 +319,9 @@ static void acks_release(orr_packet_sim *s, uint32_t id, flow *f)
 static void ev_memo_recv(void *ctx, uint64_t arg);
 static void ev_memo_fin(void *ctx, uint64_t arg);
 
-int memo_is_event(const orr_event *ev) { return ev->fn == ev_memo_recv || ev->fn == ev_memo_fin; }
+static void ev_memo_drop(void *ctx, uint64_t arg);
+
+int memo_is_event(const orr_event *ev) { return ev->fn == ev_memo_recv || ev->fn == ev_memo_fin || ev->fn == ev_memo_drop; }
 
 static const memo_val *val_of(const orr_packet_sim *s, const flow *f) { return &s->memo->e[f->memo_idx].v; }
 
@@ -397,19 +399,27 @@ static void ev_memo_fin(void *ctx, uint64_t arg)
  * simulated flow, having sent and delivered its recorded share of bytes by now. */
 static void unfollow(orr_packet_sim *s, memo_entry *e, flow *f);
 
-static void materialize(orr_packet_sim *s, uint32_t id, flow *f)
+/* The share of its bytes replay f has sent by now: its recording's after as long, or, while the
+ * recording is still sending, the share the recording has sent scaled to f's elapsed time. */
+static double sent_share(orr_packet_sim *s, const memo_entry *e, const flow *f)
 {
-    memo_entry *e = &s->memo->e[f->memo_idx];
-    const memo_val *v = &e->v;
     int64_t now = s->e->now_ps, el = now - f->memo_t0_ps;
-    double frac = v->sent_dt_ps > 0 ? (double)el / (double)v->sent_dt_ps : 0;
-    if (f->memo_wait && !e->has_sent) { /* its recording is still sending: at the share it has sent after as long */
+    double frac = e->v.sent_dt_ps > 0 ? (double)el / (double)e->v.sent_dt_ps : 0;
+    if (f->memo_wait == 1 && !e->has_sent) {
         const flow *o = e->owner != PKT_NONE ? F(s, e->owner) : NULL;
         int64_t oel = o ? now - o->memo_t0_ps : 0;
         frac = o && oel > 0 ? (double)(o->snd_nxt + o->ff_bytes) / (double)(o->size + o->ff_bytes) * (double)el / (double)oel : 0;
     }
-    if (f->memo_wait) unfollow(s, e, f);
-    if (frac > 1) frac = 1;
+    return frac > 1 ? 1 : frac;
+}
+
+static void materialize(orr_packet_sim *s, uint32_t id, flow *f)
+{
+    memo_entry *e = &s->memo->e[f->memo_idx];
+    int64_t now = s->e->now_ps;
+    double frac = f->memo_wait == 2 ? f->memo_frac : sent_share(s, e, f);
+    if (f->memo_wait == 1) unfollow(s, e, f);
+    f->memo_wait = 0; /* (a given-up follower keeps memo_next: ev_memo_drop walks that list) */
     uint64_t b = (uint64_t)(frac * (double)f->size) / f->mtu * f->mtu;
     if (b >= f->size) b = (f->size - 1) / f->mtu * f->mtu;
     f->snd_nxt = f->snd_una = f->rcv_nxt = b;
@@ -439,14 +449,31 @@ static void unfollow(orr_packet_sim *s, memo_entry *e, flow *f)
     f->memo_next = PKT_NONE;
 }
 
-/* The recording of entry e stops before its end: its followers become simulated flows, and what
- * it had recorded is forgotten. */
-static void followers_materialize(orr_packet_sim *s, memo_entry *e)
+static void ev_memo_drop(void *ctx, uint64_t arg)
 {
-    while (e->followers != PKT_NONE) {
-        uint32_t id = e->followers;
-        materialize(s, id, F(s, id)); /* unfollows it */
+    orr_packet_sim *s = ctx;
+    if (s->stopped) return;
+    s->st.events++;
+    for (uint32_t i = (uint32_t)arg, next; i != PKT_NONE; i = next) {
+        flow *g = F(s, i);
+        next = g->memo_next;
+        g->memo_next = PKT_NONE;
+        if (g->memo_state == MEMO_GHOST && g->memo_wait == 2 && !g->finished) materialize(s, i, g);
     }
+}
+
+/* The recording of entry e stops before its end (its owner still set): its followers become
+ * simulated flows, at the share of their bytes sent by now, in an event of their own at this
+ * instant (this may run inside a switch's dequeue); what it had recorded is forgotten. */
+static void followers_drop(orr_packet_sim *s, memo_entry *e)
+{
+    for (uint32_t i = e->followers; i != PKT_NONE; i = F(s, i)->memo_next) {
+        flow *g = F(s, i);
+        g->memo_frac = sent_share(s, e, g);
+        g->memo_wait = 2;
+    }
+    if (e->followers != PKT_NONE) orr_engine_at(s->e, s->e->now_ps, ev_memo_drop, s, e->followers);
+    e->followers = PKT_NONE;
     memset(&e->v, 0, sizeof e->v);
     e->has_sent = 0;
 }
@@ -462,8 +489,8 @@ static void disturb(orr_packet_sim *s, uint32_t o)
         if (!g->memo_links) return;
         memo_entry *e = &s->memo->e[g->memo_idx];
         if (e->owner == o) {
+            followers_drop(s, e);
             e->owner = PKT_NONE;
-            followers_materialize(s, e);
         }
         g->memo_state = MEMO_NONE;
         s->acc.memo_disturbed++;
@@ -587,8 +614,8 @@ void memo_noisy(orr_packet_sim *s, uint32_t id, flow *f)
     f->memo_state = MEMO_NONE;
     s->acc.memo_noisy++;
     if (e->owner != id) return;
+    followers_drop(s, e);
     e->owner = PKT_NONE;
-    followers_materialize(s, e);
 }
 
 void memo_on_all_sent(orr_packet_sim *s, flow *f)
@@ -624,7 +651,7 @@ void memo_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
     if (e->owner != id) return;
     e->owner = PKT_NONE;
     if (!e->has_sent || f->recv_done_ps < 0 || e->valid) {
-        followers_materialize(s, e);
+        followers_drop(s, e);
         return;
     }
     memo_val *v = &e->v;

@@ -152,8 +152,10 @@ typedef struct flow {
     uint8_t memo_state;              /* MEMO_NONE, MEMO_REC (being recorded), MEMO_GHOST (replayed) */
     uint8_t memo_links, memo_alinks; /* counted as delivering over its data ports, its ACK ports */
     uint32_t memo_idx, memo_gen;     /* its memo entry; bumping memo_gen cancels a replay's events */
-    uint8_t memo_wait;               /* a replay of an entry still being recorded (a follower) */
+    uint8_t memo_wait;               /* 1: a replay of an entry still being recorded (a follower);
+                                      * 2: one whose recording was given up, to be simulated */
     uint32_t memo_next;              /* the next follower of that entry */
+    double memo_frac;                /* memo_wait 2: the share of its bytes sent when it was given up */
     int64_t memo_t0_ps;              /* when it started (recording or replay) */
     int64_t allsent_ps;              /* when it sent its last byte (last time, after go-backs) */
     uint32_t n_data, n_ack, n_cnp, n_ecn; /* its data packets, ACKs, CNPs, ECN marks */
