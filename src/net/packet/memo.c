@@ -50,6 +50,9 @@
 #include <string.h>
 
 #define MEMO_FORMAT 1u
+/* Entries kept at the most (about 800 bytes each: two CC states and a key): 256 MB. Flows of new
+ * keys beyond it are simulated and not recorded; a file's entries beyond it are not read. */
+#define ORR_MEMO_MAX_ENTRIES 320000u
 #define ORR_MEMO_MAX_PS (1000ll * ORR_PS_PER_S) /* bound on any time in a value read from a file */
 
 typedef struct memo_val {
@@ -81,6 +84,7 @@ struct pkt_memo {
     uint8_t *k;                /* the key being built */
     size_t klen, kcap;
     uint64_t cfg_hash;
+    size_t max_entries;        /* ORR_MEMO_MAX_ENTRIES (ORRERY_MAX_MEMO) */
 };
 
 /* ---- keys ---- */
@@ -262,6 +266,7 @@ void memo_create(orr_packet_sim *s)
     m->aowner = orr_xmalloc(n * sizeof *m->aowner);
     for (uint32_t l = 0; l < n; l++) m->owner[l] = m->aowner[l] = PKT_NONE;
     m->cfg_hash = config_hash(s);
+    m->max_entries = (size_t)orr_env_limit("ORRERY_MAX_MEMO", ORR_MEMO_MAX_ENTRIES);
     s->memo = m;
     s->acc.memo_enabled = 1;
 }
@@ -598,6 +603,7 @@ int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *co
         return 1;
     }
     s->acc.memo_misses++;
+    if (ei == PKT_NONE && m->n >= m->max_entries) return 0; /* full: simulated, not recorded */
     if (ei == PKT_NONE) ei = insert(m, h, m->k, m->klen);
     if (m->e[ei].owner == PKT_NONE) {
         m->e[ei].owner = id;
@@ -747,8 +753,8 @@ int orr_packet_memo_load(orr_packet_sim *s, const char *path, orr_err *err)
     int rc = -1;
     if (!db) return -1;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)m->cfg_hash);
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    int r = SQLITE_DONE;
+    while (m->n < m->max_entries && (r = sqlite3_step(st)) == SQLITE_ROW) {
         const void *k = sqlite3_column_blob(st, 0);
         int kn = sqlite3_column_bytes(st, 0);
         const void *vb = sqlite3_column_blob(st, 1);
@@ -767,7 +773,7 @@ int orr_packet_memo_load(orr_packet_sim *s, const char *path, orr_err *err)
         m->e[ei].valid = m->e[ei].from_file = 1;
         s->acc.memo_loaded++;
     }
-    if (r != SQLITE_DONE) {
+    if (r != SQLITE_DONE && r != SQLITE_ROW) {
         orr_fail(err, "--memo %s: reading it failed: %s", path, sqlite3_errmsg(db));
         goto done;
     }
