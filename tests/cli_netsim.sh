@@ -58,7 +58,7 @@ grep -q "^memo:" "$TMP/off.txt" && bad "a memo line under --no-accel" || ok
 "$ORR" netsim "$V/topo_k4.txt" "$W/flows_k4_pairs_steps.txt" "$V/config_dcqcn.txt" --memo "$TMP/memo.db" --out "$TMP/m2" > "$TMP/m2.txt" 2>&1
 [ $? -eq 0 ] && grep -q "^memo: 64 hits (0 following a recording), 0 misses, 1 not eligible, 0 recorded, 0 disturbed, 2 aborted, 0 noisy; 1 loaded, 0 saved" "$TMP/m2.txt" && ok || bad "--memo second run: $(grep memo "$TMP/m2.txt")"
 cmp -s "$TMP/m1/out_dcqcn_fct.txt" "$TMP/m2/out_dcqcn_fct.txt" && ok || bad "--memo: the second run's FCT file differs"
-"$ORR" netsim "$V/topo_k4.txt" "$W/flows_k4_pairs_steps.txt" "$V/config_dcqcn.txt" --no-memo > "$TMP/nm.txt" 2>&1
+"$ORR" netsim "$V/topo_k4.txt" "$W/flows_k4_pairs_steps.txt" "$V/config_dcqcn.txt" --no-memo --out "$TMP/m1" > "$TMP/nm.txt" 2>&1
 grep -q "^memo: off (--no-memo)" "$TMP/nm.txt" && ok || bad "--no-memo line"
 "$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_dcqcn.txt" --memo > /dev/null 2> "$TMP/err.txt"
 [ $? -eq 2 ] && grep -q -- "--memo needs a file name" "$TMP/err.txt" && ok || bad "--memo without value"
