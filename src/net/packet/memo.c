@@ -7,7 +7,9 @@
  * path (its "data partition" is the flow alone) and whose congestion control is DCQCN. The
  * partition of wormhole.c also joins flows that only share a port with ACKs (a ring's steps,
  * linked by their ACK paths); a high-priority ACK delays a data packet by its own 62 bytes on the
- * wire (1.5 ns at 340 Gb/s), so the memo treats those flows as independent. It is what repeats in
+ * wire (1.5 ns at 340 Gb/s), so the memo treats those flows as independent (with ACKs in the data
+ * queues, ACK_HIGH_PRIO 0, data on another's ACK path or ACKs on another's data path is a conflict
+ * too; so are PFC pause and injected loss on its data path). It is what repeats in
  * LLM traffic: an NCCL ring step between two GPUs, thousands of times per iteration. The phase
  * memoized is the whole life of the flow, from its start to its last ACK (an unsteady phase that
  * ends with the flow, §4.3 "the partition encounters a flow completion event").
@@ -28,19 +30,27 @@
  *
  * Recording. A flow that misses is simulated packet by packet and recorded at its end if it stayed
  * alone on its data path all along (a flow that starts on one of its data ports while it is still
- * delivering makes it "disturbed": not recorded).
+ * delivering makes it "disturbed": not recorded) and RED never marked its packets (RED draws at
+ * random: that outcome is one sample, not the unit's; "noisy").
  *
  * Replay. A flow that hits is a ghost: no packets; two events, at its receive and finish instants,
  * run its callback and complete it with the recorded state (its port byte counters and link windows
- * get the wire bytes it stands for, the packet counters its packets). A flow that starts on a
- * ghost's data path while the ghost is still sending turns it back into a simulated flow: it has
- * sent (and delivered) the share of its bytes the recorded phase had sent by then, in whole
- * packets, and goes on packet by packet from there at its start state (counter memo_aborts).
+ * get the wire bytes it stands for, the packet counters its packets). A flow whose key is being
+ * recorded by a flow that started no later follows it: its events are scheduled as the recording
+ * reaches the same instants after its own start, so one flow per key is simulated in a run, and a
+ * second run with --memo FILE repeats the first's results. A flow that starts on a ghost's data
+ * path while the ghost is still sending turns it back into a simulated flow: it has sent (and
+ * delivered) the share of its bytes the recorded phase had sent by then, in whole packets, and goes
+ * on packet by packet from there at its start state (counter memo_aborts); so do the followers of
+ * a recording given up, in an event of their own at that instant.
+ *
+ * Size: at most ORR_MEMO_MAX_ENTRIES entries (ORRERY_MAX_MEMO); new keys beyond are simulated.
  *
  * Persistence (--memo FILE): the memo is a SQLite table (cfg, key, val) read at the start and
  * written at the end; cfg is a hash of everything outside the key that changes an outcome (the
  * ports' rates, delays and RED thresholds, the config's CC, packet, buffer and timer settings, the
  * Wormhole parameters), so a file serves every topology and configuration without mixing them.
+ * Values read from a file are checked (times in order and bounded, rates finite) before use.
  */
 #include "pkt_internal.h"
 
