@@ -60,6 +60,7 @@
 #include <string.h>
 
 #define MEMO_FORMAT 1u
+#define MEMO_SAT_HOPS 8 /* data-path ports whose back-to-back time a value keeps */
 /* Entries kept at the most (about 800 bytes each: two CC states and a key): 256 MB. Flows of new
  * keys beyond it are simulated and not recorded; a file's entries beyond it are not read. */
 #define ORR_MEMO_MAX_ENTRIES 320000u
@@ -70,6 +71,7 @@ typedef struct memo_val {
     double sent_rate_Bps, end_rate_Bps;
     cc_state sent_cc, end_cc;  /* absolute times relative to the flow's start */
     uint64_t data_pkts, acks, cnps, ecn_marks;
+    int64_t sat_ps[MEMO_SAT_HOPS]; /* time the first ports of its data path sent back to back */
 } memo_val;
 
 typedef struct memo_entry {
@@ -79,6 +81,7 @@ typedef struct memo_entry {
     uint32_t owner;            /* the flow recording it, or PKT_NONE */
     uint32_t followers;        /* replays waiting for the recording (flow.memo_next), or PKT_NONE */
     uint8_t valid, has_sent, from_file;
+    int64_t sat0_ps[MEMO_SAT_HOPS]; /* recording: its data ports' back-to-back time at its start */
     memo_val v;
 } memo_entry;
 
@@ -407,6 +410,7 @@ static void ev_memo_fin(void *ctx, uint64_t arg)
     f->rate_Bps = v->end_rate_Bps;
     add_counts(s, v);
     wh_account_ports(s, f, f->size, f->memo_t0_ps, s->e->now_ps);
+    for (uint32_t i = 0; i < f->nroute && i < MEMO_SAT_HOPS; i++) s->ports[s->routes[f->route + i]].saturated_ps += v->sat_ps[i];
     pkt_flow_complete(s, id, f);
 }
 
@@ -617,6 +621,8 @@ int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *co
     if (ei == PKT_NONE) ei = insert(m, h, m->k, m->klen);
     if (m->e[ei].owner == PKT_NONE) {
         m->e[ei].owner = id;
+        for (uint32_t i = 0; i < f->nroute && i < MEMO_SAT_HOPS; i++)
+            m->e[ei].sat0_ps[i] = s->ports[s->routes[f->route + i]].saturated_ps;
         f->memo_state = MEMO_REC;
         f->memo_idx = ei;
         f->memo_t0_ps = now;
@@ -676,8 +682,15 @@ void memo_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
     v->end_cc = f->cc;
     cc_shift(&v->end_cc, -f->memo_t0_ps);
     v->end_rate_Bps = f->rate_Bps;
-    v->data_pkts = f->n_data;
-    v->acks = f->n_ack;
+    /* its packets, with those a fast-forward stood for (wormhole.c takes them off its size) */
+    uint64_t ack_every = s->cfg.ack_interval_bytes > f->mtu ? s->cfg.ack_interval_bytes : f->mtu;
+    v->data_pkts = f->n_data + (f->ff_bytes + f->mtu - 1) / f->mtu;
+    v->acks = f->n_ack + (f->ff_bytes + ack_every - 1) / ack_every;
+    /* alone on its data path: the back-to-back time its ports gained while it lived is its own */
+    for (uint32_t i = 0; i < f->nroute && i < MEMO_SAT_HOPS; i++) {
+        int64_t d = s->ports[s->routes[f->route + i]].saturated_ps - e->sat0_ps[i];
+        v->sat_ps[i] = d > 0 ? d : 0;
+    }
     v->cnps = f->n_cnp;
     v->ecn_marks = f->n_ecn;
     e->valid = 1;
@@ -744,6 +757,13 @@ static int cc_ok(const cc_state *c)
            isfinite(c->u) && isfinite(c->rtt_diff_ps);
 }
 
+static int sat_ok(const memo_val *v)
+{
+    for (int i = 0; i < MEMO_SAT_HOPS; i++)
+        if (v->sat_ps[i] < 0 || v->sat_ps[i] > ORR_MEMO_MAX_PS) return 0;
+    return 1;
+}
+
 /* A value read from a file is used only if it could have been recorded: times in order and
  * bounded, rates finite and positive (a damaged file must not move the clock backwards). */
 static int val_ok(const memo_val *v)
@@ -751,7 +771,7 @@ static int val_ok(const memo_val *v)
     return v->recv_dt_ps >= 0 && v->sent_dt_ps >= 0 && v->fin_dt_ps >= v->recv_dt_ps && v->fin_dt_ps >= v->sent_dt_ps &&
            v->fin_dt_ps <= ORR_MEMO_MAX_PS && rate_ok(v->sent_rate_Bps) && rate_ok(v->end_rate_Bps) &&
            cc_ok(&v->sent_cc) && cc_ok(&v->end_cc) && v->data_pkts < (1ull << 40) && v->acks < (1ull << 40) &&
-           v->cnps < (1ull << 40) && v->ecn_marks < (1ull << 40);
+           v->cnps < (1ull << 40) && v->ecn_marks < (1ull << 40) && sat_ok(v);
 }
 
 int orr_packet_memo_load(orr_packet_sim *s, const char *path, orr_err *err)
