@@ -26,7 +26,7 @@
  * The value. What happened until the flow finished, relative to its start: when the last byte was
  * received (the callback of orrery predict), when it had sent everything, when the last ACK came
  * back; its congestion-control state (timers relative to its start) and rate at those two
- * instants; its packet, ACK, CNP and ECN counts.
+ * instants; its packet, ACK, CNP and ECN counts; the back-to-back time of its data ports.
  *
  * Recording. A flow that misses is simulated packet by packet and recorded at its end if it stayed
  * alone on its data path all along (a flow that starts on one of its data ports while it is still
