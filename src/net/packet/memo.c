@@ -94,6 +94,8 @@ struct pkt_memo {
     uint32_t *dcount;          /* [n_links] flows delivering data over each port */
     uint32_t *owner;           /* [n_links] the last flow that started delivering over it */
     uint32_t *acount, *aowner; /* [n_links] the same for ACK paths (flows not finished) */
+    struct future { int64_t *t_ps; uint32_t n, cap; uint8_t sorted; } *future; /* [n_links] starts of
+                               * flows added ahead of time, on their data ports (NULL: none yet) */
     uint8_t *k;                /* the key being built */
     size_t klen, kcap;
     uint64_t cfg_hash;
@@ -295,6 +297,9 @@ void memo_free(orr_packet_sim *s)
     free(m->owner);
     free(m->acount);
     free(m->aowner);
+    if (m->future)
+        for (uint32_t l = 0; l < s->t->n_links; l++) free(m->future[l].t_ps);
+    free(m->future);
     free(m->k);
     free(m);
     s->memo = NULL;
@@ -330,6 +335,53 @@ static void acks_release(orr_packet_sim *s, uint32_t id, flow *f)
 {
     if (f->memo_alinks) ports_release(s, id, f->aroute, f->naroute, s->memo->acount, s->memo->aowner);
     f->memo_alinks = 0;
+}
+
+void memo_note_future(orr_packet_sim *s, const flow *f)
+{
+    pkt_memo *m = s->memo;
+    if (!m->future) m->future = orr_xcalloc(s->t->n_links ? s->t->n_links : 1, sizeof *m->future);
+    for (uint32_t i = 0; i < f->nroute; i++) {
+        struct future *u = &m->future[s->routes[f->route + i]];
+        if (u->n == u->cap) {
+            size_t cap = u->cap;
+            orr_grow((void **)&u->t_ps, &cap, (size_t)u->n + 1, sizeof *u->t_ps);
+            u->cap = (uint32_t)cap;
+        }
+        u->t_ps[u->n++] = f->start_ps;
+        u->sorted = 0;
+    }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Will a flow added ahead of time start on a data port of f after now and no later than end_ps?
+ * (A replay it entered would be turned back into a flow at an estimated state: not replayed.) */
+static int future_entry(orr_packet_sim *s, const flow *f, int64_t end_ps)
+{
+    pkt_memo *m = s->memo;
+    int64_t now = s->e->now_ps;
+    if (!m->future) return 0;
+    for (uint32_t i = 0; i < f->nroute; i++) {
+        struct future *u = &m->future[s->routes[f->route + i]];
+        if (!u->n) continue;
+        if (!u->sorted) {
+            qsort(u->t_ps, u->n, sizeof *u->t_ps, cmp_i64);
+            u->sorted = 1;
+        }
+        uint32_t lo = 0, hi = u->n; /* the first start after now */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (u->t_ps[mid] <= now) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < u->n && u->t_ps[lo] <= end_ps) return 1;
+    }
+    return 0;
 }
 
 /* ---- ghosts ---- */
@@ -581,6 +633,14 @@ int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *co
     if (ei == UINT32_MAX - 1) { /* another key with this hash: neither replayed nor recorded */
         s->acc.memo_misses++;
         return 0;
+    }
+    if (ei != PKT_NONE && (m->e[ei].valid || m->e[ei].owner != PKT_NONE)) {
+        /* a flow known to start on its data path while it delivers would abort the replay */
+        int64_t until = m->e[ei].valid ? m->e[ei].v.recv_dt_ps : 2 * f->standalone_ps; /* following: not known yet */
+        if (future_entry(s, f, now + until)) {
+            s->acc.memo_ineligible++;
+            return 0;
+        }
     }
     if (ei != PKT_NONE && m->e[ei].valid) { /* a hit: replay */
         const memo_val *v = &m->e[ei].v;

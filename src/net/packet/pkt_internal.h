@@ -264,6 +264,8 @@ void memo_free(orr_packet_sim *s);
  * continues prev). Returns 1 if it is replayed (nothing more to do), 0 to simulate it. */
 int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *cont);
 void memo_on_all_sent(orr_packet_sim *s, flow *f);
+/* Flow f is added to start later (orrery netsim's flow list): its start on its data ports. */
+void memo_note_future(orr_packet_sim *s, const flow *f);
 /* Flow id, being recorded, met RED (a random draw): its outcome is one sample, not the unit's. */
 void memo_noisy(orr_packet_sim *s, uint32_t id, flow *f);
 void memo_on_recv_done(orr_packet_sim *s, uint32_t id, flow *f);

@@ -877,6 +877,7 @@ uint32_t orr_packet_add_flow_on(orr_packet_sim *s, uint32_t src_host, uint32_t d
     uint64_t npkts = (bytes + f->mtu - 1) / f->mtu;
     double total = (double)bytes + (double)npkts * PKT_DATA_HDR_BYTES;
     f->standalone_ps = rtt + (int64_t)llround(total * 1e12 / bw);
+    if (s->memo && f->start_ps > s->e->now_ps) memo_note_future(s, f);
     orr_engine_at(s->e, f->start_ps, ev_flow_start, s, id);
     return id;
 }
