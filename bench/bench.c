@@ -21,14 +21,16 @@
  *
  * `orrery-bench wormhole [SPEC...]` (issue 22) runs each SPEC (default
  * examples/gpt3_13b_64_h100_packet.yaml) under --net packet with the Wormhole acceleration and
- * with --no-accel, in the same process, and prints the ratios (events, packet events, wall) and
- * the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
+ * with --no-accel, with Wormhole alone (--no-memo) and twice with --memo FILE (the second run
+ * reading what the first wrote), in the same process, and prints the ratios to --no-accel
+ * (events, packet events, wall) and the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
  * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated.
  */
 #include "orrery/packet.h"
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,9 +176,12 @@ typedef struct packet_run {
     double wall_s, iteration_s;
     uint64_t events, packet_events;
     orr_packet_accel_stats acc;
+    double *op_ps;   /* duration of every communication op (collective, send, receive), in rank order */
+    size_t nops;
 } packet_run;
 
-static int predict_packet(const char *path, int no_accel, packet_run *o)
+/* no_accel: 1 --no-accel, 2 --no-memo (Wormhole alone), 0 both; memo: a --memo FILE or NULL */
+static int predict_packet(const char *path, int no_accel, const char *memo, packet_run *o)
 {
     orr_spec s;
     orr_err err = {{0}};
@@ -184,7 +189,9 @@ static int predict_packet(const char *path, int no_accel, packet_run *o)
     if (orr_spec_load_file(&s, path, &err) == 0) {
         s.net = ORR_NET_PACKET;
         s.symmetry = 0;
-        s.no_accel = no_accel;
+        s.no_accel = no_accel == 1;
+        s.no_memo = no_accel == 2;
+        if (memo) snprintf(s.memo_path, sizeof s.memo_path, "%s", memo);
     }
     if (err.msg[0] || orr_spec_resolve(&s, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
@@ -201,28 +208,100 @@ static int predict_packet(const char *path, int no_accel, packet_run *o)
     o->events = p.x.events;
     o->packet_events = p.x.net.packet.events;
     o->acc = p.x.net.packet.accel;
+    size_t cap = 0;
+    for (size_t r = 0; r < p.w->nranks; r++) cap += p.w->ranks[r].nops;
+    o->op_ps = malloc((cap ? cap : 1) * sizeof *o->op_ps);
+    o->nops = 0;
+    for (size_t r = 0; r < p.w->nranks; r++)
+        for (size_t i = 0; i < p.w->ranks[r].nops; i++) {
+            int k = p.w->ranks[r].ops[i].kind;
+            if (k == ORR_OP_COLL || k == ORR_OP_SEND || k == ORR_OP_RECV)
+                o->op_ps[o->nops++] = (double)(p.x.ranks[r].t[i].end_ps - p.x.ranks[r].t[i].start_ps);
+        }
     orr_prediction_free(&p);
     return 0;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Relative error of every communication op's duration in r against ref: mean and p99 (nearest rank). */
+static void op_errors(const packet_run *ref, const packet_run *r, double *mean, double *p99)
+{
+    size_t n = ref->nops < r->nops ? ref->nops : r->nops, m = 0;
+    double *rel = malloc((n ? n : 1) * sizeof *rel), sum = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ref->op_ps[i] > 0) {
+            rel[m] = fabs(r->op_ps[i] - ref->op_ps[i]) / ref->op_ps[i];
+            sum += rel[m++];
+        }
+    qsort(rel, m, sizeof *rel, cmp_dbl);
+    size_t k = (size_t)ceil(0.99 * (double)m);
+    *mean = m ? sum / (double)m : 0;
+    *p99 = m ? rel[k ? k - 1 : 0] : 0;
+    free(rel);
+}
+
 static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
+static void print_run(const char *name, const packet_run *r, const packet_run *off)
+{
+    double mean, p99;
+    op_errors(off, r, &mean, &p99);
+    printf("  %-22s %10llu events (%9llu packet), %6.2f s wall; iteration %.6f s (%+.4f%%); ratio to --no-accel: "
+           "events %.2fx, packet events %.2fx, wall %.2fx; %zu communication ops' durations: error mean %.4f%%, p99 %.4f%%\n",
+           name, (unsigned long long)r->events, (unsigned long long)r->packet_events, r->wall_s, r->iteration_s,
+           100 * (ratio(r->iteration_s, off->iteration_s) - 1), ratio((double)off->events, (double)r->events),
+           ratio((double)off->packet_events, (double)r->packet_events), ratio(off->wall_s, r->wall_s), r->nops,
+           100 * mean, 100 * p99);
+}
+
+/* The same spec --no-accel, with Wormhole alone (--no-memo), with Wormhole and the memo, and twice
+ * with --memo FILE (the second run reads what the first wrote), all in this process. */
 static int bench_wormhole_spec(const char *path)
 {
-    packet_run off, on;
-    if (predict_packet(path, 1, &off) || predict_packet(path, 0, &on)) return 1;
+    packet_run off, ff, on, m1, m2;
+    char memo[] = "/tmp/orrery-bench-memo-XXXXXX";
+    int fd = mkstemp(memo);
+    if (fd < 0) return 1;
+    close(fd);
+    memset(&off, 0, sizeof off);
+    ff = on = m1 = m2 = off;
+    int rc = predict_packet(path, 1, NULL, &off) || predict_packet(path, 2, NULL, &ff) ||
+             predict_packet(path, 0, NULL, &on) || predict_packet(path, 0, memo, &m1) || predict_packet(path, 0, memo, &m2);
+    unlink(memo);
+    if (rc) {
+        free(off.op_ps);
+        free(ff.op_ps);
+        free(on.op_ps);
+        free(m1.op_ps);
+        free(m2.op_ps);
+        return 1;
+    }
     printf("%s --net packet\n", path);
-    printf("  --no-accel: %llu events (%llu packet), %.2f s wall; iteration %.6f s\n", (unsigned long long)off.events,
-           (unsigned long long)off.packet_events, off.wall_s, off.iteration_s);
-    printf("  Wormhole:   %llu events (%llu packet), %.2f s wall; iteration %.6f s (%+.4f%%)\n",
-           (unsigned long long)on.events, (unsigned long long)on.packet_events, on.wall_s, on.iteration_s,
-           100 * (ratio(on.iteration_s, off.iteration_s) - 1));
-    printf("  ratio --no-accel / Wormhole: events %.2fx, packet events %.2fx, wall %.2fx\n",
-           ratio((double)off.events, (double)on.events), ratio((double)off.packet_events, (double)on.packet_events),
-           ratio(off.wall_s, on.wall_s));
-    printf("  %llu partitions, %llu fast-forwards (%llu skip-backs), %.3f GB fast-forwarded, steady fraction %.4f\n",
+    print_run("--no-accel", &off, &off);
+    print_run("Wormhole, --no-memo", &ff, &off);
+    print_run("Wormhole + memo", &on, &off);
+    print_run("--memo FILE, 1st run", &m1, &off);
+    print_run("--memo FILE, 2nd run", &m2, &off);
+    printf("  second / first run with --memo FILE: events %.2fx fewer, packet events %.2fx fewer, wall %.2fx less; "
+           "iteration %s\n", ratio((double)m1.events, (double)m2.events), ratio((double)m1.packet_events, (double)m2.packet_events),
+           ratio(m1.wall_s, m2.wall_s), m1.iteration_s == m2.iteration_s ? "identical" : "DIFFERENT");
+    printf("  Wormhole + memo: %llu partitions, %llu fast-forwards (%llu skip-backs), %.3f GB fast-forwarded, steady "
+           "fraction %.4f; memo %llu hits, %llu misses, %llu not eligible, %llu recorded, %llu aborts\n",
            (unsigned long long)on.acc.partitions, (unsigned long long)on.acc.fast_forwards,
-           (unsigned long long)on.acc.skip_backs, (double)on.acc.skipped_bytes / 1e9, orr_packet_steady_fraction(&on.acc));
+           (unsigned long long)on.acc.skip_backs, (double)on.acc.skipped_bytes / 1e9, orr_packet_steady_fraction(&on.acc),
+           (unsigned long long)on.acc.memo_hits, (unsigned long long)on.acc.memo_misses,
+           (unsigned long long)on.acc.memo_ineligible, (unsigned long long)on.acc.memo_recorded,
+           (unsigned long long)on.acc.memo_aborts);
+    free(off.op_ps);
+    free(ff.op_ps);
+    free(on.op_ps);
+    free(m1.op_ps);
+    free(m2.op_ps);
     return 0;
 }
 

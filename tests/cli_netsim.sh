@@ -47,4 +47,25 @@ grep -q "^wormhole (theta 0.1, window 200 samples)" "$TMP/w.txt" && ok || bad "-
 "$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_hpcc.txt" --out "$TMP/d" --ss-window > /dev/null 2> "$TMP/err.txt"
 [ $? -eq 2 ] && grep -q -- "--ss-window needs a value" "$TMP/err.txt" && ok || bad "--ss-window without value"
 
+# the memo (docs/netsim.md "Memoization"): its line, --no-memo, --memo FILE twice (the second run
+# reads the first's entries and writes the same FCT file), and refusals named (exit 2)
+W="$SRC/data/validation/wormhole"
+mkdir -p "$TMP/m1" "$TMP/m2"
+grep -q "^memo: 0 hits" "$TMP/out.txt" && ok || bad "memo line (HPCC: nothing eligible)"
+grep -q "^memo:" "$TMP/off.txt" && bad "a memo line under --no-accel" || ok
+"$ORR" netsim "$V/topo_k4.txt" "$W/flows_k4_pairs_steps.txt" "$V/config_dcqcn.txt" --memo "$TMP/memo.db" --out "$TMP/m1" > "$TMP/m1.txt" 2>&1
+[ $? -eq 0 ] && grep -q "^memo: 61 hits (7 following a recording), 1 misses, 3 not eligible, 1 recorded, 0 disturbed, 0 aborted, 0 noisy; 0 loaded, 1 saved" "$TMP/m1.txt" && ok || bad "--memo first run: $(grep memo "$TMP/m1.txt")"
+"$ORR" netsim "$V/topo_k4.txt" "$W/flows_k4_pairs_steps.txt" "$V/config_dcqcn.txt" --memo "$TMP/memo.db" --out "$TMP/m2" > "$TMP/m2.txt" 2>&1
+[ $? -eq 0 ] && grep -q "^memo: 62 hits (0 following a recording), 0 misses, 3 not eligible, 0 recorded, 0 disturbed, 0 aborted, 0 noisy; 1 loaded, 0 saved" "$TMP/m2.txt" && ok || bad "--memo second run: $(grep memo "$TMP/m2.txt")"
+cmp -s "$TMP/m1/out_dcqcn_fct.txt" "$TMP/m2/out_dcqcn_fct.txt" && ok || bad "--memo: the second run's FCT file differs"
+"$ORR" netsim "$V/topo_k4.txt" "$W/flows_k4_pairs_steps.txt" "$V/config_dcqcn.txt" --no-memo --out "$TMP/m1" > "$TMP/nm.txt" 2>&1
+grep -q "^memo: off (--no-memo)" "$TMP/nm.txt" && ok || bad "--no-memo line"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_dcqcn.txt" --memo > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--memo needs a file name" "$TMP/err.txt" && ok || bad "--memo without value"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_dcqcn.txt" --no-accel --memo "$TMP/memo.db" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--memo $TMP/memo.db: the memo is off" "$TMP/err.txt" && ok || bad "--memo with --no-accel"
+printf 'not a database, not at all; a text file long enough to be read as one' > "$TMP/bad.db"
+"$ORR" netsim "$V/topo_k4.txt" "$V/flows_k4.txt" "$V/config_dcqcn.txt" --memo "$TMP/bad.db" > /dev/null 2> "$TMP/err.txt"
+[ $? -ne 0 ] && grep -q -- "--memo $TMP/bad.db: not a memo database" "$TMP/err.txt" && ok || bad "--memo on a text file: $(cat "$TMP/err.txt")"
+
 checks_done

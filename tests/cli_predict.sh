@@ -211,4 +211,12 @@ expect_error 'nowhere' validate "$TMP/nowhere"
 expect_error 'catalog' list nonsense
 expect_error 'command' frobnicate
 
+# --memo FILE (docs/netsim.md "Memoization"): the packet backend's, with the memo on; refusals name it
+"$ORR" predict --model gpt3-1.3b --gpu H100-SXM --gpus 16 --tp 8 --memo "$TMP/memo.db" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--memo $TMP/memo.db: the memo is the packet backend's" "$TMP/err.txt" && ok || bad "--memo without --net packet"
+"$ORR" predict --model gpt3-1.3b --gpu H100-SXM --gpus 16 --tp 8 --net packet --no-memo --memo "$TMP/memo.db" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--memo $TMP/memo.db: the memo is off" "$TMP/err.txt" && ok || bad "--memo with --no-memo"
+"$ORR" predict --model gpt3-1.3b --gpu H100-SXM --gpus 16 --tp 8 --net packet --memo "$TMP/no/such/dir.db" > /dev/null 2> "$TMP/err.txt"
+[ $? -eq 2 ] && grep -q -- "--memo $TMP/no/such/dir.db: cannot open it" "$TMP/err.txt" && ok || bad "--memo unopenable"
+
 checks_done

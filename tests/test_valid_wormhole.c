@@ -12,6 +12,7 @@
  *     Per flow, relative FCT error: mean <= 1%, p99 (nearest rank) <= 3%; and the mean FCT and
  *     the p99 FCT within 1% and 3%. Runs are deterministic: two accelerated runs write the same
  *     FCT file byte for byte.
+ *     test_memo.c checks memoization on its own (and tests/test_memo.c under the sanitizers).
  * (b) LLM traffic from `predict --net packet` (GPT-3 1.3B on 16 H100, two DGX nodes, rail fat
  *     tree): DP ring all-reduce of 160 MB fp32 gradient buckets (TP 8 x DP 2, no distributed
  *     optimizer) and PP send/recv (TP 8 x PP 2), TP inside the nodes in both (NVLink, flow
@@ -272,7 +273,13 @@ static void llm(const char *name, const char *const *extra, int nextra, int cong
      * 1.5% p99): a window of 31 ACKs is shorter than DCQCN's sawtooth, so the goodput a
      * fast-forward keeps depends on the phase it was measured in (docs/netsim.md). Held to 2%. */
     CHECK_REL(fast.r.iteration_s, ref.r.iteration_s, congested ? 0.02 : 0.01);
-    CHECK_MSG(acc->enabled && acc->fast_forwards > 0, "%s: no fast-forward", name);
+    printf("    memo: %llu hits, %llu misses, %llu not eligible, %llu aborts\n", (unsigned long long)acc->memo_hits,
+           (unsigned long long)acc->memo_misses, (unsigned long long)acc->memo_ineligible,
+           (unsigned long long)acc->memo_aborts);
+    /* the DP ring's steps repeat: replayed from the memo (memo.c); the congested spine's flows
+     * share data ports, which the memo does not replay */
+    if (!congested && strstr(name, "DP")) CHECK_MSG(acc->memo_hits > 0, "%s: no memo hit", name);
+    CHECK_MSG(acc->enabled && (acc->fast_forwards > 0 || acc->memo_hits > 0), "%s: no fast-forward or replay", name);
     CHECK(!ref.x.net.packet.accel.enabled);
     /* per communication op: its duration */
     size_t cap = 0, n = 0;

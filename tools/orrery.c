@@ -44,7 +44,7 @@ static const struct { const char *name, *synopsis, *what; } commands[] = {
      "run an unmodified CUDA/NCCL or PyTorch program with no GPU and predict it (docs/emulate.md)"},
     {"search", "orrery search [SPEC.yaml] [FLAGS]",
      "predict a space of configurations (--tp 1,2,4 --pp 1..8 ...) and rank them (docs/spec.md \"Search\")"},
-    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--json] [--quiet] [--no-accel] [--ss-theta X] [--ss-window N]",
+    {"netsim", "orrery netsim TOPO FLOWS CONFIG [--out DIR] [--json] [--quiet] [--no-accel] [--no-memo] [--memo FILE] [--ss-theta X] [--ss-window N]",
      "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
     {"calibrate", "orrery calibrate [SPEC.yaml] [FLAGS]",
      "fit a profile of your GPU and cluster on nccl-tests output and measured step times (docs/calibrate.md)"},
@@ -512,6 +512,7 @@ static int netsim_accel_flag(int argc, char **argv, int *i, int *no_accel, doubl
 {
     const char *a = argv[*i];
     if (strcmp(a, "--no-accel") == 0) return *no_accel = 1, 1;
+    if (strcmp(a, "--no-memo") == 0) return *no_accel = *no_accel ? *no_accel : 2, 1;
     int is_theta = strcmp(a, "--ss-theta") == 0, is_window = strcmp(a, "--ss-window") == 0;
     if (!is_theta && !is_window) return 0;
     if (*i + 1 >= argc) {
@@ -543,8 +544,8 @@ static int netsim_accel_flag(int argc, char **argv, int *i, int *no_accel, doubl
 
 static int cmd_netsim(int argc, char **argv)
 {
-    const char *pos[3], *out_dir = NULL;
-    int npos = 0, quiet = 0, no_accel = 0, json = 0, k;
+    const char *pos[3], *out_dir = NULL, *memo_path = NULL;
+    int npos = 0, quiet = 0, no_accel = 0, json = 0, k; /* no_accel: 1 --no-accel, 2 --no-memo */
     double theta = ORR_SS_THETA_DEFAULT;
     uint32_t window = ORR_SS_WINDOW_DEFAULT;
     for (int i = 0; i < argc; i++) {
@@ -560,9 +561,15 @@ static int cmd_netsim(int argc, char **argv)
                 return ORR_EXIT_USAGE;
             }
             out_dir = argv[++i];
+        } else if (strcmp(argv[i], "--memo") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0] || strlen(argv[i + 1]) >= sizeof((orr_packet_config *)0)->memo_path) {
+                fprintf(stderr, "orrery: netsim: --memo needs a file name (the SQLite file of the memo, under 512 bytes)\n");
+                return ORR_EXIT_USAGE;
+            }
+            memo_path = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR, --json, --quiet, --no-accel, --ss-theta X "
-                            "or --ss-window N)\n", argv[i]);
+            fprintf(stderr, "orrery: netsim: unknown flag %s (expected --out DIR, --json, --quiet, --no-accel, --no-memo, --memo FILE, "
+                            "--ss-theta X or --ss-window N)\n", argv[i]);
             return ORR_EXIT_USAGE;
         } else if (npos < 3) {
             pos[npos++] = argv[i];
@@ -583,7 +590,15 @@ static int cmd_netsim(int argc, char **argv)
     if (warn.n) fwrite(warn.s, 1, warn.n, stderr);
     orr_buf_free(&warn);
     if (rc) return fail(&err);
-    cfg.accel = !no_accel;
+    cfg.accel = no_accel != 1;
+    cfg.memo = no_accel == 0;
+    if (memo_path) {
+        if (!cfg.memo) {
+            fprintf(stderr, "orrery: netsim: --memo %s: the memo is off (--no-accel or --no-memo)\n", memo_path);
+            return ORR_EXIT_USAGE;
+        }
+        snprintf(cfg.memo_path, sizeof cfg.memo_path, "%s", memo_path);
+    }
     cfg.ss_theta = theta;
     cfg.ss_window = window;
     orr_topo t;

@@ -89,6 +89,8 @@ typedef struct orr_net_config {
     orr_cc cc;              /* congestion control (0: DCQCN) */
     uint32_t packet_payload_bytes; /* payload per data packet (0: ORR_NET_PACKET_PAYLOAD_DEFAULT) */
     int no_accel;           /* no Wormhole acceleration (packet.h orr_packet_config.accel) */
+    int no_memo;            /* no memoization (orr_packet_config.memo) */
+    const char *memo_path;  /* --memo FILE or NULL */
     double ss_theta;        /* steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
     uint32_t ss_window;     /* steady-state window, rate samples (0: ORR_SS_WINDOW_DEFAULT) */
     /* flow backend: the workload's symmetry (workload.h), or NULL: with one, a collective or send

@@ -109,6 +109,8 @@ typedef struct orr_packet_config {
      * ss_window samples (of ORR_SS_SAMPLE_BYTES packets) vary by less than ss_theta of their mean
      * (docs/netsim.md). */
     int accel;
+    /* memoization of unsteady phases (docs/netsim.md "Memoization"; --no-memo): on with accel */
+    int memo;
     double ss_theta;
     uint32_t ss_window;
     /* Link capacity = topology rate x rate_scale[tier] (ORR_TIER_*; 0 means 1): the protocol
@@ -116,6 +118,8 @@ typedef struct orr_packet_config {
     double rate_scale[ORR_TIER_COUNT];
     /* Output files named by the config (`orrery netsim`); empty if not given. */
     char fct_output[512], pfc_output[512];
+    /* --memo FILE (not a config.txt key): the SQLite file the memo is read from and written to; empty: none */
+    char memo_path[512];
     /* Not a config.txt key: the caller's progress line for orr_netsim_run_with (NULL: none). */
     struct orr_progress *progress;
 } orr_packet_config;
@@ -183,6 +187,17 @@ typedef struct orr_packet_accel_stats {
     uint64_t skipped_bytes;     /* payload bytes delivered by fast-forwarding instead of packets */
     double steady_flow_ps;      /* sum over flows of the time they were fast-forwarded */
     double flow_ps;             /* sum over finished flows of their completion times */
+    /* Memoization of unsteady phases (§4.2-4.4, memo.c): a flow alone on its data path */
+    int memo_enabled;
+    uint64_t memo_hits;         /* flows replayed from the memo instead of simulated */
+    uint64_t memo_misses;       /* flows that could be replayed, not in the memo: simulated */
+    uint64_t memo_ineligible;   /* flows that shared a data port or had another CC: simulated */
+    uint64_t memo_recorded;     /* outcomes stored (missed flows that stayed alone to their end) */
+    uint64_t memo_disturbed;    /* recordings given up: a flow started on their data path */
+    uint64_t memo_aborts;       /* replays turned back into simulated flows by a flow entering */
+    uint64_t memo_followers;    /* of the hits, replays of an outcome still being recorded */
+    uint64_t memo_noisy;        /* recordings given up: RED marked a packet (a random draw, not the unit's outcome) */
+    uint64_t memo_loaded, memo_saved; /* entries read from / written to --memo FILE */
 } orr_packet_accel_stats;
 
 /* Creates the engine on e and topology t (finished, must outlive the simulator). */
@@ -238,6 +253,11 @@ void orr_packet_record_pfc(orr_packet_sim *s, orr_buf *out);
 /* Also accounts every port's wire bytes by time window into bins (not owned; NULL: stop), each
  * packet spread over its serialisation, for link counter tracks. Changes nothing simulated. */
 void orr_packet_set_link_bins(orr_packet_sim *s, orr_link_bins *bins);
+/* --memo FILE (memo.c): reads the memo entries stored in the SQLite file for this topology and
+ * configuration (creating the file if absent), before the run; writes the new ones after it.
+ * No-ops when memoization is off. Errors name the flag and the file. */
+int orr_packet_memo_load(orr_packet_sim *s, const char *path, orr_err *err);
+int orr_packet_memo_save(orr_packet_sim *s, const char *path, orr_err *err);
 
 /* A transport (transport.h) over the packet engine on the shared engine e: start_flow starts a
  * flow at e's current time on the queue pair of its (src, dst) connection (the previous flow

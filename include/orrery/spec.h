@@ -137,6 +137,8 @@ typedef struct orr_spec {
     orr_cc cc;                 /* packet backend: congestion control (default DCQCN) */
     uint32_t packet_payload_bytes; /* packet backend: payload per packet (default 65536) */
     int no_accel;              /* packet backend: no Wormhole acceleration (default 0: accelerated) */
+    int no_memo;               /* packet backend: no memoization of unsteady phases (default 0: on) */
+    char memo_path[512];       /* packet backend: --memo FILE, the SQLite memo (empty: in memory only) */
     double ss_theta;           /* packet backend: steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
     uint32_t ss_window;        /* packet backend: steady-state window in samples (0: ORR_SS_WINDOW_DEFAULT) */
     char spec_path[256];       /* where the spec came from, for messages */

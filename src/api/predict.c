@@ -83,6 +83,10 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
     cfg.cc = s->cc;
     cfg.packet_payload_bytes = s->packet_payload_bytes;
     cfg.no_accel = s->no_accel;
+    cfg.no_memo = s->no_memo;
+    cfg.memo_path = s->memo_path[0] ? s->memo_path : NULL;
+    if (cfg.memo_path && s->net != ORR_NET_PACKET)
+        return orr_fail(err, "--memo %s: the memo is the packet backend's; add --net packet", s->memo_path);
     cfg.ss_theta = s->ss_theta;
     cfg.ss_window = s->ss_window;
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH,

@@ -31,6 +31,7 @@
 #include "orrery/flow.h"
 #include "orrery/packet.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,11 @@ static void packet_collective(orr_net *n, const orr_coll_desc *d, const uint32_t
 static void packet_destroy(orr_net *n)
 {
     packet_net *f = n->impl;
+    if (f->pcfg.memo_path[0]) { /* what the run learnt goes to the file (a failure is reported, the run stands) */
+        orr_err err;
+        if (orr_packet_memo_save(orr_packet_transport_sim(f->pkt), f->pcfg.memo_path, &err))
+            fprintf(stderr, "orrery: %s\n", err.msg);
+    }
     orr_runner_free(f->run);
     if (f->nvl) f->nvl->destroy(f->nvl);
     if (f->pkt) f->pkt->destroy(f->pkt);
@@ -161,10 +167,25 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     for (int t = ORR_TIER_HOST; t < ORR_TIER_COUNT; t++) pc->rate_scale[t] = n->cluster->net_eff * wire;
     orr_packet_config_red_for_topology(pc, &f->topo);
     pc->accel = !cfg->no_accel;
+    pc->memo = !cfg->no_accel && !cfg->no_memo;
+    if (cfg->memo_path) {
+        if (!pc->memo) {
+            orr_topo_free(&f->topo);
+            free(f);
+            return orr_fail(err, "--memo %s: the memo is off (--no-accel or --no-memo)", cfg->memo_path);
+        }
+        snprintf(pc->memo_path, sizeof pc->memo_path, "%s", cfg->memo_path);
+    }
     if (cfg->ss_theta > 0) pc->ss_theta = cfg->ss_theta;
     if (cfg->ss_window > 0) pc->ss_window = cfg->ss_window;
     f->pkt = orr_packet_transport_create(n->engine, &f->topo, pc, err);
     if (!f->pkt) {
+        orr_topo_free(&f->topo);
+        free(f);
+        return -1;
+    }
+    if (pc->memo_path[0] && orr_packet_memo_load(orr_packet_transport_sim(f->pkt), pc->memo_path, err)) {
+        f->pkt->destroy(f->pkt);
         orr_topo_free(&f->topo);
         free(f);
         return -1;

@@ -125,6 +125,18 @@ static void key_u64(orr_buf *b, int indent, const char *name, uint64_t v, int la
     orr_buf_printf(b, "%llu%s", (unsigned long long)v, last ? "" : ",");
 }
 
+/* The memo's counters (docs/netsim.md "Memoization"), a "memo" member of the acceleration's object. */
+static void memo_json(orr_buf *b, const orr_packet_accel_stats *a)
+{
+    key(b, -1, "memo");
+    orr_buf_printf(b, "{\"enabled\": %s,", a->memo_enabled ? "true" : "false");
+    const char *name[] = {"hits", "misses", "ineligible", "recorded", "disturbed", "aborts", "followers", "noisy", "loaded", "saved"};
+    uint64_t v[] = {a->memo_hits, a->memo_misses, a->memo_ineligible, a->memo_recorded, a->memo_disturbed,
+                    a->memo_aborts, a->memo_followers, a->memo_noisy, a->memo_loaded, a->memo_saved};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) key_u64(b, -1, name[i], v[i], i + 1 == sizeof v / sizeof v[0]);
+    orr_buf_puts(b, "},");
+}
+
 static void key_str(orr_buf *b, int indent, const char *name, const char *s, int last)
 {
     key(b, indent, name);
@@ -171,6 +183,7 @@ static void network_json(orr_buf *b, const orr_net_summary *n)
         key_u64(b, -1, "skip_backs", a->skip_backs, 0);
         key_num(b, -1, "skipped_s", (double)a->skipped_ps / ORR_PS_PER_S, 0);
         key_u64(b, -1, "skipped_bytes", a->skipped_bytes, 0);
+        memo_json(b, a);
         key_num(b, -1, "steady_fraction", orr_packet_steady_fraction(a), 1);
         orr_buf_puts(b, "}}");
         orr_buf_puts(b, ",");
@@ -437,6 +450,7 @@ void orr_netsim_json(const orr_netsim_result *r, const orr_packet_config *cfg, o
     key_u64(out, -1, "splits", a->splits, 0);
     key_u64(out, -1, "fast_forwards", a->fast_forwards, 0);
     key_u64(out, -1, "skip_backs", a->skip_backs, 0);
+    memo_json(out, a);
     key_num(out, -1, "skipped_s", (double)a->skipped_ps / ORR_PS_PER_S, 0);
     key_u64(out, -1, "skipped_bytes", a->skipped_bytes, 1);
     orr_buf_puts(out, "},");

@@ -267,7 +267,15 @@ static void network_text(const orr_net_summary *n, orr_buf *out)
                            (unsigned long long)a->partitions, (unsigned long long)a->fast_forwards,
                            (unsigned long long)a->skip_backs, (double)a->skipped_ps / ORR_PS_PER_S,
                            (double)a->skipped_bytes / 1e9, orr_packet_steady_fraction(a));
-        else
+        if (a->enabled && a->memo_enabled)
+            orr_buf_printf(out, "  Memo: %llu hits (%llu following a recording), %llu misses, %llu not eligible, %llu recorded, %llu aborted, %llu noisy; %llu loaded (--memo)\n",
+                           (unsigned long long)a->memo_hits, (unsigned long long)a->memo_followers,
+                           (unsigned long long)a->memo_misses, (unsigned long long)a->memo_ineligible,
+                           (unsigned long long)a->memo_recorded, (unsigned long long)a->memo_aborts,
+                           (unsigned long long)a->memo_noisy, (unsigned long long)a->memo_loaded);
+        else if (a->enabled)
+            orr_buf_printf(out, "  Memo: off (--no-memo)\n");
+        if (!a->enabled)
             orr_buf_printf(out, "  Wormhole: off (--no-accel)\n");
         orr_buf_printf(out, "  (packet-level links: bytes on the wire; bottleneck = time sending back to back)\n");
     }

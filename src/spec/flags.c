@@ -22,7 +22,7 @@ typedef enum flag_id {
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
-    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_SS_THETA, F_SS_WINDOW,
+    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
@@ -148,6 +148,10 @@ static const flag_def flags[] = {
     {"--no-accel", F_NO_ACCEL, NULL, "accelerated",
      "packet backend: simulate every packet (no Wormhole fast-forward, docs/netsim.md)", P | J},
     {"--accel", F_ACCEL, NULL, NULL, "packet backend: Wormhole acceleration (the default)", P | J},
+    {"--no-memo", F_NO_MEMO, NULL, "on",
+     "packet backend: no memoization of repeated flows (docs/netsim.md \"Memoization\")", P | J},
+    {"--memo", F_MEMO, "a SQLite file path", "none",
+     "packet backend: read the memo from this file and add what the run learnt to it", P},
     {"--ss-theta", F_SS_THETA, "a fraction in (0, 1)", "0.05",
      "packet backend: a flow is steady when its rate varies by less than this over a window", P | J},
     {"--ss-window", F_SS_WINDOW, "a count of rate samples from 4 to 100000000", "2000",
@@ -446,6 +450,8 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_NO_PXN: s->pxn = 0; return 0;
     case F_NO_ACCEL: s->no_accel = 1; return 0;
     case F_ACCEL: s->no_accel = 0; return 0;
+    case F_NO_MEMO: s->no_memo = 1; return 0;
+    case F_MEMO: return copy_path(f, val, s->memo_path, sizeof s->memo_path, err);
     case F_SS_THETA:
         if (orr_parse_num(val, &d) || !(d > 0 && d < 1)) return bad_value(f, val, err);
         s->ss_theta = d;

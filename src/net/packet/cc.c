@@ -175,9 +175,34 @@ static void dcqcn_cnp(orr_packet_sim *s, uint32_t id, flow *f)
  * numbers of the previous message) is reset. DCQCN's timers run while a queue pair is idle, as a
  * NIC's do: the rate-increase stages that fell due between the two messages are applied (until
  * the rate is back at line rate), alpha's updates on its next use. */
-void cc_continue(orr_packet_sim *s, uint32_t id, flow *f, const flow *prev)
+/* The idle catch-up of a DCQCN queue pair at now: the decrease grid moves past now (armed when a
+ * CNP is pending) and the increase stages that fell due are applied. No events. */
+static void dcqcn_catch_up_idle(const orr_packet_sim *s, flow *f, int64_t now)
 {
-    int64_t now = s->e->now_ps;
+    cc_state *c = &f->cc;
+    c->decrease_armed = 0;
+    if (s->cfg.cc != ORR_CC_DCQCN || c->first_cnp) return;
+    if (c->decrease_cnp) {
+        if (c->decrease_next_ps <= now) {
+            int64_t step = s->cfg.rate_decrease_interval_ps;
+            c->decrease_next_ps += (now - c->decrease_next_ps) / step * step + step;
+        }
+        c->decrease_armed = 1;
+    }
+    if (!c->rp_due_ps) return;
+    while (c->rp_due_ps <= now) {
+        if (f->rate_Bps >= f->max_rate_Bps && c->target_Bps >= f->max_rate_Bps) { /* nothing left to raise */
+            int64_t step = s->cfg.rp_timer_ps;
+            c->rp_due_ps += (now - c->rp_due_ps) / step * step + step;
+            break;
+        }
+        dcqcn_raise(s, f);
+        c->rp_due_ps += s->cfg.rp_timer_ps;
+    }
+}
+
+void cc_continue_state(orr_packet_sim *s, flow *f, const flow *prev)
+{
     f->cc = prev->cc;
     f->rate_Bps = prev->rate_Bps < f->max_rate_Bps ? prev->rate_Bps : f->max_rate_Bps;
     cc_state *c = &f->cc;
@@ -189,20 +214,28 @@ void cc_continue(orr_packet_sim *s, uint32_t id, flow *f, const flow *prev)
     c->ecn_cnt = 0;
     c->ca_state = 0;
     c->nhop = 0;
-    c->decrease_armed = 0;
+    dcqcn_catch_up_idle(s, f, s->e->now_ps);
+}
+
+static void dcqcn_schedule(orr_packet_sim *s, uint32_t id, flow *f)
+{
+    cc_state *c = &f->cc;
+    int64_t now = s->e->now_ps;
     if (s->cfg.cc != ORR_CC_DCQCN || c->first_cnp) return;
-    if (c->decrease_cnp) dcqcn_arm_decrease(s, id, c, now);
-    if (!c->rp_due_ps) return;
-    while (c->rp_due_ps <= now) {
-        if (f->rate_Bps >= f->max_rate_Bps && c->target_Bps >= f->max_rate_Bps) { /* nothing left to raise */
-            int64_t step = s->cfg.rp_timer_ps;
-            c->rp_due_ps += (now - c->rp_due_ps) / step * step + step;
-            break;
-        }
-        dcqcn_raise(s, f);
-        c->rp_due_ps += s->cfg.rp_timer_ps;
-    }
-    pkt_flow_timer(s, id, TIMER_RP, c->rp_due_ps - now, dcqcn_increase);
+    if (c->decrease_armed) pkt_flow_timer(s, id, TIMER_DECREASE, c->decrease_next_ps - now, dcqcn_decrease);
+    if (c->rp_due_ps) pkt_flow_timer(s, id, TIMER_RP, c->rp_due_ps - now, dcqcn_increase);
+}
+
+void cc_resume_timers(orr_packet_sim *s, uint32_t id, flow *f)
+{
+    dcqcn_catch_up_idle(s, f, s->e->now_ps);
+    dcqcn_schedule(s, id, f);
+}
+
+void cc_continue(orr_packet_sim *s, uint32_t id, flow *f, const flow *prev)
+{
+    cc_continue_state(s, f, prev);
+    dcqcn_schedule(s, id, f);
 }
 
 /* ---- HPCC ---- */

@@ -60,6 +60,7 @@ void orr_packet_config_default(orr_packet_config *c)
     c->seed = 1;
     c->ecmp_ns3 = 1;
     c->accel = 1;
+    c->memo = 1;
     c->ss_theta = ORR_SS_THETA_DEFAULT;
     c->ss_window = ORR_SS_WINDOW_DEFAULT;
 }

@@ -280,6 +280,12 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
         orr_engine_free(&e);
         return -1;
     }
+    if (cfg->memo_path[0] && orr_packet_memo_load(s, cfg->memo_path, err)) {
+        orr_packet_sim_free(s);
+        free(fl);
+        orr_engine_free(&e);
+        return -1;
+    }
     orr_packet_record_pfc(s, &r->pfc_text);
     uint16_t *sport = source_ports(fl, nf);
     orr_ns3_router *router = cfg->ecmp_ns3 ? orr_ns3_router_create(t) : NULL;
@@ -328,6 +334,12 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
     orr_fct_summarize(fct, alone, nfin, &r->fct);
     free(fct);
     free(alone);
+    if (cfg->memo_path[0] && orr_packet_memo_save(s, cfg->memo_path, err)) {
+        orr_netsim_result_free(r);
+        orr_packet_sim_free(s);
+        orr_engine_free(&e);
+        return -1;
+    }
     orr_packet_stats_get(s, &r->stats);
     orr_packet_accel_stats_get(s, &r->accel);
     r->flows_total = nf;
@@ -389,11 +401,19 @@ void orr_packet_accel_summary(const orr_packet_accel_stats *a, const orr_packet_
     }
     orr_buf_printf(out, "wormhole (theta %.3g, window %u samples): %llu partitions formed, %llu merges, %llu splits; "
                         "%llu fast-forwards "
-                        "(%llu cut short by a flow entering), %.6f s skipped, %.3f GB fast-forwarded, steady fraction %.4f; "
-                        "memo: not implemented\n",
+                        "(%llu cut short by a flow entering), %.6f s skipped, %.3f GB fast-forwarded, steady fraction %.4f\n",
                    cfg->ss_theta, cfg->ss_window, (unsigned long long)a->partitions, (unsigned long long)a->merges, (unsigned long long)a->splits,
                    (unsigned long long)a->fast_forwards, (unsigned long long)a->skip_backs,
                    (double)a->skipped_ps / ORR_PS_PER_S, (double)a->skipped_bytes / 1e9, orr_packet_steady_fraction(a));
+    if (a->memo_enabled)
+        orr_buf_printf(out, "memo: %llu hits (%llu following a recording), %llu misses, %llu not eligible, %llu recorded, %llu disturbed, "
+                            "%llu aborted, %llu noisy; %llu loaded, %llu saved\n",
+                       (unsigned long long)a->memo_hits, (unsigned long long)a->memo_followers, (unsigned long long)a->memo_misses,
+                       (unsigned long long)a->memo_ineligible, (unsigned long long)a->memo_recorded,
+                       (unsigned long long)a->memo_disturbed, (unsigned long long)a->memo_aborts,
+                       (unsigned long long)a->memo_noisy, (unsigned long long)a->memo_loaded, (unsigned long long)a->memo_saved);
+    else
+        orr_buf_printf(out, "memo: off (--no-memo)\n");
 }
 
 double orr_packet_steady_fraction(const orr_packet_accel_stats *a)

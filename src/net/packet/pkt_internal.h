@@ -148,6 +148,17 @@ typedef struct flow {
     double steady_Bps;               /* payload goodput over that window */
     double steady_rate_Bps;          /* and its mean CC rate */
     uint64_t ff_bytes;               /* payload advanced by fast-forwards: taken off size */
+    /* memoization (memo.c) */
+    uint8_t memo_state;              /* MEMO_NONE, MEMO_REC (being recorded), MEMO_GHOST (replayed) */
+    uint8_t memo_links, memo_alinks; /* counted as delivering over its data ports, its ACK ports */
+    uint32_t memo_idx, memo_gen;     /* its memo entry; bumping memo_gen cancels a replay's events */
+    uint8_t memo_wait;               /* 1: a replay of an entry still being recorded (a follower);
+                                      * 2: one whose recording was given up, to be simulated */
+    uint32_t memo_next;              /* the next follower of that entry */
+    double memo_frac;                /* memo_wait 2: the share of its bytes sent when it was given up */
+    int64_t memo_t0_ps;              /* when it started (recording or replay) */
+    int64_t allsent_ps;              /* when it sent its last byte (last time, after go-backs) */
+    uint32_t n_data, n_ack, n_cnp, n_ecn; /* its data packets, ACKs, CNPs, ECN marks */
     cc_state cc;
     orr_event_fn done;
     void *ctx;
@@ -182,6 +193,7 @@ struct orr_packet_sim {
     orr_packet_stats st;
     orr_packet_accel_stats acc;      /* the Wormhole layer's counters (wormhole.c) */
     struct wh_port *wh;              /* [t->n_links] partition of each port, NULL: no acceleration */
+    struct pkt_memo *memo;           /* memo.c, NULL: no memoization */
     orr_buf *pfc_log;
     orr_link_bins *bins;             /* per-port wire bytes per window, or NULL */
 };
@@ -233,8 +245,49 @@ uint32_t wh_window(const orr_packet_config *c, uint32_t mtu_bytes);
 /* Is ev the Wormhole resume event? */
 int wh_is_resume(const orr_event *ev);
 
+/* sim.c: completes flow fid now (its last ACK came); puts flow id on its NIC and starts sending:
+ * prev (the queue pair's previous message, cont) and its view (memo_prev_view) give its CC state,
+ * else a fresh one; resumed: its CC state is set already (a replay turned back into a flow). */
+void pkt_flow_complete(orr_packet_sim *s, uint32_t fid, flow *f);
+void pkt_flow_go(orr_packet_sim *s, uint32_t id, flow *f, int resumed);
+/* wormhole.c: the wire bytes bytes of payload of f put on its ports between t0 and t1 (statistics,
+ * link windows); is f in a fast-forwarded partition? */
+void wh_account_ports(orr_packet_sim *s, const flow *f, uint64_t bytes, int64_t t0, int64_t t1);
+int wh_flow_frozen(const orr_packet_sim *s, const flow *f);
+
+/* memo.c (s->memo is NULL when memoization is off) */
+enum { MEMO_NONE = 0, MEMO_REC = 1, MEMO_GHOST = 2 };
+typedef struct pkt_memo pkt_memo;
+void memo_create(orr_packet_sim *s);
+void memo_free(orr_packet_sim *s);
+/* Flow id starts; prev: the message it may continue on its queue pair, or NULL. Sets *cont (it
+ * continues prev). Returns 1 if it is replayed (nothing more to do), 0 to simulate it. */
+int memo_flow_start(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int *cont);
+void memo_on_all_sent(orr_packet_sim *s, flow *f);
+/* Flow f is added to start later (orrery netsim's flow list): its start on its data ports. */
+void memo_note_future(orr_packet_sim *s, const flow *f);
+/* Flow id, being recorded, met RED (a random draw): its outcome is one sample, not the unit's. */
+void memo_noisy(orr_packet_sim *s, uint32_t id, flow *f);
+void memo_on_recv_done(orr_packet_sim *s, uint32_t id, flow *f);
+void memo_flow_finish(orr_packet_sim *s, uint32_t id, flow *f);
+/* Has f sent all its bytes (a replay: by its recorded instant)? */
+int memo_all_sent(const orr_packet_sim *s, const flow *f);
+/* prev as a continuing flow sees it: a replay's recorded state at its all-sent instant (in tmp). */
+const flow *memo_prev_view(const orr_packet_sim *s, const flow *prev, flow *tmp);
+/* The bytes a replayed flow has delivered by now (interpolated), 0 if it is not a replay. */
+uint64_t memo_ghost_progress(const orr_packet_sim *s, const flow *f);
+int memo_is_event(const orr_event *ev);
+/* fcg.c: canonical order of the n vertices of an FCG (colour ranks, weight matrix n x n) by
+ * nauty; order[k] is the vertex in place k. 0, or -1 if nauty failed. */
+int memo_fcg_canon(uint32_t n, const uint32_t *rank, const uint32_t *weight, uint32_t *order);
+
 /* cc.c */
 void cc_init(orr_packet_sim *s, flow *f);
+/* cc_continue in two parts: the state flow f starts with on prev's queue pair (no events), and
+ * the DCQCN timers that state has pending, scheduled (after catching up to now: a replay turned
+ * back into a flow). */
+void cc_continue_state(orr_packet_sim *s, flow *f, const flow *prev);
+void cc_resume_timers(orr_packet_sim *s, uint32_t id, flow *f);
 /* DCQCN: applies the alpha updates due at or before now (every ALPHA_RESUME_INTERVAL,
  * alpha <- (1 - g) alpha + g * [a CNP came in that interval]); exposed for tests/test_packet.c. */
 void cc_dcqcn_alpha_catch_up(const orr_packet_sim *s, cc_state *c, int64_t now);

@@ -249,6 +249,11 @@ static uint32_t make_data(orr_packet_sim *s, uint32_t fid, flow *f, uint32_t l)
     p->pg = p->prio = f->pg;
     p->ecn = p->cnp = p->hop = p->nhop = p->pause = 0;
     f->snd_nxt += payload;
+    f->n_data++;
+    if (f->snd_nxt >= f->size) {
+        f->allsent_ps = s->e->now_ps;
+        if (f->memo_state == MEMO_REC) memo_on_all_sent(s, f);
+    }
     f->next_avail_ps = s->e->now_ps + (int64_t)llround((double)p->size * 1e12 / f->rate_Bps);
     s->st.data_packets++;
     return id;
@@ -306,6 +311,9 @@ static uint32_t switch_dequeue(orr_packet_sim *s, uint32_t l, port *pt)
             if (prob >= 1.0 || pkt_rand(s) < prob) {
                 p->ecn = 1;
                 s->st.ecn_marks++;
+                flow *mf = F(s, p->flow);
+                mf->n_ecn++;
+                if (mf->memo_state == MEMO_REC) memo_noisy(s, p->flow, mf);
             }
         }
         check_resume(s, node, p->in_link, q);
@@ -413,7 +421,7 @@ static void nic_remove_qp(orr_packet_sim *s, flow *f, uint32_t fid)
         }
 }
 
-static void flow_complete(orr_packet_sim *s, uint32_t fid, flow *f)
+void pkt_flow_complete(orr_packet_sim *s, uint32_t fid, flow *f)
 {
     f->finished = 1;
     f->finish_ps = s->e->now_ps;
@@ -423,6 +431,7 @@ static void flow_complete(orr_packet_sim *s, uint32_t fid, flow *f)
     s->finished[s->nfinished++] = fid;
     s->st.flows_finished++;
     s->st.last_finish_ps = s->e->now_ps;
+    if (s->memo) memo_flow_finish(s, fid, f);
     wh_flow_finish(s, fid, f);
 }
 
@@ -441,6 +450,31 @@ static void ev_rto(void *ctx, uint64_t arg)
     pkt_flow_timer(s, id, TIMER_RTO, s->cfg.rto_ps, ev_rto);
 }
 
+/* Flow id goes on its NIC: its partition, its CC state (continuing prev's queue pair, or fresh, or
+ * as it is when resumed), its timers, its first packet. */
+static void flow_go(orr_packet_sim *s, uint32_t id, flow *f, flow *prev, int resumed)
+{
+    wh_flow_start(s, id, f, prev);
+    port *pt = &s->ports[f->nic];
+    if (pt->nqp == pt->capqp) {
+        size_t cap = pt->capqp;
+        orr_grow((void **)&pt->qps, &cap, pt->nqp + 1, sizeof *pt->qps);
+        pt->capqp = (uint32_t)cap;
+    }
+    pt->qps[pt->nqp++] = id;
+    if (resumed) {
+        cc_resume_timers(s, id, f);
+    } else if (prev) {
+        flow view;
+        cc_continue(s, id, f, memo_prev_view(s, prev, &view));
+    } else {
+        cc_init(s, f);
+    }
+    if (s->cfg.rto_ps > 0) pkt_flow_timer(s, id, TIMER_RTO, s->cfg.rto_ps, ev_rto);
+    port_kick(s, f->nic);
+    wh_flow_started(s, f);
+}
+
 static void ev_flow_start(void *ctx, uint64_t id)
 {
     orr_packet_sim *s = ctx;
@@ -452,22 +486,16 @@ static void ev_flow_start(void *ctx, uint64_t id)
     f->started = 1;
     s->st.flows_started++;
     flow *prev = f->prev_qp != PKT_NONE ? F(s, f->prev_qp) : NULL;
-    int cont = prev && prev->started && prev->snd_nxt >= prev->size; /* the previous message is all sent */
-    wh_flow_start(s, (uint32_t)id, f, cont ? prev : NULL);
-    port *pt = &s->ports[f->nic];
-    if (pt->nqp == pt->capqp) {
-        size_t cap = pt->capqp;
-        orr_grow((void **)&pt->qps, &cap, pt->nqp + 1, sizeof *pt->qps);
-        pt->capqp = (uint32_t)cap;
+    int cont;
+    if (s->memo) {
+        if (memo_flow_start(s, (uint32_t)id, f, prev, &cont)) return; /* replayed from the memo */
+    } else {
+        cont = prev && prev->started && prev->snd_nxt >= prev->size; /* the previous message is all sent */
     }
-    pt->qps[pt->nqp++] = (uint32_t)id;
-    if (cont) cc_continue(s, (uint32_t)id, f, prev);
-    else
-        cc_init(s, f);
-    if (s->cfg.rto_ps > 0) pkt_flow_timer(s, (uint32_t)id, TIMER_RTO, s->cfg.rto_ps, ev_rto);
-    port_kick(s, f->nic);
-    wh_flow_started(s, f);
+    flow_go(s, (uint32_t)id, f, cont ? prev : NULL, 0);
 }
+
+void pkt_flow_go(orr_packet_sim *s, uint32_t id, flow *f, int resumed) { flow_go(s, id, f, NULL, resumed); }
 
 /* ---- receiving ---- */
 
@@ -485,6 +513,7 @@ static void receive_data(orr_packet_sim *s, uint32_t id, pkt *p)
         if (f->rcv_nxt >= f->size && !f->recv_done) {
             f->recv_done = 1;
             f->recv_done_ps = s->e->now_ps;
+            if (s->memo) memo_on_recv_done(s, fid, f);
             call_done = f->done != NULL;
         }
         if (f->rcv_nxt >= f->milestone) {
@@ -507,7 +536,8 @@ static void receive_data(orr_packet_sim *s, uint32_t id, pkt *p)
         p->kind = (uint8_t)reply;
         p->seq = f->rcv_nxt;
         p->cnp = f->ecn_pending;
-        if (p->cnp) s->st.cnps++;
+        if (p->cnp) s->st.cnps++, f->n_cnp++;
+        f->n_ack++;
         f->ecn_pending = 0;
         p->ecn = 0;
         p->payload = 0;
@@ -541,7 +571,7 @@ static void receive_ack(orr_packet_sim *s, uint32_t id, pkt *p)
     }
     cc_on_ack(s, fid, f, p);
     pkt_free(s, id);
-    if (f->snd_una >= f->size) flow_complete(s, fid, f);
+    if (f->snd_una >= f->size) pkt_flow_complete(s, fid, f);
     port_kick(s, f->nic);
     if (!f->finished) wh_on_ack(s, fid, f);
 }
@@ -628,7 +658,9 @@ static void ev_stop(void *ctx, uint64_t arg)
 
 int pkt_event_owner(const orr_packet_sim *s, const orr_event *ev, uint32_t *idx)
 {
-    if (ev->ctx != (const void *)s || ev->fn == ev_flow_start || ev->fn == ev_stop || wh_is_resume(ev)) return 0;
+    if (ev->ctx != (const void *)s || ev->fn == ev_flow_start || ev->fn == ev_stop || wh_is_resume(ev) ||
+        memo_is_event(ev))
+        return 0;
     *idx = (uint32_t)ev->arg;
     return ev->fn == ev_tx_done || ev->fn == ev_link_arrive || ev->fn == ev_nic_wake ? 1 : 2;
 }
@@ -742,6 +774,7 @@ orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const or
     }
     global_window(s);
     wh_create(s);
+    memo_create(s);
     return s;
 }
 
@@ -763,6 +796,7 @@ void orr_packet_sim_free(orr_packet_sim *s)
     free(s->routes);
     free(s->finished);
     wh_free(s);
+    memo_free(s);
     free(s);
 }
 
@@ -843,6 +877,7 @@ uint32_t orr_packet_add_flow_on(orr_packet_sim *s, uint32_t src_host, uint32_t d
     uint64_t npkts = (bytes + f->mtu - 1) / f->mtu;
     double total = (double)bytes + (double)npkts * PKT_DATA_HDR_BYTES;
     f->standalone_ps = rtt + (int64_t)llround(total * 1e12 / bw);
+    if (s->memo && f->start_ps > s->e->now_ps) memo_note_future(s, f);
     orr_engine_at(s->e, f->start_ps, ev_flow_start, s, id);
     return id;
 }
@@ -859,7 +894,7 @@ void orr_packet_flow_get(const orr_packet_sim *s, uint32_t id, orr_packet_flow_i
     const flow *f = F(s, id);
     /* fast-forwarded bytes were taken off size (they come before the sequence numbers in use); a
      * frozen flow is where its steady rate has taken it by now */
-    uint64_t ff = f->ff_bytes + wh_frozen_progress(s, f);
+    uint64_t ff = f->ff_bytes + wh_frozen_progress(s, f) + memo_ghost_progress(s, f);
     *o = (orr_packet_flow_info){f->src, f->dst, f->sport, f->dport, f->pg, f->size + f->ff_bytes, f->snd_nxt + ff,
                                 f->snd_una + ff, f->rcv_nxt + ff, f->start_ps, f->recv_done_ps, f->finish_ps, f->standalone_ps,
                                 f->rate_Bps, f->retransmits};
@@ -874,14 +909,14 @@ const uint32_t *orr_packet_finished(const orr_packet_sim *s, uint32_t *n)
 uint64_t orr_packet_flow_advance(orr_packet_sim *s, uint32_t id, uint64_t bytes)
 {
     flow *f = F(s, id);
-    if (f->finished || f->snd_nxt != f->snd_una || f->rcv_nxt != f->snd_una) return 0;
+    if (f->finished || f->memo_state == MEMO_GHOST || f->snd_nxt != f->snd_una || f->rcv_nxt != f->snd_una) return 0;
     uint64_t n = f->size - f->snd_una < bytes ? f->size - f->snd_una : bytes;
     f->snd_nxt = f->snd_una = f->rcv_nxt = f->snd_una + n;
     f->milestone = (f->rcv_nxt / s->cfg.ack_interval_bytes + 1) * s->cfg.ack_interval_bytes;
     if (f->rcv_nxt >= f->size) {
         f->recv_done = 1;
         f->recv_done_ps = s->e->now_ps;
-        flow_complete(s, id, f);
+        pkt_flow_complete(s, id, f);
         if (f->done) f->done(f->ctx, f->arg);
     }
     return n;

@@ -2,7 +2,7 @@
  * wormhole.c - the Wormhole acceleration of the packet engine (paper 000): port-level network
  * partitioning (§4.1), rate-based steady-state identification (§5.1) and fast-forwarding of steady
  * partitions (§5.2-5.3) with packet pausing and per-partition timestamp offsets (§6.2-6.3).
- * Memoization of unsteady phases (§4.2-4.4) is not implemented.
+ * Memoization of unsteady phases (§4.2-4.4) is memo.c; its replayed flows are in no partition.
  *
  * Partitions. A flow's ports are the links of its data path and of its ACK path, each with its
  * reverse (PFC frames go upstream over the reverse of the link a packet came in on, and ACKs share
@@ -229,7 +229,7 @@ void wh_flow_started(orr_packet_sim *s, flow *f)
 
 void wh_flow_finish(orr_packet_sim *s, uint32_t id, flow *f)
 {
-    if (!s->wh || !f->started) return;
+    if (!s->wh || !f->started || f->memo_state == MEMO_GHOST) return;
     uint32_t r = find(s->wh, f->nic);
     wh_port *w = &s->wh[r];
     if (w->frozen) resume(s, r, 1);
@@ -349,7 +349,7 @@ static void shift_port(orr_packet_sim *s, port *pt, int64_t dt)
 
 /* The wire bytes that bytes of payload of flow f put on each port of its paths (data packets on
  * the data path, ACKs on the ACK path), for the port statistics and link windows. */
-static void account_ports(orr_packet_sim *s, const flow *f, uint64_t bytes, int64_t t0, int64_t t1)
+void wh_account_ports(orr_packet_sim *s, const flow *f, uint64_t bytes, int64_t t0, int64_t t1)
 {
     double pkts = ceil((double)bytes / (double)f->mtu);
     double data = (double)bytes + pkts * (PKT_DATA_HDR_BYTES + s->int_bytes);
@@ -383,7 +383,7 @@ static void resume(orr_packet_sim *s, uint32_t r, int early)
         f->ff_bytes += b;
         s->acc.skipped_bytes += b;
         s->acc.steady_flow_ps += (double)dt;
-        if (b) account_ports(s, f, b, t0, now);
+        if (b) wh_account_ports(s, f, b, t0, now);
         shift_flow(f, dt);
     }
     w->frozen = 0;
@@ -408,6 +408,14 @@ static void ev_wh_resume(void *ctx, uint64_t arg)
     wh_port *w = &s->wh[r];
     if (!w->frozen || w->parent != r || (uint32_t)(arg >> 32) != w->gen) return;
     resume(s, r, 0);
+}
+
+int wh_flow_frozen(const orr_packet_sim *s, const flow *f)
+{
+    if (!s->wh || !f->started || f->finished || f->memo_state == MEMO_GHOST) return 0;
+    uint32_t r = f->nic;
+    while (s->wh[r].parent != r) r = s->wh[r].parent;
+    return s->wh[r].frozen;
 }
 
 uint64_t wh_frozen_progress(const orr_packet_sim *s, const flow *f)
