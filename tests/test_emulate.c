@@ -175,6 +175,62 @@ static void test_collate_errors(void)
     rm_dir(d);
 }
 
+/* The collator's memory budget (issue 24): the records of a run's traces are estimated before they
+ * are made (text, and a record and an op a line; names by their size) and refused past the budget,
+ * naming the trace, the budget and ORRERY_EMU_MAX_BYTES. The default is 2 GB; a small budget from the
+ * environment stands in for a trace of gigabytes. */
+static void test_collate_memory_budget(void)
+{
+    orr_buf t = {0};
+    orr_buf_puts(&t, HDR "N 0 k\nA 0 64\n");
+    for (int i = 0; i < 1000; i++) orr_buf_puts(&t, "H 100\nK 0 0 1 1 1 32 1 1 0 -1\n");
+    orr_buf_puts(&t, "END\n");
+    char *d = make_dir();
+    put(d, "trace-1.txt", t.s);
+    orr_emu_info info;
+    orr_err err = {{0}};
+    /* 2,005 lines: about 256,000 bytes of records and ops */
+    setenv("ORRERY_EMU_MAX_BYTES", "200000", 1);
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "trace-1.txt") && strstr(err.msg, "budget of 200000 bytes") &&
+                  strstr(err.msg, "ORRERY_EMU_MAX_BYTES=N"),
+              "got \"%s\"", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    /* raised, it is read */
+    setenv("ORRERY_EMU_MAX_BYTES", "400000", 1);
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL && w->ranks[0].nops >= 2000, "%s", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    /* the budget is the run's: a second trace that fits alone but not with the first is named */
+    put(d, "trace-2.txt", t.s);
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "trace-2.txt") && strstr(err.msg, "budget of 400000 bytes"), "got \"%s\"",
+              err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
+    /* names are charged as they are read: few lines of long names */
+    orr_buf_free(&t);
+    orr_buf_puts(&t, HDR);
+    for (int i = 0; i < 600; i++) { /* 600 names of 290 characters: 370,000 bytes kept */
+        orr_buf_printf(&t, "N %d ", i);
+        for (int j = 0; j < 290; j++) orr_buf_puts(&t, "n");
+        orr_buf_puts(&t, "\n");
+    }
+    orr_buf_puts(&t, "END\n");
+    d = make_dir();
+    put(d, "trace-1.txt", t.s);
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "trace-1.txt") && strstr(err.msg, "and their names"), "got \"%s\"", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    unsetenv("ORRERY_EMU_MAX_BYTES");
+    rm_dir(d);
+    orr_buf_free(&t);
+}
+
 /* An NCCL group launches its operations at ncclGroupEnd. PyTorch's batch_isend_irecv issues, for
  * each p2p op of the group, an event record on the compute stream and a wait on the NCCL stream
  * before it; those take effect at once, and the group's send and recv are one launch. Two ranks
@@ -653,6 +709,7 @@ int main(void)
     test_collate_records();
     test_collate_errors();
     test_collate_group_p2p();
+    test_collate_memory_budget();
     test_kernel_db();
     test_profile_store();
     test_iterations_and_stubs();

@@ -24,6 +24,11 @@
 #include "orrery/hw.h"
 #include "orrery/workload.h"
 
+/* The memory the collator may use for one run's traces: 2 GB, estimated before each trace's records
+ * are made (its text, and a record and an op for each of its lines) and as names are read; the
+ * run is refused past it, naming the trace (docs/spec.md "Limits"). ORRERY_EMU_MAX_BYTES raises it. */
+#define ORR_EMU_MAX_BYTES 2000000000ull
+
 typedef struct orr_emu_opts {
     const char *trace_dir;   /* the run's traces (trace-<pid>.txt) */
     uint32_t gpus;           /* expected processes (0: as many as were traced) */

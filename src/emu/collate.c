@@ -84,6 +84,8 @@ typedef struct collator {
     const char *dir;
     double flops;            /* FLOPs of the sized kernels (tagged, GEMM), all processes */
     int no_host_time;        /* drop the measured host time (orr_emu_opts) */
+    uint64_t mem_bytes;      /* the memory the traces read so far will take, estimated (mem_charge) */
+    uint64_t mem_budget;     /* at most this (ORR_EMU_MAX_BYTES, ORRERY_EMU_MAX_BYTES) */
 } collator;
 
 static uint32_t comm_index(collator *k, const char *id)
@@ -134,6 +136,27 @@ static int bad(orr_err *err, const eproc *p, size_t line, const char *what)
     return orr_fail(err, "emulation trace %s line %zu: %s", p->path, line, what);
 }
 
+/* The memory one line of a trace may come to: its record (erec) and the op it is lowered to, both
+ * live while a process is lowered (its records are freed after; deduplication copies at most every
+ * op once more, when the records are gone). Names and the trace's text are charged by their size. */
+#define EMU_BYTES_PER_LINE (sizeof(erec) + sizeof(orr_op))
+
+/* Adds bytes to the collator's estimate of its memory, refusing (naming the trace, the budget and
+ * how to raise it) before the run's records would take more than the budget (docs/spec.md
+ * "Limits"). */
+static int mem_charge(collator *k, const eproc *p, uint64_t bytes, orr_err *err)
+{
+    if (bytes <= k->mem_budget && k->mem_bytes <= k->mem_budget - bytes) {
+        k->mem_bytes += bytes;
+        return 0;
+    }
+    return orr_fail(err, "emulation trace %s: the run's traces would take about %.0f bytes of memory with this one "
+                         "(%zu bytes a line and their names), past the collator's budget of %llu bytes (docs/spec.md "
+                         "\"Limits\"; raise it with ORRERY_EMU_MAX_BYTES=N)",
+                    p->path, (double)k->mem_bytes + (double)bytes, EMU_BYTES_PER_LINE,
+                    (unsigned long long)k->mem_budget);
+}
+
 /* The info's entry for an entry point, added the first time. */
 static orr_emu_api *api_entry(orr_emu_info *in, const char *name)
 {
@@ -176,6 +199,8 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.n = (uint64_t)ll;
     } else if (strcmp(tok, "N") == 0) {
         NEED(sscanf(rest, "%llu %299s", &u1, str) == 2 && u1 == p->nnames, "expected N <next name id> <name>");
+        /* kept here and, once lowered, in the workload's name table */
+        if (mem_charge(k, p, 2 * (strlen(str) + 1 + 2 * sizeof(char *)), err) < 0) return -1;
         char *name = orr_xstrdup(str);
         ORR_PUSH(p->names, p->nnames, p->cap_names, name);
         return 0;
@@ -342,6 +367,14 @@ static int read_trace(collator *k, eproc *p, orr_err *err)
     size_t len;
     char *text = orr_read_file(p->path, &len, err);
     if (!text) return -1;
+    /* every line may become a record and an op: refused here, before they are allocated, when they
+     * and the text would pass the budget */
+    uint64_t lines = 1;
+    for (const char *s = text; (s = memchr(s, '\n', len - (size_t)(s - text))); s++) lines++;
+    if (mem_charge(k, p, len, err) < 0 || mem_charge(k, p, lines * EMU_BYTES_PER_LINE, err) < 0) {
+        free(text);
+        return -1;
+    }
     size_t line = 0;
     int ended = 0, rc = 0;
     char *save = NULL;
@@ -370,6 +403,7 @@ static int read_trace(collator *k, eproc *p, orr_err *err)
         else rc = parse_line(k, p, s, line, err);
     }
     free(text);
+    k->mem_bytes -= len;
     /* A trace cut short (empty, header only, no END) is of a process that left without its exit
      * handlers: a forked child that called _exit (a DataLoader worker), a shell that exec'd or
      * _exit'ed. The emulator writes the header and the first record of device work to disk at once
@@ -995,6 +1029,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     k.info = info;
     k.dir = o->trace_dir;
     k.no_host_time = o->no_host_time;
+    k.mem_budget = orr_env_limit("ORRERY_EMU_MAX_BYTES", ORR_EMU_MAX_BYTES);
     orr_workload *w = NULL;
     kdb db;
     if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
@@ -1026,6 +1061,9 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
             snprintf(label, sizeof label, "rank%u pid%ld", gr, p->pid);
             uint32_t ri = orr_workload_add_rank(w, gr, 1, label);
             if (lower(&k, p, w, ri, g, &db, err) < 0) goto fail;
+            free(p->r); /* lowered: the ops hold it now (and the budget counted both) */
+            p->r = NULL;
+            p->nr = p->cap_r = 0;
             if (p->oom && !info->oom) {
                 info->oom = 1;
                 info->oom_rank = gr;
