@@ -166,6 +166,10 @@ static void test_collate_errors(void)
     expect_error(HDR "A 862036851 10\nEND\n", "line 3: buffer id out of sequence");
     expect_error(HDR "A 0 10\nA 0 10\nEND\n", "line 4: buffer id out of sequence");
     expect_error(HDR "A 0 10\nF 1\nEND\n", "line 4: free of a buffer never allocated");
+    expect_error(HDR "D 64\nA 0 10\nEND\n", "line 3: expected D <device 0..63>");
+    /* a device of a process that drove several which joined a communicator and did nothing else */
+    expect_error(HDR "A 0 10\nD 1\nA 1 10\nD 2\nNC 0123456789abcdef0123456789abcdef 1 0\nEND\n",
+                 "device 2 joined communicator 0123456789abcdef0123456789abcdef but did no GPU work");
     /* an empty directory */
     char *d = make_dir();
     orr_emu_info info;
@@ -229,6 +233,49 @@ static void test_collate_memory_budget(void)
     unsetenv("ORRERY_EMU_MAX_BYTES");
     rm_dir(d);
     orr_buf_free(&t);
+}
+
+/* A process that drove several devices ("D dev" before the records of each): a rank per device, in
+ * device order without a communicator of them all; the host time goes to every device's rank (one
+ * host thread issued their work), a free to its allocation's device. */
+static void test_collate_devices(void)
+{
+    char *d = make_dir();
+    put(d, "trace-5.txt", HDR "N 0 k\nD 3\nA 0 100\nH 1000\nK 0 0 1 1 1 32 1 1 0 -1\nD 1\nA 1 300\nK 0 0 1 1 1 32 1 1 0 -1\n"
+                              "K 0 0 1 1 1 32 1 1 0 -1\nH 500\nD 3\nF 0\nD 1\nF 1\nEND\n");
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 0, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK_EQ_I64(w->nranks, 2);
+        CHECK_EQ_I64(info.processes, 2);
+        CHECK_EQ_I64(info.host_processes, 1);
+        CHECK_EQ_I64(info.ignored, 0);
+        /* rank 0 is device 1, rank 1 device 3 */
+        CHECK(strstr(w->ranks[0].label, "dev1") && strstr(w->ranks[1].label, "dev3"));
+        CHECK_EQ_I64(count_kind(&w->ranks[0], ORR_OP_KERNEL), 2);
+        CHECK_EQ_I64(count_kind(&w->ranks[1], ORR_OP_KERNEL), 1);
+        const orr_op *a0 = nth(&w->ranks[0], ORR_OP_ALLOC, 0, NULL), *a1 = nth(&w->ranks[1], ORR_OP_ALLOC, 0, NULL);
+        CHECK(a0 && a0->bytes == 300 && a1 && a1->bytes == 100);
+        CHECK_EQ_I64(count_kind(&w->ranks[0], ORR_OP_FREE), 1);
+        CHECK_EQ_I64(count_kind(&w->ranks[1], ORR_OP_FREE), 1);
+        for (int r = 0; r < 2; r++) {
+            int64_t host = 0;
+            for (size_t i = 0; i < w->ranks[r].nops; i++)
+                if (w->ranks[r].ops[i].kind == ORR_OP_HOST) host += w->ranks[r].ops[i].dur_ps;
+            CHECK_EQ_I64(host, 1500 * ORR_PS_PER_NS);
+        }
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    /* --gpus counts the devices */
+    orr_emu_opts o = {.trace_dir = d, .dedup = 1, .gpus = 1};
+    w = orr_emu_collate(&o, &G, &C, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "--gpus 1: the program used 2 GPUs (1 process;"), "got \"%s\"", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
 }
 
 /* An NCCL group launches its operations at ncclGroupEnd. PyTorch's batch_isend_irecv issues, for
@@ -623,6 +670,64 @@ static void test_nccl_program(void)
     rm_dir(d);
 }
 
+/* Issue 23 item 8: one process driving two GPUs (tests/emu/multidev.cu). Each device is a rank of
+ * its own: its allocations (64 and 128 MiB: each device's own peak), its kernels (1 and 2), and the
+ * all-reduce of ncclCommInitAll's communicator, grouped, on both timelines. A copy or an event wait
+ * between the two devices is refused, naming what is not modelled. */
+static void test_multidev_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "multidev", NULL, NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    orr_emu_opts o = {.trace_dir = d, .dedup = 1};
+    if (predict_opts(&o, &p, &info) == 0) {
+        const orr_workload *w = p.w;
+        CHECK_EQ_I64(info.processes, 2);
+        CHECK_EQ_I64(info.host_processes, 1);
+        CHECK_EQ_I64(w->nranks, 2);
+        CHECK_EQ_I64(w->ngroups, 1);
+        CHECK(w->groups[0].size == 2 && w->groups[0].role == ORR_ROLE_DP);
+        for (uint32_t rk = 0; rk < 2 && w->nranks == 2; rk++) {
+            const orr_rank *r = &w->ranks[rk];
+            CHECK_EQ_I64(r->gpu, rk);
+            CHECK(strstr(r->label, rk ? "dev1" : "dev0") != NULL);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_KERNEL), rk + 1);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_ALLOC), 1);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_FREE), 1);
+            const orr_op *a = nth(r, ORR_OP_ALLOC, 0, NULL);
+            CHECK(a && a->bytes == (rk + 1) * (64ull << 20));
+            size_t ic = 0;
+            const orr_op *ar = nth(r, ORR_OP_COLL, 0, &ic);
+            CHECK(ar && ar->cls == ORR_COLL_ALLREDUCE && ar->bytes == (64ull << 20) && ar->a == 0 && ar->seq == 0);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_COLL), 1);
+            /* on both timelines, at the same time (a collective starts when both have joined) */
+            const orr_op_time *t = &p.x.ranks[rk].t[ic], *t0 = p.x.ranks[0].t;
+            size_t ic0 = 0;
+            nth(&w->ranks[0], ORR_OP_COLL, 0, &ic0);
+            CHECK(t->end_ps > t->start_ps && t->start_ps == t0[ic0].start_ps);
+            /* each GPU's own peak */
+            CHECK_EQ_I64(p.x.ranks[rk].mem.peak_reserved_bytes, (rk + 1) * (64ull << 20));
+        }
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+    static const char *const refused[][2] = {
+        {"--copy", "cudaMemcpyPeerAsync: a copy from device 0 to device 1: copies and dependencies between the devices"},
+        {"--wait", "cudaStreamWaitEvent: a stream of device 1 waits on an event recorded on device 0"}};
+    for (int i = 0; i < 2; i++) {
+        d = make_dir();
+        CHECK_EQ_I64(run_program(d, "multidev", refused[i][0], NULL), 3);
+        orr_err err = {{0}};
+        orr_workload *w = collate(d, 1, NULL, &info, &err);
+        CHECK_MSG(w == NULL && strstr(err.msg, refused[i][1]), "%s: got \"%s\"", refused[i][0], err.msg);
+        orr_workload_free(w);
+        orr_emu_info_free(&info);
+        rm_dir(d);
+    }
+}
+
 /* Issue 23 item 2: all_to_all_single's uneven all-to-all, a group of sends and receives to every
  * rank, itself included (NCCL Error 4 before). Rank s sends (s + d + 1) MiB to rank d: over 4
  * ranks, sum over s != d of (s + d + 1) MiB = 64 - 16 = 48 MiB cross the network; the 4 chunks a rank sends
@@ -710,6 +815,7 @@ int main(void)
     test_collate_errors();
     test_collate_group_p2p();
     test_collate_memory_budget();
+    test_collate_devices();
     test_kernel_db();
     test_profile_store();
     test_iterations_and_stubs();
@@ -723,6 +829,7 @@ int main(void)
         test_fork_exit_program();
         test_alltoallv_program();
         test_graphs_program();
+        test_multidev_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");
     }

@@ -48,7 +48,9 @@ typedef struct orr_emu_api {
 } orr_emu_api;
 
 typedef struct orr_emu_info {
-    uint32_t processes;      /* traced processes that used a GPU (= world size) */
+    uint32_t processes;      /* GPUs the traced processes used (= world size): one per process, or each
+                              * device of a process that drove several */
+    uint32_t host_processes; /* traced processes that used a GPU */
     uint32_t ignored;        /* traced processes that did not (launchers) */
     uint32_t simulated;      /* ranks simulated after deduplication */
     uint32_t comms;          /* NCCL communicators */

@@ -25,8 +25,13 @@ enum {
 };
 enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D };
 
+/* The device of a record ("D dev" sets it for those that follow); EDEV_ALL: the process's (host
+ * time, iteration marks, NCCL group brackets), which every device's rank gets. */
+#define EDEV_ALL 0xffu
+#define EDEV_MAX 64 /* devices one process may drive (EMU_MAX_DEVICES of the emulator) */
+
 typedef struct erec {
-    uint8_t t, sub, sync, pad;
+    uint8_t t, sub, sync, dev;
     int32_t stream;
     uint32_t a, b;   /* name / buf / event / comm index; peer */
     uint64_t n;      /* bytes, count, host ns */
@@ -44,6 +49,7 @@ typedef struct etag {
 
 typedef struct emember {
     uint32_t comm, rank, nranks;
+    uint32_t dev;            /* the device that joined */
 } emember;
 
 typedef struct eproc {
@@ -65,6 +71,13 @@ typedef struct eproc {
     uint32_t unimplemented;  /* distinct stubs this process called */
     uint32_t marks;          /* iteration marks */
     uint32_t nbufs;          /* buffers allocated so far: the next A record's id */
+    uint32_t cur_dev;        /* the device of the records being read ("D") */
+    uint32_t oom_dev;        /* the device of the first OOM */
+    int dev;                 /* a process that drove several devices is read as one eproc per device
+                              * (split_devices): this one's device; -1: the process's only one */
+    int split;               /* 1: a process split into its devices (not a rank itself) */
+    int borrowed;            /* names and tags are the split process's */
+    size_t phys;             /* index of the traced process (itself, or the one split) */
 } eproc;
 
 typedef struct ecomm {
@@ -297,7 +310,7 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
     } else if (strcmp(tok, "NC") == 0) {
         NEED(sscanf(rest, "%32s %d %d", str, &i1, &i2) == 3 && strlen(str) == 32 && i1 >= 1 && i2 >= 0 && i2 < i1,
              "expected NC <32-hex-digit id> <nranks> <rank>");
-        emember m = {comm_index(k, str), (uint32_t)i2, (uint32_t)i1};
+        emember m = {comm_index(k, str), (uint32_t)i2, (uint32_t)i1, p->cur_dev};
         ORR_PUSH(p->mem, p->nmem, p->cap_mem, m);
         return 0;
     } else if (strcmp(tok, "CN") == 0) {
@@ -331,7 +344,7 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.t = tok[1] == 'S' ? R_GS : R_GE;
     } else if (strcmp(tok, "OOM") == 0) {
         NEED(sscanf(rest, "%llu %llu", &u1, &u2) == 2, "expected OOM <bytes> <bytes in use>");
-        if (!p->oom) p->oom = 1, p->oom_bytes = u1, p->oom_used = u2;
+        if (!p->oom) p->oom = 1, p->oom_bytes = u1, p->oom_used = u2, p->oom_dev = p->cur_dev;
         p->active = 1;
         return 0;
     } else if (strcmp(tok, "S") == 0) {
@@ -346,11 +359,16 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         return 0;
     } else if (strcmp(tok, "I") == 0) {
         r.t = R_MARK;
+        r.dev = EDEV_ALL;
         p->marks++;
         ORR_PUSH(p->r, p->nr, p->cap_r, r);
         return 0;
-    } else if (strcmp(tok, "SC") == 0 || strcmp(tok, "D") == 0) {
-        return 0; /* stream creation, device choice: nothing to lower */
+    } else if (strcmp(tok, "D") == 0) {
+        NEED(sscanf(rest, "%d", &i1) == 1 && i1 >= 0 && i1 < EDEV_MAX, "expected D <device 0..63>");
+        p->cur_dev = (uint32_t)i1;
+        return 0;
+    } else if (strcmp(tok, "SC") == 0) {
+        return 0; /* stream creation: nothing to lower */
     } else if (strcmp(tok, "X") == 0) {
         return bad(err, p, line, rest[0] ? rest + 1 : "the emulator stopped the program");
     } else {
@@ -358,6 +376,7 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
     }
 #undef NEED
     if (r.t != R_HOST && r.t != R_GS && r.t != R_GE) p->active = 1;
+    r.dev = r.t == R_HOST || r.t == R_GS || r.t == R_GE ? EDEV_ALL : (uint8_t)p->cur_dev;
     ORR_PUSH(p->r, p->nr, p->cap_r, r);
     return 0;
 }
@@ -482,6 +501,66 @@ static int select_iteration(collator *k, orr_err *err)
     return 0;
 }
 
+/* A process that drove several devices (cudaSetDevice, ncclCommInitAll) becomes one eproc per device
+ * it did work on, each a rank of the job: the device's records and communicators, and the process's
+ * host time, iteration marks and NCCL group brackets (one host thread issued the work of all of
+ * them). The process itself stays, as split, for its entry points. */
+static int split_devices(collator *k, size_t pi, orr_err *err)
+{
+    uint64_t work[EDEV_MAX] = {0}, ndev = 0, nall = 0, copies = 0;
+    const eproc *p = &k->p[pi];
+    for (size_t i = 0; i < p->nr; i++) {
+        if (p->r[i].dev != EDEV_ALL) work[p->r[i].dev]++;
+        else nall++;
+    }
+    for (uint32_t d = 0; d < EDEV_MAX; d++) ndev += work[d] > 0, copies += work[d];
+    if (p->oom) work[p->oom_dev]++;
+    ndev = 0;
+    for (uint32_t d = 0; d < EDEV_MAX; d++) ndev += work[d] > 0;
+    if (ndev < 2) return 0;
+    /* the devices' records (each gets the process's host time too) and their ops, while the
+     * process's records are still held */
+    if (mem_charge(k, p, (copies + ndev * nall) * EMU_BYTES_PER_LINE, err) < 0) return -1;
+    for (uint32_t d = 0; d < EDEV_MAX; d++) {
+        if (!work[d]) continue;
+        eproc c;
+        memset(&c, 0, sizeof c);
+        p = &k->p[pi]; /* the table may have moved */
+        snprintf(c.path, sizeof c.path, "%.560s (device %u)", p->path, d);
+        c.pid = p->pid;
+        c.env_rank = p->env_rank;
+        c.names = p->names, c.nnames = p->nnames;
+        c.tags = p->tags, c.ntags = p->ntags;
+        c.borrowed = 1;
+        for (size_t i = 0; i < p->nr; i++)
+            if (p->r[i].dev == d || p->r[i].dev == EDEV_ALL) ORR_PUSH(c.r, c.nr, c.cap_r, p->r[i]);
+        for (size_t m = 0; m < p->nmem; m++)
+            if (p->mem[m].dev == d) ORR_PUSH(c.mem, c.nmem, c.cap_mem, p->mem[m]);
+        c.active = 1;
+        c.marks = p->marks;
+        c.nbufs = p->nbufs;
+        if (p->oom && p->oom_dev == d) c.oom = 1, c.oom_bytes = p->oom_bytes, c.oom_used = p->oom_used;
+        c.dev = (int)d;
+        c.phys = pi;
+        ORR_PUSH(k->p, k->np, k->cap_p, c);
+    }
+    eproc *q = &k->p[pi];
+    for (size_t m = 0; m < q->nmem; m++)
+        if (!work[q->mem[m].dev]) /* a device that joined a communicator and did nothing else */
+            return orr_fail(err, "emulation trace %s: device %u joined communicator %s but did no GPU work", q->path,
+                            q->mem[m].dev, k->c[q->mem[m].comm].id);
+    k->mem_bytes -= (uint64_t)q->nr * EMU_BYTES_PER_LINE; /* the process's records, freed */
+    free(q->r);
+    q->r = NULL;
+    q->nr = q->cap_r = 0;
+    free(q->mem);
+    q->mem = NULL;
+    q->nmem = q->cap_mem = 0;
+    q->active = 0;
+    q->split = 1;
+    return 0;
+}
+
 static int by_path(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int read_dir(collator *k, const char *dir, orr_err *err)
@@ -507,8 +586,11 @@ static int read_dir(collator *k, const char *dir, orr_err *err)
             eproc p;
             memset(&p, 0, sizeof p);
             snprintf(p.path, sizeof p.path, "%s", paths[i]);
+            p.dev = -1;
+            p.phys = k->np;
             ORR_PUSH(k->p, k->np, k->cap_p, p);
             rc = read_trace(k, &k->p[k->np - 1], err);
+            if (rc == 0) rc = split_devices(k, k->np - 1, err);
         }
         free(paths[i]);
     }
@@ -517,13 +599,43 @@ static int read_dir(collator *k, const char *dir, orr_err *err)
     return rc;
 }
 
+/* Processes that drove several devices, without a communicator spanning every device: ranks in the
+ * order of the processes (by RANK when every one has it, else by trace file) and of their devices.
+ * Returns -1 when two processes claim the same RANK. */
+static int order_by_device(collator *k, int all_env)
+{
+    size_t n = 0;
+    uint64_t *key = orr_xmalloc((k->np ? k->np : 1) * sizeof *key);
+    for (size_t i = 0; i < k->np; i++) {
+        const eproc *p = &k->p[i];
+        if (!p->active) continue;
+        uint64_t proc = all_env ? (uint64_t)p->env_rank : (uint64_t)p->phys;
+        key[n++] = (proc * EDEV_MAX + (uint64_t)(p->dev < 0 ? 0 : p->dev)) << 32 | (uint64_t)i;
+    }
+    for (size_t a = 1; a < n; a++) /* insertion sort: a job has few processes */
+        for (size_t b = a; b > 0 && key[b - 1] > key[b]; b--) {
+            uint64_t t = key[b];
+            key[b] = key[b - 1];
+            key[b - 1] = t;
+        }
+    int rc = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (j > 0 && key[j] >> 32 == key[j - 1] >> 32) rc = -1;
+        k->p[key[j] & 0xffffffffu].grank = (uint32_t)j;
+    }
+    free(key);
+    return rc;
+}
+
 /* Global ranks of the active processes: RANK, else the rank in a communicator spanning all. */
 static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
 {
-    int all_env = 1;
-    for (size_t i = 0; i < k->np; i++)
+    int all_env = 1, devices = 0; /* devices: some process drove several (its RANK is not a GPU's) */
+    for (size_t i = 0; i < k->np; i++) {
         if (k->p[i].active && k->p[i].env_rank < 0) all_env = 0;
-    if (all_env) {
+        devices |= k->p[i].split;
+    }
+    if (all_env && !devices) {
         for (size_t i = 0; i < k->np; i++)
             if (k->p[i].active) k->p[i].grank = (uint32_t)k->p[i].env_rank;
     } else if (nact == 1) {
@@ -545,6 +657,7 @@ static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
             }
             found = have == nact;
         }
+        if (!found && devices && order_by_device(k, all_env) == 0) found = 1;
         if (!found)
             return orr_fail(err, "emulation traces in %s: %u processes used a GPU but neither RANK is set in their "
                                  "environment nor do they share a communicator of all of them; cannot tell their "
@@ -1010,9 +1123,11 @@ static void collator_free(collator *k)
     for (size_t i = 0; i < k->np; i++) {
         eproc *p = &k->p[i];
         free(p->r);
-        for (size_t j = 0; j < p->nnames; j++) free(p->names[j]);
-        free(p->names);
-        free(p->tags);
+        for (size_t j = 0; j < p->nnames && !p->borrowed; j++) free(p->names[j]);
+        if (!p->borrowed) {
+            free(p->names);
+            free(p->tags);
+        }
         free(p->mem);
     }
     free(k->p);
@@ -1034,16 +1149,22 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     kdb db;
     if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
     if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0) goto out;
-    uint32_t nact = 0;
-    for (size_t i = 0; i < k.np; i++) nact += (uint32_t)k.p[i].active;
+    uint32_t nact = 0, nsplit = 0, nchild = 0;
+    for (size_t i = 0; i < k.np; i++) {
+        nact += (uint32_t)k.p[i].active;
+        nsplit += (uint32_t)k.p[i].split;
+        nchild += k.p[i].dev >= 0;
+    }
     info->processes = nact;
-    info->ignored = (uint32_t)k.np - nact;
+    info->ignored = (uint32_t)(k.np - nact - nsplit);
+    info->host_processes = nact - nchild + nsplit;
     if (nact == 0) {
         orr_fail(err, "emulation traces in %s: no process used a GPU", o->trace_dir);
         goto out;
     }
     if (o->gpus && o->gpus != nact) {
-        orr_fail(err, "--gpus %u: the program ran %u processes that used a GPU (one GPU per process)", o->gpus, nact);
+        orr_fail(err, "--gpus %u: the program used %u GPUs (%u process%s; a process that drives several devices uses "
+                      "a GPU for each)", o->gpus, nact, info->host_processes, info->host_processes == 1 ? "" : "es");
         goto out;
     }
     if (assign_ranks(&k, nact, err) < 0 || select_iteration(&k, err) < 0) goto out;
@@ -1058,7 +1179,8 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
             eproc *p = &k.p[i];
             if (!p->active || p->grank != gr) continue;
             char label[48];
-            snprintf(label, sizeof label, "rank%u pid%ld", gr, p->pid);
+            if (p->dev >= 0) snprintf(label, sizeof label, "rank%u pid%ld dev%d", gr, p->pid, p->dev);
+            else snprintf(label, sizeof label, "rank%u pid%ld", gr, p->pid);
             uint32_t ri = orr_workload_add_rank(w, gr, 1, label);
             if (lower(&k, p, w, ri, g, &db, err) < 0) goto fail;
             free(p->r); /* lowered: the ops hold it now (and the budget counted both) */

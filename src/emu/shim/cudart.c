@@ -261,7 +261,15 @@ static int copy_kind(const void *dst, const void *src, int kind)
              : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
 }
 
-static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, int stream, int sync)
+/* A copy between two devices of the process: not modelled yet (docs/emulate.md, item 8). */
+_Noreturn static void cross_device_copy(int from, int to, const char *api)
+{
+    emu_die("%s: a copy from device %d to device %d: copies and dependencies between the devices of one process "
+            "are not modelled yet (run one process per GPU, as torchrun does, and use NCCL send/recv)",
+            api, from, to);
+}
+
+static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, int stream, int sync, const char *api)
 {
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidValue;
     kind = copy_kind(dst, src, kind);
@@ -282,20 +290,26 @@ static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, i
         else memset(bd, 0, bytes);
     }
     static const char *const names[] = {"h2h", "h2d", "d2h", "d2d"};
+    int dd = kind != cudaMemcpyDeviceToHost ? emu_ptr_device((uintptr_t)dst) : -1,
+        sd = kind != cudaMemcpyHostToDevice ? emu_ptr_device((uintptr_t)src) : -1;
+    if (dd >= 0 && sd >= 0 && dd != sd) cross_device_copy(sd, dd, api);
+    /* on the default stream, the copy is the device's whose memory it reads or writes */
+    if (stream == 0) emu_rec_device(dd >= 0 ? dd : sd);
     emu_rec("C %d %s %zu %d", stream, names[kind], bytes, sync);
+    emu_rec_device(-1);
     return cudaSuccess;
 }
 
 EMU_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
 {
     EMU_ENTER("cudaMemcpy");
-    return ret(do_copy(dst, src, bytes, kind, 0, 1));
+    return ret(do_copy(dst, src, bytes, kind, 0, 1, "cudaMemcpy"));
 }
 
 EMU_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, cudaStream_t s)
 {
     EMU_ENTER("cudaMemcpyAsync");
-    return ret(do_copy(dst, src, bytes, kind, stream_or_die(s, "cudaMemcpyAsync"), 0));
+    return ret(do_copy(dst, src, bytes, kind, stream_or_die(s, "cudaMemcpyAsync"), 0, "cudaMemcpyAsync"));
 }
 
 static void backed_set(void *p, int v, size_t bytes)
@@ -379,6 +393,11 @@ EMU_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsign
     EMU_ENTER("cudaStreamWaitEvent");
     int si = stream_or_die(s, "cudaStreamWaitEvent"), ei = emu_event_index(e);
     if (ei < 0) return ret(cudaErrorInvalidResourceHandle);
+    int sd = emu_stream_device(si), ed = emu_event_device(ei);
+    if (ed >= 0 && ed != sd)
+        emu_die("cudaStreamWaitEvent: a stream of device %d waits on an event recorded on device %d: dependencies "
+                "between the devices of one process are not modelled yet (run one process per GPU, as torchrun does)",
+                sd, ed);
     emu_rec("SW %d %d", si, ei);
     return ret(cudaSuccess);
 }
@@ -414,8 +433,9 @@ static cudaError_t event_record(cudaEvent_t e, cudaStream_t s, const char *api)
 {
     int ei = emu_event_index(e);
     if (ei < 0) return cudaErrorInvalidResourceHandle;
-    emu_rec("ER %d %d", ei, stream_or_die(s, api));
-    emu_event_stamp(ei);
+    int si = stream_or_die(s, api);
+    emu_rec("ER %d %d", ei, si);
+    emu_event_stamp(ei, emu_stream_device(si));
     return cudaSuccess;
 }
 
@@ -437,7 +457,10 @@ EMU_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
     EMU_ENTER("cudaEventSynchronize");
     int ei = emu_event_index(e);
     if (ei < 0) return ret(cudaErrorInvalidResourceHandle);
+    int ed = emu_event_device(ei); /* the host waits for the device the event was recorded on */
+    emu_rec_device(ed >= 0 ? ed : emu_device());
     emu_rec("ES %d", ei);
+    emu_rec_device(-1);
     return ret(cudaSuccess);
 }
 
@@ -1115,7 +1138,7 @@ EMU_EXPORT cudaError_t cudaPointerGetAttributes(cuda_pointer_attributes *a, cons
     if (!a) return ret(cudaErrorInvalidValue);
     int dev = emu_is_device_ptr((uintptr_t)p);
     a->type = dev ? 2 : 0;
-    a->device = dev ? emu_device() : -2;
+    a->device = dev ? emu_ptr_device((uintptr_t)p) : -2;
     a->devicePointer = dev ? (void *)p : NULL;
     a->hostPointer = dev ? NULL : (void *)p;
     return ret(cudaSuccess);
@@ -1181,9 +1204,13 @@ EMU_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *s
 EMU_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev, size_t bytes,
                                            cudaStream_t s)
 {
-    (void)dst, (void)src, (void)dst_dev, (void)src_dev;
+    (void)dst, (void)src;
     EMU_ENTER("cudaMemcpyPeerAsync");
-    emu_rec("C %d d2d %zu 0", stream_or_die(s, "cudaMemcpyPeerAsync"), bytes);
+    int si = stream_or_die(s, "cudaMemcpyPeerAsync");
+    if (src_dev != dst_dev) cross_device_copy(src_dev, dst_dev, "cudaMemcpyPeerAsync");
+    if (si == 0) emu_rec_device(src_dev);
+    emu_rec("C %d d2d %zu 0", si, bytes);
+    emu_rec_device(-1);
     return ret(cudaSuccess);
 }
 

@@ -1,0 +1,91 @@
+// Emulator test program: one process driving two GPUs (issue 23 item 8), as nccl-tests -g 2 and
+// model parallelism by hand do. Device d gets its own stream, (d + 1) x 64 MiB of memory and d + 1
+// kernels; ncclCommInitAll makes a communicator of both devices, and a grouped all-reduce runs on
+// each. Checks what the program observes: the current device, each allocation's device, each
+// device's free memory.
+// Usage: multidev [--copy | --wait]   (a copy, or an event wait, between the devices: refused)
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#define CHECK(x)                                                                        \
+    do {                                                                                \
+        int e_ = (int)(x);                                                              \
+        if (e_ != 0) {                                                                  \
+            fprintf(stderr, "multidev: %s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
+            return 1;                                                                   \
+        }                                                                               \
+    } while (0)
+#define EXPECT(c)                                                                          \
+    do {                                                                                   \
+        if (!(c)) {                                                                        \
+            fprintf(stderr, "multidev: %s:%d: expected %s\n", __FILE__, __LINE__, #c);     \
+            return 1;                                                                      \
+        }                                                                                  \
+    } while (0)
+
+__global__ void scale(float *x, size_t n, float a)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    int ndev = 0;
+    CHECK(cudaGetDeviceCount(&ndev));
+    EXPECT(ndev >= 2);
+    const size_t mib = 1 << 20;
+    cudaStream_t s[2];
+    float *buf[2];
+    size_t free_b[2], total_b[2];
+    for (int d = 0; d < 2; d++) {
+        CHECK(cudaSetDevice(d));
+        int cur = -1;
+        CHECK(cudaGetDevice(&cur));
+        EXPECT(cur == d);
+        CHECK(cudaStreamCreate(&s[d]));
+        CHECK(cudaMalloc(&buf[d], (d + 1) * 64 * mib));
+        cudaPointerAttributes a;
+        CHECK(cudaPointerGetAttributes(&a, buf[d]));
+        EXPECT(a.device == d);
+        size_t n = (d + 1) * 16 * mib; /* floats */
+        for (int k = 0; k <= d; k++) scale<<<(unsigned)((n + 255) / 256), 256, 0, s[d]>>>(buf[d], n, 2.0f);
+        CHECK(cudaGetLastError());
+        CHECK(cudaMemGetInfo(&free_b[d], &total_b[d]));
+    }
+    EXPECT(free_b[0] - free_b[1] == 64 * mib); /* each device counts its own allocations */
+    if (!strcmp(mode, "--copy")) CHECK(cudaMemcpyPeerAsync(buf[1], 1, buf[0], 0, mib, s[0]));
+    if (!strcmp(mode, "--wait")) {
+        cudaEvent_t e;
+        CHECK(cudaSetDevice(0));
+        CHECK(cudaEventCreate(&e));
+        CHECK(cudaEventRecord(e, s[0]));
+        CHECK(cudaStreamWaitEvent(s[1], e, 0));
+    }
+    ncclComm_t comms[2];
+    int devs[2] = {0, 1};
+    CHECK(ncclCommInitAll(comms, 2, devs));
+    for (int d = 0; d < 2; d++) {
+        int cd = -1, r = -1, n = 0;
+        CHECK(ncclCommCuDevice(comms[d], &cd));
+        CHECK(ncclCommUserRank(comms[d], &r));
+        CHECK(ncclCommCount(comms[d], &n));
+        EXPECT(cd == d && r == d && n == 2);
+    }
+    CHECK(ncclGroupStart());
+    for (int d = 0; d < 2; d++) CHECK(ncclAllReduce(buf[d], buf[d], 16 * mib, ncclFloat32, ncclSum, comms[d], s[d]));
+    CHECK(ncclGroupEnd());
+    for (int d = 0; d < 2; d++) {
+        CHECK(cudaSetDevice(d));
+        CHECK(cudaStreamSynchronize(s[d]));
+    }
+    for (int d = 0; d < 2; d++) {
+        CHECK(ncclCommDestroy(comms[d]));
+        CHECK(cudaFree(buf[d])); /* a free is the allocation's device's, whatever the current one */
+    }
+    printf("multidev ok\n");
+    return 0;
+}
