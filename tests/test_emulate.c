@@ -9,6 +9,7 @@
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -672,8 +673,8 @@ static void test_nccl_program(void)
 
 /* Issue 23 item 8: one process driving two GPUs (tests/emu/multidev.cu). Each device is a rank of
  * its own: its allocations (64 and 128 MiB: each device's own peak), its kernels (1 and 2), and the
- * all-reduce of ncclCommInitAll's communicator, grouped, on both timelines. A copy or an event wait
- * between the two devices is refused, naming what is not modelled. */
+ * all-reduce of ncclCommInitAll's communicator, grouped, on both timelines; a hand-off between the
+ * devices (a copy and an event wait across them) orders the two ranks' timelines. */
 static void test_multidev_program(void)
 {
     char *d = make_dir();
@@ -713,19 +714,38 @@ static void test_multidev_program(void)
     }
     orr_emu_info_free(&info);
     rm_dir(d);
-    static const char *const refused[][2] = {
-        {"--copy", "cudaMemcpyPeerAsync: a copy from device 0 to device 1: copies and dependencies between the devices"},
-        {"--wait", "cudaStreamWaitEvent: a stream of device 1 waits on an event recorded on device 0"}};
-    for (int i = 0; i < 2; i++) {
-        d = make_dir();
-        CHECK_EQ_I64(run_program(d, "multidev", refused[i][0], NULL), 3);
-        orr_err err = {{0}};
-        orr_workload *w = collate(d, 1, NULL, &info, &err);
-        CHECK_MSG(w == NULL && strstr(err.msg, refused[i][1]), "%s: got \"%s\"", refused[i][0], err.msg);
-        orr_workload_free(w);
-        orr_emu_info_free(&info);
-        rm_dir(d);
+    /* a hand-off from device 0 to device 1: a copy over NVLink on device 0's stream, an event after
+     * it that device 1's stream waits on (a wait on the other rank's event), then a kernel there */
+    d = make_dir();
+    CHECK_EQ_I64(run_program(d, "multidev", "--pipe", NULL), 0);
+    if (predict_opts(&o, &p, &info) == 0) {
+        const orr_workload *w = p.w;
+        CHECK_EQ_I64(w->nranks, 2);
+        size_t ic = 0, iw = 0, ik = 0;
+        const orr_op *cp = nth(&w->ranks[0], ORR_OP_MEMCPY, 0, &ic);
+        CHECK(cp && cp->bytes == 16ull << 20 && strcmp(w->names[cp->name], "memcpy_p2p") == 0 &&
+              cp->dur_ps == (int64_t)llround((16ull << 20) / emu_gpu()->nvlink_Bps * 1e12) + 1);
+        const orr_op *wt = nth(&w->ranks[1], ORR_OP_STREAM_WAIT, 0, &iw);
+        CHECK(wt && (wt->flags & ORR_OPF_REMOTE) && wt->dims[0] == 0 && wt->dims[1] == 1);
+        CHECK(nth(&w->ranks[1], ORR_OP_KERNEL, 2, &ik) != NULL && ik > iw);
+        /* device 1's kernel after the wait starts once device 0's copy is done */
+        CHECK(p.x.ranks[1].t[ik].start_ps >= p.x.ranks[0].t[ic].end_ps);
+        CHECK_EQ_I64(p.x.ranks[1].t[iw].dep_rank, 0);
+        orr_prediction_free(&p);
     }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+    /* splitting a communicator with both its ranks in the process is refused */
+    d = make_dir();
+    CHECK_EQ_I64(run_program(d, "multidev", "--split", NULL), 3);
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "ncclCommSplit: communicator") &&
+                  strstr(err.msg, "has several ranks in this process"),
+              "got \"%s\"", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
 }
 
 /* Issue 23 item 2: all_to_all_single's uneven all-to-all, a group of sends and receives to every

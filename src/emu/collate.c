@@ -23,7 +23,7 @@ enum {
     R_HOST, R_KERNEL, R_COPY, R_SET, R_ALLOC, R_FREE, R_EREC, R_SWAIT, R_ESYNC, R_SSYNC, R_DSYNC, R_GEMM,
     R_COLL, R_SEND, R_RECV, R_GS, R_GE, R_MARK
 };
-enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D };
+enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D, CP_P2P }; /* P2P: between two devices of a process */
 
 /* The device of a record ("D dev" sets it for those that follow); EDEV_ALL: the process's (host
  * time, iteration marks, NCCL group brackets), which every device's rank gets. */
@@ -97,6 +97,7 @@ typedef struct collator {
     const char *dir;
     double flops;            /* FLOPs of the sized kernels (tagged, GEMM), all processes */
     int no_host_time;        /* drop the measured host time (orr_emu_opts) */
+    int remote;              /* a stream waits on an event of another device of its process */
     uint64_t mem_bytes;      /* the memory the traces read so far will take, estimated (mem_charge) */
     uint64_t mem_budget;     /* at most this (ORR_EMU_MAX_BYTES, ORRERY_EMU_MAX_BYTES) */
 } collator;
@@ -263,12 +264,12 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.dims[0] = m, r.dims[1] = nn, r.dims[2] = kk, r.dims[3] = batch;
     } else if (strcmp(tok, "C") == 0) {
         NEED(sscanf(rest, "%d %7s %llu %d", &i1, str2, &u1, &i2) == 4 && i1 >= 0 && i1 < 255 && (i2 == 0 || i2 == 1),
-             "expected C <stream> h2d|d2h|d2d <bytes> <sync 0|1>");
-        static const char *const kinds[] = {"h2h", "h2d", "d2h", "d2d"};
+             "expected C <stream> h2d|d2h|d2d|p2p <bytes> <sync 0|1>");
+        static const char *const kinds[] = {"h2h", "h2d", "d2h", "d2d", "p2p"};
         int kind = -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             if (strcmp(str2, kinds[i]) == 0) kind = i;
-        NEED(kind > 0, "unknown copy kind (expected h2d, d2h or d2d)");
+        NEED(kind > 0, "unknown copy kind (expected h2d, d2h, d2d or p2p)");
         r.t = R_COPY;
         r.stream = i1;
         r.sub = (uint8_t)kind;
@@ -521,6 +522,29 @@ static int split_devices(collator *k, size_t pi, orr_err *err)
     /* the devices' records (each gets the process's host time too) and their ops, while the
      * process's records are still held */
     if (mem_charge(k, p, (copies + ndev * nall) * EMU_BYTES_PER_LINE, err) < 0) return -1;
+    /* A stream of one device waiting on an event recorded on another (PyTorch's copy between
+     * devices): a wait on the other rank's event, for as many records of it there as were issued
+     * before (sub 1, b the device, n the records). A record replaces the event's state, on whichever
+     * device (PyTorch reuses a destroyed event's slot on another device). */
+    uint8_t *ev_dev = orr_xmalloc(65536);
+    memset(ev_dev, EDEV_ALL, 65536);
+    orr_map count = {0}; /* event << 8 | device -> records of the event on the device */
+    for (size_t i = 0; i < p->nr; i++) {
+        erec *r = &k->p[pi].r[i];
+        if (r->t == R_EREC) {
+            ev_dev[r->a] = r->dev;
+            uint32_t *c = orr_map_get(&count, (uint64_t)r->a << 8 | r->dev);
+            if (c) (*c)++;
+            else orr_map_put(&count, (uint64_t)r->a << 8 | r->dev, 1);
+        } else if (r->t == R_SWAIT && ev_dev[r->a] != EDEV_ALL && ev_dev[r->a] != r->dev) {
+            r->sub = 1;
+            r->b = ev_dev[r->a];
+            r->n = *orr_map_get(&count, (uint64_t)r->a << 8 | r->b);
+            k->remote = 1;
+        }
+    }
+    free(ev_dev);
+    orr_map_free(&count);
     for (uint32_t d = 0; d < EDEV_MAX; d++) {
         if (!work[d]) continue;
         eproc c;
@@ -590,7 +614,6 @@ static int read_dir(collator *k, const char *dir, orr_err *err)
             p.phys = k->np;
             ORR_PUSH(k->p, k->np, k->cap_p, p);
             rc = read_trace(k, &k->p[k->np - 1], err);
-            if (rc == 0) rc = split_devices(k, k->np - 1, err);
         }
         free(paths[i]);
     }
@@ -869,6 +892,15 @@ static void group_end(orr_workload *w, orr_rank *rk, orr_op *ops, size_t n, uint
     }
 }
 
+/* The global rank of device dev of p's process (split_devices made an eproc of it: it recorded
+ * work there). */
+static uint32_t device_rank(const collator *k, const eproc *p, uint32_t dev)
+{
+    for (size_t i = 0; i < k->np; i++)
+        if (k->p[i].active && k->p[i].phys == p->phys && k->p[i].dev == (int)dev) return k->p[i].grank;
+    return p->grank;
+}
+
 static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_gpu *g, kdb *db, orr_err *err)
 {
     orr_rank *rk = &w->ranks[ri];
@@ -947,8 +979,11 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
         case R_COPY:
             op.kind = ORR_OP_MEMCPY;
             op.bytes = r->n;
-            op.name = orr_workload_name(w, r->sub == CP_H2D ? "memcpy_h2d" : r->sub == CP_D2H ? "memcpy_d2h" : "memcpy_d2d");
-            if (r->sub != CP_D2D) op.dur_ps = (int64_t)llround((double)r->n / PCIE_BPS * 1e12) + 1;
+            op.name = orr_workload_name(w, r->sub == CP_H2D ? "memcpy_h2d" : r->sub == CP_D2H ? "memcpy_d2h"
+                                           : r->sub == CP_P2P ? "memcpy_p2p" : "memcpy_d2d");
+            if (r->sub == CP_P2P) /* between two devices: over NVLink (PCIe without it) */
+                op.dur_ps = (int64_t)llround((double)r->n / (g->nvlink_Bps > 0 ? g->nvlink_Bps : PCIE_BPS) * 1e12) + 1;
+            else if (r->sub != CP_D2D) op.dur_ps = (int64_t)llround((double)r->n / PCIE_BPS * 1e12) + 1;
             in->copies++;
             break;
         case R_SET:
@@ -967,7 +1002,14 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             if (r->t == R_ALLOC) in->allocs++;
             break;
         case R_EREC: op.kind = ORR_OP_EVENT_RECORD, op.a = r->a, op.name = orr_workload_name(w, "event_record"); break;
-        case R_SWAIT: op.kind = ORR_OP_STREAM_WAIT, op.a = r->a, op.name = orr_workload_name(w, "stream_wait"); break;
+        case R_SWAIT:
+            op.kind = ORR_OP_STREAM_WAIT, op.a = r->a, op.name = orr_workload_name(w, "stream_wait");
+            if (r->sub) { /* on the event of another device of the process: that device's rank */
+                op.flags |= ORR_OPF_REMOTE;
+                op.dims[0] = device_rank(k, p, r->b);
+                op.dims[1] = (uint32_t)r->n;
+            }
+            break;
         case R_ESYNC: op.kind = ORR_OP_EVENT_SYNC, op.a = r->a, op.name = orr_workload_name(w, "event_sync"); break;
         case R_SSYNC: op.kind = ORR_OP_STREAM_SYNC, op.name = orr_workload_name(w, "stream_sync"); break;
         case R_DSYNC: op.kind = ORR_OP_DEVICE_SYNC, op.name = orr_workload_name(w, "device_sync"); break;
@@ -1148,7 +1190,11 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     orr_workload *w = NULL;
     kdb db;
     if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
-    if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0) goto out;
+    if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0 || select_iteration(&k, err) < 0)
+        goto out;
+    /* after the iteration is chosen, so that waits between devices count the records kept */
+    for (size_t i = 0, n = k.np; i < n; i++)
+        if (k.p[i].active && split_devices(&k, i, err) < 0) goto out;
     uint32_t nact = 0, nsplit = 0, nchild = 0;
     for (size_t i = 0; i < k.np; i++) {
         nact += (uint32_t)k.p[i].active;
@@ -1167,7 +1213,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
                       "a GPU for each)", o->gpus, nact, info->host_processes, info->host_processes == 1 ? "" : "es");
         goto out;
     }
-    if (assign_ranks(&k, nact, err) < 0 || select_iteration(&k, err) < 0) goto out;
+    if (assign_ranks(&k, nact, err) < 0) goto out;
     uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : c->gpus_per_node;
     if (gpn > nact) gpn = nact;
     w = orr_workload_new(nact, gpn);
@@ -1194,7 +1240,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
             }
         }
     }
-    if (o->dedup) w = dedup(w);
+    if (o->dedup && !k.remote) w = dedup(w); /* a remote wait names its rank: none is folded */
     /* FLOPs: what the kernels that carry a size execute (operator tags and GEMM shapes; kernels
      * sized from launch geometry alone have no FLOP count). Counted in lowering, before deduplication, so
      * over every process; they are the job's per iteration when the run had iteration marks. */

@@ -3,7 +3,10 @@
 // kernels; ncclCommInitAll makes a communicator of both devices, and a grouped all-reduce runs on
 // each. Checks what the program observes: the current device, each allocation's device, each
 // device's free memory.
-// Usage: multidev [--copy | --wait]   (a copy, or an event wait, between the devices: refused)
+// Usage: multidev [--pipe | --split]
+//   --pipe: then 16 MiB copied from device 0 to device 1 on device 0's stream, an event recorded
+//           after it that device 1's stream waits on, and a kernel on device 1 (a pipeline's hand-off)
+//   --split: ncclCommSplit of ncclCommInitAll's communicator (refused: not modelled yet)
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -57,13 +60,17 @@ int main(int argc, char **argv)
         CHECK(cudaMemGetInfo(&free_b[d], &total_b[d]));
     }
     EXPECT(free_b[0] - free_b[1] == 64 * mib); /* each device counts its own allocations */
-    if (!strcmp(mode, "--copy")) CHECK(cudaMemcpyPeerAsync(buf[1], 1, buf[0], 0, mib, s[0]));
-    if (!strcmp(mode, "--wait")) {
+    if (!strcmp(mode, "--pipe")) {
         cudaEvent_t e;
         CHECK(cudaSetDevice(0));
         CHECK(cudaEventCreate(&e));
+        CHECK(cudaMemcpyPeerAsync(buf[1], 1, buf[0], 0, 16 * mib, s[0]));
         CHECK(cudaEventRecord(e, s[0]));
+        CHECK(cudaSetDevice(1));
         CHECK(cudaStreamWaitEvent(s[1], e, 0));
+        scale<<<1024, 256, 0, s[1]>>>(buf[1], 1024 * 256, 0.5f);
+        CHECK(cudaGetLastError());
+        CHECK(cudaEventDestroy(e));
     }
     ncclComm_t comms[2];
     int devs[2] = {0, 1};
@@ -74,6 +81,10 @@ int main(int argc, char **argv)
         CHECK(ncclCommUserRank(comms[d], &r));
         CHECK(ncclCommCount(comms[d], &n));
         EXPECT(cd == d && r == d && n == 2);
+    }
+    if (!strcmp(mode, "--split")) {
+        ncclComm_t half;
+        CHECK(ncclCommSplit(comms[0], 0, 0, &half, NULL));
     }
     CHECK(ncclGroupStart());
     for (int d = 0; d < 2; d++) CHECK(ncclAllReduce(buf[d], buf[d], 16 * mib, ncclFloat32, ncclSum, comms[d], s[d]));

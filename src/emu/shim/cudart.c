@@ -261,15 +261,7 @@ static int copy_kind(const void *dst, const void *src, int kind)
              : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
 }
 
-/* A copy between two devices of the process: not modelled yet (docs/emulate.md, item 8). */
-_Noreturn static void cross_device_copy(int from, int to, const char *api)
-{
-    emu_die("%s: a copy from device %d to device %d: copies and dependencies between the devices of one process "
-            "are not modelled yet (run one process per GPU, as torchrun does, and use NCCL send/recv)",
-            api, from, to);
-}
-
-static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, int stream, int sync, const char *api)
+static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, int stream, int sync)
 {
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidValue;
     kind = copy_kind(dst, src, kind);
@@ -292,10 +284,10 @@ static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, i
     static const char *const names[] = {"h2h", "h2d", "d2h", "d2d"};
     int dd = kind != cudaMemcpyDeviceToHost ? emu_ptr_device((uintptr_t)dst) : -1,
         sd = kind != cudaMemcpyHostToDevice ? emu_ptr_device((uintptr_t)src) : -1;
-    if (dd >= 0 && sd >= 0 && dd != sd) cross_device_copy(sd, dd, api);
-    /* on the default stream, the copy is the device's whose memory it reads or writes */
-    if (stream == 0) emu_rec_device(dd >= 0 ? dd : sd);
-    emu_rec("C %d %s %zu %d", stream, names[kind], bytes, sync);
+    /* on the default stream, the copy is the device's whose memory it reads (else writes); one
+     * between two devices ("p2p") crosses NVLink */
+    if (stream == 0) emu_rec_device(sd >= 0 ? sd : dd);
+    emu_rec("C %d %s %zu %d", stream, dd >= 0 && sd >= 0 && dd != sd ? "p2p" : names[kind], bytes, sync);
     emu_rec_device(-1);
     return cudaSuccess;
 }
@@ -303,13 +295,13 @@ static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, i
 EMU_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
 {
     EMU_ENTER("cudaMemcpy");
-    return ret(do_copy(dst, src, bytes, kind, 0, 1, "cudaMemcpy"));
+    return ret(do_copy(dst, src, bytes, kind, 0, 1));
 }
 
 EMU_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, cudaStream_t s)
 {
     EMU_ENTER("cudaMemcpyAsync");
-    return ret(do_copy(dst, src, bytes, kind, stream_or_die(s, "cudaMemcpyAsync"), 0, "cudaMemcpyAsync"));
+    return ret(do_copy(dst, src, bytes, kind, stream_or_die(s, "cudaMemcpyAsync"), 0));
 }
 
 static void backed_set(void *p, int v, size_t bytes)
@@ -393,12 +385,7 @@ EMU_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsign
     EMU_ENTER("cudaStreamWaitEvent");
     int si = stream_or_die(s, "cudaStreamWaitEvent"), ei = emu_event_index(e);
     if (ei < 0) return ret(cudaErrorInvalidResourceHandle);
-    int sd = emu_stream_device(si), ed = emu_event_device(ei);
-    if (ed >= 0 && ed != sd)
-        emu_die("cudaStreamWaitEvent: a stream of device %d waits on an event recorded on device %d: dependencies "
-                "between the devices of one process are not modelled yet (run one process per GPU, as torchrun does)",
-                sd, ed);
-    emu_rec("SW %d %d", si, ei);
+    emu_rec("SW %d %d", si, ei); /* on an event of another device: the collator joins the two ranks */
     return ret(cudaSuccess);
 }
 
@@ -1207,9 +1194,10 @@ EMU_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *s
     (void)dst, (void)src;
     EMU_ENTER("cudaMemcpyPeerAsync");
     int si = stream_or_die(s, "cudaMemcpyPeerAsync");
-    if (src_dev != dst_dev) cross_device_copy(src_dev, dst_dev, "cudaMemcpyPeerAsync");
+    if (src_dev < 0 || src_dev >= emu_device_count() || dst_dev < 0 || dst_dev >= emu_device_count())
+        return ret(cudaErrorInvalidDevice);
     if (si == 0) emu_rec_device(src_dev);
-    emu_rec("C %d d2d %zu 0", si, bytes);
+    emu_rec("C %d %s %zu 0", si, src_dev != dst_dev ? "p2p" : "d2d", bytes);
     emu_rec_device(-1);
     return ret(cudaSuccess);
 }
