@@ -682,7 +682,9 @@ static void test_multidev_program(void)
     orr_prediction p;
     orr_emu_info info;
     orr_emu_opts o = {.trace_dir = d, .dedup = 1};
-    if (predict_opts(&o, &p, &info) == 0) {
+    int predicted = predict_opts(&o, &p, &info) == 0;
+    CHECK(predicted);
+    if (predicted) {
         const orr_workload *w = p.w;
         CHECK_EQ_I64(info.processes, 2);
         CHECK_EQ_I64(info.host_processes, 1);
@@ -714,23 +716,55 @@ static void test_multidev_program(void)
     }
     orr_emu_info_free(&info);
     rm_dir(d);
-    /* a hand-off from device 0 to device 1: a copy over NVLink on device 0's stream, an event after
+    /* a hand-off from device 0 to device 1: 2 x 64 MiB over NVLink on device 0's stream, an event after
      * it that device 1's stream waits on (a wait on the other rank's event), then a kernel there */
     d = make_dir();
     CHECK_EQ_I64(run_program(d, "multidev", "--pipe", NULL), 0);
-    if (predict_opts(&o, &p, &info) == 0) {
+    o.trace_dir = d;
+    predicted = predict_opts(&o, &p, &info) == 0;
+    CHECK(predicted);
+    if (predicted) {
         const orr_workload *w = p.w;
         CHECK_EQ_I64(w->nranks, 2);
         size_t ic = 0, iw = 0, ik = 0;
         const orr_op *cp = nth(&w->ranks[0], ORR_OP_MEMCPY, 0, &ic);
-        CHECK(cp && cp->bytes == 16ull << 20 && strcmp(w->names[cp->name], "memcpy_p2p") == 0 &&
-              cp->dur_ps == (int64_t)llround((16ull << 20) / emu_gpu()->nvlink_Bps * 1e12) + 1);
+        CHECK(cp && cp->bytes == 64ull << 20 && strcmp(w->names[cp->name], "memcpy_p2p") == 0 &&
+              cp->dur_ps == (int64_t)llround((64ull << 20) / emu_gpu()->nvlink_Bps * 1e12) + 1);
         const orr_op *wt = nth(&w->ranks[1], ORR_OP_STREAM_WAIT, 0, &iw);
         CHECK(wt && (wt->flags & ORR_OPF_REMOTE) && wt->dims[0] == 0 && wt->dims[1] == 1);
         CHECK(nth(&w->ranks[1], ORR_OP_KERNEL, 2, &ik) != NULL && ik > iw);
-        /* device 1's kernel after the wait starts once device 0's copy is done */
-        CHECK(p.x.ranks[1].t[ik].start_ps >= p.x.ranks[0].t[ic].end_ps);
+        /* device 1's stream, done with its two kernels (230 us) before device 0's kernel and two
+         * copies (about 360 us), waits for them: released by device 0's record after the second copy,
+         * its kernel starts after */
+        CHECK_EQ_I64(count_kind(&w->ranks[0], ORR_OP_MEMCPY), 2);
+        size_t ic2 = 0;
+        nth(&w->ranks[0], ORR_OP_MEMCPY, 1, &ic2);
         CHECK_EQ_I64(p.x.ranks[1].t[iw].dep_rank, 0);
+        CHECK(p.x.ranks[1].t[iw].start_ps >= p.x.ranks[0].t[ic2].end_ps);
+        CHECK(p.x.ranks[1].t[ik].start_ps >= p.x.ranks[0].t[ic2].end_ps);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+    /* the host waits for device 0's stream, then launches on device 1: device 1's rank waits for
+     * the host there too (one host thread drives both), so its kernel starts after device 0's work */
+    d = make_dir();
+    CHECK_EQ_I64(run_program(d, "multidev", "--sync", NULL), 0);
+    o.trace_dir = d;
+    predicted = predict_opts(&o, &p, &info) == 0;
+    CHECK(predicted);
+    if (predicted) {
+        const orr_workload *w = p.w;
+        size_t i0 = 0, ik = 0, is = 0;
+        const orr_op *k0 = nth(&w->ranks[0], ORR_OP_KERNEL, 0, &i0);
+        const orr_op *hs = nth(&w->ranks[1], ORR_OP_EVENT_SYNC, 0, &is);
+        CHECK(k0 && hs && (hs->flags & ORR_OPF_REMOTE) && hs->dims[0] == 0);
+        CHECK(nth(&w->ranks[1], ORR_OP_KERNEL, 2, &ik) != NULL && ik > is);
+        CHECK(p.x.ranks[1].t[ik].start_ps >= p.x.ranks[0].t[i0].end_ps);
+        /* the kernels before the sync ran side by side */
+        size_t j1 = 0;
+        nth(&w->ranks[1], ORR_OP_KERNEL, 0, &j1);
+        CHECK(p.x.ranks[1].t[j1].start_ps < p.x.ranks[0].t[i0].end_ps);
         orr_prediction_free(&p);
     }
     orr_emu_info_free(&info);

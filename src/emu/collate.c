@@ -21,7 +21,8 @@
 
 enum {
     R_HOST, R_KERNEL, R_COPY, R_SET, R_ALLOC, R_FREE, R_EREC, R_SWAIT, R_ESYNC, R_SSYNC, R_DSYNC, R_GEMM,
-    R_COLL, R_SEND, R_RECV, R_GS, R_GE, R_MARK
+    R_COLL, R_SEND, R_RECV, R_GS, R_GE, R_MARK,
+    R_RSYNC /* the host waits for a record of an event on another device (route_devices) */
 };
 enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D, CP_P2P }; /* P2P: between two devices of a process */
 
@@ -506,45 +507,114 @@ static int select_iteration(collator *k, orr_err *err)
  * it did work on, each a rank of the job: the device's records and communicators, and the process's
  * host time, iteration marks and NCCL group brackets (one host thread issued the work of all of
  * them). The process itself stays, as split, for its entry points. */
-static int split_devices(collator *k, size_t pi, orr_err *err)
+typedef struct dev_recs {
+    erec *r;
+    size_t n, cap;
+} dev_recs;
+
+static void emit(dev_recs *out, uint64_t *n, uint32_t d, const erec *r)
 {
-    uint64_t work[EDEV_MAX] = {0}, ndev = 0, nall = 0, copies = 0;
-    const eproc *p = &k->p[pi];
-    for (size_t i = 0; i < p->nr; i++) {
-        if (p->r[i].dev != EDEV_ALL) work[p->r[i].dev]++;
-        else nall++;
-    }
-    for (uint32_t d = 0; d < EDEV_MAX; d++) ndev += work[d] > 0, copies += work[d];
-    if (p->oom) work[p->oom_dev]++;
-    ndev = 0;
-    for (uint32_t d = 0; d < EDEV_MAX; d++) ndev += work[d] > 0;
-    if (ndev < 2) return 0;
-    /* the devices' records (each gets the process's host time too) and their ops, while the
-     * process's records are still held */
-    if (mem_charge(k, p, (copies + ndev * nall) * EMU_BYTES_PER_LINE, err) < 0) return -1;
-    /* A stream of one device waiting on an event recorded on another (PyTorch's copy between
-     * devices): a wait on the other rank's event, for as many records of it there as were issued
-     * before (sub 1, b the device, n the records). A record replaces the event's state, on whichever
-     * device (PyTorch reuses a destroyed event's slot on another device). */
+    if (out) ORR_PUSH(out[d].r, out[d].n, out[d].cap, *r);
+    n[d]++;
+}
+
+/* Streams a device's records name (their stream field). */
+static int has_stream(uint8_t t)
+{
+    return t == R_KERNEL || t == R_GEMM || t == R_COPY || t == R_SET || t == R_EREC || t == R_SWAIT || t == R_SSYNC ||
+           t == R_COLL || t == R_SEND || t == R_RECV;
+}
+
+/* The records of each device (with work) of a process that drove several: the device's own, the
+ * process's (host time, marks, NCCL group brackets), and what ties the devices as on the real
+ * GPUs (*remote set when any):
+ *  - a stream waiting on an event last recorded on another device waits on that record on the
+ *    other device's rank (sub 1, b that device, n its records of the event so far); a record
+ *    replaces an event's state on whichever device (PyTorch reuses a destroyed event's slot);
+ *  - a host synchronisation on one device (stream, device, event sync, a synchronous copy) holds up
+ *    the one host thread, so every other device's rank waits on the host there too (R_RSYNC): on
+ *    the synchronised device, a record of event 65536 + stream after the work it waits for, and
+ *    the others wait for that record.
+ * out NULL: counts only (n[d], for the memory budget). */
+static void route_devices(const eproc *p, const uint64_t *work, dev_recs *out, uint64_t *n, int *remote)
+{
     uint8_t *ev_dev = orr_xmalloc(65536);
     memset(ev_dev, EDEV_ALL, 65536);
+    uint8_t(*seen)[32] = orr_xcalloc(EDEV_MAX, sizeof *seen); /* streams each device used */
     orr_map count = {0}; /* event << 8 | device -> records of the event on the device */
     for (size_t i = 0; i < p->nr; i++) {
-        erec *r = &k->p[pi].r[i];
-        if (r->t == R_EREC) {
-            ev_dev[r->a] = r->dev;
-            uint32_t *c = orr_map_get(&count, (uint64_t)r->a << 8 | r->dev);
-            if (c) (*c)++;
-            else orr_map_put(&count, (uint64_t)r->a << 8 | r->dev, 1);
-        } else if (r->t == R_SWAIT && ev_dev[r->a] != EDEV_ALL && ev_dev[r->a] != r->dev) {
-            r->sub = 1;
-            r->b = ev_dev[r->a];
-            r->n = *orr_map_get(&count, (uint64_t)r->a << 8 | r->b);
-            k->remote = 1;
+        erec r = p->r[i];
+        if (r.dev == EDEV_ALL) {
+            for (uint32_t d = 0; d < EDEV_MAX; d++)
+                if (work[d]) emit(out, n, d, &r);
+            continue;
         }
+        uint32_t a = r.dev;
+        if (has_stream(r.t)) seen[a][(uint32_t)r.stream / 8] |= (uint8_t)(1u << ((uint32_t)r.stream % 8));
+        if (r.t == R_EREC) {
+            ev_dev[r.a] = (uint8_t)a;
+            uint32_t *c = orr_map_get(&count, (uint64_t)r.a << 8 | a);
+            if (c) (*c)++;
+            else orr_map_put(&count, (uint64_t)r.a << 8 | a, 1);
+        } else if (r.t == R_SWAIT && ev_dev[r.a] != EDEV_ALL && ev_dev[r.a] != a) {
+            r.sub = 1;
+            r.b = ev_dev[r.a];
+            r.n = *orr_map_get(&count, (uint64_t)r.a << 8 | r.b);
+            *remote = 1;
+        }
+        int sync = r.t == R_SSYNC || r.t == R_DSYNC || (r.t == R_COPY && r.sync);
+        if (r.t == R_COPY) emit(out, n, a, &r); /* the host waits for the copy: the record after it */
+        if (sync) {
+            for (uint32_t s = 0; s < 255; s++) {
+                if (r.t == R_DSYNC ? !(seen[a][s / 8] & (1u << (s % 8))) : s != (uint32_t)r.stream) continue;
+                erec e = {.t = R_EREC, .dev = (uint8_t)a, .stream = (int32_t)s, .a = 65536 + s, .line = r.line};
+                uint32_t *c = orr_map_get(&count, (uint64_t)e.a << 8 | a), cnt = c ? ++*c : 1;
+                if (!c) orr_map_put(&count, (uint64_t)e.a << 8 | a, 1);
+                emit(out, n, a, &e);
+                for (uint32_t b = 0; b < EDEV_MAX; b++) {
+                    if (!work[b] || b == a) continue;
+                    erec w = {.t = R_RSYNC, .dev = (uint8_t)b, .a = e.a, .b = a, .n = cnt, .line = r.line};
+                    emit(out, n, b, &w);
+                    *remote = 1;
+                }
+            }
+        } else if (r.t == R_ESYNC && ev_dev[r.a] == a) {
+            uint32_t cnt = *orr_map_get(&count, (uint64_t)r.a << 8 | a);
+            for (uint32_t b = 0; b < EDEV_MAX; b++) {
+                if (!work[b] || b == a) continue;
+                erec w = {.t = R_RSYNC, .dev = (uint8_t)b, .a = r.a, .b = a, .n = cnt, .line = r.line};
+                emit(out, n, b, &w);
+                *remote = 1;
+            }
+        }
+        if (r.t != R_COPY) emit(out, n, a, &r);
     }
     free(ev_dev);
+    free(seen);
     orr_map_free(&count);
+}
+
+/* A process that drove several devices (cudaSetDevice, ncclCommInitAll) becomes one eproc per device
+ * it did work on, each a rank of the job, with route_devices' records. The process itself stays,
+ * as split, for its entry points. */
+static int split_devices(collator *k, size_t pi, orr_err *err)
+{
+    uint64_t work[EDEV_MAX] = {0}, ndev = 0, n[EDEV_MAX] = {0}, total = 0;
+    const eproc *p = &k->p[pi];
+    for (size_t i = 0; i < p->nr; i++)
+        if (p->r[i].dev != EDEV_ALL) work[p->r[i].dev]++;
+    if (p->oom) work[p->oom_dev]++;
+    for (uint32_t d = 0; d < EDEV_MAX; d++) ndev += work[d] > 0;
+    if (ndev < 2) return 0;
+    /* the devices' records and their ops, counted before they are made, while the process's are
+     * still held */
+    int remote = 0;
+    route_devices(p, work, NULL, n, &remote);
+    for (uint32_t d = 0; d < EDEV_MAX; d++) total += n[d];
+    if (mem_charge(k, p, total * EMU_BYTES_PER_LINE, err) < 0) return -1;
+    dev_recs *out = orr_xcalloc(EDEV_MAX, sizeof *out);
+    memset(n, 0, sizeof n);
+    route_devices(p, work, out, n, &k->remote);
     for (uint32_t d = 0; d < EDEV_MAX; d++) {
         if (!work[d]) continue;
         eproc c;
@@ -556,8 +626,7 @@ static int split_devices(collator *k, size_t pi, orr_err *err)
         c.names = p->names, c.nnames = p->nnames;
         c.tags = p->tags, c.ntags = p->ntags;
         c.borrowed = 1;
-        for (size_t i = 0; i < p->nr; i++)
-            if (p->r[i].dev == d || p->r[i].dev == EDEV_ALL) ORR_PUSH(c.r, c.nr, c.cap_r, p->r[i]);
+        c.r = out[d].r, c.nr = out[d].n, c.cap_r = out[d].cap;
         for (size_t m = 0; m < p->nmem; m++)
             if (p->mem[m].dev == d) ORR_PUSH(c.mem, c.nmem, c.cap_mem, p->mem[m]);
         c.active = 1;
@@ -568,6 +637,7 @@ static int split_devices(collator *k, size_t pi, orr_err *err)
         c.phys = pi;
         ORR_PUSH(k->p, k->np, k->cap_p, c);
     }
+    free(out);
     eproc *q = &k->p[pi];
     for (size_t m = 0; m < q->nmem; m++)
         if (!work[q->mem[m].dev]) /* a device that joined a communicator and did nothing else */
@@ -1013,6 +1083,13 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
         case R_ESYNC: op.kind = ORR_OP_EVENT_SYNC, op.a = r->a, op.name = orr_workload_name(w, "event_sync"); break;
         case R_SSYNC: op.kind = ORR_OP_STREAM_SYNC, op.name = orr_workload_name(w, "stream_sync"); break;
         case R_DSYNC: op.kind = ORR_OP_DEVICE_SYNC, op.name = orr_workload_name(w, "device_sync"); break;
+        case R_RSYNC: /* the host synchronised with another device of the process */
+            op.kind = ORR_OP_EVENT_SYNC, op.a = r->a, op.name = orr_workload_name(w, "host_sync_other_device");
+            op.stream = 0;
+            op.flags |= ORR_OPF_REMOTE;
+            op.dims[0] = device_rank(k, p, r->b);
+            op.dims[1] = (uint32_t)r->n;
+            break;
         case R_COLL: {
             const ecomm *c = &k->c[r->a];
             uint64_t n = c->nranks, bytes = r->n * (uint64_t)r->x;

@@ -230,10 +230,12 @@ static int host_sync_ready(exec *x, uint32_t r)
     const orr_rank *rk = &x->w->ranks[r];
     if (rs->block == HB_QUEUE) return queue_drained(x, rs, op->stream);
     switch (op->kind) {
-    case ORR_OP_EVENT_SYNC:
-        if (rs->ev_done[op->a] < rs->wait_target[rs->pc]) return 0;
-        if (rs->wait_target[rs->pc] > 0) set_dep(t, ORR_DEP_EVENT, r, rs->ev_done_op[op->a]);
+    case ORR_OP_EVENT_SYNC: { /* on this rank's event, or another's (ORR_OPF_REMOTE) */
+        uint32_t er = op->flags & ORR_OPF_REMOTE ? remote_rank(x, op->dims[0]) : r;
+        if (x->rs[er].ev_done[op->a] < rs->wait_target[rs->pc]) return 0;
+        if (rs->wait_target[rs->pc] > 0) set_dep(t, ORR_DEP_EVENT, er, x->rs[er].ev_done_op[op->a]);
         return 1;
+    }
     case ORR_OP_STREAM_SYNC:
         if (op->stream >= rk->nstreams || !stream_drained(rs, op->stream)) return 0;
         if (rs->streams[op->stream].last_done != NONE) set_dep(t, ORR_DEP_STREAM, r, rs->streams[op->stream].last_done);
@@ -320,7 +322,8 @@ static void host_run(exec *x, uint32_t r)
         case ORR_OP_EVENT_SYNC:
         case ORR_OP_STREAM_SYNC:
         case ORR_OP_DEVICE_SYNC:
-            if (op->kind == ORR_OP_EVENT_SYNC) rs->wait_target[i] = rs->ev_issued[op->a];
+            if (op->kind == ORR_OP_EVENT_SYNC)
+                rs->wait_target[i] = op->flags & ORR_OPF_REMOTE ? op->dims[1] : rs->ev_issued[op->a];
             t->ready_ps = rs->host_ps;
             set_dep(t, ORR_DEP_ISSUE, r, rs->prev_host_op == NONE ? i : rs->prev_host_op);
             if (!host_sync_ready(x, r)) {
@@ -553,9 +556,12 @@ static void op_finished(exec *x, uint32_t r, uint32_t i)
         rs->ev_done_op[op->a] = i;
         for (uint32_t k = 0; k < x->w->ranks[r].nstreams; k++)
             if (rs->streams[k].wait_event && k != s) stream_try_start(x, r, k);
-        for (uint32_t r2 = 0; x->remote && r2 < x->w->nranks; r2++) /* streams of other ranks waiting on it */
-            for (uint32_t k = 0; r2 != r && k < x->w->ranks[r2].nstreams; k++)
+        for (uint32_t r2 = 0; x->remote && r2 < x->w->nranks; r2++) { /* other ranks waiting on it */
+            if (r2 == r) continue;
+            for (uint32_t k = 0; k < x->w->ranks[r2].nstreams; k++)
                 if (x->rs[r2].streams[k].wait_event) stream_try_start(x, r2, k);
+            if (x->rs[r2].block == HB_EVENT) wake_host(x, r2);
+        }
     }
     if (st->pending > 0) {
         if (--st->pending > 0) return;
@@ -961,7 +967,7 @@ int orr_execute_on(const orr_workload *w, orr_net *net, const orr_exec_opts *opt
             const orr_op *op = &w->ranks[r].ops[i];
             if ((op->kind == ORR_OP_SEND || op->kind == ORR_OP_RECV) && op->seq > 0xffffu)
                 rc = orr_fail(err, "workload: rank %u op %zu has p2p tag %u (at most 65535)", w->ranks[r].gpu, i, op->seq);
-            if (op->kind == ORR_OP_STREAM_WAIT && (op->flags & ORR_OPF_REMOTE)) {
+            if ((op->kind == ORR_OP_STREAM_WAIT || op->kind == ORR_OP_EVENT_SYNC) && (op->flags & ORR_OPF_REMOTE)) {
                 uint32_t pr = 0;
                 while (pr < w->nranks && w->ranks[pr].gpu != op->dims[0]) pr++;
                 if (pr == w->nranks || op->a >= w->ranks[pr].nevents || pr == r)

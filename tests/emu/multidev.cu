@@ -3,9 +3,10 @@
 // kernels; ncclCommInitAll makes a communicator of both devices, and a grouped all-reduce runs on
 // each. Checks what the program observes: the current device, each allocation's device, each
 // device's free memory.
-// Usage: multidev [--pipe | --split]
-//   --pipe: then 16 MiB copied from device 0 to device 1 on device 0's stream, an event recorded
+// Usage: multidev [--pipe | --sync | --split]
+//   --pipe: then 2 x 64 MiB copied from device 0 to device 1 on device 0's stream, an event recorded
 //           after it that device 1's stream waits on, and a kernel on device 1 (a pipeline's hand-off)
+//   --sync: then the host synchronises with device 0's stream and launches a kernel on device 1
 //   --split: ncclCommSplit of ncclCommInitAll's communicator (refused: not modelled yet)
 #include <cstdio>
 #include <cstring>
@@ -64,13 +65,21 @@ int main(int argc, char **argv)
         cudaEvent_t e;
         CHECK(cudaSetDevice(0));
         CHECK(cudaEventCreate(&e));
-        CHECK(cudaMemcpyPeerAsync(buf[1], 1, buf[0], 0, 16 * mib, s[0]));
+        CHECK(cudaMemcpyPeerAsync(buf[1], 1, buf[0], 0, 64 * mib, s[0]));
+        CHECK(cudaMemcpyPeerAsync(buf[1] + 16 * mib, 1, buf[0], 0, 64 * mib, s[0]));
         CHECK(cudaEventRecord(e, s[0]));
         CHECK(cudaSetDevice(1));
         CHECK(cudaStreamWaitEvent(s[1], e, 0));
         scale<<<1024, 256, 0, s[1]>>>(buf[1], 1024 * 256, 0.5f);
         CHECK(cudaGetLastError());
         CHECK(cudaEventDestroy(e));
+    }
+    if (!strcmp(mode, "--sync")) {
+        CHECK(cudaSetDevice(0));
+        CHECK(cudaStreamSynchronize(s[0]));
+        CHECK(cudaSetDevice(1));
+        scale<<<1024, 256, 0, s[1]>>>(buf[1], 1024 * 256, 0.5f);
+        CHECK(cudaGetLastError());
     }
     ncclComm_t comms[2];
     int devs[2] = {0, 1};
