@@ -675,16 +675,23 @@ static void test_nccl_program(void)
  * its own: its allocations (64 and 128 MiB: each device's own peak), its kernels (1 and 2), and the
  * all-reduce of ncclCommInitAll's communicator, grouped, on both timelines; a hand-off between the
  * devices (a copy and an event wait across them) orders the two ranks' timelines. */
-static void test_multidev_program(void)
+/* Runs tests/emu/multidev.cu with mode (NULL: none) and predicts it: 1 when it did (free p). */
+static int predict_multidev(const char *mode, orr_prediction *p, orr_emu_info *info)
 {
     char *d = make_dir();
-    CHECK_EQ_I64(run_program(d, "multidev", NULL, NULL), 0);
+    CHECK_EQ_I64(run_program(d, "multidev", mode, NULL), 0);
+    orr_emu_opts o = {.trace_dir = d, .dedup = 1};
+    int predicted = predict_opts(&o, p, info) == 0;
+    CHECK_MSG(predicted, "multidev %s", mode ? mode : "");
+    rm_dir(d);
+    return predicted;
+}
+
+static void test_multidev_program(void)
+{
     orr_prediction p;
     orr_emu_info info;
-    orr_emu_opts o = {.trace_dir = d, .dedup = 1};
-    int predicted = predict_opts(&o, &p, &info) == 0;
-    CHECK(predicted);
-    if (predicted) {
+    if (predict_multidev(NULL, &p, &info)) {
         const orr_workload *w = p.w;
         CHECK_EQ_I64(info.processes, 2);
         CHECK_EQ_I64(info.host_processes, 1);
@@ -715,15 +722,9 @@ static void test_multidev_program(void)
         orr_prediction_free(&p);
     }
     orr_emu_info_free(&info);
-    rm_dir(d);
     /* a hand-off from device 0 to device 1: 2 x 64 MiB over NVLink on device 0's stream, an event after
      * it that device 1's stream waits on (a wait on the other rank's event), then a kernel there */
-    d = make_dir();
-    CHECK_EQ_I64(run_program(d, "multidev", "--pipe", NULL), 0);
-    o.trace_dir = d;
-    predicted = predict_opts(&o, &p, &info) == 0;
-    CHECK(predicted);
-    if (predicted) {
+    if (predict_multidev("--pipe", &p, &info)) {
         const orr_workload *w = p.w;
         CHECK_EQ_I64(w->nranks, 2);
         size_t ic = 0, iw = 0, ik = 0;
@@ -745,15 +746,9 @@ static void test_multidev_program(void)
         orr_prediction_free(&p);
     }
     orr_emu_info_free(&info);
-    rm_dir(d);
     /* the host waits for device 0's stream, then launches on device 1: device 1's rank waits for
      * the host there too (one host thread drives both), so its kernel starts after device 0's work */
-    d = make_dir();
-    CHECK_EQ_I64(run_program(d, "multidev", "--sync", NULL), 0);
-    o.trace_dir = d;
-    predicted = predict_opts(&o, &p, &info) == 0;
-    CHECK(predicted);
-    if (predicted) {
+    if (predict_multidev("--sync", &p, &info)) {
         const orr_workload *w = p.w;
         size_t i0 = 0, ik = 0, is = 0;
         const orr_op *k0 = nth(&w->ranks[0], ORR_OP_KERNEL, 0, &i0);
@@ -768,9 +763,8 @@ static void test_multidev_program(void)
         orr_prediction_free(&p);
     }
     orr_emu_info_free(&info);
-    rm_dir(d);
     /* splitting a communicator with both its ranks in the process is refused */
-    d = make_dir();
+    char *d = make_dir();
     CHECK_EQ_I64(run_program(d, "multidev", "--split", NULL), 3);
     orr_err err = {{0}};
     orr_workload *w = collate(d, 1, NULL, &info, &err);
