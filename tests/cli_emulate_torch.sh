@@ -202,6 +202,26 @@ done
 [ $rc -eq 0 ] && [ "$(json "$TMP/j" "d['ranks'][0]['breakdown']['exposed_comm_s']['tp'] > 0 and d['ranks'][0]['breakdown']['exposed_comm_s']['dp'] == 0")" = True ] \
     && ok || bad "observe --tp (rc $rc): TP all-reduces not reported as tp: $(json "$TMP/j" "d['ranks'][0]['breakdown']['exposed_comm_s']" 2>&1)"
 
+# item 8: model parallelism by hand in one process (tests/emu/torch/model_parallel.py): an MLP's first
+# half on cuda:0, its second on cuda:1, .to('cuda:1') between them. Each device is a rank: 2 simulated,
+# the peak is PyTorch's larger max_memory_reserved of the two, the last step's 8 GEMMs (3 forward, 5
+# backward), and the step is serial across the two GPUs (no pipelining): the critical path crosses
+# from one to the other and back (the activation's copy, its gradient's), and the iteration is the
+# two devices' compute one after the other.
+"$ORR" emulate --json --no-host-time --gpu H100 -- "$PY" "$SRC/tests/emu/torch/model_parallel.py" > "$TMP/j" 2> "$TMP/e"; rc=$?
+if [ $rc -ne 0 ]; then
+    bad "model parallel (rc $rc): $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
+else
+    [ "$(json "$TMP/j" "d['unique_ranks_simulated']")" = 2 ] && ok || bad "model parallel: ranks simulated"
+    res=$(result "$TMP/e" max_memory_reserved0); res1=$(result "$TMP/e" max_memory_reserved1)
+    [ "$res1" -gt "$res" ] 2>/dev/null && res=$res1
+    [ "$(json "$TMP/j" "d['peak_memory_bytes']")" = "$res" ] && ok || bad "model parallel: peak $(json "$TMP/j" "d['peak_memory_bytes']") != torch's $res"
+    [ "$(json "$TMP/j" "d['config']['kernels_gemm']")" = 8 ] && ok || bad "model parallel: GEMMs $(json "$TMP/j" "d['config']['kernels_gemm']") != 8"
+    [ "$(json "$TMP/j" "d['critical_path']['rank_hops'] >= 2")" = True ] && ok || bad "model parallel: critical path hops $(json "$TMP/j" "d['critical_path']['rank_hops']")"
+    [ "$(json "$TMP/j" "d['iteration_time_s'] >= 0.95 * sum(r['breakdown']['compute_s'] for r in d['ranks'])")" = True ] \
+        && ok || bad "model parallel: the two devices overlapped (iteration $(json "$TMP/j" "d['iteration_time_s']") s)"
+fi
+
 # item 5: CUDA graphs (tests/emu/torch/graphs.py): an MLP's forward, backward and capturable Adam
 # step warmed up on a side stream, captured whole with torch.cuda.graph and replayed 4 times. The
 # run completes; each replay is an iteration (3 warm-up steps + 4 replays = 7 marks) and the last

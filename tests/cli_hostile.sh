@@ -108,6 +108,21 @@ wait $pid; rc=$?
     || bad "emulate stopped by SIGTERM -> rc $rc: $(cat err.txt)"
 grep -q "orrery: orrery emulate" err.txt && bad "doubled prefix: $(cat err.txt)" || ok
 
+# emulate: the collator's memory (2 GB by default; a 200 MB trace of kernel launches took 2.2 GB, about
+# 11x its size) is estimated before the records are made and refused past the budget, naming the
+# trace and ORRERY_EMU_MAX_BYTES (a small budget stands in for a trace of gigabytes)
+{ printf 'orrery-emu-trace 1\nP pid=1 rank=0\nN 0 k\nA 0 64\n'
+  i=0; while [ $i -lt 2000 ]; do printf 'H 100\nK 0 0 1 1 1 32 1 1 0 -1\n'; i=$((i + 1)); done
+  printf 'END\n'; } > emu-trace.txt
+printf '#!/bin/sh\ncp emu-trace.txt "$ORRERY_EMU_DIR/trace-1.txt"\n' > put-trace.sh
+chmod +x put-trace.sh
+ORRERY_EMU_MAX_BYTES=100000 expect 2 "td1/trace-1.txt: the run's traces would take about" \
+    "$ORR" emulate --trace-dir td1 -- ./put-trace.sh
+grep -qF "past the collator's budget of 100000 bytes (docs/spec.md \"Limits\"; raise it with ORRERY_EMU_MAX_BYTES=N)" \
+    err.txt && ok || bad "emulate budget message: $(cat err.txt)"
+ORRERY_EMU_MAX_BYTES=1000000 "$ORR" emulate --trace-dir td2 -- ./put-trace.sh > out.txt 2> err.txt && ok \
+    || bad "emulate within a raised budget: $(cat err.txt)"
+
 # output to a full disk: the reason, exit 1, for each command that prints
 if [ -w /dev/full ]; then
     for c in "list gpus" "predict $M --mbs 1 --seq 128" "validate"; do

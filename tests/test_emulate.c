@@ -9,6 +9,7 @@
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -166,11 +167,114 @@ static void test_collate_errors(void)
     expect_error(HDR "A 862036851 10\nEND\n", "line 3: buffer id out of sequence");
     expect_error(HDR "A 0 10\nA 0 10\nEND\n", "line 4: buffer id out of sequence");
     expect_error(HDR "A 0 10\nF 1\nEND\n", "line 4: free of a buffer never allocated");
+    expect_error(HDR "D 64\nA 0 10\nEND\n", "line 3: expected D <device 0..63>");
+    /* a device of a process that drove several which joined a communicator and did nothing else */
+    expect_error(HDR "A 0 10\nD 1\nA 1 10\nD 2\nNC 0123456789abcdef0123456789abcdef 1 0\nEND\n",
+                 "device 2 joined communicator 0123456789abcdef0123456789abcdef but did no GPU work");
     /* an empty directory */
     char *d = make_dir();
     orr_emu_info info;
     orr_err err = {{0}};
     CHECK(collate(d, 1, NULL, &info, &err) == NULL && strstr(err.msg, "no trace-*.txt"));
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+/* The collator's memory budget (issue 24): the records of a run's traces are estimated before they
+ * are made (text, and a record and an op a line; names by their size) and refused past the budget,
+ * naming the trace, the budget and ORRERY_EMU_MAX_BYTES. The default is 2 GB; a small budget from the
+ * environment stands in for a trace of gigabytes. */
+static void test_collate_memory_budget(void)
+{
+    orr_buf t = {0};
+    orr_buf_puts(&t, HDR "N 0 k\nA 0 64\n");
+    for (int i = 0; i < 1000; i++) orr_buf_puts(&t, "H 100\nK 0 0 1 1 1 32 1 1 0 -1\n");
+    orr_buf_puts(&t, "END\n");
+    char *d = make_dir();
+    put(d, "trace-1.txt", t.s);
+    orr_emu_info info;
+    orr_err err = {{0}};
+    /* 2,005 lines: about 256,000 bytes of records and ops */
+    setenv("ORRERY_EMU_MAX_BYTES", "200000", 1);
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "trace-1.txt") && strstr(err.msg, "budget of 200000 bytes") &&
+                  strstr(err.msg, "ORRERY_EMU_MAX_BYTES=N"),
+              "got \"%s\"", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    /* raised, it is read */
+    setenv("ORRERY_EMU_MAX_BYTES", "400000", 1);
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL && w->ranks[0].nops >= 2000, "%s", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    /* the budget is the run's: a second trace that fits alone but not with the first is named */
+    put(d, "trace-2.txt", t.s);
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "trace-2.txt") && strstr(err.msg, "budget of 400000 bytes"), "got \"%s\"",
+              err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
+    /* names are charged as they are read: few lines of long names */
+    orr_buf_free(&t);
+    orr_buf_puts(&t, HDR);
+    for (int i = 0; i < 600; i++) { /* 600 names of 290 characters: 370,000 bytes kept */
+        orr_buf_printf(&t, "N %d ", i);
+        for (int j = 0; j < 290; j++) orr_buf_puts(&t, "n");
+        orr_buf_puts(&t, "\n");
+    }
+    orr_buf_puts(&t, "END\n");
+    d = make_dir();
+    put(d, "trace-1.txt", t.s);
+    w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "trace-1.txt") && strstr(err.msg, "and their names"), "got \"%s\"", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    unsetenv("ORRERY_EMU_MAX_BYTES");
+    rm_dir(d);
+    orr_buf_free(&t);
+}
+
+/* A process that drove several devices ("D dev" before the records of each): a rank per device, in
+ * device order without a communicator of them all; the host time goes to every device's rank (one
+ * host thread issued their work), a free to its allocation's device. */
+static void test_collate_devices(void)
+{
+    char *d = make_dir();
+    put(d, "trace-5.txt", HDR "N 0 k\nD 3\nA 0 100\nH 1000\nK 0 0 1 1 1 32 1 1 0 -1\nD 1\nA 1 300\nK 0 0 1 1 1 32 1 1 0 -1\n"
+                              "K 0 0 1 1 1 32 1 1 0 -1\nH 500\nD 3\nF 0\nD 1\nF 1\nEND\n");
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 0, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK_EQ_I64(w->nranks, 2);
+        CHECK_EQ_I64(info.processes, 2);
+        CHECK_EQ_I64(info.host_processes, 1);
+        CHECK_EQ_I64(info.ignored, 0);
+        /* rank 0 is device 1, rank 1 device 3 */
+        CHECK(strstr(w->ranks[0].label, "dev1") && strstr(w->ranks[1].label, "dev3"));
+        CHECK_EQ_I64(count_kind(&w->ranks[0], ORR_OP_KERNEL), 2);
+        CHECK_EQ_I64(count_kind(&w->ranks[1], ORR_OP_KERNEL), 1);
+        const orr_op *a0 = nth(&w->ranks[0], ORR_OP_ALLOC, 0, NULL), *a1 = nth(&w->ranks[1], ORR_OP_ALLOC, 0, NULL);
+        CHECK(a0 && a0->bytes == 300 && a1 && a1->bytes == 100);
+        CHECK_EQ_I64(count_kind(&w->ranks[0], ORR_OP_FREE), 1);
+        CHECK_EQ_I64(count_kind(&w->ranks[1], ORR_OP_FREE), 1);
+        for (int r = 0; r < 2; r++) {
+            int64_t host = 0;
+            for (size_t i = 0; i < w->ranks[r].nops; i++)
+                if (w->ranks[r].ops[i].kind == ORR_OP_HOST) host += w->ranks[r].ops[i].dur_ps;
+            CHECK_EQ_I64(host, 1500 * ORR_PS_PER_NS);
+        }
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    /* --gpus counts the devices */
+    orr_emu_opts o = {.trace_dir = d, .dedup = 1, .gpus = 1};
+    w = orr_emu_collate(&o, &G, &C, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "--gpus 1: the program used 2 GPUs (1 process;"), "got \"%s\"", err.msg);
+    orr_workload_free(w);
     orr_emu_info_free(&info);
     rm_dir(d);
 }
@@ -567,6 +671,111 @@ static void test_nccl_program(void)
     rm_dir(d);
 }
 
+/* Issue 23 item 8: one process driving two GPUs (tests/emu/multidev.cu). Each device is a rank of
+ * its own: its allocations (64 and 128 MiB: each device's own peak), its kernels (1 and 2), and the
+ * all-reduce of ncclCommInitAll's communicator, grouped, on both timelines; a hand-off between the
+ * devices (a copy and an event wait across them) orders the two ranks' timelines. */
+/* Runs tests/emu/multidev.cu with mode (NULL: none) and predicts it: 1 when it did (free p). */
+static int predict_multidev(const char *mode, orr_prediction *p, orr_emu_info *info)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "multidev", mode, NULL), 0);
+    orr_emu_opts o = {.trace_dir = d, .dedup = 1};
+    int predicted = predict_opts(&o, p, info) == 0;
+    CHECK_MSG(predicted, "multidev %s", mode ? mode : "");
+    rm_dir(d);
+    return predicted;
+}
+
+static void test_multidev_program(void)
+{
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict_multidev(NULL, &p, &info)) {
+        const orr_workload *w = p.w;
+        CHECK_EQ_I64(info.processes, 2);
+        CHECK_EQ_I64(info.host_processes, 1);
+        CHECK_EQ_I64(w->nranks, 2);
+        CHECK_EQ_I64(w->ngroups, 1);
+        CHECK(w->groups[0].size == 2 && w->groups[0].role == ORR_ROLE_DP);
+        for (uint32_t rk = 0; rk < 2 && w->nranks == 2; rk++) {
+            const orr_rank *r = &w->ranks[rk];
+            CHECK_EQ_I64(r->gpu, rk);
+            CHECK(strstr(r->label, rk ? "dev1" : "dev0") != NULL);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_KERNEL), rk + 1);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_ALLOC), 1);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_FREE), 1);
+            const orr_op *a = nth(r, ORR_OP_ALLOC, 0, NULL);
+            CHECK(a && a->bytes == (rk + 1) * (64ull << 20));
+            size_t ic = 0;
+            const orr_op *ar = nth(r, ORR_OP_COLL, 0, &ic);
+            CHECK(ar && ar->cls == ORR_COLL_ALLREDUCE && ar->bytes == (64ull << 20) && ar->a == 0 && ar->seq == 0);
+            CHECK_EQ_I64(count_kind(r, ORR_OP_COLL), 1);
+            /* on both timelines, at the same time (a collective starts when both have joined) */
+            const orr_op_time *t = &p.x.ranks[rk].t[ic], *t0 = p.x.ranks[0].t;
+            size_t ic0 = 0;
+            nth(&w->ranks[0], ORR_OP_COLL, 0, &ic0);
+            CHECK(t->end_ps > t->start_ps && t->start_ps == t0[ic0].start_ps);
+            /* each GPU's own peak */
+            CHECK_EQ_I64(p.x.ranks[rk].mem.peak_reserved_bytes, (rk + 1) * (64ull << 20));
+        }
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    /* a hand-off from device 0 to device 1: 2 x 64 MiB over NVLink on device 0's stream, an event after
+     * it that device 1's stream waits on (a wait on the other rank's event), then a kernel there */
+    if (predict_multidev("--pipe", &p, &info)) {
+        const orr_workload *w = p.w;
+        CHECK_EQ_I64(w->nranks, 2);
+        size_t ic = 0, iw = 0, ik = 0;
+        const orr_op *cp = nth(&w->ranks[0], ORR_OP_MEMCPY, 0, &ic);
+        CHECK(cp && cp->bytes == 64ull << 20 && strcmp(w->names[cp->name], "memcpy_p2p") == 0 &&
+              cp->dur_ps == (int64_t)llround((64ull << 20) / emu_gpu()->nvlink_Bps * 1e12) + 1);
+        const orr_op *wt = nth(&w->ranks[1], ORR_OP_STREAM_WAIT, 0, &iw);
+        CHECK(wt && (wt->flags & ORR_OPF_REMOTE) && wt->dims[0] == 0 && wt->dims[1] == 1);
+        CHECK(nth(&w->ranks[1], ORR_OP_KERNEL, 2, &ik) != NULL && ik > iw);
+        /* device 1's stream, done with its two kernels (230 us) before device 0's kernel and two
+         * copies (about 360 us), waits for them: released by device 0's record after the second copy,
+         * its kernel starts after */
+        CHECK_EQ_I64(count_kind(&w->ranks[0], ORR_OP_MEMCPY), 2);
+        size_t ic2 = 0;
+        nth(&w->ranks[0], ORR_OP_MEMCPY, 1, &ic2);
+        CHECK_EQ_I64(p.x.ranks[1].t[iw].dep_rank, 0);
+        CHECK(p.x.ranks[1].t[iw].start_ps >= p.x.ranks[0].t[ic2].end_ps);
+        CHECK(p.x.ranks[1].t[ik].start_ps >= p.x.ranks[0].t[ic2].end_ps);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    /* the host waits for device 0's stream, then launches on device 1: device 1's rank waits for
+     * the host there too (one host thread drives both), so its kernel starts after device 0's work */
+    if (predict_multidev("--sync", &p, &info)) {
+        const orr_workload *w = p.w;
+        size_t i0 = 0, ik = 0, is = 0;
+        const orr_op *k0 = nth(&w->ranks[0], ORR_OP_KERNEL, 0, &i0);
+        const orr_op *hs = nth(&w->ranks[1], ORR_OP_EVENT_SYNC, 0, &is);
+        CHECK(k0 && hs && (hs->flags & ORR_OPF_REMOTE) && hs->dims[0] == 0);
+        CHECK(nth(&w->ranks[1], ORR_OP_KERNEL, 2, &ik) != NULL && ik > is);
+        CHECK(p.x.ranks[1].t[ik].start_ps >= p.x.ranks[0].t[i0].end_ps);
+        /* the kernels before the sync ran side by side */
+        size_t j1 = 0;
+        nth(&w->ranks[1], ORR_OP_KERNEL, 0, &j1);
+        CHECK(p.x.ranks[1].t[j1].start_ps < p.x.ranks[0].t[i0].end_ps);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    /* splitting a communicator with both its ranks in the process is refused */
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "multidev", "--split", NULL), 3);
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w == NULL && strstr(err.msg, "ncclCommSplit: communicator") &&
+                  strstr(err.msg, "has several ranks in this process"),
+              "got \"%s\"", err.msg);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
 /* Issue 23 item 2: all_to_all_single's uneven all-to-all, a group of sends and receives to every
  * rank, itself included (NCCL Error 4 before). Rank s sends (s + d + 1) MiB to rank d: over 4
  * ranks, sum over s != d of (s + d + 1) MiB = 64 - 16 = 48 MiB cross the network; the 4 chunks a rank sends
@@ -653,6 +862,8 @@ int main(void)
     test_collate_records();
     test_collate_errors();
     test_collate_group_p2p();
+    test_collate_memory_budget();
+    test_collate_devices();
     test_kernel_db();
     test_profile_store();
     test_iterations_and_stubs();
@@ -666,6 +877,7 @@ int main(void)
         test_fork_exit_program();
         test_alltoallv_program();
         test_graphs_program();
+        test_multidev_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");
     }

@@ -769,10 +769,16 @@ static int cmd_emulate(int argc, char **argv)
         orr_report_json(&p.r, p.w, &p.info, &out);
     } else {
         orr_report_text(&p.r, p.w, &p.info, &out);
-        orr_buf_printf(&out, "emulation: %u process%s used a GPU (%u other%s ignored), %u simulated; %llu kernels "
+        char used[64];
+        if (info.host_processes == info.processes)
+            snprintf(used, sizeof used, "%u process%s used a GPU", info.processes, info.processes == 1 ? "" : "es");
+        else /* a process drove several devices: a rank each */
+            snprintf(used, sizeof used, "%u process%s used %u GPUs", info.host_processes,
+                     info.host_processes == 1 ? "" : "es", info.processes);
+        orr_buf_printf(&out, "emulation: %s (%u other%s ignored), %u simulated; %llu kernels "
                              "(%llu tagged, %llu cuBLAS GEMMs, %llu from the kernel database, %llu timed from launch "
                              "geometry only), %llu collectives, %llu send/recv, %llu copies\n",
-                       info.processes, info.processes == 1 ? "" : "es", info.ignored, info.ignored == 1 ? "" : "s",
+                       used, info.ignored, info.ignored == 1 ? "" : "s",
                        info.simulated, (unsigned long long)info.kernels, (unsigned long long)info.kernels_tagged,
                        (unsigned long long)info.kernels_gemm, (unsigned long long)info.kernels_db,
                        (unsigned long long)info.kernels_geometry, (unsigned long long)info.collectives,

@@ -24,6 +24,11 @@
 #include "orrery/hw.h"
 #include "orrery/workload.h"
 
+/* The memory the collator may use for one run's traces: 2 GB, estimated before each trace's records
+ * are made (its text, and a record and an op for each of its lines) and as names are read; the
+ * run is refused past it, naming the trace (docs/spec.md "Limits"). ORRERY_EMU_MAX_BYTES raises it. */
+#define ORR_EMU_MAX_BYTES 2000000000ull
+
 typedef struct orr_emu_opts {
     const char *trace_dir;   /* the run's traces (trace-<pid>.txt) */
     uint32_t gpus;           /* expected processes (0: as many as were traced) */
@@ -43,7 +48,9 @@ typedef struct orr_emu_api {
 } orr_emu_api;
 
 typedef struct orr_emu_info {
-    uint32_t processes;      /* traced processes that used a GPU (= world size) */
+    uint32_t processes;      /* GPUs the traced processes used (= world size): one per process, or each
+                              * device of a process that drove several */
+    uint32_t host_processes; /* traced processes that used a GPU */
     uint32_t ignored;        /* traced processes that did not (launchers) */
     uint32_t simulated;      /* ranks simulated after deduplication */
     uint32_t comms;          /* NCCL communicators */

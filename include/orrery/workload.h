@@ -109,6 +109,10 @@ typedef enum orr_mem_cat {
 
 /* op flags */
 #define ORR_OPF_BATCH_NEXT 0x01u /* p2p: the next op is in the same NCCL group (posted together) */
+#define ORR_OPF_REMOTE 0x02u     /* STREAM_WAIT, EVENT_SYNC: on an event of another rank (a process that
+                                  * drove several devices, emulate): dims[0] = that rank's global rank,
+                                  * dims[1] = the records of the event there to wait for, a = its event
+                                  * id there */
 
 /*
  * One operation. 64 bytes; a rank's ops live in one array in host program order.

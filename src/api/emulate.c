@@ -301,7 +301,7 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
         return -1;
     }
     snprintf(p->title, sizeof p->title, "emulated program on %u x %s (%u process%s, %u simulated)", info->processes,
-             g->name, info->processes, info->processes == 1 ? "" : "es", info->simulated);
+             g->name, info->host_processes, info->host_processes == 1 ? "" : "es", info->simulated);
     orr_buf_puts(&p->config_json, "{\"front_end\": \"emulate\", \"gpu\": ");
     orr_json_str(&p->config_json, g->name);
     orr_buf_puts(&p->config_json, ", \"cluster\": ");

@@ -21,12 +21,18 @@
 
 enum {
     R_HOST, R_KERNEL, R_COPY, R_SET, R_ALLOC, R_FREE, R_EREC, R_SWAIT, R_ESYNC, R_SSYNC, R_DSYNC, R_GEMM,
-    R_COLL, R_SEND, R_RECV, R_GS, R_GE, R_MARK
+    R_COLL, R_SEND, R_RECV, R_GS, R_GE, R_MARK,
+    R_RSYNC /* the host waits for a record of an event on another device (route_devices) */
 };
-enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D };
+enum { CP_H2H, CP_H2D, CP_D2H, CP_D2D, CP_P2P }; /* P2P: between two devices of a process */
+
+/* The device of a record ("D dev" sets it for those that follow); EDEV_ALL: the process's (host
+ * time, iteration marks, NCCL group brackets), which every device's rank gets. */
+#define EDEV_ALL 0xffu
+#define EDEV_MAX 64 /* devices one process may drive (EMU_MAX_DEVICES of the emulator) */
 
 typedef struct erec {
-    uint8_t t, sub, sync, pad;
+    uint8_t t, sub, sync, dev;
     int32_t stream;
     uint32_t a, b;   /* name / buf / event / comm index; peer */
     uint64_t n;      /* bytes, count, host ns */
@@ -44,6 +50,7 @@ typedef struct etag {
 
 typedef struct emember {
     uint32_t comm, rank, nranks;
+    uint32_t dev;            /* the device that joined */
 } emember;
 
 typedef struct eproc {
@@ -65,6 +72,13 @@ typedef struct eproc {
     uint32_t unimplemented;  /* distinct stubs this process called */
     uint32_t marks;          /* iteration marks */
     uint32_t nbufs;          /* buffers allocated so far: the next A record's id */
+    uint32_t cur_dev;        /* the device of the records being read ("D") */
+    uint32_t oom_dev;        /* the device of the first OOM */
+    int dev;                 /* a process that drove several devices is read as one eproc per device
+                              * (split_devices): this one's device; -1: the process's only one */
+    int split;               /* 1: a process split into its devices (not a rank itself) */
+    int borrowed;            /* names and tags are the split process's */
+    size_t phys;             /* index of the traced process (itself, or the one split) */
 } eproc;
 
 typedef struct ecomm {
@@ -84,6 +98,9 @@ typedef struct collator {
     const char *dir;
     double flops;            /* FLOPs of the sized kernels (tagged, GEMM), all processes */
     int no_host_time;        /* drop the measured host time (orr_emu_opts) */
+    int remote;              /* a stream waits on an event of another device of its process */
+    uint64_t mem_bytes;      /* the memory the traces read so far will take, estimated (mem_charge) */
+    uint64_t mem_budget;     /* at most this (ORR_EMU_MAX_BYTES, ORRERY_EMU_MAX_BYTES) */
 } collator;
 
 static uint32_t comm_index(collator *k, const char *id)
@@ -134,6 +151,27 @@ static int bad(orr_err *err, const eproc *p, size_t line, const char *what)
     return orr_fail(err, "emulation trace %s line %zu: %s", p->path, line, what);
 }
 
+/* The memory one line of a trace may come to: its record (erec) and the op it is lowered to, both
+ * live while a process is lowered (its records are freed after; deduplication copies at most every
+ * op once more, when the records are gone). Names and the trace's text are charged by their size. */
+#define EMU_BYTES_PER_LINE (sizeof(erec) + sizeof(orr_op))
+
+/* Adds bytes to the collator's estimate of its memory, refusing (naming the trace, the budget and
+ * how to raise it) before the run's records would take more than the budget (docs/spec.md
+ * "Limits"). */
+static int mem_charge(collator *k, const eproc *p, uint64_t bytes, orr_err *err)
+{
+    if (bytes <= k->mem_budget && k->mem_bytes <= k->mem_budget - bytes) {
+        k->mem_bytes += bytes;
+        return 0;
+    }
+    return orr_fail(err, "emulation trace %s: the run's traces would take about %.0f bytes of memory with this one "
+                         "(%zu bytes a line and their names), past the collator's budget of %llu bytes (docs/spec.md "
+                         "\"Limits\"; raise it with ORRERY_EMU_MAX_BYTES=N)",
+                    p->path, (double)k->mem_bytes + (double)bytes, EMU_BYTES_PER_LINE,
+                    (unsigned long long)k->mem_budget);
+}
+
 /* The info's entry for an entry point, added the first time. */
 static orr_emu_api *api_entry(orr_emu_info *in, const char *name)
 {
@@ -176,6 +214,8 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.n = (uint64_t)ll;
     } else if (strcmp(tok, "N") == 0) {
         NEED(sscanf(rest, "%llu %299s", &u1, str) == 2 && u1 == p->nnames, "expected N <next name id> <name>");
+        /* kept here and, once lowered, in the workload's name table */
+        if (mem_charge(k, p, 2 * (strlen(str) + 1 + 2 * sizeof(char *)), err) < 0) return -1;
         char *name = orr_xstrdup(str);
         ORR_PUSH(p->names, p->nnames, p->cap_names, name);
         return 0;
@@ -225,12 +265,12 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.dims[0] = m, r.dims[1] = nn, r.dims[2] = kk, r.dims[3] = batch;
     } else if (strcmp(tok, "C") == 0) {
         NEED(sscanf(rest, "%d %7s %llu %d", &i1, str2, &u1, &i2) == 4 && i1 >= 0 && i1 < 255 && (i2 == 0 || i2 == 1),
-             "expected C <stream> h2d|d2h|d2d <bytes> <sync 0|1>");
-        static const char *const kinds[] = {"h2h", "h2d", "d2h", "d2d"};
+             "expected C <stream> h2d|d2h|d2d|p2p <bytes> <sync 0|1>");
+        static const char *const kinds[] = {"h2h", "h2d", "d2h", "d2d", "p2p"};
         int kind = -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             if (strcmp(str2, kinds[i]) == 0) kind = i;
-        NEED(kind > 0, "unknown copy kind (expected h2d, d2h or d2d)");
+        NEED(kind > 0, "unknown copy kind (expected h2d, d2h, d2d or p2p)");
         r.t = R_COPY;
         r.stream = i1;
         r.sub = (uint8_t)kind;
@@ -272,7 +312,7 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
     } else if (strcmp(tok, "NC") == 0) {
         NEED(sscanf(rest, "%32s %d %d", str, &i1, &i2) == 3 && strlen(str) == 32 && i1 >= 1 && i2 >= 0 && i2 < i1,
              "expected NC <32-hex-digit id> <nranks> <rank>");
-        emember m = {comm_index(k, str), (uint32_t)i2, (uint32_t)i1};
+        emember m = {comm_index(k, str), (uint32_t)i2, (uint32_t)i1, p->cur_dev};
         ORR_PUSH(p->mem, p->nmem, p->cap_mem, m);
         return 0;
     } else if (strcmp(tok, "CN") == 0) {
@@ -306,7 +346,7 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.t = tok[1] == 'S' ? R_GS : R_GE;
     } else if (strcmp(tok, "OOM") == 0) {
         NEED(sscanf(rest, "%llu %llu", &u1, &u2) == 2, "expected OOM <bytes> <bytes in use>");
-        if (!p->oom) p->oom = 1, p->oom_bytes = u1, p->oom_used = u2;
+        if (!p->oom) p->oom = 1, p->oom_bytes = u1, p->oom_used = u2, p->oom_dev = p->cur_dev;
         p->active = 1;
         return 0;
     } else if (strcmp(tok, "S") == 0) {
@@ -321,11 +361,16 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         return 0;
     } else if (strcmp(tok, "I") == 0) {
         r.t = R_MARK;
+        r.dev = EDEV_ALL;
         p->marks++;
         ORR_PUSH(p->r, p->nr, p->cap_r, r);
         return 0;
-    } else if (strcmp(tok, "SC") == 0 || strcmp(tok, "D") == 0) {
-        return 0; /* stream creation, device choice: nothing to lower */
+    } else if (strcmp(tok, "D") == 0) {
+        NEED(sscanf(rest, "%d", &i1) == 1 && i1 >= 0 && i1 < EDEV_MAX, "expected D <device 0..63>");
+        p->cur_dev = (uint32_t)i1;
+        return 0;
+    } else if (strcmp(tok, "SC") == 0) {
+        return 0; /* stream creation: nothing to lower */
     } else if (strcmp(tok, "X") == 0) {
         return bad(err, p, line, rest[0] ? rest + 1 : "the emulator stopped the program");
     } else {
@@ -333,6 +378,7 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
     }
 #undef NEED
     if (r.t != R_HOST && r.t != R_GS && r.t != R_GE) p->active = 1;
+    r.dev = r.t == R_HOST || r.t == R_GS || r.t == R_GE ? EDEV_ALL : (uint8_t)p->cur_dev;
     ORR_PUSH(p->r, p->nr, p->cap_r, r);
     return 0;
 }
@@ -342,6 +388,14 @@ static int read_trace(collator *k, eproc *p, orr_err *err)
     size_t len;
     char *text = orr_read_file(p->path, &len, err);
     if (!text) return -1;
+    /* every line may become a record and an op: refused here, before they are allocated, when they
+     * and the text would pass the budget */
+    uint64_t lines = 1;
+    for (const char *s = text; (s = memchr(s, '\n', len - (size_t)(s - text))); s++) lines++;
+    if (mem_charge(k, p, len, err) < 0 || mem_charge(k, p, lines * EMU_BYTES_PER_LINE, err) < 0) {
+        free(text);
+        return -1;
+    }
     size_t line = 0;
     int ended = 0, rc = 0;
     char *save = NULL;
@@ -370,6 +424,7 @@ static int read_trace(collator *k, eproc *p, orr_err *err)
         else rc = parse_line(k, p, s, line, err);
     }
     free(text);
+    k->mem_bytes -= len;
     /* A trace cut short (empty, header only, no END) is of a process that left without its exit
      * handlers: a forked child that called _exit (a DataLoader worker), a shell that exec'd or
      * _exit'ed. The emulator writes the header and the first record of device work to disk at once
@@ -448,6 +503,158 @@ static int select_iteration(collator *k, orr_err *err)
     return 0;
 }
 
+/* A process that drove several devices (cudaSetDevice, ncclCommInitAll) becomes one eproc per device
+ * it did work on, each a rank of the job: the device's records and communicators, and the process's
+ * host time, iteration marks and NCCL group brackets (one host thread issued the work of all of
+ * them). The process itself stays, as split, for its entry points. */
+typedef struct dev_recs {
+    erec *r;
+    size_t n, cap;
+} dev_recs;
+
+static void emit(dev_recs *out, uint64_t *n, uint32_t d, const erec *r)
+{
+    if (out) ORR_PUSH(out[d].r, out[d].n, out[d].cap, *r);
+    n[d]++;
+}
+
+/* Streams a device's records name (their stream field). */
+static int has_stream(uint8_t t)
+{
+    return t == R_KERNEL || t == R_GEMM || t == R_COPY || t == R_SET || t == R_EREC || t == R_SWAIT || t == R_SSYNC ||
+           t == R_COLL || t == R_SEND || t == R_RECV;
+}
+
+/* The records of each device (with work) of a process that drove several: the device's own, the
+ * process's (host time, marks, NCCL group brackets), and what ties the devices as on the real
+ * GPUs (*remote set when any):
+ *  - a stream waiting on an event last recorded on another device waits on that record on the
+ *    other device's rank (sub 1, b that device, n its records of the event so far); a record
+ *    replaces an event's state on whichever device (PyTorch reuses a destroyed event's slot);
+ *  - a host synchronisation on one device (stream, device, event sync, a synchronous copy) holds up
+ *    the one host thread, so every other device's rank waits on the host there too (R_RSYNC): on
+ *    the synchronised device, a record of event 65536 + stream after the work it waits for, and
+ *    the others wait for that record.
+ * out NULL: counts only (n[d], for the memory budget). */
+static void route_devices(const eproc *p, const uint64_t *work, dev_recs *out, uint64_t *n, int *remote)
+{
+    uint8_t *ev_dev = orr_xmalloc(65536);
+    memset(ev_dev, EDEV_ALL, 65536);
+    uint8_t(*seen)[32] = orr_xcalloc(EDEV_MAX, sizeof *seen); /* streams each device used */
+    orr_map count = {0}; /* event << 8 | device -> records of the event on the device */
+    for (size_t i = 0; i < p->nr; i++) {
+        erec r = p->r[i];
+        if (r.dev == EDEV_ALL) {
+            for (uint32_t d = 0; d < EDEV_MAX; d++)
+                if (work[d]) emit(out, n, d, &r);
+            continue;
+        }
+        uint32_t a = r.dev;
+        if (has_stream(r.t)) seen[a][(uint32_t)r.stream / 8] |= (uint8_t)(1u << ((uint32_t)r.stream % 8));
+        if (r.t == R_EREC) {
+            ev_dev[r.a] = (uint8_t)a;
+            uint32_t *c = orr_map_get(&count, (uint64_t)r.a << 8 | a);
+            if (c) (*c)++;
+            else orr_map_put(&count, (uint64_t)r.a << 8 | a, 1);
+        } else if (r.t == R_SWAIT && ev_dev[r.a] != EDEV_ALL && ev_dev[r.a] != a) {
+            r.sub = 1;
+            r.b = ev_dev[r.a];
+            r.n = *orr_map_get(&count, (uint64_t)r.a << 8 | r.b);
+            *remote = 1;
+        }
+        int sync = r.t == R_SSYNC || r.t == R_DSYNC || (r.t == R_COPY && r.sync);
+        if (r.t == R_COPY) emit(out, n, a, &r); /* the host waits for the copy: the record after it */
+        if (sync) {
+            for (uint32_t s = 0; s < 255; s++) {
+                if (r.t == R_DSYNC ? !(seen[a][s / 8] & (1u << (s % 8))) : s != (uint32_t)r.stream) continue;
+                erec e = {.t = R_EREC, .dev = (uint8_t)a, .stream = (int32_t)s, .a = 65536 + s, .line = r.line};
+                uint32_t *c = orr_map_get(&count, (uint64_t)e.a << 8 | a), cnt = c ? ++*c : 1;
+                if (!c) orr_map_put(&count, (uint64_t)e.a << 8 | a, 1);
+                emit(out, n, a, &e);
+                for (uint32_t b = 0; b < EDEV_MAX; b++) {
+                    if (!work[b] || b == a) continue;
+                    erec w = {.t = R_RSYNC, .dev = (uint8_t)b, .a = e.a, .b = a, .n = cnt, .line = r.line};
+                    emit(out, n, b, &w);
+                    *remote = 1;
+                }
+            }
+        } else if (r.t == R_ESYNC && ev_dev[r.a] == a) {
+            uint32_t cnt = *orr_map_get(&count, (uint64_t)r.a << 8 | a);
+            for (uint32_t b = 0; b < EDEV_MAX; b++) {
+                if (!work[b] || b == a) continue;
+                erec w = {.t = R_RSYNC, .dev = (uint8_t)b, .a = r.a, .b = a, .n = cnt, .line = r.line};
+                emit(out, n, b, &w);
+                *remote = 1;
+            }
+        }
+        if (r.t != R_COPY) emit(out, n, a, &r);
+    }
+    free(ev_dev);
+    free(seen);
+    orr_map_free(&count);
+}
+
+/* A process that drove several devices (cudaSetDevice, ncclCommInitAll) becomes one eproc per device
+ * it did work on, each a rank of the job, with route_devices' records. The process itself stays,
+ * as split, for its entry points. */
+static int split_devices(collator *k, size_t pi, orr_err *err)
+{
+    uint64_t work[EDEV_MAX] = {0}, ndev = 0, n[EDEV_MAX] = {0}, total = 0;
+    const eproc *p = &k->p[pi];
+    for (size_t i = 0; i < p->nr; i++)
+        if (p->r[i].dev != EDEV_ALL) work[p->r[i].dev]++;
+    if (p->oom) work[p->oom_dev]++;
+    for (uint32_t d = 0; d < EDEV_MAX; d++) ndev += work[d] > 0;
+    if (ndev < 2) return 0;
+    /* the devices' records and their ops, counted before they are made, while the process's are
+     * still held */
+    int remote = 0;
+    route_devices(p, work, NULL, n, &remote);
+    for (uint32_t d = 0; d < EDEV_MAX; d++) total += n[d];
+    if (mem_charge(k, p, total * EMU_BYTES_PER_LINE, err) < 0) return -1;
+    dev_recs *out = orr_xcalloc(EDEV_MAX, sizeof *out);
+    memset(n, 0, sizeof n);
+    route_devices(p, work, out, n, &k->remote);
+    for (uint32_t d = 0; d < EDEV_MAX; d++) {
+        if (!work[d]) continue;
+        eproc c;
+        memset(&c, 0, sizeof c);
+        p = &k->p[pi]; /* the table may have moved */
+        snprintf(c.path, sizeof c.path, "%.560s (device %u)", p->path, d);
+        c.pid = p->pid;
+        c.env_rank = p->env_rank;
+        c.names = p->names, c.nnames = p->nnames;
+        c.tags = p->tags, c.ntags = p->ntags;
+        c.borrowed = 1;
+        c.r = out[d].r, c.nr = out[d].n, c.cap_r = out[d].cap;
+        for (size_t m = 0; m < p->nmem; m++)
+            if (p->mem[m].dev == d) ORR_PUSH(c.mem, c.nmem, c.cap_mem, p->mem[m]);
+        c.active = 1;
+        c.marks = p->marks;
+        c.nbufs = p->nbufs;
+        if (p->oom && p->oom_dev == d) c.oom = 1, c.oom_bytes = p->oom_bytes, c.oom_used = p->oom_used;
+        c.dev = (int)d;
+        c.phys = pi;
+        ORR_PUSH(k->p, k->np, k->cap_p, c);
+    }
+    free(out);
+    eproc *q = &k->p[pi];
+    for (size_t m = 0; m < q->nmem; m++)
+        if (!work[q->mem[m].dev]) /* a device that joined a communicator and did nothing else */
+            return orr_fail(err, "emulation trace %s: device %u joined communicator %s but did no GPU work", q->path,
+                            q->mem[m].dev, k->c[q->mem[m].comm].id);
+    k->mem_bytes -= (uint64_t)q->nr * EMU_BYTES_PER_LINE; /* the process's records, freed */
+    free(q->r);
+    q->r = NULL;
+    q->nr = q->cap_r = 0;
+    free(q->mem);
+    q->mem = NULL;
+    q->nmem = q->cap_mem = 0;
+    q->active = 0;
+    q->split = 1;
+    return 0;
+}
+
 static int by_path(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int read_dir(collator *k, const char *dir, orr_err *err)
@@ -473,6 +680,8 @@ static int read_dir(collator *k, const char *dir, orr_err *err)
             eproc p;
             memset(&p, 0, sizeof p);
             snprintf(p.path, sizeof p.path, "%s", paths[i]);
+            p.dev = -1;
+            p.phys = k->np;
             ORR_PUSH(k->p, k->np, k->cap_p, p);
             rc = read_trace(k, &k->p[k->np - 1], err);
         }
@@ -483,13 +692,43 @@ static int read_dir(collator *k, const char *dir, orr_err *err)
     return rc;
 }
 
+/* Processes that drove several devices, without a communicator spanning every device: ranks in the
+ * order of the processes (by RANK when every one has it, else by trace file) and of their devices.
+ * Returns -1 when two processes claim the same RANK. */
+static int order_by_device(collator *k, int all_env)
+{
+    size_t n = 0;
+    uint64_t *key = orr_xmalloc((k->np ? k->np : 1) * sizeof *key);
+    for (size_t i = 0; i < k->np; i++) {
+        const eproc *p = &k->p[i];
+        if (!p->active) continue;
+        uint64_t proc = all_env ? (uint64_t)p->env_rank : (uint64_t)p->phys;
+        key[n++] = (proc * EDEV_MAX + (uint64_t)(p->dev < 0 ? 0 : p->dev)) << 32 | (uint64_t)i;
+    }
+    for (size_t a = 1; a < n; a++) /* insertion sort: a job has few processes */
+        for (size_t b = a; b > 0 && key[b - 1] > key[b]; b--) {
+            uint64_t t = key[b];
+            key[b] = key[b - 1];
+            key[b - 1] = t;
+        }
+    int rc = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (j > 0 && key[j] >> 32 == key[j - 1] >> 32) rc = -1;
+        k->p[key[j] & 0xffffffffu].grank = (uint32_t)j;
+    }
+    free(key);
+    return rc;
+}
+
 /* Global ranks of the active processes: RANK, else the rank in a communicator spanning all. */
 static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
 {
-    int all_env = 1;
-    for (size_t i = 0; i < k->np; i++)
+    int all_env = 1, devices = 0; /* devices: some process drove several (its RANK is not a GPU's) */
+    for (size_t i = 0; i < k->np; i++) {
         if (k->p[i].active && k->p[i].env_rank < 0) all_env = 0;
-    if (all_env) {
+        devices |= k->p[i].split;
+    }
+    if (all_env && !devices) {
         for (size_t i = 0; i < k->np; i++)
             if (k->p[i].active) k->p[i].grank = (uint32_t)k->p[i].env_rank;
     } else if (nact == 1) {
@@ -511,6 +750,7 @@ static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
             }
             found = have == nact;
         }
+        if (!found && devices && order_by_device(k, all_env) == 0) found = 1;
         if (!found)
             return orr_fail(err, "emulation traces in %s: %u processes used a GPU but neither RANK is set in their "
                                  "environment nor do they share a communicator of all of them; cannot tell their "
@@ -722,6 +962,15 @@ static void group_end(orr_workload *w, orr_rank *rk, orr_op *ops, size_t n, uint
     }
 }
 
+/* The global rank of device dev of p's process (split_devices made an eproc of it: it recorded
+ * work there). */
+static uint32_t device_rank(const collator *k, const eproc *p, uint32_t dev)
+{
+    for (size_t i = 0; i < k->np; i++)
+        if (k->p[i].active && k->p[i].phys == p->phys && k->p[i].dev == (int)dev) return k->p[i].grank;
+    return p->grank;
+}
+
 static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_gpu *g, kdb *db, orr_err *err)
 {
     orr_rank *rk = &w->ranks[ri];
@@ -800,8 +1049,11 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
         case R_COPY:
             op.kind = ORR_OP_MEMCPY;
             op.bytes = r->n;
-            op.name = orr_workload_name(w, r->sub == CP_H2D ? "memcpy_h2d" : r->sub == CP_D2H ? "memcpy_d2h" : "memcpy_d2d");
-            if (r->sub != CP_D2D) op.dur_ps = (int64_t)llround((double)r->n / PCIE_BPS * 1e12) + 1;
+            op.name = orr_workload_name(w, r->sub == CP_H2D ? "memcpy_h2d" : r->sub == CP_D2H ? "memcpy_d2h"
+                                           : r->sub == CP_P2P ? "memcpy_p2p" : "memcpy_d2d");
+            if (r->sub == CP_P2P) /* between two devices: over NVLink (PCIe without it) */
+                op.dur_ps = (int64_t)llround((double)r->n / (g->nvlink_Bps > 0 ? g->nvlink_Bps : PCIE_BPS) * 1e12) + 1;
+            else if (r->sub != CP_D2D) op.dur_ps = (int64_t)llround((double)r->n / PCIE_BPS * 1e12) + 1;
             in->copies++;
             break;
         case R_SET:
@@ -820,10 +1072,24 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             if (r->t == R_ALLOC) in->allocs++;
             break;
         case R_EREC: op.kind = ORR_OP_EVENT_RECORD, op.a = r->a, op.name = orr_workload_name(w, "event_record"); break;
-        case R_SWAIT: op.kind = ORR_OP_STREAM_WAIT, op.a = r->a, op.name = orr_workload_name(w, "stream_wait"); break;
+        case R_SWAIT:
+            op.kind = ORR_OP_STREAM_WAIT, op.a = r->a, op.name = orr_workload_name(w, "stream_wait");
+            if (r->sub) { /* on the event of another device of the process: that device's rank */
+                op.flags |= ORR_OPF_REMOTE;
+                op.dims[0] = device_rank(k, p, r->b);
+                op.dims[1] = (uint32_t)r->n;
+            }
+            break;
         case R_ESYNC: op.kind = ORR_OP_EVENT_SYNC, op.a = r->a, op.name = orr_workload_name(w, "event_sync"); break;
         case R_SSYNC: op.kind = ORR_OP_STREAM_SYNC, op.name = orr_workload_name(w, "stream_sync"); break;
         case R_DSYNC: op.kind = ORR_OP_DEVICE_SYNC, op.name = orr_workload_name(w, "device_sync"); break;
+        case R_RSYNC: /* the host synchronised with another device of the process */
+            op.kind = ORR_OP_EVENT_SYNC, op.a = r->a, op.name = orr_workload_name(w, "host_sync_other_device");
+            op.stream = 0;
+            op.flags |= ORR_OPF_REMOTE;
+            op.dims[0] = device_rank(k, p, r->b);
+            op.dims[1] = (uint32_t)r->n;
+            break;
         case R_COLL: {
             const ecomm *c = &k->c[r->a];
             uint64_t n = c->nranks, bytes = r->n * (uint64_t)r->x;
@@ -976,9 +1242,11 @@ static void collator_free(collator *k)
     for (size_t i = 0; i < k->np; i++) {
         eproc *p = &k->p[i];
         free(p->r);
-        for (size_t j = 0; j < p->nnames; j++) free(p->names[j]);
-        free(p->names);
-        free(p->tags);
+        for (size_t j = 0; j < p->nnames && !p->borrowed; j++) free(p->names[j]);
+        if (!p->borrowed) {
+            free(p->names);
+            free(p->tags);
+        }
         free(p->mem);
     }
     free(k->p);
@@ -995,23 +1263,34 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     k.info = info;
     k.dir = o->trace_dir;
     k.no_host_time = o->no_host_time;
+    k.mem_budget = orr_env_limit("ORRERY_EMU_MAX_BYTES", ORR_EMU_MAX_BYTES);
     orr_workload *w = NULL;
     kdb db;
     if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
-    if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0) goto out;
-    uint32_t nact = 0;
-    for (size_t i = 0; i < k.np; i++) nact += (uint32_t)k.p[i].active;
+    if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0 || select_iteration(&k, err) < 0)
+        goto out;
+    /* after the iteration is chosen, so that waits between devices count the records kept */
+    for (size_t i = 0, n = k.np; i < n; i++)
+        if (k.p[i].active && split_devices(&k, i, err) < 0) goto out;
+    uint32_t nact = 0, nsplit = 0, nchild = 0;
+    for (size_t i = 0; i < k.np; i++) {
+        nact += (uint32_t)k.p[i].active;
+        nsplit += (uint32_t)k.p[i].split;
+        nchild += k.p[i].dev >= 0;
+    }
     info->processes = nact;
-    info->ignored = (uint32_t)k.np - nact;
+    info->ignored = (uint32_t)(k.np - nact - nsplit);
+    info->host_processes = nact - nchild + nsplit;
     if (nact == 0) {
         orr_fail(err, "emulation traces in %s: no process used a GPU", o->trace_dir);
         goto out;
     }
     if (o->gpus && o->gpus != nact) {
-        orr_fail(err, "--gpus %u: the program ran %u processes that used a GPU (one GPU per process)", o->gpus, nact);
+        orr_fail(err, "--gpus %u: the program used %u GPUs (%u process%s; a process that drives several devices uses "
+                      "a GPU for each)", o->gpus, nact, info->host_processes, info->host_processes == 1 ? "" : "es");
         goto out;
     }
-    if (assign_ranks(&k, nact, err) < 0 || select_iteration(&k, err) < 0) goto out;
+    if (assign_ranks(&k, nact, err) < 0) goto out;
     uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : c->gpus_per_node;
     if (gpn > nact) gpn = nact;
     w = orr_workload_new(nact, gpn);
@@ -1023,9 +1302,13 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
             eproc *p = &k.p[i];
             if (!p->active || p->grank != gr) continue;
             char label[48];
-            snprintf(label, sizeof label, "rank%u pid%ld", gr, p->pid);
+            if (p->dev >= 0) snprintf(label, sizeof label, "rank%u pid%ld dev%d", gr, p->pid, p->dev);
+            else snprintf(label, sizeof label, "rank%u pid%ld", gr, p->pid);
             uint32_t ri = orr_workload_add_rank(w, gr, 1, label);
             if (lower(&k, p, w, ri, g, &db, err) < 0) goto fail;
+            free(p->r); /* lowered: the ops hold it now (and the budget counted both) */
+            p->r = NULL;
+            p->nr = p->cap_r = 0;
             if (p->oom && !info->oom) {
                 info->oom = 1;
                 info->oom_rank = gr;
@@ -1034,7 +1317,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
             }
         }
     }
-    if (o->dedup) w = dedup(w);
+    if (o->dedup && !k.remote) w = dedup(w); /* a remote wait names its rank: none is folded */
     /* FLOPs: what the kernels that carry a size execute (operator tags and GEMM shapes; kernels
      * sized from launch geometry alone have no FLOP count). Counted in lowering, before deduplication, so
      * over every process; they are the job's per iteration when the run had iteration marks. */

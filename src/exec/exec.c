@@ -100,11 +100,20 @@ typedef struct exec {
     orr_map chan_map;   /* (src * world + dst) << 16 | tag -> p2p_chan */
     orr_err *err;
     int failed;
+    int remote;                   /* some stream waits on another rank's event (ORR_OPF_REMOTE) */
     uint64_t ops_done, ops_total; /* for the progress line */
 } exec;
 
 static void stream_try_start(exec *x, uint32_t r, uint32_t s);
 static void host_run(exec *x, uint32_t r);
+
+/* The rank index of global rank gpu (a remote wait's, checked to exist before the run). */
+static uint32_t remote_rank(const exec *x, uint32_t gpu)
+{
+    for (uint32_t r = 0; r < x->w->nranks; r++)
+        if (x->w->ranks[r].gpu == gpu) return r;
+    return 0;
+}
 static void op_finished(exec *x, uint32_t r, uint32_t i);
 
 static inline orr_op_time *T(exec *x, uint32_t r, uint32_t i) { return &x->out->ranks[r].t[i]; }
@@ -225,10 +234,12 @@ static int host_sync_ready(exec *x, uint32_t r)
     const orr_rank *rk = &x->w->ranks[r];
     if (rs->block == HB_QUEUE) return queue_drained(x, rs, op->stream);
     switch (op->kind) {
-    case ORR_OP_EVENT_SYNC:
-        if (rs->ev_done[op->a] < rs->wait_target[rs->pc]) return 0;
-        if (rs->wait_target[rs->pc] > 0) set_dep(t, ORR_DEP_EVENT, r, rs->ev_done_op[op->a]);
+    case ORR_OP_EVENT_SYNC: { /* on this rank's event, or another's (ORR_OPF_REMOTE) */
+        uint32_t er = op->flags & ORR_OPF_REMOTE ? remote_rank(x, op->dims[0]) : r;
+        if (x->rs[er].ev_done[op->a] < rs->wait_target[rs->pc]) return 0;
+        if (rs->wait_target[rs->pc] > 0) set_dep(t, ORR_DEP_EVENT, er, x->rs[er].ev_done_op[op->a]);
         return 1;
+    }
     case ORR_OP_STREAM_SYNC:
         if (op->stream >= rk->nstreams || !stream_drained(rs, op->stream)) return 0;
         if (rs->streams[op->stream].last_done != NONE) set_dep(t, ORR_DEP_STREAM, r, rs->streams[op->stream].last_done);
@@ -315,7 +326,8 @@ static void host_run(exec *x, uint32_t r)
         case ORR_OP_EVENT_SYNC:
         case ORR_OP_STREAM_SYNC:
         case ORR_OP_DEVICE_SYNC:
-            if (op->kind == ORR_OP_EVENT_SYNC) rs->wait_target[i] = rs->ev_issued[op->a];
+            if (op->kind == ORR_OP_EVENT_SYNC)
+                rs->wait_target[i] = op->flags & ORR_OPF_REMOTE ? op->dims[1] : rs->ev_issued[op->a];
             t->ready_ps = rs->host_ps;
             set_dep(t, ORR_DEP_ISSUE, r, rs->prev_host_op == NONE ? i : rs->prev_host_op);
             if (!host_sync_ready(x, r)) {
@@ -335,7 +347,8 @@ static void host_run(exec *x, uint32_t r)
             if (op->kind != ORR_OP_EVENT_RECORD && op->kind != ORR_OP_STREAM_WAIT)
                 rs->host_ps += x->opts.launch_ps;
             t->issue_ps = rs->host_ps;
-            if (op->kind == ORR_OP_STREAM_WAIT) rs->wait_target[i] = rs->ev_issued[op->a];
+            if (op->kind == ORR_OP_STREAM_WAIT)
+                rs->wait_target[i] = op->flags & ORR_OPF_REMOTE ? op->dims[1] : rs->ev_issued[op->a];
             if (op->kind == ORR_OP_EVENT_RECORD) rs->ev_issued[op->a]++;
             rs->stream_issued[s]++;
             rs->pc = i + 1;
@@ -570,6 +583,12 @@ static void op_finished(exec *x, uint32_t r, uint32_t i)
         rs->ev_done_op[op->a] = i;
         for (uint32_t k = 0; k < x->w->ranks[r].nstreams; k++)
             if (rs->streams[k].wait_event && k != s) stream_try_start(x, r, k);
+        for (uint32_t r2 = 0; x->remote && r2 < x->w->nranks; r2++) { /* other ranks waiting on it */
+            if (r2 == r) continue;
+            for (uint32_t k = 0; k < x->w->ranks[r2].nstreams; k++)
+                if (x->rs[r2].streams[k].wait_event) stream_try_start(x, r2, k);
+            if (x->rs[r2].block == HB_EVENT) wake_host(x, r2);
+        }
     }
     if (st->pending > 0) {
         if (--st->pending > 0) return;
@@ -606,16 +625,20 @@ static void stream_try_start(exec *x, uint32_t r, uint32_t s)
             t->start_ps = now;
             op_finished(x, r, i);
             continue;
-        case ORR_OP_STREAM_WAIT:
-            if (rs->ev_done[op->a] < rs->wait_target[i]) {
+        case ORR_OP_STREAM_WAIT: {
+            /* the event is this rank's, or another's (ORR_OPF_REMOTE) */
+            uint32_t er = op->flags & ORR_OPF_REMOTE ? remote_rank(x, op->dims[0]) : r;
+            const rank_st *es = &x->rs[er];
+            if (es->ev_done[op->a] < rs->wait_target[i]) {
                 st->wait_event = 1;
                 return;
             }
-            if (st->wait_event && rs->wait_target[i] > 0) set_dep(t, ORR_DEP_EVENT, r, rs->ev_done_op[op->a]);
+            if (st->wait_event && rs->wait_target[i] > 0) set_dep(t, ORR_DEP_EVENT, er, es->ev_done_op[op->a]);
             st->wait_event = 0;
             t->start_ps = now;
             op_finished(x, r, i);
             continue;
+        }
         case ORR_OP_KERNEL:
             st->busy = 1;
             if (rs->eng_busy) {
@@ -972,6 +995,14 @@ int orr_execute_on(const orr_workload *w, orr_net *net, const orr_exec_opts *opt
             const orr_op *op = &w->ranks[r].ops[i];
             if ((op->kind == ORR_OP_SEND || op->kind == ORR_OP_RECV) && op->seq > 0xffffu)
                 rc = orr_fail(err, "workload: rank %u op %zu has p2p tag %u (at most 65535)", w->ranks[r].gpu, i, op->seq);
+            if ((op->kind == ORR_OP_STREAM_WAIT || op->kind == ORR_OP_EVENT_SYNC) && (op->flags & ORR_OPF_REMOTE)) {
+                uint32_t pr = 0;
+                while (pr < w->nranks && w->ranks[pr].gpu != op->dims[0]) pr++;
+                if (pr == w->nranks || op->a >= w->ranks[pr].nevents || pr == r)
+                    rc = orr_fail(err, "workload: rank %u op %zu waits on event %u of rank %u, which it does not record",
+                                  w->ranks[r].gpu, i, op->a, op->dims[0]);
+                x.remote = 1;
+            }
         }
     }
     if (rc == 0 && opts->progress) {

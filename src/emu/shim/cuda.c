@@ -206,13 +206,13 @@ EMU_EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, uintptr_t p
 {
     EMU_ENTER("cuPointerGetAttribute");
     if (!data) return ret(CUDA_ERROR_INVALID_VALUE);
-    int dev = emu_is_device_ptr(ptr);
+    int dev = emu_is_device_ptr(ptr), ord = dev ? emu_ptr_device(ptr) : -1; /* the device it was allocated on */
     switch (attribute) {
-    case 1: *(void **)data = dev ? &contexts[emu_device() % (int)sizeof contexts] : NULL; break;
+    case 1: *(void **)data = dev ? &contexts[ord % (int)sizeof contexts] : NULL; break;
     case 2: *(unsigned *)data = dev ? 2u : 1u; break; /* CU_MEMORYTYPE_DEVICE / HOST */
     case 3: *(uintptr_t *)data = dev ? ptr : 0; break;
     case 4: *(uintptr_t *)data = dev ? 0 : ptr; break;
-    case 9: *(int *)data = dev ? emu_device() : -1; break;
+    case 9: *(int *)data = ord; break;
     default: return ret(emu_unimplemented("cuPointerGetAttribute(attribute)", CUDA_ERROR_NOT_SUPPORTED));
     }
     return ret(dev || attribute == 2 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);

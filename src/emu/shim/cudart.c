@@ -282,7 +282,13 @@ static cudaError_t do_copy(void *dst, const void *src, size_t bytes, int kind, i
         else memset(bd, 0, bytes);
     }
     static const char *const names[] = {"h2h", "h2d", "d2h", "d2d"};
-    emu_rec("C %d %s %zu %d", stream, names[kind], bytes, sync);
+    int dd = kind != cudaMemcpyDeviceToHost ? emu_ptr_device((uintptr_t)dst) : -1,
+        sd = kind != cudaMemcpyHostToDevice ? emu_ptr_device((uintptr_t)src) : -1;
+    /* on the default stream, the copy is the device's whose memory it reads (else writes); one
+     * between two devices ("p2p") crosses NVLink */
+    if (stream == 0) emu_rec_device(sd >= 0 ? sd : dd);
+    emu_rec("C %d %s %zu %d", stream, dd >= 0 && sd >= 0 && dd != sd ? "p2p" : names[kind], bytes, sync);
+    emu_rec_device(-1);
     return cudaSuccess;
 }
 
@@ -379,7 +385,7 @@ EMU_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsign
     EMU_ENTER("cudaStreamWaitEvent");
     int si = stream_or_die(s, "cudaStreamWaitEvent"), ei = emu_event_index(e);
     if (ei < 0) return ret(cudaErrorInvalidResourceHandle);
-    emu_rec("SW %d %d", si, ei);
+    emu_rec("SW %d %d", si, ei); /* on an event of another device: the collator joins the two ranks */
     return ret(cudaSuccess);
 }
 
@@ -414,8 +420,9 @@ static cudaError_t event_record(cudaEvent_t e, cudaStream_t s, const char *api)
 {
     int ei = emu_event_index(e);
     if (ei < 0) return cudaErrorInvalidResourceHandle;
-    emu_rec("ER %d %d", ei, stream_or_die(s, api));
-    emu_event_stamp(ei);
+    int si = stream_or_die(s, api);
+    emu_rec("ER %d %d", ei, si);
+    emu_event_stamp(ei, emu_stream_device(si));
     return cudaSuccess;
 }
 
@@ -437,7 +444,10 @@ EMU_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
     EMU_ENTER("cudaEventSynchronize");
     int ei = emu_event_index(e);
     if (ei < 0) return ret(cudaErrorInvalidResourceHandle);
+    int ed = emu_event_device(ei); /* the host waits for the device the event was recorded on */
+    emu_rec_device(ed >= 0 ? ed : emu_device());
     emu_rec("ES %d", ei);
+    emu_rec_device(-1);
     return ret(cudaSuccess);
 }
 
@@ -1115,7 +1125,7 @@ EMU_EXPORT cudaError_t cudaPointerGetAttributes(cuda_pointer_attributes *a, cons
     if (!a) return ret(cudaErrorInvalidValue);
     int dev = emu_is_device_ptr((uintptr_t)p);
     a->type = dev ? 2 : 0;
-    a->device = dev ? emu_device() : -2;
+    a->device = dev ? emu_ptr_device((uintptr_t)p) : -2;
     a->devicePointer = dev ? (void *)p : NULL;
     a->hostPointer = dev ? NULL : (void *)p;
     return ret(cudaSuccess);
@@ -1181,9 +1191,14 @@ EMU_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *s
 EMU_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev, size_t bytes,
                                            cudaStream_t s)
 {
-    (void)dst, (void)src, (void)dst_dev, (void)src_dev;
+    (void)dst, (void)src;
     EMU_ENTER("cudaMemcpyPeerAsync");
-    emu_rec("C %d d2d %zu 0", stream_or_die(s, "cudaMemcpyPeerAsync"), bytes);
+    int si = stream_or_die(s, "cudaMemcpyPeerAsync");
+    if (src_dev < 0 || src_dev >= emu_device_count() || dst_dev < 0 || dst_dev >= emu_device_count())
+        return ret(cudaErrorInvalidDevice);
+    if (si == 0) emu_rec_device(src_dev);
+    emu_rec("C %d %s %zu 0", si, src_dev != dst_dev ? "p2p" : "d2d", bytes);
+    emu_rec_device(-1);
     return ret(cudaSuccess);
 }
 

@@ -28,6 +28,7 @@ typedef struct alloc_rec {
     uint64_t bytes;
     uint32_t buf;
     uint8_t live, backed;
+    uint8_t dev;          /* the device it was allocated on */
 } alloc_rec;
 
 typedef struct kernel_rec {
@@ -53,19 +54,22 @@ static struct {
     pid_t pid;
     /* memory */
     uintptr_t base, top, limit; /* reserved range [base, limit), bump pointer top */
-    uint64_t capacity, used, total;
+    uint64_t capacity, total;
+    uint64_t used[EMU_MAX_DEVICES]; /* allocated, per device (each has the capacity) */
     alloc_rec *allocs;
     size_t nallocs, cap_allocs;
     uint32_t next_buf;
     /* handles */
     unsigned char stream_live[EMU_MAX_STREAMS];
     signed char stream_priority[EMU_MAX_STREAMS];
+    unsigned char stream_dev[EMU_MAX_STREAMS]; /* the device a stream was created on */
+    signed char event_dev[EMU_MAX_EVENTS];     /* the device of an event's last record, -1: none */
     unsigned char event_live[EMU_MAX_EVENTS];
     int64_t event_ns[EMU_MAX_EVENTS]; /* host time at the event's last record, -1: never recorded */
     int64_t host_ns;                  /* host time recorded so far (the trace's H records) */
-    int device, device_count;
+    int device, device_count; /* the device set last (by any thread), the devices the process sees */
+    int rec_dev;          /* the device of the trace's device records ("D", see emu_rec) */
     int last_error;
-    int device_used;      /* a device op has run: the device may no longer change */
     int work_flushed;     /* the first record of device work is on disk (see flush_first_work) */
     int64_t tag;          /* current operator tag from orrery_emu_set_op (-1: none) */
     int64_t ntags;
@@ -87,6 +91,10 @@ static unsigned char stream_handles[EMU_MAX_STREAMS];
 static unsigned char event_handles[EMU_MAX_EVENTS];
 
 static _Thread_local int64_t t_last_leave_ns = -1;
+/* The calling thread's current device (cudaSetDevice is per thread), -1: none set, the one set last
+ * in the process (so helper threads of a one-GPU process work on its GPU); and the device of the
+ * record being written when its caller knows it (emu_rec_device), -1: from the record. */
+static _Thread_local int t_device = -1, t_rec_dev = -1;
 /* The operator hook's own host time before each operator (orrery_emu_op_begin): t_gap_ns is the host
  * time recorded since the hook's last operator ended, t_credit_ns what is still to be taken off. */
 static _Thread_local int64_t t_gap_ns, t_credit_ns;
@@ -180,7 +188,6 @@ static void open_trace(void)
 static void flush_first_work(void)
 {
     pthread_mutex_lock(&E.lock);
-    E.device_used = 1;
     if (!E.work_flushed && E.f) {
         E.work_flushed = 1;
         fflush(E.f);
@@ -193,7 +200,7 @@ static void reset_process_state(void)
     free(E.allocs);
     E.allocs = NULL;
     E.nallocs = E.cap_allocs = 0;
-    E.used = 0;
+    memset(E.used, 0, sizeof E.used);
     if (E.top > E.base) { /* the parent's backed pages: dropped and fenced */
         madvise((void *)E.base, E.top - E.base, MADV_DONTNEED);
         mprotect((void *)E.base, E.top - E.base, PROT_NONE);
@@ -203,7 +210,8 @@ static void reset_process_state(void)
     memset(E.stream_live, 0, sizeof E.stream_live);
     memset(E.event_live, 0, sizeof E.event_live);
     E.device = 0;
-    E.device_used = 0;
+    E.rec_dev = 0;
+    t_device = -1;
     E.work_flushed = 0;
     E.last_error = 0;
     E.tag = -1;
@@ -274,6 +282,7 @@ __attribute__((constructor)) static void emu_init(void)
     const char *nd = getenv("ORRERY_EMU_DEVICES");
     E.device_count = nd && *nd ? atoi(nd) : 1;
     if (E.device_count < 1) E.device_count = 1;
+    if (E.device_count > EMU_MAX_DEVICES) E.device_count = EMU_MAX_DEVICES;
     reserve_address_space();
     open_trace();
     pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
@@ -411,6 +420,25 @@ static int capture_record(const char *line, size_t l)
     return 1;
 }
 
+/* The device a record of device work belongs to, -1 for the others (names, tags, host time,
+ * iteration marks, NCCL group brackets: the process's). Work on a stream is its device's (the
+ * default stream: the current device's); memory, syncs of the device and stream creation are the
+ * current device's; a free, an event sync and NCCL's records say theirs (emu_rec_device). */
+static int record_device(const char *line)
+{
+    if (t_rec_dev >= 0) return t_rec_dev;
+    size_t off, len, t = strcspn(line, " ");
+    int s = record_stream(line, &off, &len);
+    if (s < 0 && t == 2 && !strncmp(line, "SS", 2)) s = atoi(line + 3);
+    if (s > 0 && s < EMU_MAX_STREAMS) return E.stream_dev[s];
+    if (s == 0 || (t == 1 && line[0] == 'A') || (t == 3 && !strncmp(line, "OOM", 3)) ||
+        (t == 2 && (!strncmp(line, "DS", 2) || !strncmp(line, "SC", 2) || !strncmp(line, "NC", 2))))
+        return emu_device();
+    return -1;
+}
+
+void emu_rec_device(int dev) { t_rec_dev = dev; }
+
 void emu_rec(const char *fmt, ...)
 {
     if (!E.f) return;
@@ -425,6 +453,8 @@ void emu_rec(const char *fmt, ...)
         return;
     }
     if (l >= 0 && (size_t)l < sizeof line) {
+        int dev = record_device(line); /* the records that follow "D dev" are that device's */
+        if (dev >= 0 && dev != E.rec_dev) fprintf(E.f, "D %d\n", E.rec_dev = dev);
         fwrite(line, 1, (size_t)l, E.f);
     } else { /* a longer line (a long name) is never device work */
         va_start(ap, fmt);
@@ -576,9 +606,9 @@ int emu_malloc(uint64_t bytes, uintptr_t *addr)
     uint64_t rounded = (bytes + align - 1) / align * align;
     if (rounded == 0) rounded = align;
     E.top = (E.top + align - 1) / align * align;
-    E.device_used = 1;
-    if (E.used + bytes > E.capacity) {
-        emu_rec("OOM %llu %llu", (unsigned long long)bytes, (unsigned long long)E.used);
+    int dev = emu_device();
+    if (E.used[dev] + bytes > E.capacity) {
+        emu_rec("OOM %llu %llu", (unsigned long long)bytes, (unsigned long long)E.used[dev]);
         flush_first_work();
         pthread_mutex_unlock(&E.lock);
         return -1;
@@ -597,11 +627,12 @@ int emu_malloc(uint64_t bytes, uintptr_t *addr)
     a->buf = E.next_buf++;
     a->live = 1;
     a->backed = backed;
+    a->dev = (uint8_t)dev;
     if (backed && mprotect((void *)E.top, rounded, PROT_READ | PROT_WRITE) != 0)
         emu_die("cannot back a device allocation of %llu bytes with host memory: %s", (unsigned long long)bytes,
                 strerror(errno));
     E.top += rounded;
-    E.used += bytes;
+    E.used[dev] += bytes;
     *addr = a->addr;
     emu_rec("A %u %llu", a->buf, (unsigned long long)bytes);
     flush_first_work();
@@ -630,13 +661,15 @@ int emu_free(uintptr_t addr)
         return -1;
     }
     a->live = 0;
-    E.used -= a->bytes;
+    E.used[a->dev] -= a->bytes;
     if (a->backed) { /* addresses are never reused: give the pages back and fence the range again */
         size_t len = (a->bytes + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
         madvise((void *)a->addr, len ? len : PAGE_BYTES, MADV_DONTNEED);
         mprotect((void *)a->addr, len ? len : PAGE_BYTES, PROT_NONE);
     }
+    emu_rec_device(a->dev);
     emu_rec("F %u", a->buf);
+    emu_rec_device(-1);
     pthread_mutex_unlock(&E.lock);
     return 0;
 }
@@ -674,9 +707,24 @@ int emu_is_live(uintptr_t addr, size_t bytes)
     pthread_mutex_unlock(&E.lock);
     return ok;
 }
+int emu_ptr_device(uintptr_t addr)
+{
+    if (!emu_is_device_ptr(addr)) return -1;
+    pthread_mutex_lock(&E.lock);
+    size_t lo = 0, hi = E.nallocs; /* the last allocation starting at or below addr, live or not */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (E.allocs[mid].addr <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    int dev = lo ? E.allocs[lo - 1].dev : -1;
+    pthread_mutex_unlock(&E.lock);
+    return dev;
+}
 uint64_t emu_mem_capacity(void) { return E.capacity; }
 uint64_t emu_mem_total(void) { return E.total; }
-uint64_t emu_mem_used(void) { return E.used; }
+uint64_t emu_mem_used(void) { return E.used[emu_device()]; }
+uint64_t emu_mem_used_on(int dev) { return dev >= 0 && dev < EMU_MAX_DEVICES ? E.used[dev] : 0; }
 
 /* ---- streams and events ---- */
 
@@ -686,6 +734,7 @@ void *emu_stream_create(int priority)
     for (int i = 1; i < EMU_MAX_STREAMS; i++) {
         if (E.stream_live[i]) continue;
         E.stream_live[i] = 1;
+        E.stream_dev[i] = (unsigned char)emu_device();
         E.stream_priority[i] = (signed char)(priority < -100 ? -100 : priority > 100 ? 100 : priority);
         emu_rec("SC %d %d", i, priority);
         pthread_mutex_unlock(&E.lock);
@@ -704,6 +753,11 @@ int emu_stream_index(const void *handle)
     return E.stream_live[i] ? i : -1;
 }
 
+int emu_stream_device(int index)
+{
+    return index > 0 && index < EMU_MAX_STREAMS ? E.stream_dev[index] : emu_device(); /* 0: the current device's */
+}
+
 int emu_stream_priority(int index) { return index > 0 && index < EMU_MAX_STREAMS ? E.stream_priority[index] : 0; }
 
 void emu_stream_destroy(const void *handle)
@@ -719,6 +773,7 @@ void *emu_event_create(void)
         if (E.event_live[i]) continue;
         E.event_live[i] = 1;
         E.event_ns[i] = -1;
+        E.event_dev[i] = -1;
         pthread_mutex_unlock(&E.lock);
         return &event_handles[i];
     }
@@ -733,12 +788,14 @@ int emu_event_index(const void *handle)
     return E.event_live[i] ? i : -1;
 }
 
-void emu_event_stamp(int index)
+void emu_event_stamp(int index, int dev)
 {
     pthread_mutex_lock(&E.lock);
-    if (index >= 0 && index < EMU_MAX_EVENTS) E.event_ns[index] = E.host_ns;
+    if (index >= 0 && index < EMU_MAX_EVENTS) E.event_ns[index] = E.host_ns, E.event_dev[index] = (signed char)dev;
     pthread_mutex_unlock(&E.lock);
 }
+
+int emu_event_device(int index) { return index >= 0 && index < EMU_MAX_EVENTS ? E.event_dev[index] : -1; }
 
 double emu_event_elapsed_ms(int a, int b)
 {
@@ -1012,7 +1069,7 @@ int emu_device_attribute(int attr, int *value)
     case 20: v = 0; break;                   /* compute mode: default */
     case 30: v = 512; break;                 /* surface alignment */
     case 31: case 32: v = 1; break;          /* concurrent kernels, ECC */
-    case 33: v = E.device + 1; break;        /* PCI bus id */
+    case 33: v = emu_device() + 1; break;    /* PCI bus id */
     case 34: case 50: v = 0; break;          /* PCI device id, domain id */
     case 35: v = 0; break;                   /* TCC driver */
     case 36: v = 2619000; break;             /* memory clock, kHz */
@@ -1057,16 +1114,13 @@ int emu_device_attribute(int attr, int *value)
     return 0;
 }
 
-int emu_device(void) { return E.device; }
+int emu_device(void) { return t_device >= 0 ? t_device : E.device; }
 
 void emu_set_device(int dev)
 {
-    if (dev == E.device) return;
-    if (E.device_used)
-        emu_die("cudaSetDevice(%d) after work on device %d: the emulator models one GPU per process "
-                "(run one process per GPU, as torchrun does)", dev, E.device);
+    if (dev < 0 || dev >= E.device_count) return;
+    t_device = dev;
     E.device = dev;
-    emu_rec("D %d", dev);
 }
 int emu_device_count(void) { return E.device_count; }
 

@@ -25,6 +25,8 @@
  * default (legacy) stream; handles 0, 1 (cudaStreamLegacy) and 2 (cudaStreamPerThread) map to it. */
 #define EMU_MAX_STREAMS 255
 #define EMU_MAX_EVENTS 65536
+/* Devices one process may drive (cudaSetDevice): each is its own rank in the collated job. */
+#define EMU_MAX_DEVICES 64
 
 /* Every exported entry point starts with EMU_ENTER("name") and ends with emu_leave(): the core
  * closes the host interval since the previous call (a trace line "H ns") and counts the call. */
@@ -34,6 +36,10 @@ void emu_leave(void);
 
 /* Writes one trace line (printf format; the newline is added). */
 void emu_rec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The device of the records the calling thread writes next, when the record does not say it by its
+ * stream (a free, an event sync, an NCCL communicator's work); -1 when done. A device record of
+ * another device than the last one is preceded by "D dev" in the trace. */
+void emu_rec_device(int dev);
 /* Prints "orrery emulate: <msg>" to stderr and ends the process with status 3: for calls the
  * emulator does not implement and states it cannot represent, which must never pass silently. */
 _Noreturn void emu_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -62,12 +68,17 @@ uint64_t emu_mem_capacity(void);
 /* The device's total memory as the driver reports it (totalGlobalMem, cudaMemGetInfo's total,
  * NVML's total): the catalog's device_mib, or --mem-capacity. At least the capacity. */
 uint64_t emu_mem_total(void);
-uint64_t emu_mem_used(void);
+uint64_t emu_mem_used(void); /* on the current device */
+uint64_t emu_mem_used_on(int dev);
+/* The device of the allocation holding addr (live or freed), -1: not device memory. */
+int emu_ptr_device(uintptr_t addr);
 
 /* Stream and event handles. Index -1: not a handle of ours. */
 void *emu_stream_create(int priority);
 int emu_stream_index(const void *handle);
 int emu_stream_priority(int index);
+/* The device stream index was created on (the default stream, 0: the current device). */
+int emu_stream_device(int index);
 void emu_stream_destroy(const void *handle);
 void *emu_event_create(void);
 int emu_event_index(const void *handle);
@@ -76,7 +87,9 @@ void emu_event_destroy(const void *handle);
  * records); cudaEventElapsedTime gives the difference of two events' times in ms (-1: an event
  * never recorded). Device time is known only in the prediction: this is the host's share, a lower
  * bound of what a GPU would measure. */
-void emu_event_stamp(int index);
+void emu_event_stamp(int index, int dev);
+/* The device of the event's last record (emu_event_stamp), -1: never recorded. */
+int emu_event_device(int index);
 double emu_event_elapsed_ms(int a, int b);
 
 /* CUDA graphs made by stream capture (docs/emulate.md, "CUDA graphs"). While a stream captures,
@@ -143,7 +156,8 @@ int emu_device_attribute(int attr, int *value);
 /* The UUID of emulated device dev, the same from the runtime, the driver and NVML. */
 void emu_device_uuid(int dev, unsigned char uuid[16]);
 
-/* The device the process uses (cudaSetDevice); the emulator models one GPU per process. */
+/* The calling thread's current device (cudaSetDevice; a thread that set none: the one set last in the
+ * process). A process may drive several devices: each becomes its own rank when collated. */
 int emu_device(void);
 void emu_set_device(int dev);
 int emu_device_count(void);

@@ -34,7 +34,9 @@ typedef struct emu_comm {
     int nranks, rank, device;
     unsigned splits; /* splits made from this communicator, for the rendezvous file names */
     int labelled;    /* its process group's name is in the trace ("CN") */
+    struct emu_comm *next, *prev; /* the process's live communicators */
 } emu_comm;
+static emu_comm *live_comms;
 typedef emu_comm *ncclComm_t;
 
 static ncclResult_t done(ncclResult_t r)
@@ -99,16 +101,37 @@ EMU_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *u)
     return done(ncclSuccess);
 }
 
-static emu_comm *comm_new(const char *id, int nranks, int rank)
+/* A communicator's rank on device dev (the current device, or ncclCommInitAll's list): its records
+ * are that device's (emu_rec_device), so a process driving several devices gives each its rank. */
+static emu_comm *comm_new(const char *id, int nranks, int rank, int dev)
 {
     emu_comm *c = calloc(1, sizeof *c);
     if (!c) emu_die("out of host memory");
     snprintf(c->id, sizeof c->id, "%s", id);
     c->nranks = nranks;
     c->rank = rank;
-    c->device = emu_device();
+    c->device = dev;
+    c->next = live_comms;
+    if (live_comms) live_comms->prev = c;
+    live_comms = c;
+    emu_rec_device(dev);
     emu_rec("NC %s %d %d", c->id, nranks, rank);
+    emu_rec_device(-1);
     return c;
+}
+
+static void comm_free(emu_comm *c)
+{
+    if (!c) return;
+    if (c->prev) c->prev->next = c->next;
+    else if (live_comms == c) live_comms = c->next;
+    if (c->next) c->next->prev = c->prev;
+    free(c);
+}
+
+static void id_hex(const ncclUniqueId *u, char id[33])
+{
+    for (int i = 0; i < 16; i++) snprintf(id + 2 * i, 3, "%02x", (unsigned char)u->internal[8 + i]);
 }
 
 static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *u, int rank)
@@ -117,8 +140,8 @@ static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *
     if (memcmp(u->internal, "orrery", 6) != 0)
         emu_die("ncclCommInitRank: the unique id was not made by the emulator's ncclGetUniqueId");
     char id[33];
-    for (int i = 0; i < 16; i++) snprintf(id + 2 * i, 3, "%02x", (unsigned char)u->internal[8 + i]);
-    *comm = comm_new(id, nranks, rank);
+    id_hex(u, id);
+    *comm = comm_new(id, nranks, rank, emu_device());
     return ncclSuccess;
 }
 
@@ -144,25 +167,39 @@ EMU_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, i
     return done(init_rank(comm, nranks, &ids[0], rank));
 }
 
+EMU_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *u);
+
+/* One communicator of ndev ranks, rank i on device devlist[i] (device i without a list), all in this
+ * process: each device is its own rank of the collated job. */
 EMU_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 {
-    (void)comms, (void)ndev, (void)devlist;
     EMU_ENTER("ncclCommInitAll");
-    emu_die("ncclCommInitAll (one process driving several GPUs) is not supported: the emulator models one "
-            "GPU per process");
+    if (!comms || ndev < 1) return done(ncclInvalidArgument);
+    for (int i = 0; i < ndev; i++) {
+        int dev = devlist ? devlist[i] : i;
+        if (dev < 0 || dev >= emu_device_count()) return done(ncclInvalidArgument);
+        for (int j = 0; j < i; j++)
+            if ((devlist ? devlist[j] : j) == dev) return done(ncclInvalidArgument); /* a device twice */
+    }
+    ncclUniqueId u;
+    ncclGetUniqueId(&u);
+    char id[33];
+    id_hex(&u, id);
+    for (int i = 0; i < ndev; i++) comms[i] = comm_new(id, ndev, i, devlist ? devlist[i] : i);
+    return done(ncclSuccess);
 }
 
 EMU_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t c)
 {
     EMU_ENTER("ncclCommDestroy");
-    free(c);
+    comm_free(c);
     return done(ncclSuccess);
 }
 
 EMU_EXPORT ncclResult_t ncclCommAbort(ncclComm_t c)
 {
     EMU_ENTER("ncclCommAbort");
-    free(c);
+    comm_free(c);
     return done(ncclSuccess);
 }
 
@@ -224,6 +261,10 @@ EMU_EXPORT ncclResult_t ncclCommSplit(ncclComm_t c, int color, int key, ncclComm
     (void)config;
     EMU_ENTER("ncclCommSplit");
     if (!c || !out) return done(ncclInvalidArgument);
+    for (const emu_comm *o = live_comms; o; o = o->next)
+        if (o != c && strcmp(o->id, c->id) == 0) /* the rendezvous would wait on this very thread */
+            emu_die("ncclCommSplit: communicator %s has several ranks in this process (ncclCommInitAll, or one "
+                    "rank per device): splitting it is not modelled yet", c->id);
     unsigned seq = c->splits++;
     char path[700], tmp[720];
     snprintf(path, sizeof path, "%s/split-%s-%u-%d.txt", emu_dir(), c->id, seq, c->rank);
@@ -272,7 +313,7 @@ EMU_EXPORT ncclResult_t ncclCommSplit(ncclComm_t c, int color, int key, ncclComm
     uint64_t h2 = (h ^ 0x5bd1e995u) * 0x9e3779b97f4a7c15ull;
     char id[33];
     snprintf(id, sizeof id, "%016llx%016llx", (unsigned long long)h, (unsigned long long)h2);
-    *out = comm_new(id, n, mine);
+    *out = comm_new(id, n, mine, c->device);
     return done(ncclSuccess);
 }
 
@@ -292,7 +333,9 @@ static ncclResult_t coll(const char *api, const char *op, size_t count, int dt, 
     if (!c || dtype_bytes(dt) == 0) return ncclInvalidArgument;
     if (root >= c->nranks) return ncclInvalidArgument;
     label(c);
+    emu_rec_device(c->device); /* the communicator's device, whatever the current one */
     emu_rec("CO %d %s %s %zu %d %d", stream_of(s, api), c->id, op, count, dtype_bytes(dt), root);
+    emu_rec_device(-1);
     return ncclSuccess;
 }
 
@@ -413,7 +456,9 @@ static ncclResult_t p2p(const char *api, const char *kind, const void *buf, size
         }
         t_recvs[t_nrecvs++] = (pending_recv){(void *)buf, bytes};
     }
+    emu_rec_device(c->device);
     emu_rec("%s %d %s %d %zu %d", kind, stream_of(s, api), c->id, peer, count, dtype_bytes(dt));
+    emu_rec_device(-1);
     return ncclSuccess;
 }
 

@@ -256,11 +256,12 @@ typedef struct {
     unsigned long long total, reserved, free, used;
 } nvml_memory_v2;
 
-/* free as cudaMemGetInfo gives it; used: the rest of the total (the CUDA context's share too) */
-static void memory(unsigned long long *total, unsigned long long *free_b, unsigned long long *used)
+/* free as cudaMemGetInfo gives it on device d (this process's allocations there); used: the rest of
+ * the total (the CUDA context's share too) */
+static void memory(int d, unsigned long long *total, unsigned long long *free_b, unsigned long long *used)
 {
     *total = emu_mem_total();
-    *free_b = emu_mem_capacity() - emu_mem_used();
+    *free_b = emu_mem_capacity() - emu_mem_used_on(d);
     *used = *total - *free_b;
 }
 
@@ -268,7 +269,7 @@ EMU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(void *h, nvml_memory *m)
 {
     EMU_ENTER("nvmlDeviceGetMemoryInfo");
     if (device_index(h) < 0 || !m) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    memory(&m->total, &m->free, &m->used);
+    memory(device_index(h), &m->total, &m->free, &m->used);
     return ret(NVML_SUCCESS);
 }
 
@@ -276,7 +277,7 @@ EMU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(void *h, nvml_memory_v2 *m)
 {
     EMU_ENTER("nvmlDeviceGetMemoryInfo_v2");
     if (device_index(h) < 0 || !m) return ret(NVML_ERROR_INVALID_ARGUMENT);
-    memory(&m->total, &m->free, &m->used);
+    memory(device_index(h), &m->total, &m->free, &m->used);
     m->reserved = 0;
     return ret(NVML_SUCCESS);
 }
@@ -404,12 +405,13 @@ static nvmlReturn_t processes(void *h, unsigned *count, void *infos, int v1)
 {
     int d = device_index(h);
     if (d < 0 || !count) return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned n = d == emu_device() ? 1 : 0, cap = *count;
+    /* this process, on its current device and on any other it holds memory on */
+    unsigned n = d == emu_device() || emu_mem_used_on(d) > 0 ? 1 : 0, cap = *count;
     *count = n;
     if (n > cap) return NVML_ERROR_INSUFFICIENT_SIZE;
     if (n && !infos) return NVML_ERROR_INVALID_ARGUMENT;
-    if (n && v1) *(nvml_process_info_v1 *)infos = (nvml_process_info_v1){(unsigned)getpid(), emu_mem_used()};
-    else if (n) *(nvml_process_info *)infos = (nvml_process_info){(unsigned)getpid(), emu_mem_used(), 0xffffffffu, 0xffffffffu};
+    if (n && v1) *(nvml_process_info_v1 *)infos = (nvml_process_info_v1){(unsigned)getpid(), emu_mem_used_on(d)};
+    else if (n) *(nvml_process_info *)infos = (nvml_process_info){(unsigned)getpid(), emu_mem_used_on(d), 0xffffffffu, 0xffffffffu};
     return NVML_SUCCESS;
 }
 
