@@ -101,16 +101,32 @@ typedef struct collator {
     int remote;              /* a stream waits on an event of another device of its process */
     uint64_t mem_bytes;      /* the memory the traces read so far will take, estimated (mem_charge) */
     uint64_t mem_budget;     /* at most this (ORR_EMU_MAX_BYTES, ORRERY_EMU_MAX_BYTES) */
+    orr_map comm_map;        /* hash of a communicator id -> its index (the first id of that hash) */
+    orr_map api_map;         /* hash of an entry point's name -> its index in info->apis */
 } collator;
+
+/* FNV-1a of a name: the collator's tables are looked up by it, so that a trace naming a million
+ * communicators or entry points costs a million lookups, not a million scans of the table. */
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
 
 static uint32_t comm_index(collator *k, const char *id)
 {
-    for (size_t i = 0; i < k->nc; i++)
-        if (strcmp(k->c[i].id, id) == 0) return (uint32_t)i;
+    uint64_t h = name_hash(id);
+    uint32_t *v = orr_map_get(&k->comm_map, h);
+    if (v && strcmp(k->c[*v].id, id) == 0) return *v;
+    if (v) /* another id of the same 64-bit hash: the table the slow way */
+        for (size_t i = 0; i < k->nc; i++)
+            if (strcmp(k->c[i].id, id) == 0) return (uint32_t)i;
     ecomm c;
     memset(&c, 0, sizeof c);
     snprintf(c.id, sizeof c.id, "%s", id);
     ORR_PUSH(k->c, k->nc, k->cap_c, c);
+    if (!v) orr_map_put(&k->comm_map, h, (uint32_t)(k->nc - 1));
     return (uint32_t)(k->nc - 1);
 }
 
@@ -173,15 +189,24 @@ static int mem_charge(collator *k, const eproc *p, uint64_t bytes, orr_err *err)
 }
 
 /* The info's entry for an entry point, added the first time. */
-static orr_emu_api *api_entry(orr_emu_info *in, const char *name)
+static orr_emu_api *api_entry(collator *k, const char *name)
 {
+    orr_emu_info *in = k->info;
+    uint64_t h = name_hash(name);
+    uint32_t *v = orr_map_get(&k->api_map, h);
+    if (v && strcmp(in->apis[*v].name, name) == 0) return &in->apis[*v];
     size_t i = 0;
-    while (i < in->napis && strcmp(in->apis[i].name, name) != 0) i++;
+    if (v) /* another name of the same hash */
+        while (i < in->napis && strcmp(in->apis[i].name, name) != 0) i++;
+    else
+        i = in->napis;
     if (i == in->napis) {
-        in->apis = orr_xrealloc(in->apis, (in->napis + 1) * sizeof *in->apis);
+        if ((in->napis & (in->napis - 1)) == 0) /* 0, 1, 2, 4, ...: the table doubles */
+            in->apis = orr_xrealloc(in->apis, (in->napis ? 2 * in->napis : 1) * sizeof *in->apis);
         memset(&in->apis[i], 0, sizeof in->apis[i]);
         snprintf(in->apis[i].name, sizeof in->apis[i].name, "%s", name);
         in->napis++;
+        if (!v) orr_map_put(&k->api_map, h, (uint32_t)i);
     }
     return &in->apis[i];
 }
@@ -351,11 +376,11 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         return 0;
     } else if (strcmp(tok, "S") == 0) {
         NEED(sscanf(rest, "%63s %llu", str2, &u1) == 2, "expected S <entry point> <calls>");
-        api_entry(k->info, str2)->calls += u1;
+        api_entry(k, str2)->calls += u1;
         return 0;
     } else if (strcmp(tok, "U") == 0) {
         NEED(sscanf(rest, "%63s", str2) == 1, "expected U <entry point>");
-        orr_emu_api *a = api_entry(k->info, str2);
+        orr_emu_api *a = api_entry(k, str2);
         if (!a->unimplemented) p->unimplemented++;
         a->unimplemented = 1;
         return 0;
@@ -735,21 +760,34 @@ static int assign_ranks(collator *k, uint32_t nact, orr_err *err)
         for (size_t i = 0; i < k->np; i++)
             if (k->p[i].active) k->p[i].grank = 0;
     } else {
-        /* the first communicator (in trace order) that every active process belongs to */
+        /* the first communicator (in trace order) that every active process belongs to: each process
+         * counted once per communicator of nact ranks it joined, in one pass over the memberships */
         int found = 0;
-        for (size_t ci = 0; ci < k->nc && !found; ci++) {
-            uint32_t have = 0;
+        uint32_t *have = orr_xcalloc(k->nc ? k->nc : 1, sizeof *have);
+        uint32_t *last = orr_xmalloc((k->nc ? k->nc : 1) * sizeof *last);
+        for (size_t ci = 0; ci < k->nc; ci++) last[ci] = UINT32_MAX;
+        for (size_t i = 0; i < k->np; i++) {
+            if (!k->p[i].active) continue;
+            for (size_t m = 0; m < k->p[i].nmem; m++) {
+                const emember *e = &k->p[i].mem[m];
+                if (e->nranks == nact && last[e->comm] != (uint32_t)i) last[e->comm] = (uint32_t)i, have[e->comm]++;
+            }
+        }
+        size_t first = 0;
+        while (first < k->nc && have[first] != nact) first++;
+        if (first < k->nc) {
+            found = 1;
             for (size_t i = 0; i < k->np; i++) {
                 if (!k->p[i].active) continue;
                 for (size_t m = 0; m < k->p[i].nmem; m++)
-                    if (k->p[i].mem[m].comm == ci && k->p[i].mem[m].nranks == nact) {
+                    if (k->p[i].mem[m].comm == first && k->p[i].mem[m].nranks == nact) {
                         k->p[i].grank = k->p[i].mem[m].rank;
-                        have++;
                         break;
                     }
             }
-            found = have == nact;
         }
+        free(have);
+        free(last);
         if (!found && devices && order_by_device(k, all_env) == 0) found = 1;
         if (!found)
             return orr_fail(err, "emulation traces in %s: %u processes used a GPU but neither RANK is set in their "
@@ -787,66 +825,76 @@ static orr_comm_role comm_role(const ecomm *c, uint32_t world)
     return c->nranks == world && world > 1 ? ORR_ROLE_DP : ORR_ROLE_OTHER;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The communicators as groups: their rank counts agree across the memberships, every rank joined once
+ * by a process that did GPU work. Two passes over all memberships, whatever the number of
+ * communicators (a pass per communicator was quadratic in a trace that names many). */
 static int build_comms(collator *k, orr_workload *w, orr_err *err)
 {
-    for (size_t ci = 0; ci < k->nc; ci++) {
+    int rc = 0;
+    size_t *joined = orr_xcalloc(k->nc ? k->nc : 1, sizeof *joined);
+    for (size_t ci = 0; ci < k->nc; ci++) k->c[ci].nranks = 0;
+    for (size_t i = 0; i < k->np && rc == 0; i++)
+        for (size_t m = 0; m < k->p[i].nmem && rc == 0; m++) {
+            const emember *e = &k->p[i].mem[m];
+            ecomm *c = &k->c[e->comm];
+            if (c->nranks && c->nranks != e->nranks)
+                rc = orr_fail(err, "emulation trace %s: communicator %s has %u ranks here and %u elsewhere",
+                              k->p[i].path, c->id, e->nranks, c->nranks);
+            c->nranks = e->nranks;
+            joined[e->comm]++;
+        }
+    for (size_t ci = 0; ci < k->nc && rc == 0; ci++) {
         ecomm *c = &k->c[ci];
-        c->nranks = 0;
-        for (size_t i = 0; i < k->np; i++)
-            for (size_t m = 0; m < k->p[i].nmem; m++)
-                if (k->p[i].mem[m].comm == ci) {
-                    if (c->nranks && c->nranks != k->p[i].mem[m].nranks)
-                        return orr_fail(err, "emulation trace %s: communicator %s has %u ranks here and %u elsewhere",
-                                        k->p[i].path, c->id, k->p[i].mem[m].nranks, c->nranks);
-                    c->nranks = k->p[i].mem[m].nranks;
-                }
         if (c->nranks == 0)
-            return orr_fail(err, "emulation traces in %s: communicator %s is used but never created", k->dir, c->id);
-        size_t joined = 0; /* each rank is one process's membership: more ranks than those cannot all join */
-        for (size_t i = 0; i < k->np; i++)
-            for (size_t m = 0; m < k->p[i].nmem; m++) joined += k->p[i].mem[m].comm == ci;
-        if (c->nranks > joined)
-            return orr_fail(err, "emulation traces in %s: communicator %s has %u ranks and %zu of them never "
-                                 "joined (a process of the job was not traced?)",
-                            k->dir, c->id, c->nranks, (size_t)c->nranks - joined);
-        c->grank = orr_xmalloc(c->nranks * sizeof *c->grank);
-        for (uint32_t r = 0; r < c->nranks; r++) c->grank[r] = UINT32_MAX;
-        for (size_t i = 0; i < k->np; i++)
-            for (size_t m = 0; m < k->p[i].nmem; m++) {
-                const emember *e = &k->p[i].mem[m];
-                if (e->comm != ci) continue;
-                if (!k->p[i].active)
-                    return orr_fail(err, "emulation trace %s: joined communicator %s but did no GPU work", k->p[i].path,
-                                    c->id);
-                if (c->grank[e->rank] != UINT32_MAX)
-                    return orr_fail(err, "emulation trace %s: rank %u of communicator %s is claimed twice", k->p[i].path,
-                                    e->rank, c->id);
+            rc = orr_fail(err, "emulation traces in %s: communicator %s is used but never created", k->dir, c->id);
+        else if (c->nranks > joined[ci]) /* each rank is one process's membership */
+            rc = orr_fail(err, "emulation traces in %s: communicator %s has %u ranks and %zu of them never "
+                               "joined (a process of the job was not traced?)",
+                          k->dir, c->id, c->nranks, (size_t)c->nranks - joined[ci]);
+        else {
+            c->grank = orr_xmalloc(c->nranks * sizeof *c->grank);
+            for (uint32_t r = 0; r < c->nranks; r++) c->grank[r] = UINT32_MAX;
+        }
+    }
+    free(joined);
+    for (size_t i = 0; i < k->np && rc == 0; i++)
+        for (size_t m = 0; m < k->p[i].nmem && rc == 0; m++) {
+            const emember *e = &k->p[i].mem[m];
+            ecomm *c = &k->c[e->comm];
+            if (!k->p[i].active)
+                rc = orr_fail(err, "emulation trace %s: joined communicator %s but did no GPU work", k->p[i].path, c->id);
+            else if (c->grank[e->rank] != UINT32_MAX)
+                rc = orr_fail(err, "emulation trace %s: rank %u of communicator %s is claimed twice", k->p[i].path,
+                              e->rank, c->id);
+            else
                 c->grank[e->rank] = k->p[i].grank;
-            }
+        }
+    for (size_t ci = 0; ci < k->nc && rc == 0; ci++) {
+        ecomm *c = &k->c[ci];
         uint32_t *members = orr_xmalloc(c->nranks * sizeof *members);
-        for (uint32_t r = 0; r < c->nranks; r++) {
-            if (c->grank[r] == UINT32_MAX) {
-                free(members);
-                return orr_fail(err, "emulation traces in %s: rank %u of communicator %s (%u ranks) never joined (a "
-                                     "process of the job was not traced?)",
-                                k->dir, r, c->id, c->nranks);
-            }
+        for (uint32_t r = 0; r < c->nranks && rc == 0; r++) {
+            if (c->grank[r] == UINT32_MAX)
+                rc = orr_fail(err, "emulation traces in %s: rank %u of communicator %s (%u ranks) never joined (a "
+                                   "process of the job was not traced?)",
+                              k->dir, r, c->id, c->nranks);
             members[r] = c->grank[r];
         }
-        /* ascending, as groups keep them */
-        for (uint32_t a = 1; a < c->nranks; a++)
-            for (uint32_t b = a; b > 0 && members[b - 1] > members[b]; b--) {
-                uint32_t t = members[b];
-                members[b] = members[b - 1];
-                members[b - 1] = t;
-            }
-        char label[32];
-        if (c->label[0]) snprintf(label, sizeof label, "%s", c->label);
-        else snprintf(label, sizeof label, "comm%zu", ci);
-        c->group = orr_workload_add_group(w, comm_role(c, w->world_size), members, c->nranks, label);
+        if (rc == 0) {
+            qsort(members, c->nranks, sizeof *members, cmp_u32); /* ascending, as groups keep them */
+            char label[32];
+            if (c->label[0]) snprintf(label, sizeof label, "%s", c->label);
+            else snprintf(label, sizeof label, "comm%zu", ci);
+            c->group = orr_workload_add_group(w, comm_role(c, w->world_size), members, c->nranks, label);
+        }
         free(members);
     }
-    return 0;
+    return rc;
 }
 
 /* Host <-> device copies cross PCIe: 24 GB/s, what a pinned cudaMemcpy reaches on a PCIe Gen4 x16
@@ -1252,6 +1300,8 @@ static void collator_free(collator *k)
     free(k->p);
     for (size_t i = 0; i < k->nc; i++) free(k->c[i].grank);
     free(k->c);
+    orr_map_free(&k->comm_map);
+    orr_map_free(&k->api_map);
 }
 
 orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr_cluster *c, orr_emu_info *info,
