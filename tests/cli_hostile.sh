@@ -18,6 +18,12 @@ expect 2 "--gbs 4294967288 (training.gbs): 536870911 micro-batches" "$ORR" predi
 # a sequence whose kernel times would overflow the clock (MFU 5723% before)
 expect 2 "--seq 4294967295 (training.seq): at most 16777216 tokens" "$ORR" predict $M --seq 4294967295
 expect 2 "tokens per micro-batch" "$ORR" predict $M --seq 16777216 --mbs 64 --gbs 512
+# a model of absurd width: its kernels take days, the iteration passes the 2^62 ps clock; refused
+# there (it used to overflow the clock and report a deadlock), and its optimizer step is not split
+# into billions of launches on the way
+printf 'model: {layers: 7, hidden: 184320000, heads: 96, ffn: 737280000, vocab: 131072, seq: 4096}\n' > wide.yaml
+expect 2 "runs past 53 days of simulated time" "$ORR" predict wide.yaml --gpu H100 --gpus 2304 --tp 8 --pp 6 --mbs 1 \
+    --gbs 1152 --sp --dist-opt
 # a packet-level fabric too large to route, refused before the workload of every GPU is built
 expect 2 "--gpus 65536 with --net packet: a fabric of this many GPUs needs routing tables" \
     "$ORR" predict --model gpt3-125m --gpu H100 --gpus 65536 --net packet --gbs 65536

@@ -32,7 +32,11 @@ typedef struct orr_engine {
      * not schedule events. NULL: none. */
     void (*tick_fn)(void *ctx, const struct orr_engine *e);
     void *tick_ctx;
+    /* Set when an event was due after ORR_ENGINE_MAX_PS: the run stopped there (the caller reports it;
+     * durations are capped far below it, so now + a duration never overflows the int64 clock). */
+    int overflow;
 } orr_engine;
+#define ORR_ENGINE_MAX_PS (INT64_C(1) << 62) /* about 53 days of simulated time */
 #define ORR_ENGINE_TICK_EVENTS 16384
 
 void orr_engine_init(orr_engine *e);

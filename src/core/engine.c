@@ -64,6 +64,10 @@ uint64_t orr_engine_run(orr_engine *e)
 {
     uint64_t start = e->events_run, ran = 0;
     while (e->n) {
+        if (e->heap[0].t_ps > ORR_ENGINE_MAX_PS) { /* the clock's end: stop, the caller says so */
+            e->overflow = 1;
+            break;
+        }
         orr_event ev = pop(e);
         e->now_ps = ev.t_ps;
         ev.fn(ev.ctx, ev.arg);

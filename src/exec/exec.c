@@ -1013,8 +1013,12 @@ int orr_execute_on(const orr_workload *w, orr_net *net, const orr_exec_opts *opt
     if (rc == 0) {
         for (uint32_t r = 0; r < w->nranks; r++) orr_engine_at(x.eng, 0, host_resume_ev, &x, r);
         do orr_engine_run(x.eng);
-        while (!x.failed && lift_queue_blocks(&x) > 0);
+        while (!x.failed && !x.eng->overflow && lift_queue_blocks(&x) > 0);
         if (x.failed) rc = -1;
+        else if (x.eng->overflow)
+            rc = orr_fail(err, "simulation: the iteration runs past %.0f days of simulated time (the 2^62 ps "
+                               "clock); a kernel or transfer of this job takes days: check the model's dimensions "
+                               "and the batch", (double)ORR_ENGINE_MAX_PS / ORR_PS_PER_S / 86400.0);
         else rc = check_finished(&x);
         orr_progress_done(opts->progress);
     }

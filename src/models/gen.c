@@ -1633,6 +1633,8 @@ static void param_gather_prefetch(gen *G)
         }
 }
 
+#define GEN_MAX_ADAM_LAUNCHES 1024u /* optimizer_step: multi-tensor-apply launches at most */
+
 static void optimizer_step(gen *G)
 {
     ctx cx = {ORR_PHASE_OPTIM, ORR_NO_LAYER, ORR_NO_MB, 0};
@@ -1652,9 +1654,12 @@ static void optimizer_step(gen *G)
             gen_coll(G, &cx, S_COMPUTE, "found_inf_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_OTHER, 4.0);
     }
     /* Adam on fp32 master weights: read param, grad, m, v (16 B), write param, m, v (12 B) and the
-     * half-precision copy (2 B): 30 bytes per parameter, in multi-tensor-apply launches of ~50M. */
-    uint32_t launches = (uint32_t)ceil(local / 5e7);
-    if (launches < 1) launches = 1;
+     * half-precision copy (2 B): 30 bytes per parameter, in multi-tensor-apply launches of ~50M; at
+     * most GEN_MAX_ADAM_LAUNCHES of them (5.1e10 parameters on one GPU, 600 GB of optimizer state, no
+     * GPU holds: a hostile model's launches would otherwise be billions of ops, and beyond 2^32 the
+     * count's conversion undefined). */
+    double nl = ceil(local / 5e7);
+    uint32_t launches = nl < 1.0 ? 1u : nl > GEN_MAX_ADAM_LAUNCHES ? GEN_MAX_ADAM_LAUNCHES : (uint32_t)nl;
     uint32_t tmp0 = UINT32_MAX;
     if (G->rp->optimizer_temps) G->rp->optimizer_temps(G, &cx, 1, &tmp0);
     for (uint32_t i = 0; i < launches; i++)

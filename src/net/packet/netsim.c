@@ -316,6 +316,14 @@ int orr_netsim_run_with(const orr_topo *t, const orr_packet_config *cfg, const c
     orr_engine_run(&e);
     orr_progress_done(cfg->progress);
     double t2 = now_s();
+    if (e.overflow) {
+        orr_netsim_result_free(r);
+        orr_packet_sim_free(s);
+        orr_engine_free(&e);
+        return orr_fail(err, "%s: the simulation ran past %.0f days of simulated time (the 2^62 ps clock); set "
+                             "SIMULATOR_STOP_TIME or check the flows' sizes and start times",
+                        flows_path, (double)ORR_ENGINE_MAX_PS / ORR_PS_PER_S / 86400.0);
+    }
 
     uint32_t nfin;
     const uint32_t *fin = orr_packet_finished(s, &nfin);
