@@ -120,7 +120,7 @@ const char *orr_emu_default_lib_dir(void);
  * simulated time of each event record the program made, in record order:
  *   orrery-live 1
  *   N <rank> <device> <records>
- *   E <rank> <device> <record number from 1> <simulated ps> <the emulator's event index>
+ *   E <rank> <device> <record number from 1> <simulated ps> <the emulator's stream index>
  * Refuses a run whose processes cannot be told apart in a second run (several without distinct
  * RANK). *records gets the number of records timed. */
 int orr_emu_live_write(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,

@@ -417,7 +417,7 @@ int orr_emu_live_write(const orr_emu_opts *eo, const orr_gpu *g, const orr_clust
                 const orr_op *op = &rk->ops[i];
                 if (op->kind != ORR_OP_EVENT_RECORD || !op->seq || op->dims[0] < 1 || op->dims[0] > 64) continue;
                 orr_buf_printf(&b, "E %ld %u %u %lld %u\n", info.rank_env[r], op->dims[0] - 1, op->seq,
-                               (long long)x.ranks[r].t[i].end_ps, op->a);
+                               (long long)x.ranks[r].t[i].end_ps, op->stream);
                 (*records)++;
             }
         }
@@ -454,7 +454,7 @@ int orr_emu_live_check(const orr_emu_opts *eo, const orr_gpu *g, const orr_clust
         if (strcmp(want.s ? want.s : "", got.s ? got.s : "") != 0) {
             for (size_t i = 0; i < want.n; i++) if (want.s[i] == '\n') want.s[i] = ';';
             for (size_t i = 0; i < got.n; i++) if (got.s[i] == '\n') got.s[i] = ';';
-            rc = orr_fail(err, "--live: the second run made different event records than the first (records per "
+            rc = orr_fail(err, "--live: the program's event records differ between runs (records per "
                                "process and device, as N <RANK> <device> <records>: first run \"%.120s\", second "
                                "\"%.120s\"); --live needs a program "
                                "whose sequence of event records is the same in every run",

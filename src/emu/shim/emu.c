@@ -91,7 +91,9 @@ static struct {
     long live_rank;                      /* this process's RANK (-1: none), the file's key */
     uint32_t live_n[EMU_MAX_DEVICES];    /* records the first run made on the device */
     int64_t *live_ps[EMU_MAX_DEVICES];   /* [record number - 1]: simulated ps, -1: not in the file */
-    int32_t *live_ev[EMU_MAX_DEVICES];   /* [record number - 1]: the event the first run recorded */
+    int32_t *live_st[EMU_MAX_DEVICES];   /* [record number - 1]: the stream the first run recorded on
+                                          * (event indices are not kept: PyTorch's helper threads free
+                                          * events at times that differ between runs) */
     uint32_t live_seq[EMU_MAX_DEVICES];  /* records made so far */
     int64_t event_sim_ps[EMU_MAX_EVENTS]; /* simulated time of the event's last record, -1: none */
 } E = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .device_count = 1, .tag = -1};
@@ -460,8 +462,8 @@ void emu_rec_device(int dev) { t_rec_dev = dev; }
  * same twice, and no time can be given. */
 static void live_record(const char *args)
 {
-    int ei = -1, dev = E.rec_dev;
-    if (sscanf(args, "%d", &ei) != 1 || ei < 0 || ei >= EMU_MAX_EVENTS || dev < 0 || dev >= EMU_MAX_DEVICES) return;
+    int ei = -1, si = -1, dev = E.rec_dev;
+    if (sscanf(args, "%d %d", &ei, &si) != 2 || ei < 0 || ei >= EMU_MAX_EVENTS || dev < 0 || dev >= EMU_MAX_DEVICES) return;
     uint32_t seq = ++E.live_seq[dev];
     char who[40];
     if (E.live_rank < 0) snprintf(who, sizeof who, "this process (no RANK)");
@@ -470,10 +472,10 @@ static void live_record(const char *args)
         emu_die("--live: %s made %u event records on device %d in the first run and more in the second: the "
                 "program's event records differ between runs, and --live needs the same sequence", who,
                 E.live_n[dev], dev);
-    if (E.live_ev[dev][seq - 1] != ei)
-        emu_die("--live: %s's event record %u on device %d was of event %d in the first run and of event %d in the "
+    if (E.live_st[dev][seq - 1] != si)
+        emu_die("--live: %s's event record %u on device %d was on stream %d in the first run and on stream %d in the "
                 "second: the program's event records differ between runs, and --live needs the same sequence", who,
-                seq, dev, E.live_ev[dev][seq - 1], ei);
+                seq, dev, E.live_st[dev][seq - 1], si);
     E.event_sim_ps[ei] = E.live_ps[dev][seq - 1];
 }
 
@@ -499,14 +501,14 @@ static void live_load(const char *path)
             if (r != E.live_rank || d >= EMU_MAX_DEVICES || n == 0 || n > (1u << 28)) continue;
             E.live_n[d] = n;
             free(E.live_ps[d]);
-            free(E.live_ev[d]);
+            free(E.live_st[d]);
             E.live_ps[d] = malloc(n * sizeof *E.live_ps[d]);
-            E.live_ev[d] = malloc(n * sizeof *E.live_ev[d]);
-            if (!E.live_ps[d] || !E.live_ev[d]) emu_die("--live: out of memory for %u event times", n);
-            for (unsigned i = 0; i < n; i++) E.live_ps[d][i] = -1, E.live_ev[d][i] = -1;
+            E.live_st[d] = malloc(n * sizeof *E.live_st[d]);
+            if (!E.live_ps[d] || !E.live_st[d]) emu_die("--live: out of memory for %u event times", n);
+            for (unsigned i = 0; i < n; i++) E.live_ps[d][i] = -1, E.live_st[d][i] = -1;
         } else if (line[0] == 'E' && sscanf(line + 1, "%ld %u %u %lld %d", &r, &d, &n, &ps, &ev) == 5) {
             if (r == E.live_rank && d < EMU_MAX_DEVICES && n >= 1 && n <= E.live_n[d])
-                E.live_ps[d][n - 1] = ps, E.live_ev[d][n - 1] = ev;
+                E.live_ps[d][n - 1] = ps, E.live_st[d][n - 1] = ev;
         } else {
             emu_die("--live: %s: unreadable line \"%.60s\"", path, line);
         }
