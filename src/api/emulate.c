@@ -289,20 +289,30 @@ int orr_emu_profile_store(const char *trace_dir, const char *gpu, const char *db
     return rc;
 }
 
-int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
-                        uint64_t device_bytes, orr_prediction *p, orr_emu_info *info, orr_err *err)
+/* Estimates and runs a collated workload as `orrery emulate` predicts it (the analytic network, the
+ * launch cost and queue, the capacity the program saw). */
+static int emu_execute(const orr_emu_opts *eo, orr_workload *w, const orr_gpu *g, const orr_cluster *c,
+                       int64_t launch_ps, uint64_t device_bytes, orr_exec_result *x, orr_err *err)
 {
-    memset(p, 0, sizeof *p);
-    p->w = orr_emu_collate(eo, g, c, info, err);
-    if (!p->w) return -1;
-    orr_estimate_workload(p->w, g);
+    orr_estimate_workload(w, g);
     uint64_t cap = device_bytes > g->runtime_reserved_bytes ? device_bytes - g->runtime_reserved_bytes : 0;
     orr_exec_opts opts = {.net = ORR_NET_ANALYTIC, .launch_ps = launch_ps,
                           .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH, .mem_capacity_bytes = cap, .mem_caching = 0,
                           .progress = eo->progress};
     orr_cluster cl = *c;
     if (eo->gpus_per_node) cl.gpus_per_node = eo->gpus_per_node;
-    if (orr_execute(p->w, g, &cl, &opts, &p->x, err) < 0) {
+    return orr_execute(w, g, &cl, &opts, x, err);
+}
+
+int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
+                        uint64_t device_bytes, orr_prediction *p, orr_emu_info *info, orr_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->w = orr_emu_collate(eo, g, c, info, err);
+    if (!p->w) return -1;
+    orr_cluster cl = *c;
+    if (eo->gpus_per_node) cl.gpus_per_node = eo->gpus_per_node;
+    if (emu_execute(eo, p->w, g, c, launch_ps, device_bytes, &p->x, err) < 0) {
         orr_prediction_free(p);
         return -1;
     }
@@ -397,16 +407,9 @@ int orr_emu_live_write(const orr_emu_opts *eo, const orr_gpu *g, const orr_clust
         orr_emu_info_free(&info);
         return -1;
     }
-    orr_estimate_workload(w, g);
-    uint64_t cap = device_bytes > g->runtime_reserved_bytes ? device_bytes - g->runtime_reserved_bytes : 0;
-    orr_exec_opts opts = {.net = ORR_NET_ANALYTIC, .launch_ps = launch_ps,
-                          .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH, .mem_capacity_bytes = cap, .mem_caching = 0,
-                          .progress = eo->progress};
-    orr_cluster cl = *c;
-    if (eo->gpus_per_node) cl.gpus_per_node = eo->gpus_per_node;
     orr_exec_result x;
     memset(&x, 0, sizeof x);
-    int rc = orr_execute(w, g, &cl, &opts, &x, err);
+    int rc = emu_execute(eo, w, g, c, launch_ps, device_bytes, &x, err);
     if (rc == 0) {
         orr_buf b = {0};
         orr_buf_puts(&b, "orrery-live 1\n");
