@@ -49,6 +49,31 @@ if [ -x "$BIN/streams" ]; then
     "$ORR" emulate -- "$BIN/graphs" --overflow > "$TMP/e" 2>&1; rc=$?
     [ $rc -ne 0 ] && grep -q "capture recorded more than 1000000 operations (EMU_GRAPH_MAX_RECORDS" "$TMP/e" \
         && grep -q "exited with status 3" "$TMP/e" && ok || bad "graphs --overflow (rc $rc): $(cat "$TMP/e")"
+    # --live (docs/emulate.md "Live time"): the program's own event timing of its GEMM loop, printed
+    # by the second run, is the simulated time: within 2% of the predicted (whole-program) time
+    "$ORR" emulate --live --json -- "$BIN/live" > "$TMP/live.json" 2> "$TMP/e"; rc=$?
+    [ $rc -eq 0 ] && python3 - "$TMP/live.json" "$TMP/e" <<'PY' && ok || bad "emulate --live (rc $rc): $(cat "$TMP/e")"
+import json, sys
+pred = json.load(open(sys.argv[1]))['iteration_time_s'] * 1e3
+lines = [l for l in open(sys.argv[2]) if l.startswith('elapsed_ms ')]
+assert len(lines) == 1, lines  # the second run's output only (the first run's is discarded)
+ms = float(lines[0].split()[1])
+assert abs(ms - pred) <= 0.02 * pred, (ms, pred)
+assert 'host time between the two records' not in open(sys.argv[2]).read()
+PY
+    "$ORR" emulate -- "$BIN/live" > "$TMP/o" 2> "$TMP/e"; rc=$?  # without --live: host time, with the warning
+    [ $rc -eq 0 ] && grep -q "host time between the two records" "$TMP/e" && ok || bad "emulate live without --live (rc $rc)"
+    # a program whose event records differ between the two runs is refused, naming --live
+    for how in fewer more; do
+        "$ORR" emulate --live -- "$BIN/live" --$how "$TMP/flag-$how" > "$TMP/o" 2> "$TMP/e"; rc=$?
+        [ $rc -ne 0 ] && grep -q -- "--live: .*differ between runs" "$TMP/e" && ! grep -q "iteration time" "$TMP/o" \
+            && ok || bad "emulate --live of a non-deterministic program ($how, rc $rc): $(cat "$TMP/e")"
+    done
+    "$ORR" emulate --live --profile-on-emulator --kernel-db "$TMP/k2.db" -- "$BIN/live" > "$TMP/e" 2>&1; rc=$?
+    [ $rc -eq 2 ] && one_line "$TMP/e" && grep -q -- "--live: not with --profile" "$TMP/e" && ok || bad "emulate --live --profile (rc $rc)"
+    # two processes without RANK (forked ranks of one communicator) cannot be told apart in the second run
+    "$ORR" emulate --live -- "$BIN/nccl" 2 > "$TMP/o" 2> "$TMP/e"; rc=$?
+    [ $rc -ne 0 ] && grep -q -- "--live: processes .* both have no RANK" "$TMP/e" && ok || bad "emulate --live of two processes without RANK (rc $rc): $(cat "$TMP/e")"
 else
     echo "SKIP: $BIN/streams not built (no nvcc)"
 fi

@@ -250,4 +250,22 @@ fi
     && [ "$(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks'], d['config']['entry_points']['cudaGraphLaunch']")" = "6 4 16" ] \
     && ok || bad "graphs --callables (rc $rc): $(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks']" 2>&1) $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
 
+# item 10: live time (tests/emu/torch/live_ddp.py): a 2-rank DDP loop times each step with
+# torch.cuda.Event and prints it; under --live the program runs twice and the second run's printed
+# step time is simulated GPU time: its last step within 2% of the predicted iteration time, the same
+# on both ranks, and the first run's output is not shown (3 steps, 3 lines per rank)
+"$ORR" emulate --live --json --no-host-time --gpu H100 --gpus 2 -- "$(dirname "$PY")/torchrun" --standalone --nproc-per-node 2 \
+    "$SRC/tests/emu/torch/live_ddp.py" > "$TMP/j" 2> "$TMP/e"; rc=$?
+if [ $rc -ne 0 ]; then
+    bad "--live DDP (rc $rc): $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
+else
+    pred=$(json "$TMP/j" "d['iteration_time_s'] * 1e3")
+    last=$(sed -n 's/^ORRERY_STEP rank=0 step=2 ms=\([0-9.]*\).*/\1/p' "$TMP/e")
+    last1=$(sed -n 's/^ORRERY_STEP rank=1 step=2 ms=\([0-9.]*\).*/\1/p' "$TMP/e")
+    echo "--live DDP: printed step time $last ms (rank 1: $last1 ms), predicted iteration $pred ms"
+    python3 -c "import sys; m, p = map(float, sys.argv[1:]); sys.exit(0 if p > 0 and abs(m - p) <= 0.02 * p else 1)" "$last" "$pred" \
+        && ok || bad "--live DDP: printed step time $last ms vs predicted $pred ms (more than 2% apart)"
+    [ "$last" = "$last1" ] && [ "$(grep -c '^ORRERY_STEP' "$TMP/e")" = 6 ] && ok || bad "--live DDP: step lines $(grep -c '^ORRERY_STEP' "$TMP/e"), rank 1 $last1"
+fi
+
 checks_done

@@ -456,6 +456,56 @@ static void test_iterations_and_stubs(void)
     rm_dir(d);
 }
 
+/* --live (docs/emulate.md "Live time"): the whole run is simulated (every iteration, not only the
+ * last), each event record of the program gets its simulated time by process (RANK) and device in
+ * record order, and a second run with other records is refused naming --live. */
+static void test_live_times(void)
+{
+    char *d = make_dir(), *d2 = make_dir();
+    const char *hdr = "orrery-emu-trace 1\nP pid=9 rank=0 local_rank=0 world=1 capacity=1000000\n";
+    const char *body = "N 0 k\nER 0 0\nK 0 0 4096 1 1 256 1 1 0 -1\nER 1 0\nI\n"
+                       "ER 0 0\nK 0 0 4096 1 1 256 1 1 0 -1\nER 1 0\nI\n"
+                       "ER 0 0\nK 0 0 4096 1 1 256 1 1 0 -1\nER 1 0\nI\nEND\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s", hdr, body);
+    put(d, "trace-9.txt", text);
+    char path[128];
+    snprintf(path, sizeof path, "%s/live-times.txt", d2);
+    orr_emu_opts o = {.trace_dir = d, .dedup = 1};
+    orr_err err = {{0}};
+    uint64_t records = 0;
+    int rc = orr_emu_live_write(&o, &G, &C, 5 * ORR_PS_PER_US, G.hbm_bytes, path, &records, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    CHECK_EQ_I64(records, 6); /* every iteration's records, though only the last is predicted */
+    size_t len = 0;
+    char *f = orr_read_file(path, &len, &err);
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(strncmp(f, "orrery-live 1\nN 0 0 6\n", 22) == 0);
+        long long ps[7] = {0};
+        int n = 0;
+        for (char *l = strstr(f, "\nE "); l && n < 6; l = strstr(l + 1, "\nE ")) {
+            long r;
+            unsigned dev, seq, st;
+            if (sscanf(l + 3, "%ld %u %u %lld %u", &r, &dev, &seq, &ps[n + 1], &st) == 5 && r == 0 && dev == 0 &&
+                seq == (unsigned)n + 1 && st == 0)
+                n++;
+        }
+        CHECK_EQ_I64(n, 6);
+        /* a kernel between each pair of records: the times rise along the one timeline */
+        CHECK(ps[2] > ps[1] && ps[4] > ps[3] && ps[6] > ps[5] && ps[3] >= ps[2] && ps[5] >= ps[4]);
+        free(f);
+    }
+    /* the same records again: accepted; one record fewer: refused, naming --live */
+    CHECK_MSG(orr_emu_live_check(&o, &G, &C, path, &err) == 0, "%s", err.msg);
+    snprintf(text, sizeof text, "%sN 0 k\n%s", hdr, body + strlen("N 0 k\nER 0 0\n"));
+    put(d, "trace-9.txt", text);
+    CHECK(orr_emu_live_check(&o, &G, &C, path, &err) < 0 && strstr(err.msg, "--live") &&
+          strstr(err.msg, "differ between runs"));
+    rm_dir(d);
+    rm_dir(d2);
+}
+
 /* ---- real programs ---- */
 
 static const uint64_t MEM = 8ull << 30;
@@ -894,6 +944,7 @@ int main(void)
     test_kernel_db();
     test_profile_store();
     test_iterations_and_stubs();
+    test_live_times();
     test_run_errors();
     if (ORRERY_HAVE_NVCC) {
         test_streams_program();

@@ -639,6 +639,41 @@ static void remove_trace_dir(const char *dir)
     rmdir(dir);
 }
 
+/* --live's second run (docs/emulate.md "Live time"): the first run's whole timeline simulated, the
+ * time of every event record written for the emulator, and the program run again in a directory of
+ * its own, its event timings those times; then its records checked against the first run's. */
+static int emulate_live(char **cmd, orr_emu_run_opts ro, const orr_emu_opts *eo, const orr_spec *s,
+                        uint64_t device_bytes, orr_err *err)
+{
+    char dir[] = "/tmp/orrery-live-XXXXXX";
+    if (!mkdtemp(dir)) return orr_fail(err, "--live: cannot make a directory under /tmp for the second run");
+    char path[64];
+    snprintf(path, sizeof path, "%s/live-times.txt", dir);
+    uint64_t records = 0;
+    orr_buf routing = {0};
+    int rc = orr_emu_routing(s->emu.routing, &routing, err);
+    if (rc == 0) rc = orr_emu_live_write(eo, &s->gpu, &s->cluster, s->launch_ps, device_bytes, path, &records, err);
+    if (rc == 0) {
+        ro.routing = routing.s;
+        ro.trace_dir = dir;
+        ro.stdout_to_null = 0;
+        ro.live_times = path;
+        int status = 0;
+        rc = orr_emu_run(cmd, &ro, &status, err);
+        if (rc == 0 && status != 0)
+            rc = orr_fail(err, "--live: the second run of %s exited with status %d; no prediction", cmd[0], status);
+        if (rc == 0) {
+            orr_emu_opts e2 = *eo;
+            e2.trace_dir = dir;
+            e2.progress = NULL;
+            rc = orr_emu_live_check(&e2, &s->gpu, &s->cluster, path, err);
+        }
+    }
+    orr_buf_free(&routing);
+    remove_trace_dir(dir);
+    return rc;
+}
+
 static int cmd_emulate(int argc, char **argv)
 {
     int dash = 0;
@@ -661,6 +696,11 @@ static int cmd_emulate(int argc, char **argv)
     if (profile && !eo.kernel_db) {
         fprintf(stderr, "orrery: emulate: --profile: give --kernel-db FILE, the SQLite database the measured kernel "
                         "times go to\n");
+        return ORR_EXIT_USAGE;
+    }
+    if (profile && s.emu.live) {
+        fprintf(stderr, "orrery: emulate: --live: not with --profile or --profile-on-emulator (a profiled run "
+                        "measures kernels and predicts nothing)\n");
         return ORR_EXIT_USAGE;
     }
     uint32_t gpn = s.cluster.gpus_per_node;
@@ -709,7 +749,8 @@ static int cmd_emulate(int argc, char **argv)
     uint32_t devices = s.gpus && s.gpus < s.cluster.gpus_per_node ? s.gpus : s.cluster.gpus_per_node;
     orr_emu_run_opts ro = {.lib_dir = lib_dir, .routing = routing.s, .trace_dir = trace_dir, .mem_bytes = visible,
                            .total_bytes = s.mem_capacity_bytes, .devices = devices, .gpu = &s.gpu, .profile = profile,
-                           .stdout_to_stderr = s.json};
+                           .stdout_to_stderr = s.json, .stdout_to_null = s.emu.live,
+                           .live_times = s.emu.live ? "" : NULL};
     int status = 0;
     double t0 = wall_s();
     int run_rc = orr_emu_run(argv + dash + 1, &ro, &status, &err);
@@ -752,6 +793,10 @@ static int cmd_emulate(int argc, char **argv)
     orr_emu_info info;
     t0 = wall_s();
     rc = orr_emulate_predict(&eo, &s.gpu, &s.cluster, s.launch_ps, device_bytes, &p, &info, &err);
+    if (rc == 0 && s.emu.live && emulate_live(argv + dash + 1, ro, &eo, &s, device_bytes, &err) < 0) {
+        orr_prediction_free(&p);
+        rc = -1;
+    }
     double wall = wall_s() - t0;
     if (made) remove_trace_dir(trace_dir);
     if (rc < 0) {

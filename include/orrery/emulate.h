@@ -39,6 +39,9 @@ typedef struct orr_emu_opts {
     int no_host_time;        /* drop the host CPU time measured between calls (only the launch cost
                               * per device op remains): the device-bound time of the program */
     struct orr_progress *progress; /* a progress line while simulating (progress.h); NULL: none */
+    int live;                /* --live's timeline: every iteration kept (not only the last), no
+                              * deduplication, and each event record the program made lowered with
+                              * seq = its number on its device (from 1) and dims[0] = device + 1 */
 } orr_emu_opts;
 
 typedef struct orr_emu_api {
@@ -66,6 +69,8 @@ typedef struct orr_emu_info {
     size_t napis;
     uint32_t iterations;     /* iteration marks per process ("I", the PyTorch hook's optimizer
                               * steps); with 2 or more only the last iteration is simulated */
+    long *rank_env;          /* with opts.live: per workload rank, its process's RANK (-1: none) */
+    long *rank_pid;          /* and its process id */
 } orr_emu_info;
 
 /* Reads the traces of o->trace_dir and returns the collated workload (durations of kernels that
@@ -102,9 +107,29 @@ typedef struct orr_emu_run_opts {
     const orr_gpu *gpu;   /* what the program sees as its device (name, SMs, L2, compute capability) */
     int profile;          /* ORR_EMU_PROFILE_*: run on the real libraries with the kernel profiler */
     int stdout_to_stderr; /* the program's standard output goes to stderr (keeps ours clean for JSON) */
+    int stdout_to_null;   /* the program's standard output is discarded (--live's first run) */
+    const char *live_times; /* --live's second run: the simulated time of every event record
+                             * (orr_emu_live_write's file, ORRERY_EMU_LIVE); "": --live's first
+                             * run (no warning that its event timings are host time); NULL: none */
 } orr_emu_run_opts;
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err);
 const char *orr_emu_default_lib_dir(void);
+
+/* --live (docs/emulate.md "Live time"): simulates the whole run of eo->trace_dir (every iteration,
+ * every process: eo->live is set here) and writes to path, per process (RANK) and device, the
+ * simulated time of each event record the program made, in record order:
+ *   orrery-live 1
+ *   N <rank> <device> <records>
+ *   E <rank> <device> <record number from 1> <simulated ps> <the emulator's stream index>
+ * Refuses a run whose processes cannot be told apart in a second run (several without distinct
+ * RANK). *records gets the number of records timed. */
+int orr_emu_live_write(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
+                       uint64_t device_bytes, const char *path, uint64_t *records, orr_err *err);
+/* After the second run: its traces (trace_dir) must hold the same event records per process and
+ * device as the first run's file; otherwise a message naming --live (the program is not
+ * deterministic in its records). */
+int orr_emu_live_check(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, const char *path,
+                       orr_err *err);
 
 /* The entry points the emulator does not implement that the run's processes called (the U records
  * of trace_dir), comma-separated into *names, each once; returns how many (0 when none or the

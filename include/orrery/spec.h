@@ -157,7 +157,7 @@ typedef struct orr_spec {
     struct {
         char trace_dir[256], kernel_db[256], lib_dir[256];
         char routing[256]; /* --moe-imbalance: balanced, a factor or a CSV file (orr_emu_routing) */
-        int no_dedup, no_host_time;
+        int no_dedup, no_host_time, live;
         int profile;   /* 0, 1 (--profile: ORR_EMU_PROFILE) or 2 (--profile-on-emulator) */
         double tokens; /* tokens per iteration of the whole job (0: unknown) */
     } emu;

@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -126,7 +127,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
                                        "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
                                        "ORRERY_EMU_L2_BYTES", "ORRERY_EMU_ROUTING", "ORRERY_EMU_TOTAL_BYTES",
-                                       "ORRERY_EMU_TDP_W", "PYTHONPATH"};
+                                       "ORRERY_EMU_TDP_W", "PYTHONPATH", "ORRERY_EMU_LIVE"};
     size_t n = 0;
     while (environ[n]) n++;
     char **env = orr_xcalloc(n + 16, sizeof *env);
@@ -156,6 +157,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     snprintf(num, sizeof num, "%d", cc);
     env[k++] = env_entry("ORRERY_EMU_CC", num);
     env[k++] = env_entry("ORRERY_EMU_ROUTING", o->routing && *o->routing ? o->routing : "balanced");
+    if (o->live_times) env[k++] = env_entry("ORRERY_EMU_LIVE", o->live_times); /* "": the first run */
     /* the PyTorch hook (python/orrery_emu), ahead of the caller's Python path */
     const char *pp = getenv("PYTHONPATH");
     orr_buf py = {0};
@@ -175,6 +177,10 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     pid_t pid = fork();
     if (pid == 0) {
         if (o->stdout_to_stderr) dup2(2, 1);
+        if (o->stdout_to_null) {
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) dup2(fd, 1), close(fd);
+        }
         execvpe(argv[0], argv, env);
         fprintf(stderr, "emulate: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -283,20 +289,30 @@ int orr_emu_profile_store(const char *trace_dir, const char *gpu, const char *db
     return rc;
 }
 
-int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
-                        uint64_t device_bytes, orr_prediction *p, orr_emu_info *info, orr_err *err)
+/* Estimates and runs a collated workload as `orrery emulate` predicts it (the analytic network, the
+ * launch cost and queue, the capacity the program saw). */
+static int emu_execute(const orr_emu_opts *eo, orr_workload *w, const orr_gpu *g, const orr_cluster *c,
+                       int64_t launch_ps, uint64_t device_bytes, orr_exec_result *x, orr_err *err)
 {
-    memset(p, 0, sizeof *p);
-    p->w = orr_emu_collate(eo, g, c, info, err);
-    if (!p->w) return -1;
-    orr_estimate_workload(p->w, g);
+    orr_estimate_workload(w, g);
     uint64_t cap = device_bytes > g->runtime_reserved_bytes ? device_bytes - g->runtime_reserved_bytes : 0;
     orr_exec_opts opts = {.net = ORR_NET_ANALYTIC, .launch_ps = launch_ps,
                           .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH, .mem_capacity_bytes = cap, .mem_caching = 0,
                           .progress = eo->progress};
     orr_cluster cl = *c;
     if (eo->gpus_per_node) cl.gpus_per_node = eo->gpus_per_node;
-    if (orr_execute(p->w, g, &cl, &opts, &p->x, err) < 0) {
+    return orr_execute(w, g, &cl, &opts, x, err);
+}
+
+int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
+                        uint64_t device_bytes, orr_prediction *p, orr_emu_info *info, orr_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->w = orr_emu_collate(eo, g, c, info, err);
+    if (!p->w) return -1;
+    orr_cluster cl = *c;
+    if (eo->gpus_per_node) cl.gpus_per_node = eo->gpus_per_node;
+    if (emu_execute(eo, p->w, g, c, launch_ps, device_bytes, &p->x, err) < 0) {
         orr_prediction_free(p);
         return -1;
     }
@@ -336,4 +352,121 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
         return -1;
     }
     return 0;
+}
+
+/* ---- --live: the simulated time of every event record, for a second run (docs/emulate.md "Live time") ---- */
+
+/* The "N <rank> <device> <records>" lines of a live-collated workload: per rank and device, the
+ * number of the last event record the program made there. */
+static void live_counts(const orr_workload *w, const orr_emu_info *info, orr_buf *out)
+{
+    for (size_t r = 0; r < w->nranks; r++) {
+        uint32_t last[64] = {0};
+        const orr_rank *rk = &w->ranks[r];
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->kind != ORR_OP_EVENT_RECORD || !op->seq || op->dims[0] < 1 || op->dims[0] > 64) continue;
+            if (op->seq > last[op->dims[0] - 1]) last[op->dims[0] - 1] = op->seq;
+        }
+        for (uint32_t d = 0; d < 64; d++)
+            if (last[d]) orr_buf_printf(out, "N %ld %u %u\n", info->rank_env[r], d, last[d]);
+    }
+}
+
+static orr_workload *live_collate(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, orr_emu_info *info,
+                                  orr_err *err)
+{
+    orr_emu_opts o = *eo;
+    o.live = 1;
+    o.dedup = 0;
+    orr_workload *w = orr_emu_collate(&o, g, c, info, err);
+    if (!w) return NULL;
+    /* the second run finds its times by RANK: two processes must not share one (nor both lack it) */
+    for (size_t i = 0; i < w->nranks; i++)
+        for (size_t j = 0; j < i; j++)
+            if (info->rank_env[i] == info->rank_env[j] && info->rank_pid[i] != info->rank_pid[j]) {
+                char what[48];
+                if (info->rank_env[i] < 0) snprintf(what, sizeof what, "no RANK environment variable");
+                else snprintf(what, sizeof what, "RANK=%ld", info->rank_env[i]);
+                orr_fail(err, "--live: processes %ld and %ld both have %s: the second run matches a process to its "
+                              "event times by RANK, so each process that uses a GPU needs its own (as torchrun sets)",
+                         info->rank_pid[j], info->rank_pid[i], what);
+                orr_workload_free(w);
+                return NULL;
+            }
+    return w;
+}
+
+int orr_emu_live_write(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, int64_t launch_ps,
+                       uint64_t device_bytes, const char *path, uint64_t *records, orr_err *err)
+{
+    *records = 0;
+    orr_emu_info info;
+    orr_workload *w = live_collate(eo, g, c, &info, err);
+    if (!w) {
+        orr_emu_info_free(&info);
+        return -1;
+    }
+    orr_exec_result x;
+    memset(&x, 0, sizeof x);
+    int rc = emu_execute(eo, w, g, c, launch_ps, device_bytes, &x, err);
+    if (rc == 0) {
+        orr_buf b = {0};
+        orr_buf_puts(&b, "orrery-live 1\n");
+        live_counts(w, &info, &b);
+        for (size_t r = 0; r < w->nranks; r++) {
+            const orr_rank *rk = &w->ranks[r];
+            for (size_t i = 0; i < rk->nops; i++) {
+                const orr_op *op = &rk->ops[i];
+                if (op->kind != ORR_OP_EVENT_RECORD || !op->seq || op->dims[0] < 1 || op->dims[0] > 64) continue;
+                orr_buf_printf(&b, "E %ld %u %u %lld %u\n", info.rank_env[r], op->dims[0] - 1, op->seq,
+                               (long long)x.ranks[r].t[i].end_ps, op->stream);
+                (*records)++;
+            }
+        }
+        FILE *f = fopen(path, "w");
+        if (!f || fwrite(b.s, 1, b.n, f) != b.n) rc = orr_fail(err, "--live: cannot write %s: %s", path, strerror(errno));
+        if (f && fclose(f) != 0 && rc == 0) rc = orr_fail(err, "--live: cannot write %s: %s", path, strerror(errno));
+        orr_buf_free(&b);
+    }
+    orr_exec_result_free(&x);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    return rc;
+}
+
+int orr_emu_live_check(const orr_emu_opts *eo, const orr_gpu *g, const orr_cluster *c, const char *path,
+                       orr_err *err)
+{
+    size_t len;
+    char *text = orr_read_file(path, &len, err);
+    if (!text) return -1;
+    orr_buf want = {0}, got = {0};
+    for (char *l = text; *l;) { /* the first run's N lines */
+        char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) + 1 : strlen(l);
+        if (l[0] == 'N' && l[1] == ' ') orr_buf_printf(&want, "%.*s", (int)n, l);
+        l += n;
+    }
+    free(text);
+    orr_emu_info info;
+    orr_workload *w = live_collate(eo, g, c, &info, err);
+    int rc = w ? 0 : -1;
+    if (w) {
+        live_counts(w, &info, &got);
+        if (strcmp(want.s ? want.s : "", got.s ? got.s : "") != 0) {
+            for (size_t i = 0; i < want.n; i++) if (want.s[i] == '\n') want.s[i] = ';';
+            for (size_t i = 0; i < got.n; i++) if (got.s[i] == '\n') got.s[i] = ';';
+            rc = orr_fail(err, "--live: the program's event records differ between runs (records per "
+                               "process and device, as N <RANK> <device> <records>: first run \"%.120s\", second "
+                               "\"%.120s\"); --live needs a program "
+                               "whose sequence of event records is the same in every run",
+                          want.s ? want.s : "", got.s ? got.s : "");
+        }
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    orr_buf_free(&want);
+    orr_buf_free(&got);
+    return rc;
 }

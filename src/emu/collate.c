@@ -79,6 +79,7 @@ typedef struct eproc {
     int split;               /* 1: a process split into its devices (not a rank itself) */
     int borrowed;            /* names and tags are the split process's */
     size_t phys;             /* index of the traced process (itself, or the one split) */
+    uint32_t *er_seq;        /* --live: event records so far, per device (EDEV_MAX); NULL otherwise */
 } eproc;
 
 typedef struct ecomm {
@@ -99,6 +100,7 @@ typedef struct collator {
     double flops;            /* FLOPs of the sized kernels (tagged, GEMM), all processes */
     int no_host_time;        /* drop the measured host time (orr_emu_opts) */
     int remote;              /* a stream waits on an event of another device of its process */
+    int live;                /* orr_emu_opts.live: every iteration kept, event records numbered */
     uint64_t mem_bytes;      /* the memory the traces read so far will take, estimated (mem_charge) */
     uint64_t mem_budget;     /* at most this (ORR_EMU_MAX_BYTES, ORRERY_EMU_MAX_BYTES) */
     orr_map comm_map;        /* hash of a communicator id -> its index (the first id of that hash) */
@@ -324,6 +326,11 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.a = (uint32_t)(tok[0] == 'E' ? i1 : i2);
         r.stream = tok[0] == 'E' ? i2 : i1;
         NEED(r.stream < 255 && r.a < 65536, "stream or event index out of range");
+        if (k->live && r.t == R_EREC) { /* --live: the record's number on its device, from 1 (b is free) */
+            if (!p->er_seq) p->er_seq = orr_xcalloc(EDEV_MAX, sizeof *p->er_seq);
+            NEED(p->er_seq[p->cur_dev] < UINT32_MAX, "too many event records");
+            r.b = ++p->er_seq[p->cur_dev];
+        }
     } else if (strcmp(tok, "ES") == 0 || strcmp(tok, "SS") == 0) {
         NEED(sscanf(rest, "%d", &i1) == 1 && i1 >= 0 && i1 < 65536, "expected an index");
         r.t = tok[0] == 'E' ? R_ESYNC : R_SSYNC;
@@ -522,7 +529,7 @@ static int select_iteration(collator *k, orr_err *err)
                             p->marks);
     }
     k->info->iterations = ref ? ref->marks : 0;
-    if (!ref || ref->marks < 2) return 0;
+    if (!ref || ref->marks < 2 || k->live) return 0; /* --live times every record: the whole run */
     for (size_t i = 0; i < k->np; i++)
         if (k->p[i].active) keep_last_iteration(&k->p[i]);
     return 0;
@@ -1119,7 +1126,10 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             op.name = orr_workload_name(w, r->t == R_ALLOC ? "cudaMalloc" : "cudaFree");
             if (r->t == R_ALLOC) in->allocs++;
             break;
-        case R_EREC: op.kind = ORR_OP_EVENT_RECORD, op.a = r->a, op.name = orr_workload_name(w, "event_record"); break;
+        case R_EREC:
+            op.kind = ORR_OP_EVENT_RECORD, op.a = r->a, op.name = orr_workload_name(w, "event_record");
+            if (k->live && r->b) op.seq = r->b, op.dims[0] = (uint32_t)r->dev + 1; /* the program's own record */
+            break;
         case R_SWAIT:
             op.kind = ORR_OP_STREAM_WAIT, op.a = r->a, op.name = orr_workload_name(w, "stream_wait");
             if (r->sub) { /* on the event of another device of the process: that device's rank */
@@ -1296,6 +1306,7 @@ static void collator_free(collator *k)
             free(p->tags);
         }
         free(p->mem);
+        free(p->er_seq);
     }
     free(k->p);
     for (size_t i = 0; i < k->nc; i++) free(k->c[i].grank);
@@ -1313,6 +1324,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     k.info = info;
     k.dir = o->trace_dir;
     k.no_host_time = o->no_host_time;
+    k.live = o->live;
     k.mem_budget = orr_env_limit("ORRERY_EMU_MAX_BYTES", ORR_EMU_MAX_BYTES);
     orr_workload *w = NULL;
     kdb db;
@@ -1355,6 +1367,12 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
             if (p->dev >= 0) snprintf(label, sizeof label, "rank%u pid%ld dev%d", gr, p->pid, p->dev);
             else snprintf(label, sizeof label, "rank%u pid%ld", gr, p->pid);
             uint32_t ri = orr_workload_add_rank(w, gr, 1, label);
+            if (o->live) {
+                if (!info->rank_env) info->rank_env = orr_xcalloc(nact, sizeof *info->rank_env);
+                if (!info->rank_pid) info->rank_pid = orr_xcalloc(nact, sizeof *info->rank_pid);
+                info->rank_env[ri] = p->env_rank;
+                info->rank_pid[ri] = p->pid;
+            }
             if (lower(&k, p, w, ri, g, &db, err) < 0) goto fail;
             free(p->r); /* lowered: the ops hold it now (and the budget counted both) */
             p->r = NULL;
@@ -1367,7 +1385,7 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
             }
         }
     }
-    if (o->dedup && !k.remote) w = dedup(w); /* a remote wait names its rank: none is folded */
+    if (o->dedup && !k.remote && !o->live) w = dedup(w); /* a remote wait names its rank: none is folded */
     /* FLOPs: what the kernels that carry a size execute (operator tags and GEMM shapes; kernels
      * sized from launch geometry alone have no FLOP count). Counted in lowering, before deduplication, so
      * over every process; they are the job's per iteration when the run had iteration marks. */
@@ -1390,6 +1408,8 @@ out:
 void orr_emu_info_free(orr_emu_info *info)
 {
     free(info->apis);
+    free(info->rank_env);
+    free(info->rank_pid);
     memset(info, 0, sizeof *info);
 }
 

@@ -26,7 +26,7 @@ typedef enum flag_id {
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
-    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
+    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_LIVE, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
     F_VARIABILITY, F_VARIABILITY_SEED, F_HW_PROFILE
 } flag_id;
 
@@ -170,6 +170,8 @@ static const flag_def flags[] = {
     {"--lib-dir", F_LIB_DIR, "a directory", "the build's", "where the emulation libraries are", E},
     {"--no-dedup", F_NO_DEDUP, NULL, "dedup on", "simulate every process, not one per identical trace", E},
     {"--no-host-time", F_NO_HOST_TIME, NULL, "host time on", "drop measured host CPU time: device-bound time", E},
+    {"--live", F_LIVE, NULL, "off",
+     "run the program twice: the second sees simulated GPU time in its event timings (docs/emulate.md)", E},
     {"--tokens", F_TOKENS, "a positive number of tokens, up to 1e15", "unknown",
      "tokens per iteration of the whole job, for tokens/s", E},
     {"--moe-imbalance", F_EMU_ROUTING, "balanced, a number from 1 up, or a CSV file of per-expert tokens", "balanced",
@@ -316,6 +318,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_LIB_DIR: return copy_path(f, val, s->emu.lib_dir, sizeof s->emu.lib_dir, err);
     case F_NO_DEDUP: s->emu.no_dedup = 1; return 0;
     case F_NO_HOST_TIME: s->emu.no_host_time = 1; return 0;
+    case F_LIVE: s->emu.live = 1; return 0;
     case F_PROFILE: s->emu.profile = 1; return 0;
     case F_PROFILE_EMULATED: s->emu.profile = 2; return 0;
     case F_HW_PROFILE: return orr_hw_profile_load(&s->profile, val, err);

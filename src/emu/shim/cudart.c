@@ -15,6 +15,7 @@
 #include "emu.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -467,7 +468,16 @@ EMU_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_
     if (!ms || emu_event_index(a) < 0 || emu_event_index(b) < 0) return ret(cudaErrorInvalidValue);
     double v = emu_event_elapsed_ms(emu_event_index(a), emu_event_index(b));
     if (v < 0) return ret(cudaErrorInvalidResourceHandle);
-    emu_warn_once("elapsed", "cudaEventElapsedTime gives the host time between the two records under emulation "
+    if (emu_live()) { /* --live: the simulated time between the two records (docs/emulate.md "Live time") */
+        double sim = emu_event_live_ms(emu_event_index(a), emu_event_index(b));
+        if (isnan(sim))
+            emu_die("--live: cudaEventElapsedTime on an event whose record has no simulated time (recorded only "
+                    "inside a CUDA graph capture, or not in the first run's simulation)");
+        *ms = (float)sim;
+        return ret(cudaSuccess);
+    }
+    if (!emu_live_first())
+        emu_warn_once("elapsed", "cudaEventElapsedTime gives the host time between the two records under emulation "
                              "(a lower bound); the device times are in Orrery's prediction");
     *ms = (float)v;
     return ret(cudaSuccess);

@@ -11,6 +11,7 @@
 #include "emu.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,17 @@ static struct {
     char warned[32][64];
     size_t nwarned;
     emu_gpu_info gpu;
+    /* --live's second run (ORRERY_EMU_LIVE): the simulated time of each of this process's event
+     * records per device, by record number, from the first run's simulation */
+    int live, live_first;
+    long live_rank;                      /* this process's RANK (-1: none), the file's key */
+    uint32_t live_n[EMU_MAX_DEVICES];    /* records the first run made on the device */
+    int64_t *live_ps[EMU_MAX_DEVICES];   /* [record number - 1]: simulated ps, -1: not in the file */
+    int32_t *live_st[EMU_MAX_DEVICES];   /* [record number - 1]: the stream the first run recorded on
+                                          * (event indices are not kept: PyTorch's helper threads free
+                                          * events at times that differ between runs) */
+    uint32_t live_seq[EMU_MAX_DEVICES];  /* records made so far */
+    int64_t event_sim_ps[EMU_MAX_EVENTS]; /* simulated time of the event's last record, -1: none */
 } E = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .device_count = 1, .tag = -1};
 
 /* Handle tables: the addresses of their entries are the handles. */
@@ -217,6 +229,7 @@ static void reset_process_state(void)
     E.tag = -1;
     E.ntags = 0;
     E.host_ns = 0;
+    memset(E.live_seq, 0, sizeof E.live_seq);
     for (size_t i = 0; i < E.nnames; i++) free(E.names[i]);
     E.nnames = 0;
     E.napis = 0;
@@ -253,6 +266,8 @@ static void at_fork_child(void)
     open_trace();
 }
 
+static void live_load(const char *path);
+
 __attribute__((constructor)) static void emu_init(void)
 {
     const char *dir = getenv("ORRERY_EMU_DIR");
@@ -284,6 +299,9 @@ __attribute__((constructor)) static void emu_init(void)
     if (E.device_count < 1) E.device_count = 1;
     if (E.device_count > EMU_MAX_DEVICES) E.device_count = EMU_MAX_DEVICES;
     reserve_address_space();
+    const char *live = getenv("ORRERY_EMU_LIVE");
+    if (live && *live) live_load(live);
+    else if (live) E.live_first = 1; /* --live's first run: its event timings are not what it reports */
     open_trace();
     pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
 }
@@ -439,6 +457,77 @@ static int record_device(const char *line)
 
 void emu_rec_device(int dev) { t_rec_dev = dev; }
 
+/* --live: an event record was written (on device E.rec_dev): the next record number there, whose
+ * simulated time the event now has. More records than the first run made: the program is not the
+ * same twice, and no time can be given. */
+static void live_record(const char *args)
+{
+    int ei = -1, si = -1, dev = E.rec_dev;
+    if (sscanf(args, "%d %d", &ei, &si) != 2 || ei < 0 || ei >= EMU_MAX_EVENTS || dev < 0 || dev >= EMU_MAX_DEVICES) return;
+    uint32_t seq = ++E.live_seq[dev];
+    char who[40];
+    if (E.live_rank < 0) snprintf(who, sizeof who, "this process (no RANK)");
+    else snprintf(who, sizeof who, "this process (RANK %ld)", E.live_rank);
+    if (seq > E.live_n[dev])
+        emu_die("--live: %s made %u event records on device %d in the first run and more in the second: the "
+                "program's event records differ between runs, and --live needs the same sequence", who,
+                E.live_n[dev], dev);
+    if (E.live_st[dev][seq - 1] != si)
+        emu_die("--live: %s's event record %u on device %d was on stream %d in the first run and on stream %d in the "
+                "second: the program's event records differ between runs, and --live needs the same sequence", who,
+                seq, dev, E.live_st[dev][seq - 1], si);
+    E.event_sim_ps[ei] = E.live_ps[dev][seq - 1];
+}
+
+/* --live: reads the first run's times (orr_emu_live_write's file) for this process's RANK. */
+static void live_load(const char *path)
+{
+    const char *rank = getenv("RANK");
+    char *end = NULL;
+    E.live_rank = rank && *rank ? strtol(rank, &end, 10) : -1;
+    if (!rank || !*rank || *end || E.live_rank < 0) E.live_rank = -1;
+    FILE *f = fopen(path, "r");
+    if (!f) emu_die("--live: cannot read the first run's event times %s: %s", path, strerror(errno));
+    char line[256];
+    if (!fgets(line, sizeof line, f) || strcmp(line, "orrery-live 1\n") != 0)
+        emu_die("--live: %s is not a file of event times (orrery-live 1)", path);
+    for (int i = 0; i < EMU_MAX_EVENTS; i++) E.event_sim_ps[i] = -1;
+    while (fgets(line, sizeof line, f)) {
+        long r;
+        unsigned d, n;
+        long long ps;
+        int ev;
+        if (line[0] == 'N' && sscanf(line + 1, "%ld %u %u", &r, &d, &n) == 3) {
+            if (r != E.live_rank || d >= EMU_MAX_DEVICES || n == 0 || n > (1u << 28)) continue;
+            E.live_n[d] = n;
+            free(E.live_ps[d]);
+            free(E.live_st[d]);
+            E.live_ps[d] = malloc(n * sizeof *E.live_ps[d]);
+            E.live_st[d] = malloc(n * sizeof *E.live_st[d]);
+            if (!E.live_ps[d] || !E.live_st[d]) emu_die("--live: out of memory for %u event times", n);
+            for (unsigned i = 0; i < n; i++) E.live_ps[d][i] = -1, E.live_st[d][i] = -1;
+        } else if (line[0] == 'E' && sscanf(line + 1, "%ld %u %u %lld %d", &r, &d, &n, &ps, &ev) == 5) {
+            if (r == E.live_rank && d < EMU_MAX_DEVICES && n >= 1 && n <= E.live_n[d])
+                E.live_ps[d][n - 1] = ps, E.live_st[d][n - 1] = ev;
+        } else {
+            emu_die("--live: %s: unreadable line \"%.60s\"", path, line);
+        }
+    }
+    fclose(f);
+    E.live = 1;
+}
+
+int emu_live(void) { return E.live; }
+
+int emu_live_first(void) { return E.live_first; }
+
+double emu_event_live_ms(int a, int b)
+{
+    if (a < 0 || b < 0 || a >= EMU_MAX_EVENTS || b >= EMU_MAX_EVENTS || E.event_sim_ps[a] < 0 || E.event_sim_ps[b] < 0)
+        return NAN;
+    return (double)(E.event_sim_ps[b] - E.event_sim_ps[a]) / 1e9;
+}
+
 void emu_rec(const char *fmt, ...)
 {
     if (!E.f) return;
@@ -456,6 +545,7 @@ void emu_rec(const char *fmt, ...)
         int dev = record_device(line); /* the records that follow "D dev" are that device's */
         if (dev >= 0 && dev != E.rec_dev) fprintf(E.f, "D %d\n", E.rec_dev = dev);
         fwrite(line, 1, (size_t)l, E.f);
+        if (E.live && line[0] == 'E' && line[1] == 'R' && line[2] == ' ') live_record(line + 3);
     } else { /* a longer line (a long name) is never device work */
         va_start(ap, fmt);
         vfprintf(E.f, fmt, ap);

@@ -91,6 +91,11 @@ void emu_event_stamp(int index, int dev);
 /* The device of the event's last record (emu_event_stamp), -1: never recorded. */
 int emu_event_device(int index);
 double emu_event_elapsed_ms(int a, int b);
+/* --live's second run (ORRERY_EMU_LIVE): 1, and the simulated ms between the two events' last
+ * records (NaN when one has no simulated time). */
+int emu_live(void);
+int emu_live_first(void); /* --live's first run (ORRERY_EMU_LIVE empty): no warning on host-time timings */
+double emu_event_live_ms(int a, int b);
 
 /* CUDA graphs made by stream capture (docs/emulate.md, "CUDA graphs"). While a stream captures,
  * the records of device work on it (and on the streams joined to the capture by waiting on an
