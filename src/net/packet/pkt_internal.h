@@ -19,6 +19,7 @@
 #define PKT_NONE UINT32_MAX
 #define PKT_CHUNK_SHIFT 13
 #define FLOW_CHUNK_SHIFT 10
+#define PKT_WIRE_SLOTS 32 /* a port's first wire ring (a power of 2; it doubles when full) */
 
 /* Wire overheads (HPCC ns-3 lineage): data headers besides INT, INT hop record, ACK, PFC frame. */
 #define PKT_DATA_HDR_BYTES 52u
@@ -83,6 +84,7 @@ typedef struct port {
      * an engine event, and the next arrival time is read without touching the packet */
     struct wire_slot { int64_t t_ps; uint32_t id; } *wire;
     uint32_t wire_cap, wire_head, wire_n;
+    uint8_t wire_own;               /* wire was allocated on its own (else it is in the sim's wire_mem) */
     uint64_t tx_bytes;              /* wire bytes sent (before INT stamping of the packet: INT's txBytes) */
     int64_t saturated_ps;           /* time sending back to back (orr_packet_port_stats) */
     double ps_per_byte;
@@ -183,6 +185,7 @@ struct orr_packet_sim {
     const orr_topo *t;
     orr_packet_config cfg;
     port *ports;                     /* [t->n_links] */
+    struct wire_slot *wire_mem;      /* [t->n_links * PKT_WIRE_SLOTS]: the ports' first wire rings */
     /* switches: shared buffer accounting per node */
     uint64_t *shared_used, *static_used; /* static: headroom + reserve of all ports */
     uint64_t *buf_used;              /* all bytes admitted (for the no-PFC drop rule) */

@@ -382,8 +382,9 @@ static void wire_push(port *pt, int64_t t_ps, uint32_t id)
         uint32_t cap = pt->wire_cap ? 2 * pt->wire_cap : 16;
         struct wire_slot *w = orr_xmalloc((size_t)cap * sizeof *w);
         for (uint32_t i = 0; i < pt->wire_n; i++) w[i] = pt->wire[(pt->wire_head + i) & (pt->wire_cap - 1)];
-        free(pt->wire);
+        if (pt->wire_own) free(pt->wire); /* else its first ring, in the sim's wire_mem */
         pt->wire = w;
+        pt->wire_own = 1;
         pt->wire_cap = cap;
         pt->wire_head = 0;
     }
@@ -792,6 +793,12 @@ orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const or
     size_t port_bytes = (t->n_links ? t->n_links : 1) * sizeof *s->ports;
     s->ports = pkt_alloc_big(port_bytes);
     memset(s->ports, 0, port_bytes);
+    /* every port's first wire ring in one block (large pages): PKT_WIRE_SLOTS slots each */
+    s->wire_mem = pkt_alloc_big((t->n_links ? t->n_links : 1) * (size_t)PKT_WIRE_SLOTS * sizeof *s->wire_mem);
+    for (uint32_t l = 0; l < t->n_links; l++) {
+        s->ports[l].wire = s->wire_mem + (size_t)l * PKT_WIRE_SLOTS;
+        s->ports[l].wire_cap = PKT_WIRE_SLOTS;
+    }
     s->shared_used = orr_xcalloc(t->n_nodes, sizeof *s->shared_used);
     s->static_used = orr_xcalloc(t->n_nodes, sizeof *s->static_used);
     s->buf_used = orr_xcalloc(t->n_nodes, sizeof *s->buf_used);
@@ -827,9 +834,10 @@ void orr_packet_sim_free(orr_packet_sim *s)
     if (!s) return;
     for (uint32_t l = 0; l < s->t->n_links; l++) {
         free(s->ports[l].qps);
-        free(s->ports[l].wire);
+        if (s->ports[l].wire_own) free(s->ports[l].wire);
     }
     free(s->ports);
+    free(s->wire_mem);
     free(s->shared_used);
     free(s->static_used);
     free(s->buf_used);
