@@ -24,7 +24,8 @@
  * with --no-accel, with Wormhole alone (--no-memo) and twice with --memo FILE (the second run
  * reading what the first wrote), in the same process, and prints the ratios to --no-accel
  * (events, packet events, wall) and the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
- * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated.
+ * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated;
+ * `orrery-bench fabric [ROUNDS]` runs only that comparison (issue 22 item 6).
  */
 #include "orrery/packet.h"
 #include "orrery/estimate.h"
@@ -374,6 +375,30 @@ static int bench_wormhole(int argc, char **argv)
     return rc;
 }
 
+/* `orrery-bench fabric [ROUNDS]`: only the k=8 / k=16 events/s comparison, ROUNDS times (default 1)
+ * alternating k=8 and k=16, with each round's ratio and the median ratio. */
+static int bench_fabric_rounds(int argc, char **argv)
+{
+    int rounds = argc > 0 ? atoi(argv[0]) : 1;
+    if (rounds < 1 || rounds > 99) rounds = 1;
+    double ratios[99];
+    printf("packet engine events/s, ring of 2 MB flows (one per host), HPCC, --no-accel:\n");
+    for (int i = 0; i < rounds; i++) {
+        int k8 = bench_fabric(8), k16 = bench_fabric(16);
+        if (k8 <= 0 || k16 <= 0) return 1;
+        ratios[i] = (double)k16 / (double)k8;
+        printf("  k=16 / k=8: %.2f\n", ratios[i]);
+    }
+    for (int i = 1; i < rounds; i++) /* insertion sort, rounds <= 99 */
+        for (int j = i; j > 0 && ratios[j - 1] > ratios[j]; j--) {
+            double x = ratios[j];
+            ratios[j] = ratios[j - 1];
+            ratios[j - 1] = x;
+        }
+    if (rounds > 1) printf("  median k=16 / k=8 over %d rounds: %.2f\n", rounds, ratios[rounds / 2]);
+    return 0;
+}
+
 int bench_search(int argc, char **argv); /* search.c */
 
 int main(int argc, char **argv)
@@ -382,6 +407,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "netsim") == 0)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     if (argc > 1 && strcmp(argv[1], "wormhole") == 0) return bench_wormhole(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "fabric") == 0) return bench_fabric_rounds(argc - 2, argv + 2);
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml",
                                            ORRERY_SOURCE_DIR "/examples/deepseek_v3_2048_h100.yaml"};
@@ -392,7 +418,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[first], "--packet") == 0) net = ORR_NET_PACKET;
         else if (strcmp(argv[first], "--no-symmetry") == 0) no_symmetry = 1;
         else {
-            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim, wormhole, search)\n",
+            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim, wormhole, fabric, search)\n",
                     argv[first]);
             return 2;
         }

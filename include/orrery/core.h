@@ -32,6 +32,8 @@ int orr_fail(orr_err *err, const char *fmt, ...) __attribute__((format(printf, 2
 void *orr_xmalloc(size_t n);
 void *orr_xcalloc(size_t n, size_t size);
 void *orr_xrealloc(void *p, size_t n);
+/* n bytes aligned to align (a power of two; n a multiple of it), freed with free(). */
+void *orr_xaligned(size_t align, size_t n);
 char *orr_xstrdup(const char *s);
 
 /* Grows *arr (of elem_size-byte elements, capacity *cap) to hold at least need elements. */

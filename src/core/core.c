@@ -50,6 +50,13 @@ void *orr_xrealloc(void *p, size_t n)
     return q;
 }
 
+void *orr_xaligned(size_t align, size_t n)
+{
+    void *p = aligned_alloc(align, n ? n : align);
+    if (!p) oom(n);
+    return p;
+}
+
 char *orr_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

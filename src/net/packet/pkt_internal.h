@@ -17,8 +17,9 @@
 #define PKT_NPRIO 8
 #define PKT_MAX_INT_HOPS 8
 #define PKT_NONE UINT32_MAX
-#define PKT_CHUNK_SHIFT 12
+#define PKT_CHUNK_SHIFT 13
 #define FLOW_CHUNK_SHIFT 10
+#define PKT_WIRE_SLOTS 32 /* a port's first wire ring (a power of 2; it doubles when full) */
 
 /* Wire overheads (HPCC ns-3 lineage): data headers besides INT, INT hop record, ACK, PFC frame. */
 #define PKT_DATA_HDR_BYTES 52u
@@ -30,6 +31,13 @@
 #define MMU_RESERVE_BYTES 4096u
 #define MMU_RESUME_OFFSET_BYTES 3072u
 #define MMU_PFC_ALPHA_SHIFT 3
+
+/* A hint to fetch the cache line at addr (no effect on results); nothing where unsupported. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PKT_PREFETCH(addr) __builtin_prefetch(addr)
+#else
+#define PKT_PREFETCH(addr) ((void)(addr))
+#endif
 
 enum pkt_kind { PK_DATA, PK_ACK, PK_NACK, PK_PFC };
 /* A flow's timers; each kind can be cancelled on its own. */
@@ -43,18 +51,24 @@ typedef struct int_hop {
     double rate_Bps;
 } int_hop;
 
+/* A packet: what every event reads in its first 32 bytes, then what the congestion control
+ * carries (HPCC's INT records, TIMELY's send time). Packets are aligned to a cache line (64
+ * bytes), so a packet's header and its first INT record share one line: on a large fabric the
+ * packets in flight outgrow the caches, and a packet's first touch at each hop is a miss
+ * (docs/netsim.md "Speed"). A data packet's payload is its size less its headers (pkt_payload). */
 typedef struct pkt {
-    uint32_t next;       /* FIFO / free-list link */
+    _Alignas(64) uint32_t next; /* FIFO / free-list link */
     uint32_t flow;
     uint64_t seq;        /* DATA: first payload byte; ACK/NACK: next expected byte */
-    int64_t ts_ps;       /* when the data packet left the sender (TIMELY) */
-    uint32_t link;       /* link it is on */
     uint32_t in_link;    /* ingress link at the current switch (MMU accounting) */
     uint32_t size;       /* wire bytes */
-    uint32_t payload;
     uint8_t kind, pg, prio, ecn, cnp, hop, nhop, pause;
-    int_hop ih[PKT_MAX_INT_HOPS];
+    union {
+        int_hop ih[PKT_MAX_INT_HOPS]; /* HPCC: nhop records */
+        int64_t ts_ps;   /* TIMELY: when the data packet left the sender (HPCC's packets: unused) */
+    };
 } pkt;
+_Static_assert(sizeof(pkt) == 5 * 64, "a packet is five cache lines, its header and first INT record in the first");
 
 typedef struct port {
     /* egress, at links[l].src */
@@ -70,6 +84,7 @@ typedef struct port {
      * an engine event, and the next arrival time is read without touching the packet */
     struct wire_slot { int64_t t_ps; uint32_t id; } *wire;
     uint32_t wire_cap, wire_head, wire_n;
+    uint8_t wire_own;               /* wire was allocated on its own (else it is in the sim's wire_mem) */
     uint64_t tx_bytes;              /* wire bytes sent (before INT stamping of the packet: INT's txBytes) */
     int64_t saturated_ps;           /* time sending back to back (orr_packet_port_stats) */
     double ps_per_byte;
@@ -170,6 +185,7 @@ struct orr_packet_sim {
     const orr_topo *t;
     orr_packet_config cfg;
     port *ports;                     /* [t->n_links] */
+    struct wire_slot *wire_mem;      /* [t->n_links * PKT_WIRE_SLOTS]: the ports' first wire rings */
     /* switches: shared buffer accounting per node */
     uint64_t *shared_used, *static_used; /* static: headroom + reserve of all ports */
     uint64_t *buf_used;              /* all bytes admitted (for the no-PFC drop rule) */
@@ -202,10 +218,18 @@ static inline pkt *P(const orr_packet_sim *s, uint32_t i)
 {
     return &s->pchunks[i >> PKT_CHUNK_SHIFT][i & ((1u << PKT_CHUNK_SHIFT) - 1)];
 }
+/* Payload bytes of data packet p. */
+static inline uint32_t pkt_payload(const orr_packet_sim *s, const pkt *p)
+{
+    return p->size - PKT_DATA_HDR_BYTES - s->int_bytes;
+}
 static inline flow *F(const orr_packet_sim *s, uint32_t i)
 {
     return &s->fchunks[i >> FLOW_CHUNK_SHIFT][i & ((1u << FLOW_CHUNK_SHIFT) - 1)];
 }
+
+/* sim.c: n bytes aligned to a cache line, on large pages from 1 MiB up where the system has them. */
+void *pkt_alloc_big(size_t n);
 
 /* Deterministic uniform draw in [0, 1). */
 double pkt_rand(orr_packet_sim *s);

@@ -17,17 +17,35 @@
  *   came ECN-marked; the sender goes back to the last ACK on a NACK or after RTO without progress.
  *
  * Events (all on the orr_engine given at creation, ctx = the simulator):
- *   ev_flow_start(flow), ev_tx_done(port), ev_link_arrive(port), ev_nic_wake(port|gen), flow timers
+ *   ev_flow_start(flow), ev_tx_done(port), ev_link_arrive(port | packet << 32), ev_nic_wake(port|gen), flow timers
  *   (flow|kind|gen), ev_stop. A port with an empty queue sends an arriving packet at once without
  *   a tx-done event; a tx-done event is scheduled only when something waits behind the packet.
  */
+#define _DEFAULT_SOURCE 1
 #include "pkt_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- pools ---- */
+
+#define PKT_HUGE_BYTES ((size_t)2 << 20)
+
+/* n bytes, aligned to a cache line; from 1 MiB up, on 2 MiB pages where the system has them (a
+ * hint: the packets in flight and the ports of a large fabric span thousands of 4 KiB pages, and
+ * each event's first touch of one would also miss the TLB). Freed with free(). */
+void *pkt_alloc_big(size_t n)
+{
+    if (n < PKT_HUGE_BYTES / 2) return orr_xaligned(64, (n + 63) & ~(size_t)63);
+    size_t m = (n + PKT_HUGE_BYTES - 1) & ~(PKT_HUGE_BYTES - 1);
+    void *p = orr_xaligned(PKT_HUGE_BYTES, m);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, m, MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 static uint32_t pkt_alloc(orr_packet_sim *s)
 {
@@ -39,7 +57,7 @@ static uint32_t pkt_alloc(orr_packet_sim *s)
     if (s->pcount == (uint32_t)(s->n_pchunks << PKT_CHUNK_SHIFT)) {
         if (s->n_pchunks == s->cap_pchunks)
             orr_grow((void **)&s->pchunks, &s->cap_pchunks, s->n_pchunks + 1, sizeof *s->pchunks);
-        s->pchunks[s->n_pchunks++] = orr_xmalloc(sizeof(pkt) << PKT_CHUNK_SHIFT);
+        s->pchunks[s->n_pchunks++] = pkt_alloc_big(sizeof(pkt) << PKT_CHUNK_SHIFT);
     }
     return s->pcount++;
 }
@@ -146,6 +164,29 @@ static void mmu_ingress_remove(orr_packet_sim *s, uint32_t node, port *in, int q
 static void port_kick(orr_packet_sim *s, uint32_t l);
 static void ev_link_arrive(void *ctx, uint64_t l);
 
+static void ev_tx_done(void *ctx, uint64_t l);
+
+/* On a large fabric the packets in flight and the ports outgrow the caches, and each event's first
+ * read of its port and its packet is a miss. The engine's next event is known (its heap's top;
+ * what this event schedules comes later, so it stays next): its port and packet are fetched into
+ * the cache while this event runs. Only a hint: no effect on what is computed. */
+static inline void prefetch_next(const orr_packet_sim *s)
+{
+    const orr_engine *e = s->e;
+    if (e->n == 0 || e->heap[0].ctx != (const void *)s) return;
+    const orr_event *nx = &e->heap[0];
+    if (nx->fn == ev_link_arrive) {
+        const port *pt = &s->ports[(uint32_t)nx->arg];
+        PKT_PREFETCH(P(s, (uint32_t)(nx->arg >> 32)));
+        PKT_PREFETCH(&pt->events);
+        if (pt->wire_n > 1) PKT_PREFETCH(&pt->wire[(pt->wire_head + 1) & (pt->wire_cap - 1)]); /* the one after */
+    } else if (nx->fn == ev_tx_done) {
+        const port *pt = &s->ports[(uint32_t)nx->arg];
+        PKT_PREFETCH(pt);
+        PKT_PREFETCH(&pt->busy_until_ps);
+    }
+}
+
 static void enqueue(orr_packet_sim *s, uint32_t l, int q, uint32_t id)
 {
     q_push(s, &s->ports[l], q, id);
@@ -232,7 +273,7 @@ static void nic_wake_at(orr_packet_sim *s, uint32_t l, port *pt, int64_t t)
     orr_engine_at(s->e, t, ev_nic_wake, s, (uint64_t)l | ((uint64_t)pt->wake_gen << 32));
 }
 
-static uint32_t make_data(orr_packet_sim *s, uint32_t fid, flow *f, uint32_t l)
+static uint32_t make_data(orr_packet_sim *s, uint32_t fid, flow *f)
 {
     uint32_t id = pkt_alloc(s);
     pkt *p = P(s, id);
@@ -241,9 +282,7 @@ static uint32_t make_data(orr_packet_sim *s, uint32_t fid, flow *f, uint32_t l)
     p->flow = fid;
     p->seq = f->snd_nxt;
     p->ts_ps = s->e->now_ps;
-    p->link = l;
     p->in_link = PKT_NONE;
-    p->payload = payload;
     p->size = payload + PKT_DATA_HDR_BYTES + s->int_bytes;
     p->kind = PK_DATA;
     p->pg = p->prio = f->pg;
@@ -276,7 +315,7 @@ static uint32_t nic_dequeue(orr_packet_sim *s, uint32_t l, port *pt)
         }
         pt->rr_qp = idx;
         f->events++;
-        return make_data(s, fid, f, l);
+        return make_data(s, fid, f);
     }
     if (min_avail != INT64_MAX) nic_wake_at(s, l, pt, min_avail);
     return PKT_NONE;
@@ -329,6 +368,7 @@ static void ev_tx_done(void *ctx, uint64_t l)
 {
     orr_packet_sim *s = ctx;
     if (s->stopped) return;
+    prefetch_next(s);
     s->st.events++;
     s->ports[l].events++;
     s->ports[l].tx_pending = 0;
@@ -340,13 +380,14 @@ static void wire_push(port *pt, int64_t t_ps, uint32_t id)
     if (pt->wire_n == pt->wire_cap) {
         uint32_t cap = pt->wire_cap ? 2 * pt->wire_cap : 16;
         struct wire_slot *w = orr_xmalloc((size_t)cap * sizeof *w);
-        for (uint32_t i = 0; i < pt->wire_n; i++) w[i] = pt->wire[(pt->wire_head + i) % pt->wire_cap];
-        free(pt->wire);
+        for (uint32_t i = 0; i < pt->wire_n; i++) w[i] = pt->wire[(pt->wire_head + i) & (pt->wire_cap - 1)];
+        if (pt->wire_own) free(pt->wire); /* else its first ring, in the sim's wire_mem */
         pt->wire = w;
+        pt->wire_own = 1;
         pt->wire_cap = cap;
         pt->wire_head = 0;
     }
-    pt->wire[(pt->wire_head + pt->wire_n++) % pt->wire_cap] = (struct wire_slot){t_ps, id};
+    pt->wire[(pt->wire_head + pt->wire_n++) & (pt->wire_cap - 1)] = (struct wire_slot){t_ps, id}; /* cap: a power of 2 */
 }
 
 /* Starts sending on port l if it is idle and has something to send. */
@@ -364,7 +405,6 @@ static void port_kick(orr_packet_sim *s, uint32_t l)
     uint32_t id = pt->is_host_nic ? nic_dequeue(s, l, pt) : switch_dequeue(s, l, pt);
     if (id == PKT_NONE) return;
     pkt *p = P(s, id);
-    p->link = l;
     int64_t tx = (int64_t)llround((double)p->size * pt->ps_per_byte);
     if (pt->busy_until_ps > 0 && now == pt->busy_until_ps) pt->saturated_ps += tx; /* back to back */
     pt->tx_bytes += p->size;
@@ -373,7 +413,7 @@ static void port_kick(orr_packet_sim *s, uint32_t l)
     /* Arrivals on a link come in send order, so the link keeps them in a ring and only the head
      * has an engine event: the event queue holds one entry per busy link, not one per packet. */
     wire_push(pt, now + tx + pt->delay_ps, id);
-    if (pt->wire_n == 1) orr_engine_at(s->e, now + tx + pt->delay_ps, ev_link_arrive, s, l);
+    if (pt->wire_n == 1) orr_engine_at(s->e, now + tx + pt->delay_ps, ev_link_arrive, s, (uint64_t)l | (uint64_t)id << 32);
     if (!pt->tx_pending && (pt->queued_bytes > 0 || (pt->is_host_nic && pt->nqp > 0))) {
         pt->tx_pending = 1;
         orr_engine_at(s->e, pt->busy_until_ps, ev_tx_done, s, l);
@@ -509,7 +549,7 @@ static void receive_data(orr_packet_sim *s, uint32_t id, pkt *p)
     f->events++;
     if (p->ecn) f->ecn_pending = 1;
     if (p->seq == f->rcv_nxt) {
-        f->rcv_nxt += p->payload;
+        f->rcv_nxt += pkt_payload(s, p);
         if (f->rcv_nxt >= f->size && !f->recv_done) {
             f->recv_done = 1;
             f->recv_done_ps = s->e->now_ps;
@@ -540,7 +580,6 @@ static void receive_data(orr_packet_sim *s, uint32_t id, pkt *p)
         f->n_ack++;
         f->ecn_pending = 0;
         p->ecn = 0;
-        p->payload = 0;
         p->size = PKT_ACK_BYTES + s->int_bytes;
         p->hop = 0;
         p->prio = c->ack_high_prio ? 0 : f->pg;
@@ -626,11 +665,14 @@ static void ev_link_arrive(void *ctx, uint64_t arg)
 {
     orr_packet_sim *s = ctx;
     if (s->stopped) return;
-    uint32_t l = (uint32_t)arg;
+    uint32_t l = (uint32_t)arg, id = (uint32_t)(arg >> 32); /* the packet at the head of the wire */
+    prefetch_next(s);
     port *pt = &s->ports[l];
-    uint32_t id = pt->wire[pt->wire_head].id;
-    pt->wire_head = (pt->wire_head + 1) % pt->wire_cap;
-    if (--pt->wire_n) orr_engine_at(s->e, pt->wire[pt->wire_head].t_ps, ev_link_arrive, s, l);
+    pt->wire_head = (pt->wire_head + 1) & (pt->wire_cap - 1);
+    if (--pt->wire_n) {
+        const struct wire_slot *w = &pt->wire[pt->wire_head];
+        orr_engine_at(s->e, w->t_ps, ev_link_arrive, s, (uint64_t)l | (uint64_t)w->id << 32);
+    }
     pkt *p = P(s, id);
     s->st.events++;
     pt->events++;
@@ -747,7 +789,15 @@ orr_packet_sim *orr_packet_sim_create(orr_engine *e, const orr_topo *t, const or
     s->stop_ps = INT64_MAX;
     s->events0 = e->events_run;
     s->int_bytes = cfg->cc == ORR_CC_HPCC ? PKT_INT_HPCC_BYTES : cfg->cc == ORR_CC_TIMELY ? PKT_INT_TS_BYTES : 0;
-    s->ports = orr_xcalloc(t->n_links ? t->n_links : 1, sizeof *s->ports);
+    size_t port_bytes = (t->n_links ? t->n_links : 1) * sizeof *s->ports;
+    s->ports = pkt_alloc_big(port_bytes);
+    memset(s->ports, 0, port_bytes);
+    /* every port's first wire ring in one block (large pages): PKT_WIRE_SLOTS slots each */
+    s->wire_mem = pkt_alloc_big((t->n_links ? t->n_links : 1) * (size_t)PKT_WIRE_SLOTS * sizeof *s->wire_mem);
+    for (uint32_t l = 0; l < t->n_links; l++) {
+        s->ports[l].wire = s->wire_mem + (size_t)l * PKT_WIRE_SLOTS;
+        s->ports[l].wire_cap = PKT_WIRE_SLOTS;
+    }
     s->shared_used = orr_xcalloc(t->n_nodes, sizeof *s->shared_used);
     s->static_used = orr_xcalloc(t->n_nodes, sizeof *s->static_used);
     s->buf_used = orr_xcalloc(t->n_nodes, sizeof *s->buf_used);
@@ -783,9 +833,10 @@ void orr_packet_sim_free(orr_packet_sim *s)
     if (!s) return;
     for (uint32_t l = 0; l < s->t->n_links; l++) {
         free(s->ports[l].qps);
-        free(s->ports[l].wire);
+        if (s->ports[l].wire_own) free(s->ports[l].wire);
     }
     free(s->ports);
+    free(s->wire_mem);
     free(s->shared_used);
     free(s->static_used);
     free(s->buf_used);

@@ -330,7 +330,7 @@ static void shift_flow(flow *f, int64_t dt)
 
 static void shift_packet(pkt *p, int64_t dt)
 {
-    p->ts_ps += dt;
+    if (p->nhop == 0) p->ts_ps += dt; /* TIMELY's send time shares its place with INT's records */
     for (uint32_t k = 0; k < p->nhop && k < PKT_MAX_INT_HOPS; k++) p->ih[k].t_ps += dt;
 }
 
@@ -341,7 +341,7 @@ static void shift_port(orr_packet_sim *s, port *pt, int64_t dt)
     for (int q = 0; q < PKT_NPRIO; q++)
         for (uint32_t i = pt->qhead[q]; i != PKT_NONE; i = P(s, i)->next) shift_packet(P(s, i), dt);
     for (uint32_t i = 0; i < pt->wire_n; i++) {
-        struct wire_slot *ws = &pt->wire[(pt->wire_head + i) % pt->wire_cap];
+        struct wire_slot *ws = &pt->wire[(pt->wire_head + i) & (pt->wire_cap - 1)];
         ws->t_ps += dt;
         shift_packet(P(s, ws->id), dt);
     }
