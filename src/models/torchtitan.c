@@ -196,23 +196,18 @@ static void setup(gen *G)
     G->plain_experts = G->s->plain_experts && G->s->model.experts && G->EDP == 1 && G->D == G->S / G->C;
 }
 
+/* What the FSDP2 recipes share: TorchTitan's, and NeMo AutoModel's (below). */
+#define FSDP2_RECIPE                                                                                     \
+    .shards_params = 1, .copies_out_params = 1, .unit_grads = 1, .eager_unless_compiled = 1, .per_op_sac = 1, \
+    .sp_keeps_gathered = 1, .keeps_head_input = 1, .pp_keeps_outputs = 1,                                  \
+    .pads_vocab_to = 1.0, /* their tokenizers' vocabularies divide by the TP degrees used */              \
+    .setup = setup, .layer_saved_bytes = gen_autograd_layer_bytes, .cp_attention = cp_attention,           \
+    .persistent_memory = persistent_memory, .optimizer_temps = adam_temporaries
+
 static const recipe torchtitan = {
-    .shards_params = 1,
-    .copies_out_params = 1,
-    .unit_grads = 1,
-    .eager_unless_compiled = 1,
-    .per_op_sac = 1,
-    .sp_keeps_gathered = 1,
-    .keeps_head_input = 1,
-    .pp_keeps_outputs = 1,
-    .pads_vocab_to = 1.0, /* its tokenizers' vocabularies divide by the TP degrees used */
-    .setup = setup,
-    .layer_saved_bytes = gen_autograd_layer_bytes,
-    .cp_attention = cp_attention,
+    FSDP2_RECIPE,
     .loss_mem_fwd = loss_mem_fwd,
     .loss_mem_bwd = loss_mem_bwd,
-    .persistent_memory = persistent_memory,
-    .optimizer_temps = adam_temporaries,
 };
 
 const recipe *orr_recipe_torchtitan(const orr_spec *s)
@@ -255,24 +250,11 @@ static void automodel_loss_mem_bwd(gen *G, const ctx *c)
  *   - gradient sync deferred to the last micro-batch (distributed/utils.py get_sync_ctx:
  *     set_requires_gradient_sync(is_optim_step)), as recipe.unit_grads accumulates them. */
 static const recipe automodel = {
-    .shards_params = 1,
-    .copies_out_params = 1,
-    .unit_grads = 1,
-    .eager_unless_compiled = 1,
-    .per_op_sac = 1,
-    .sp_keeps_gathered = 1,
-    .keeps_head_input = 1,
-    .pp_keeps_outputs = 1,
-    .pads_vocab_to = 1.0,
+    FSDP2_RECIPE,
     .defers_grad_sync = 1,
     .moe_scores_in_act = 1,
-    .setup = setup,
-    .layer_saved_bytes = gen_autograd_layer_bytes,
-    .cp_attention = cp_attention,
     .loss_mem_fwd = automodel_loss_mem_fwd,
     .loss_mem_bwd = automodel_loss_mem_bwd,
-    .persistent_memory = persistent_memory,
-    .optimizer_temps = adam_temporaries,
 };
 
 const recipe *orr_recipe_automodel(const orr_spec *s)
