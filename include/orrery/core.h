@@ -78,6 +78,8 @@ void orr_map_clear(orr_map *m);                       /* empties it, keeping its
 
 /* 64-bit mixing hash (splitmix64 finaliser); deterministic across runs and machines. */
 uint64_t orr_hash64(uint64_t x);
+/* FNV-1a of a string, never UINT64_MAX (so it can key an orr_map); deterministic. */
+uint64_t orr_hash_str(const char *s);
 
 /* Growable string buffer for building output text. */
 typedef struct orr_buf {

@@ -61,13 +61,6 @@ typedef struct nccl_state {
     int t_oop, t_ip, wrong;    /* word index of the out-of-place time, in-place time (-1: none), #wrong */
 } nccl_state;
 
-static uint64_t hash_word(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -132,7 +125,7 @@ static int header_line(nccl_state *st, char **w, int n, const char *where, orr_e
         if (st->ranks >= ORR_CALIB_MAX_RANKS)
             return orr_fail(err, "%s: more than %d ranks in one run", where, ORR_CALIB_MAX_RANKS);
         if (!st->hosts) st->hosts = orr_xmalloc(ORR_CALIB_MAX_RANKS * sizeof *st->hosts);
-        st->hosts[st->ranks++] = hash_word(w[on + 1]);
+        st->hosts[st->ranks++] = orr_hash_str(w[on + 1]);
         return 0;
     }
     if (n >= 2 && strcmp(w[0], "size") == 0 && strcmp(w[1], "count") == 0) {

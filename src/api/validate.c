@@ -652,17 +652,11 @@ typedef struct kseries {
     size_t n;
 } kseries;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
+/* Median of |v[i]| (v sorted in place by magnitude, cmp_abs). */
 static double median_of_abs(double *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) v[i] = fabs(v[i]);
-    qsort(v, n, sizeof *v, cmp_double);
-    return !n ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    qsort(v, n, sizeof *v, cmp_abs);
+    return !n ? 0 : n % 2 ? fabs(v[n / 2]) : 0.5 * (fabs(v[n / 2 - 1]) + fabs(v[n / 2]));
 }
 
 int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_err *err)

@@ -140,6 +140,13 @@ void orr_arena_free(orr_arena *a)
 
 /* ---- hash map: linear probing, backward-shift deletion, empty slot = UINT64_MAX ---- */
 
+uint64_t orr_hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h == UINT64_MAX ? h - 1 : h;
+}
+
 uint64_t orr_hash64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;

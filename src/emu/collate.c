@@ -107,18 +107,9 @@ typedef struct collator {
     orr_map api_map;         /* hash of an entry point's name -> its index in info->apis */
 } collator;
 
-/* FNV-1a of a name: the collator's tables are looked up by it, so that a trace naming a million
- * communicators or entry points costs a million lookups, not a million scans of the table. */
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static uint32_t comm_index(collator *k, const char *id)
 {
-    uint64_t h = name_hash(id);
+    uint64_t h = orr_hash_str(id); /* a million communicators: a million lookups, not scans */
     uint32_t *v = orr_map_get(&k->comm_map, h);
     if (v && strcmp(k->c[*v].id, id) == 0) return *v;
     if (v) /* another id of the same 64-bit hash: the table the slow way */
@@ -194,7 +185,7 @@ static int mem_charge(collator *k, const eproc *p, uint64_t bytes, orr_err *err)
 static orr_emu_api *api_entry(collator *k, const char *name)
 {
     orr_emu_info *in = k->info;
-    uint64_t h = name_hash(name);
+    uint64_t h = orr_hash_str(name);
     uint32_t *v = orr_map_get(&k->api_map, h);
     if (v && strcmp(in->apis[*v].name, name) == 0) return &in->apis[*v];
     size_t i = 0;

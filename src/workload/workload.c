@@ -77,9 +77,7 @@ uint32_t orr_workload_add_group(orr_workload *w, orr_comm_role role, const uint3
 
 uint16_t orr_workload_name(orr_workload *w, const char *name)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    if (h == UINT64_MAX) h--;
+    uint64_t h = orr_hash_str(name);
     /* Collisions of 64-bit FNV among a few hundred names are not a practical concern, but check. */
     uint32_t *idx = orr_map_get(&w->name_index, h);
     if (idx && strcmp(w->names[*idx], name) == 0) return (uint16_t)*idx;

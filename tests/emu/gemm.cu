@@ -3,14 +3,7 @@
 #include <cstdio>
 #include <cublas_v2.h>
 
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        int e_ = (int)(x);                                                        \
-        if (e_ != 0) {                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            return 1;                                                             \
-        }                                                                         \
-    } while (0)
+#include "check.h"
 
 int main()
 {

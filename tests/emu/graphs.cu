@@ -35,14 +35,7 @@ __global__ void marker(float *a)
     a[0] = 0.0f;
 }
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        int e_ = (int)(x);                                                         \
-        if (e_ != 0) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            return 1;                                                              \
-        }                                                                          \
-    } while (0)
+#include "check.h"
 
 int main(int argc, char **argv)
 {

@@ -7,14 +7,7 @@
 #include <cstdio>
 #include <cublas_v2.h>
 
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        int e_ = (int)(x);                                                        \
-        if (e_ != 0) {                                                            \
-            fprintf(stderr, "%s:%d: %s: error %d\n", __FILE__, __LINE__, #x, e_); \
-            return 1;                                                             \
-        }                                                                         \
-    } while (0)
+#include "check.h"
 
 int main(int argc, char **argv)
 {

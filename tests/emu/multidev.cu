@@ -13,14 +13,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#define CHECK(x)                                                                        \
-    do {                                                                                \
-        int e_ = (int)(x);                                                              \
-        if (e_ != 0) {                                                                  \
-            fprintf(stderr, "multidev: %s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            return 1;                                                                   \
-        }                                                                               \
-    } while (0)
+#include "check.h"
 #define EXPECT(c)                                                                          \
     do {                                                                                   \
         if (!(c)) {                                                                        \
