@@ -244,6 +244,19 @@ static double alloc_sum(const orr_workload *w, const char *name)
     return b;
 }
 
+/* Rank 0's kernels whose names start with `prefix`: how many, and their bytes. */
+static int kernels_prefixed(const orr_workload *w, const char *prefix, double *bytes)
+{
+    int n = 0;
+    *bytes = 0;
+    for (size_t i = 0; i < w->ranks[0].nops; i++) {
+        const orr_op *op = &w->ranks[0].ops[i];
+        if (op->kind == ORR_OP_KERNEL && strncmp(w->names[op->name], prefix, strlen(prefix)) == 0)
+            n++, *bytes += (double)op->bytes;
+    }
+    return n;
+}
+
 /* Rank 0's collectives named `name`: how many, the size of the group of each (0 if none or mixed). */
 static int colls_named(const orr_workload *w, const char *name, uint32_t *group_size, double *bytes)
 {
@@ -344,6 +357,8 @@ static void automodel(void)
                               "top_k: 2, expert_ffn: 512}\n";
     const char *const fw[2] = {"--framework torchtitan --bf16-params --plain-experts", "--framework automodel"};
     double moe[2] = {0}, loss[2] = {0}, nll[2] = {0}, params[2] = {0}, grads[2] = {0};
+    int eager_norms[2] = {0}, norms[2] = {0}, ropes_fwd[2] = {0}, ropes_bwd[2] = {0}, softmax[2] = {0};
+    double b_norm = 0, b_rope_fwd = 0, b_rope_bwd = 0, b_softmax = 0, b_unused;
     for (int i = 0; i < 2; i++) {
         char flags[160];
         snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 %s", fw[i]);
@@ -359,6 +374,11 @@ static void automodel(void)
             nll[i] = alloc_sum(w, "nll_grad");
             params[i] = alloc_sum(w, "parameters");
             grads[i] = alloc_sum(w, "gradients");
+            eager_norms[i] = kernels_prefixed(w, "rmsnorm_", &b_unused);
+            norms[i] = kernels_prefixed(w, "input_norm", &b_norm);
+            ropes_fwd[i] = kernels_prefixed(w, "rotary_q_", &b_rope_fwd);
+            ropes_bwd[i] = kernels_prefixed(w, "rotary_bwd_q_", &b_rope_bwd);
+            softmax[i] = kernels_prefixed(w, "log_softmax", &b_softmax);
             orr_workload_free(w);
         }
         orr_spec_free(&s);
@@ -370,6 +390,18 @@ static void automodel(void)
     CHECK_REL(nll[1], 2.0 * 1024 * 1024, 1e-9);
     CHECK_REL(params[1], params[0], 1e-12);
     CHECK_REL(grads[1], grads[0], 1e-12);
+    /* its Transformer Engine RMSNorm: one kernel each way (input_norm, input_norm_bwd in 2 layers),
+     * 4 B an element forward, 6 backward, over 1024 x 1024 elements; TorchTitan's eager norm is
+     * op by op. Its bf16 rotary on q (1024 x 1024 elements): 7 kernels and 18 B an element forward, 8
+     * and 20 backward, per layer. Its loss: log-softmax forward and backward, 4 and 6 B a logit. */
+    CHECK(eager_norms[0] > 0 && eager_norms[1] == 0);
+    CHECK(norms[0] == 0 && norms[1] == 4);
+    CHECK_REL(b_norm, 2 * (4.0 + 6.0) * 1024 * 1024, 1e-9);
+    CHECK(ropes_fwd[1] == 2 * 7 && ropes_bwd[1] == 2 * 8);
+    CHECK_REL(b_rope_fwd, 2 * 18.0 * 1024 * 1024, 1e-9);
+    CHECK_REL(b_rope_bwd, 2 * 20.0 * 1024 * 1024, 1e-9);
+    CHECK(softmax[0] == 0 && softmax[1] == 2);
+    CHECK_REL(b_softmax, (4.0 + 6.0) * 1024 * 1024, 1e-9);
     static const struct {
         const char *flags, *msg;
     } bad[] = {
@@ -399,7 +431,9 @@ static void automodel(void)
  * token; with its 8 groups, top 4 (one group a rank), a token's experts lie in 4 ranks' 16 experts
  * and each of them misses all 8 with C(12,8)/C(16,8) = 495/12870: 4 (1 - 0.038462) = 3.8462. The
  * dispatch's bytes (4096 tokens x 7168 x 2 B x ranks per token) follow. */
-static double deepep_dispatch_bytes(const char *groups)
+static double deepep_dispatch_bytes_with(const char *groups, const char *routing);
+static double deepep_dispatch_bytes(const char *groups) { return deepep_dispatch_bytes_with(groups, "random"); }
+static double deepep_dispatch_bytes_with(const char *groups, const char *routing)
 {
     char yaml[512];
     snprintf(yaml, sizeof yaml, "model: {layers: 1, hidden: 7168, heads: 8, ffn: 2048, vocab: 1024, seq: 4096, mlp: "
@@ -409,8 +443,9 @@ static double deepep_dispatch_bytes(const char *groups)
     orr_err err;
     orr_spec_init(&s);
     CHECK(orr_spec_load_text(&s, "t.yaml", yaml, strlen(yaml), &err) == 0);
-    char *argv[] = {"--gpu", "H100-SXM", "--gpus", "8", "--ep", "8", "--gbs", "8", "--moe-dispatcher", "deepep"};
-    CHECK(orr_spec_apply_flags(&s, 10, argv, &err) == 0 && orr_spec_resolve(&s, &err) == 0);
+    char *argv[] = {"--gpu", "H100-SXM", "--gpus", "8", "--ep", "8", "--gbs", "8", "--moe-dispatcher", "deepep",
+                    "--moe-routing", (char *)routing};
+    CHECK(orr_spec_apply_flags(&s, 12, argv, &err) == 0 && orr_spec_resolve(&s, &err) == 0);
     orr_workload *w = orr_gen_training(&s, &err);
     CHECK_MSG(w != NULL, "%s", err.msg);
     double bytes = 0;
@@ -432,6 +467,139 @@ static void group_limited_routing(void)
            plain / tok, grouped / tok);
     CHECK_REL(plain, tok * 8 * (1 - 3108105.0 / 10518300.0), 1e-6);
     CHECK_REL(grouped, tok * 4 * (1 - 495.0 / 12870.0), 1e-6);
+}
+
+/* Round-robin routing (NeMo AutoModel's FakeBalancedGate: token t to experts t*k .. t*k+k-1 mod E),
+ * by hand: a run of k consecutive experts from t*k touches one part when k divides the experts per
+ * part; DeepSeek-V3 on EP 64 (256 experts, 4 a rank, top 8): always 2 ranks; Kimi K2 on EP 32 (384
+ * experts, 12 a rank): runs start at offsets 0, 8, 4 of a rank, touching 1, 2, 1 ranks: 4/3;
+ * gpt-oss-120b on EP 64 (128 experts, 2 a rank, top 4): 2; 60 experts, top 4, 6 parts of 10: the 15
+ * runs of a period start at 0, 4, ..., 56, at offsets 0, 4, 8, 2, 6 within their part (three times
+ * each), and only those at 8 cross into the next part: (3 x 2 + 12 x 1) / 15 = 1.2. k = E touches
+ * every part. The DeepEP dispatch of the proxy layer (32 experts, top 8, EP 8: 4 a
+ * rank) then sends each token to 2 ranks, not 5.64; the gate computes no router GEMM. */
+static void round_robin_routing(void)
+{
+    CHECK_REL(orr_moe_round_robin_parts(128, 8, 8), 1.0, 1e-12);
+    CHECK_REL(orr_moe_round_robin_parts(256, 8, 64), 2.0, 1e-12);
+    CHECK_REL(orr_moe_round_robin_parts(384, 8, 32), 4.0 / 3.0, 1e-12);
+    CHECK_REL(orr_moe_round_robin_parts(128, 4, 64), 2.0, 1e-12);
+    CHECK_REL(orr_moe_round_robin_parts(128, 4, 8), 1.0, 1e-12);
+    CHECK_REL(orr_moe_round_robin_parts(60, 4, 6), 1.2, 1e-12);
+    CHECK_REL(orr_moe_round_robin_parts(8, 8, 8), 8.0, 1e-12);
+    CHECK_REL(orr_moe_round_robin_parts(16, 3, 1), 1.0, 1e-12);
+    double tok = 4096.0 * 7168 * 2;
+    CHECK_REL(deepep_dispatch_bytes_with("", "round-robin"), tok * 2, 1e-9);
+    static const char *yaml = "model: {layers: 1, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 1024, mlp: "
+                              "swiglu, norm: rmsnorm, bias: false, dropout: 0, experts: 8, top_k: 2, expert_ffn: 512}\n";
+    orr_spec s;
+    orr_err err;
+    CHECK_MSG(spec_from_text(&s, "t.yaml", yaml, "--gpu H100-SXM --gpus 8 --ep 8 --gbs 8 --moe-routing round-robin",
+                             &err) == 0, "%s", err.msg);
+    orr_workload *w = orr_gen_training(&s, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    int router = 0, fake = 0;
+    for (size_t i = 0; w && i < w->ranks[0].nops; i++) {
+        const char *name = w->names[w->ranks[0].ops[i].name];
+        router += strncmp(name, "router_", 7) == 0;
+        fake += strcmp(name, "fake_gate_indices") == 0;
+    }
+    CHECK(router == 0 && fake == 1);
+    orr_workload_free(w);
+    orr_spec_free(&s);
+    CHECK(spec_from_text(&s, "t.yaml", yaml, "--gpu H100-SXM --gpus 8 --ep 8 --gbs 8 --moe-routing round-robin "
+                                             "--moe-imbalance 2", &err) != 0);
+    CHECK_MSG(strstr(err.msg, "--moe-routing round-robin (options.moe_routing) with --moe-imbalance") != NULL, "%s",
+              err.msg);
+    orr_spec_free(&s);
+    CHECK(spec_from_text(&s, "t.yaml", yaml, "--gpu H100-SXM --gpus 8 --moe-routing sorted", &err) != 0);
+    CHECK_MSG(strstr(err.msg, "--moe-routing") != NULL, "%s", err.msg);
+    orr_spec_free(&s);
+}
+
+/* A layer's kernels and saved activations with and without model.qk_norm (dense, 2 layers, hidden
+ * 1024, 8 heads of 128, 2 KV heads; one micro-batch of 1024 tokens on one GPU): one qk_norm kernel a
+ * layer each way over (8 + 2) x 128 elements a token (fused: 4 B forward, 6 backward; megatron); its
+ * saved input 2 B an element plus 4 B a head row, 2 x 1024 x (2560 + 40) bytes kept more without
+ * recompute, none with full; 2 x 128 parameters a layer; refused with MLA. */
+static void qk_norm(void)
+{
+    const char *base = "model: {layers: 2, hidden: 1024, heads: 8, kv_heads: 2, ffn: 4096, vocab: 1024, seq: 1024, "
+                       "mlp: swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false%s}\n";
+    double act[2][2] = {{0}}, params[2] = {0};
+    int kernels[2] = {0};
+    double kbytes = 0, unused;
+    for (int qk = 0; qk < 2; qk++)
+        for (int full = 0; full < 2; full++) {
+            char yaml[320];
+            snprintf(yaml, sizeof yaml, base, qk ? ", qk_norm: true" : "");
+            orr_spec s;
+            orr_err err;
+            const char *flags = full ? "--gpu H100-SXM --gpus 1 --gbs 1 --recompute full" : "--gpu H100-SXM --gpus 1 --gbs 1";
+            CHECK_MSG(spec_from_text(&s, "t.yaml", yaml, flags, &err) == 0, "%s", err.msg);
+            params[qk] = orr_model_params(&s.model);
+            orr_workload *w = orr_gen_training(&s, &err);
+            CHECK_MSG(w != NULL, "%s", err.msg);
+            if (w) {
+                act[qk][full] = alloc_sum(w, "alloc_activations");
+                if (!full) kernels[qk] = kernels_prefixed(w, "qk_norm", qk ? &kbytes : &unused);
+                orr_workload_free(w);
+            }
+            orr_spec_free(&s);
+        }
+    CHECK(kernels[0] == 0 && kernels[1] == 4);
+    CHECK_REL(kbytes, 2 * (4.0 + 6.0) * 1024 * 10 * 128, 1e-9);
+    CHECK_REL(act[1][0] - act[0][0], 2 * 1024 * (2.0 * 10 * 128 + 4.0 * 10), 1e-9);
+    CHECK_REL(act[1][1], act[0][1], 1e-12);
+    CHECK_REL(params[1] - params[0], 2 * 2.0 * 128, 1e-12);
+    orr_spec s;
+    orr_err err;
+    orr_spec_init(&s);
+    const char *mla = "model: {base: deepseek-v3, qk_norm: true}\n";
+    CHECK(orr_spec_load_text(&s, "t.yaml", mla, strlen(mla), &err) != 0);
+    CHECK_MSG(strstr(err.msg, "qk_norm: not with attention: mla") != NULL, "%s", err.msg);
+    orr_spec_free(&s);
+}
+
+/* AutoModel adds a model's expert biases per expert (GroupedExpertsDeepEP._apply_bias): with biases
+ * (hidden 1024, expert_ffn 512, SwiGLU: up 1024; 8 experts, top 2, EP 8: 2048 copies of 1024 tokens
+ * received a rank a layer, 2 layers) forward 8 B an element of the FC1 output and 12 of the FC2
+ * output, backward 2 and 12: 2 x 2048 x (8 x 1024 + 12 x 1024) forward, 2 x 2048 x (2 x 1024 + 12 x
+ * 1024) backward. TorchTitan's recipe has no such kernels. */
+static void expert_bias(void)
+{
+    static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 1024, mlp: "
+                              "swiglu, norm: rmsnorm, bias: true, dropout: 0, tied_embeddings: false, experts: 8, "
+                              "top_k: 2, expert_ffn: 512}\n";
+    const char *const fw[2] = {"torchtitan --bf16-params --plain-experts", "automodel"};
+    double fwd[2] = {0}, bwd[2] = {0}, b1, b2;
+    for (int i = 0; i < 2; i++) {
+        char flags[160];
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --framework %s", fw[i]);
+        orr_spec s;
+        orr_err err;
+        CHECK_MSG(spec_from_text(&s, "t.yaml", yaml, flags, &err) == 0, "%s", err.msg);
+        orr_workload *w = orr_gen_training(&s, &err);
+        CHECK_MSG(w != NULL, "%s", err.msg);
+        if (w) {
+            int n = kernels_prefixed(w, "moe_fc1_bias_add", &b1) + kernels_prefixed(w, "moe_fc1_bias_cat", &b2);
+            fwd[i] = b1 + b2;
+            n += kernels_prefixed(w, "moe_fc2_bias_scale", &b1) + kernels_prefixed(w, "moe_fc2_bias_add", &b2);
+            fwd[i] += b1 + b2;
+            n += kernels_prefixed(w, "moe_fc2_bias_cat", &b1);
+            fwd[i] += b1;
+            n += kernels_prefixed(w, "moe_fc1_bias_grad", &b1) + kernels_prefixed(w, "moe_fc2_bias_grad", &b2);
+            bwd[i] = b1 + b2;
+            n += kernels_prefixed(w, "moe_fc2_score_grad", &b1);
+            bwd[i] += b1;
+            CHECK(n == (i ? 2 * 8 : 0));
+            orr_workload_free(w);
+        }
+        orr_spec_free(&s);
+    }
+    CHECK(fwd[0] == 0 && bwd[0] == 0);
+    CHECK_REL(fwd[1], 2 * 2048.0 * (8.0 * 1024 + 12.0 * 1024), 1e-9);
+    CHECK_REL(bwd[1], 2 * 2048.0 * (2.0 * 1024 + 12.0 * 1024), 1e-9);
 }
 
 static void backends(void)
@@ -504,6 +672,9 @@ int main(void)
     automodel();
     shared_overlap();
     group_limited_routing();
+    round_robin_routing();
+    qk_norm();
+    expert_bias();
     backends();
     layouts();
     catalog_params();

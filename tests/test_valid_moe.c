@@ -20,8 +20,10 @@
  * bf16 (AutoModel's from_config takes torch_dtype "auto" as bfloat16, so FSDP2's sharded parameters,
  * gradients and Adam's moments are bf16) and its experts left out of FSDP2 where ep equals the fsdp
  * degree (its apply_fsdp), both implied by the framework, its activation
- * checkpointing as --recompute full, its DeepEP as --moe-dispatcher deepep; a row whose layout cannot
- * be described is printed with the reason. The peak column says OOM where the prediction does not fit.
+ * checkpointing as --recompute full, its DeepEP as --moe-dispatcher deepep, and the "fake balanced
+ * gate (ideal routing)" every AutoModel row states (fake_balanced_gate: true in each benchmark
+ * config) as --moe-routing round-robin; a row whose layout cannot be described is printed with the
+ * reason. The peak column says OOM where the prediction does not fit.
  *
  * Measured when written (docs/models.md "MoE"): Table 0 fitted factor 0.812, held-out 26.8% -> 4.2%;
  * Table 1 time median 20.3% (forward 16.8%, backward 20.3%; the DeepSeek proxy with its 8 router groups, top 4,
@@ -30,8 +32,14 @@
  * rows -2..+8% now, Mixtral rows -20..-41% too fast and 42% short of memory); Table 2 9.7% (8.6%
  * with the AutoModel rows as Megatron's distributed optimizer); gpt-oss-120b was predicted out of
  * memory until AutoModel's own recipe (--framework automodel: its bf16 loss, the scores applied inside
- * the expert activation; docs/models.md "The AutoModel recipe"): every row must fit now. The bounds below hold them with some room so
- * that a regression fails; the issue's 10% target is met by Table 2 and not by Table 1.
+ * the expert activation; docs/models.md "The AutoModel recipe"): every row must fit now. Table 2 from
+ * 10.9% to 10.1% (2026-11-26) with the round-robin gate the AutoModel rows ran (DeepEP sends a token
+ * to 1-2 ranks, not 5-8: Qwen3-30B-A3B +51.7% -> +29.7%, DeepSeek-V3 +27.2% -> -1.8%, but Kimi K2
+ * +0.7% -> -22.3% and gpt-oss-120b +9.8% -> -21.1%: their agreement had been the random routing's
+ * extra bytes), AutoModel's Transformer Engine RMSNorm, bf16 rotary and bf16 loss kernels (Qwen3-30B
+ * +8.4%), Qwen3's q/k norms (+10.0%), and gpt-oss's expert biases added per expert (gpt-oss-20b
+ * -15.8% -> -4.6%, 120b -33.0% -> -27.0%). The bounds below hold them with some room so that a
+ * regression fails; Table 2's median is 0.1 points above the issue's 10% target, Table 1 far from it.
  */
 #include "check.h"
 #include "csv.h"
@@ -201,14 +209,16 @@ static void end_to_end(void)
         {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
                                 "--moe-dispatcher deepep --dist-opt", "ModelZoo, intra-node EP, TP4", 0},
         {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                            "--framework automodel", "AutoModel", 0},
+                            "--framework automodel --moe-routing round-robin", "AutoModel", 0},
         {56, "kimi-k2", "--gpus 256 --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 512 --recompute full --moe-dispatcher deepep "
-                        "--framework automodel", "AutoModel", 0},
+                        "--framework automodel --moe-routing round-robin", "AutoModel", 0},
         {58, "qwen3-30b-a3b", "--gpus 8 --ep 8 --mbs 4 --gbs 512 --recompute full --moe-dispatcher deepep "
-                              "--framework automodel", "AutoModel", 0},
-        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep --framework automodel",
+                              "--framework automodel --moe-routing round-robin", "AutoModel", 0},
+        {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep "
+                            "--framework automodel --moe-routing round-robin",
          "AutoModel, EP8 from its yaml", 0},
-        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework automodel",
+        {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework automodel "
+                             "--moe-routing round-robin",
          "AutoModel, EP64 (the table says -, the yaml 16); activations without AC", 0},
     };
     double errs[16];
@@ -247,7 +257,7 @@ static void end_to_end(void)
     double m = median_of(errs, n);
     printf("median |error| %.1f%% over %d rows (all held out)\n", m, n);
     CHECK(n >= 8);
-    CHECK(m <= 12.0);
+    CHECK(m <= 11.0);
     orr_csv_free(&t);
 }
 

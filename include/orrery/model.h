@@ -34,6 +34,8 @@ typedef struct orr_model {
      * to all (gpt-oss: window 128, pattern 2, so even layers are windowed). 0: none. */
     uint32_t window_tokens, window_pattern;
     int attn_sinks;        /* learned attention-sink logits per head (gpt-oss): heads params per layer */
+    int qk_norm;           /* an RMSNorm on each head's query and key before rotary (Qwen3, Gemma 3):
+                            * 2 head_dim params per layer */
     /* Attention kind (docs/models.md): ORR_ATTN_KIND_MHA / GQA (kv_heads decide the shapes) or MLA,
      * DeepSeek's multi-head latent attention with its own dimensions below. */
     int attn_kind;
@@ -97,5 +99,8 @@ double orr_model_layer_params_at(const orr_model *m, uint32_t layer);
 /* Parameters one token uses (the MFU convention for MoE, docs/models.md): every routed expert
  * replaced by top_k of them; embeddings counted as in orr_model_params. */
 double orr_model_active_params(const orr_model *m);
+/* Round-robin routing (options.moe_routing, src/models/moe.c): the mean number of parts (ranks,
+ * nodes; each holding experts/parts contiguous experts) a token's top_k experts lie on. */
+double orr_moe_round_robin_parts(uint32_t experts, uint32_t top_k, uint32_t parts);
 
 #endif

@@ -28,6 +28,10 @@ typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
  * EP group's tokens with a reduce-scatter back; DeepEP's fused dispatch/combine, which sends a token
  * once to each rank that holds one of its experts. */
 typedef enum orr_moe_dispatcher { ORR_MOE_ALLTOALL, ORR_MOE_ALLGATHER, ORR_MOE_DEEPEP } orr_moe_dispatcher;
+/* Which experts a token is routed to (docs/spec.md options.moe_routing): its top_k drawn uniformly (a
+ * trained router on average; Megatron's --moe-router-force-load-balancing), or round-robin, token t to
+ * experts t*top_k ... t*top_k + top_k - 1 mod experts (NeMo AutoModel's FakeBalancedGate). */
+typedef enum orr_moe_routing { ORR_MOE_ROUTE_RANDOM, ORR_MOE_ROUTE_ROUND_ROBIN } orr_moe_routing;
 
 /* The training framework whose recipe the workload generator follows (what it saves for the
  * backward, how it shards and reduces, its loss path, its schedules and defaults); chosen by the
@@ -102,6 +106,7 @@ typedef struct orr_spec {
     uint32_t ep, etp;     /* expert-parallel and expert-tensor-parallel degrees (default 1) */
     uint32_t edp;         /* resolve: expert data parallelism tp*cp*dp / (ep*etp) */
     orr_moe_dispatcher moe_dispatcher; /* default alltoall */
+    orr_moe_routing moe_routing;       /* default random */
     double moe_capacity_factor; /* tokens an expert takes at most, x its balanced share (0: dropless) */
     int moe_shared_expert_overlap; /* shared experts computed while the dispatch/combine are in flight */
     double moe_imbalance; /* tokens the most loaded EP rank receives, x the average (1: balanced) */
@@ -251,5 +256,6 @@ const char *orr_framework_name(orr_framework f);
 int orr_framework_parse(const char *name, orr_framework *out);
 const char *orr_attention_name(orr_attention a);
 const char *orr_moe_dispatcher_name(orr_moe_dispatcher d);
+const char *orr_moe_routing_name(orr_moe_routing r);
 
 #endif

@@ -43,6 +43,7 @@ static const orr_yfield model_fields[] = {
     MF("qk_rope_dim", qk_rope_dim), MF("v_head_dim", v_head_dim),
     MF("sliding_window", window_tokens), MF("sliding_window_pattern", window_pattern),
     {.key = "attention_sinks", .type = ORR_YF_BOOL, .offset = offsetof(orr_model, attn_sinks)},
+    {.key = "qk_norm", .type = ORR_YF_BOOL, .offset = offsetof(orr_model, qk_norm)},
     /* mixture of experts */
     MZ("experts", experts), MF("top_k", top_k), MF("expert_ffn", expert_ffn), MZ("shared_experts", shared_experts),
     MF("shared_expert_ffn", shared_expert_ffn), MZ("dense_layers", dense_layers), MF("moe_layer_freq", moe_layer_freq),
@@ -77,6 +78,7 @@ double orr_model_attn_params(const orr_model *m)
     double p = h * q + 2 * h * kv + q * h;
     if (m->bias) p += (q + 2 * kv) + h;
     if (m->attn_sinks) p += a;
+    if (m->qk_norm) p += 2.0 * m->head_dim;
     return p;
 }
 
@@ -153,6 +155,8 @@ static int check_variants(const orr_model *m, const char *p, const char *dot, or
         return orr_fail(err, "%s%sattention: mla needs kv_lora_rank, qk_nope_dim, qk_rope_dim and v_head_dim", p, dot);
     if (m->attn_kind != ORR_ATTN_KIND_MLA && (m->q_lora_rank || m->kv_lora_rank || m->qk_nope_dim || m->qk_rope_dim || m->v_head_dim))
         return orr_fail(err, "%s%sq_lora_rank/kv_lora_rank/qk_nope_dim/qk_rope_dim/v_head_dim: only with attention: mla", p, dot);
+    if (m->attn_kind == ORR_ATTN_KIND_MLA && m->qk_norm)
+        return orr_fail(err, "%s%sqk_norm: not with attention: mla (its latent norms are part of mla)", p, dot);
     if (!m->window_tokens != !m->window_pattern)
         return orr_fail(err, "%s%ssliding_window and sliding_window_pattern go together", p, dot);
     if (m->window_pattern == 1)
@@ -254,8 +258,8 @@ static void load_catalog(void)
     static const char *const extra[] = {"aliases", NULL};
     static const char *const optional[] = {"kv_heads", "head_dim", "attention", "q_lora_rank", "kv_lora_rank",
         "qk_nope_dim", "qk_rope_dim", "v_head_dim", "sliding_window", "sliding_window_pattern", "attention_sinks",
-        "experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "dense_layers", "moe_layer_freq",
-        "mtp_layers", "router_groups", "router_group_topk", NULL};
+        "qk_norm", "experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "dense_layers",
+        "moe_layer_freq", "mtp_layers", "router_groups", "router_group_topk", NULL};
     orr_embedded_doc("models.yaml", &cat.doc);
     size_t n = cat.doc.root->n;
     cat.models = orr_xcalloc(n, sizeof *cat.models);

@@ -521,7 +521,7 @@ void gen_gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n, do
  * backward 206h + 24(q + kv) + 18f, h = hidden, q = heads x head_dim, kv = kv_heads x head_dim,
  * f = ffn (per TP rank). Per-row scalars (eps add, rsqrt, the backward's pow) are 8-12 B a row. */
 static int eager(const gen *G) { return G->eager; }
-static int eager_norm(const gen *G) { return eager(G) && G->s->model.rmsnorm; }
+static int eager_norm(const gen *G) { return eager(G) && G->s->model.rmsnorm && !G->rp->te_norm; }
 
 /* An eager op of `bytes` as counted for bf16 activations; scaled for other activation widths (an
  * approximation for fp32 training, where the upcasts are no-ops). */
@@ -530,9 +530,9 @@ static void eop(gen *G, const ctx *c, const char *name, orr_op_class cls, double
     gen_memop(G, c, name, cls, bytes * G->act_B / 2.0, n);
 }
 
-static void eager_rmsnorm(gen *G, const ctx *c, int backward)
+/* n elements in rows rows (a token's hidden state, or a head's query or key). */
+static void eager_rmsnorm(gen *G, const ctx *c, int backward, double n, double rows)
 {
-    double n = local_tokens(G) * G->h, rows = local_tokens(G);
     if (!backward) {
         eop(G, c, "rmsnorm_to_fp32", ORR_CLS_ELEMENTWISE, 6.0 * n, n);
         eop(G, c, "rmsnorm_pow", ORR_CLS_ELEMENTWISE, 8.0 * n, n);
@@ -561,14 +561,57 @@ static void eager_rmsnorm(gen *G, const ctx *c, int backward)
     eop(G, c, "rmsnorm_bwd_to_bf16", ORR_CLS_ELEMENTWISE, 6.0 * n, n);
 }
 
-static void norm(gen *G, const ctx *c, const char *name, int backward)
+static void norm_elems(gen *G, const ctx *c, const char *name, int backward, double n, double rows)
 {
     if (eager_norm(G)) {
-        eager_rmsnorm(G, c, backward);
+        eager_rmsnorm(G, c, backward, n, rows);
         return;
     }
-    double n = local_tokens(G) * G->h;
     gen_memop(G, c, name, ORR_CLS_NORM, (backward ? 3.0 : 2.0) * n * G->act_B, (backward ? 8.0 : 5.0) * n);
+}
+
+static void norm(gen *G, const ctx *c, const char *name, int backward)
+{
+    norm_elems(G, c, name, backward, local_tokens(G) * G->h, local_tokens(G));
+}
+
+/* model.qk_norm: an RMSNorm over each head's query and key (Qwen3's q_norm and k_norm), on the
+ * column-parallel QKV output (every token of the sequence, the rank's heads), before rotary. */
+static void qk_norm(gen *G, const ctx *c, int backward)
+{
+    if (!G->s->model.qk_norm || G->mla) return;
+    double rows = gen_tokens(G) * (G->a + G->g) / G->T;
+    norm_elems(G, c, backward ? "qk_norm_bwd" : "qk_norm", backward, rows * G->hd, rows);
+}
+
+/* What qk_norm keeps for its backward, per token: its input (2 B an element of q and k) and one
+ * fp32 reciprocal RMS per head row. */
+static double qk_norm_saved_bytes(const gen *G)
+{
+    if (!G->s->model.qk_norm || G->mla) return 0;
+    double rows = (G->a + G->g) / G->T;
+    return (2.0 * rows * G->hd + 4.0 * rows) * gen_tokens(G);
+}
+
+/* recipe.rope_bf16, per tensor of n elements (bytes per element, the halves x1, x2 of the head dim
+ * read and written at 1 B per element of the tensor each): forward x1 cos, x2 sin, their difference,
+ * x2 cos, x1 sin, their sum (2 + 2 + 3 + 2 + 2 + 3) and the cat (4): 18 B in 7 kernels; backward
+ * the difference's negated gradient (2), the four products' (8), the two halves' gradients summed
+ * (3 + 3) and chunk's backward, a cat (4): 20 B in 8 kernels. */
+static void rotary_bf16(gen *G, const ctx *c, const char *x, double n, int backward)
+{
+    static const char *const fwd[] = {"x1_cos", "x2_sin", "sub", "x2_cos", "x1_sin", "add", "cat"};
+    static const double fwd_B[] = {2, 2, 3, 2, 2, 3, 4};
+    static const char *const bwd[] = {"neg", "x1_cos", "x2_sin", "x2_cos", "x1_sin", "sum_x1", "sum_x2", "cat"};
+    static const double bwd_B[] = {2, 2, 2, 2, 2, 3, 3, 4};
+    const char *const *names = backward ? bwd : fwd;
+    const double *B = backward ? bwd_B : fwd_B;
+    int k = backward ? 8 : 7;
+    for (int i = 0; i < k; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "rotary_%s%s_%s", backward ? "bwd_" : "", x, names[i]);
+        eop(G, c, name, ORR_CLS_ELEMENTWISE, B[i] * n, n / 2);
+    }
 }
 
 /* Rotary embeddings on q and k (Llama-style models): one fused kernel, or eagerly per tensor an fp32
@@ -582,6 +625,11 @@ static void rotary(gen *G, const ctx *c, int backward)
     if (!eager(G)) {
         gen_memop(G, c, backward ? "rotary_bwd" : "rotary", ORR_CLS_ELEMENTWISE, 2.0 * (q + kv) * G->act_B,
                   3.0 * (q + kv));
+        return;
+    }
+    if (G->rp->rope_bf16) {
+        rotary_bf16(G, c, "q", q, backward);
+        rotary_bf16(G, c, "k", kv, backward);
         return;
     }
     if (backward && G->g < G->a) {
@@ -658,7 +706,8 @@ static int dtensor_sp_keeps_gathered(const gen *G)
 /* What PyTorch autograd keeps per layer in a Llama block (bf16; per token; TP shards
  * q, kv and f; SP shards the rest):
  *   none, eager:    norm inputs and outputs 8h (the outputs all-gathered, h each instead of h/t, when
- *                   dtensor_sp_keeps_gathered); rotary's fp32 copies of q and k 4(q + kv); bf16 q, k,
+ *                   dtensor_sp_keeps_gathered); rotary's fp32 copies of q and k 4(q + kv) (none with
+ *                   recipe.rope_bf16: its products save cos and sin only); bf16 q, k,
  *                   v 2(q + 2kv); attention output 2q; w1, w3 outputs, silu output and the product 8f
  *   none, compiled: the fused rotary and SwiGLU keep bf16 only: 8h + 2(q + 2kv) + 2q + 4f + 2f
  *   selective (per-op SAC: every other matmul output, the attention output, the block input):
@@ -673,19 +722,27 @@ double gen_autograd_layer_bytes(const gen *G, orr_recompute rc)
     if (rc == ORR_RECOMPUTE_FULL) per_token = 2.0 * hs;
     else if (rc == ORR_RECOMPUTE_SELECTIVE) per_token = 2.0 * hs + (q + 2.0 * kv + 2.0 * hs + 2.0 * f) + 2.0 * q;
     else if (G->s->compile) per_token = norms + 2.0 * (q + 2.0 * kv) + 2.0 * q + 6.0 * f;
-    else per_token = norms + 4.0 * (q + kv) + 2.0 * (q + 2.0 * kv) + 2.0 * q + 8.0 * f;
+    else per_token = norms + (G->rp->rope_bf16 ? 0.0 : 4.0 * (q + kv)) + 2.0 * (q + 2.0 * kv) + 2.0 * q + 8.0 * f;
     if (!G->gated) per_token -= (rc == ORR_RECOMPUTE_FULL ? 0.0 : 2.0 * f); /* one up projection */
     return per_token * gen_tokens(G);
 }
 
+/* Bytes a layer keeps under recomputation rc: the recipe's, and qk_norm's unless the layer is
+ * recomputed whole, or per op (which re-runs what is not a matmul output). */
+static double layer_saved(const gen *G, orr_recompute rc)
+{
+    int qk = rc == ORR_RECOMPUTE_NONE || (rc == ORR_RECOMPUTE_SELECTIVE && !G->rp->per_op_sac);
+    return G->rp->layer_saved_bytes(G, rc) + (qk ? qk_norm_saved_bytes(G) : 0);
+}
+
 /* Bytes one layer keeps for its backward, per rank, under the configured recomputation. */
-double gen_layer_activation_bytes(const gen *G) { return G->rp->layer_saved_bytes(G, G->s->recompute); }
+double gen_layer_activation_bytes(const gen *G) { return layer_saved(G, G->s->recompute); }
 
 /* Bytes a recomputed layer re-creates for its backward (the full set minus what was kept). */
 static double layer_recompute_bytes(const gen *G)
 {
     if (G->s->recompute == ORR_RECOMPUTE_NONE) return 0;
-    double full = G->rp->layer_saved_bytes(G, ORR_RECOMPUTE_NONE);
+    double full = layer_saved(G, ORR_RECOMPUTE_NONE);
     double kept = gen_layer_activation_bytes(G);
     return full > kept ? full - kept : 0;
 }
@@ -732,6 +789,7 @@ static void layer_fwd(gen *G, const ctx *c)
     if (G->mla) mla_qkv(G, c, 0);
     else
         gemm_tp(G, c, "qkv_gemm", M, (G->a + 2.0 * G->g) * G->hd / t, G->h, "tp_allgather_attn", ORR_COLL_ALLGATHER);
+    qk_norm(G, c, 0);
     rotary(G, c, 0); /* Llama-style models (RMSNorm) use rotary embeddings on q and k */
     attention(G, c, 0);
     gemm_tp(G, c, "proj_gemm", M, G->h, G->attn_out / t, "tp_attn_out", g_fwd_kind(G));
@@ -797,6 +855,7 @@ static void layer_bwd(gen *G, const ctx *c)
     }
     attention(G, c, 1);
     rotary(G, c, 1);
+    qk_norm(G, c, 1);
     if (G->mla) mla_qkv(G, c, 1);
     else column_linear_bwd(G, c, "qkv_dgrad", "qkv_wgrad", (G->a + 2.0 * G->g) * G->hd / t);
     eager_grad_adds(G, c, "wq_wk_wv_input_grad_add", 2);
@@ -906,6 +965,11 @@ static void head_fwd(gen *G, const ctx *c)
     gemm_tp(G, c, "lm_head_gemm", M, vloc, G->h, "tp_allgather_head", ORR_COLL_ALLGATHER);
     G->head_gemms = 0;
     G->rp->loss_mem_fwd(G, c);
+    if (G->rp->loss_bf16) { /* log-softmax reads and writes the logits, nll gathers a row each */
+        gen_memop(G, c, "log_softmax", ORR_CLS_REDUCTION, logits * 2.0 * eb, 5.0 * logits);
+        gen_memop(G, c, "nll_loss", ORR_CLS_ELEMENTWISE, M * 16.0, M);
+        return;
+    }
     gen_memop(G, c, "logits_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
     gen_memop(G, c, "ce_cast_fp32", ORR_CLS_ELEMENTWISE, logits * (eb + 4.0), logits);
     gen_memop(G, c, "ce_max", ORR_CLS_REDUCTION, logits * 4.0, logits);
@@ -923,9 +987,14 @@ static void head_fwd(gen *G, const ctx *c)
 static void head_bwd(gen *G, const ctx *c)
 {
     double M = gen_tokens(G), vloc = G->vocab / G->T, logits = M * vloc, eb = G->act_B;
-    gen_memop(G, c, "ce_grad", ORR_CLS_ELEMENTWISE, logits * 8.0, 2.0 * logits);
-    gen_memop(G, c, "ce_grad_cast", ORR_CLS_ELEMENTWISE, logits * (4.0 + eb), logits);
-    gen_memop(G, c, "logits_grad_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
+    if (G->rp->loss_bf16) { /* nll's gradient (zeros, one value a row), then log-softmax's */
+        gen_memop(G, c, "nll_loss_bwd", ORR_CLS_ELEMENTWISE, logits * eb, 0);
+        gen_memop(G, c, "log_softmax_bwd", ORR_CLS_ELEMENTWISE, logits * 3.0 * eb, 3.0 * logits);
+    } else {
+        gen_memop(G, c, "ce_grad", ORR_CLS_ELEMENTWISE, logits * 8.0, 2.0 * logits);
+        gen_memop(G, c, "ce_grad_cast", ORR_CLS_ELEMENTWISE, logits * (4.0 + eb), logits);
+        gen_memop(G, c, "logits_grad_transpose", ORR_CLS_ELEMENTWISE, logits * 2.0 * eb, 0);
+    }
     G->rp->loss_mem_bwd(G, c);
     G->head_gemms = 1;
     column_linear_bwd(G, c, "lm_head_dgrad", "lm_head_wgrad", vloc);

@@ -39,6 +39,15 @@ typedef struct recipe {
                                * unsharded gradients accumulated until then); else each micro-batch
                                * reduce-scatters (with PP the pipeline schedule always defers it) */
     int eager_unless_compiled;/* eager PyTorch kernels (one per ATen op) unless options.compile */
+    int te_norm;              /* eager code whose norms are Transformer Engine's fused RMSNorm (one kernel
+                               * each way; NeMo AutoModel's backend rms_norm: te) */
+    int rope_bf16;            /* eager rotary in the activation dtype (chunk, four products, sub, add, cat:
+                               * AutoModel's _apply_rotary_emb): no fp32 copies kept, no repeat_kv (its
+                               * attention backends take the GQA heads as they are) */
+    int expert_bias_eager;    /* MoE experts' biases added eagerly, per local expert, then concatenated
+                               * (AutoModel's GroupedExpertsDeepEP._apply_bias) */
+    int loss_bf16;            /* the loss's kernels on the bf16 logits, log-softmax and nll, no transpose
+                               * (AutoModel's MaskedCrossEntropy with fp32_upcast: false) */
     int per_op_sac;           /* selective recompute re-runs the unsaved ops before each backward
                                * (else it is the attention core, re-run only when unfused) */
     int sp_keeps_gathered;    /* SP without TP overlap saves the all-gathered norm outputs for the weight

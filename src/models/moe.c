@@ -128,6 +128,33 @@ static double miss_all(double pool, double x, double k)
 /* log C(n, r). */
 static double log_choose(double n, double r) { return lgamma(n + 1) - lgamma(r + 1) - lgamma(n - r + 1); }
 
+/* Round-robin routing (NeMo AutoModel's FakeBalancedGate, components/moe/layers.py: indices =
+ * arange(tokens * top_k).view(-1, top_k) % experts): token t goes to the top_k consecutive experts
+ * from t*top_k mod experts. The mean, over one period of tokens (experts / gcd(top_k, experts)), of
+ * the parts (of experts/parts contiguous experts each) such a run touches: 1 when top_k divides the
+ * experts per part (all of a token's experts on one rank), about 1 + top_k/(experts/parts) otherwise. */
+double orr_moe_round_robin_parts(uint32_t experts, uint32_t top_k, uint32_t parts)
+{
+    if (!experts || !top_k || !parts || experts % parts) return parts ? parts : 1;
+    uint32_t per = experts / parts, a = top_k % experts, b = experts;
+    while (a) { /* gcd(top_k, experts) */
+        uint32_t r = b % a;
+        b = a;
+        a = r;
+    }
+    uint32_t period = experts / b, k = top_k < experts ? top_k : experts;
+    uint64_t sum = 0;
+    for (uint32_t t = 0; t < period; t++) {
+        uint32_t first = (uint32_t)(((uint64_t)t * top_k) % experts), seen = 1;
+        for (uint32_t j = 1; j < k; j++) {
+            uint32_t e = (first + j) % experts;
+            if (e % per == 0) seen++; /* a run enters the next part at its first expert */
+        }
+        sum += seen < parts ? seen : parts; /* a run back in its first part has seen them all */
+    }
+    return (double)sum / period;
+}
+
 /* The expected number of `parts` (ranks, nodes) holding at least one of a token's top_k experts,
  * the experts split evenly and contiguously over the parts. Routing picks top_k of the E experts
  * uniformly without repetition: parts (1 - C(E - E/parts, k) / C(E, k)). With group-limited
@@ -142,6 +169,7 @@ static double parts_per_token(const gen *G, double parts)
     const orr_model *m = model(G);
     double E = m->experts, k = m->top_k, NG = m->router_groups, g = m->router_group_topk;
     uint32_t P = (uint32_t)parts;
+    if (G->s->moe_routing == ORR_MOE_ROUTE_ROUND_ROBIN) return orr_moe_round_robin_parts(m->experts, m->top_k, P);
     if (!m->router_groups || m->router_group_topk >= m->router_groups || !P ||
         (m->router_groups % P && P % m->router_groups))
         return parts * (1.0 - miss_all(E, E / parts, k));
@@ -187,10 +215,17 @@ static void etp_coll(gen *G, const ctx *c, const char *name, orr_coll_kind kind,
 }
 
 /* Router: the gate GEMM, top-k over softmax (or sigmoid) scores with their normalisation, and the
- * load-balancing loss (a reduction over tokens and experts); fp32 scores. */
+ * load-balancing loss (a reduction over tokens and experts); fp32 scores. Round-robin routing is
+ * AutoModel's FakeBalancedGate, which computes none of it: it fills the indices (int64) and equal
+ * weights 1/top_k. */
 static void router(gen *G, const ctx *c, int backward)
 {
     double N = gen_local_tokens(G), E = model(G)->experts, h = G->h;
+    if (G->s->moe_routing == ORR_MOE_ROUTE_ROUND_ROBIN) { /* FakeBalancedGate: no scores, no gradient */
+        double k = model(G)->top_k;
+        if (!backward) gen_memop(G, c, "fake_gate_indices", ORR_CLS_ELEMENTWISE, N * k * (8.0 + G->act_B), N * k);
+        return;
+    }
     if (!backward) {
         gen_gemm(G, c, "router_gemm", N, E, h);
         gen_memop(G, c, "router_topk", ORR_CLS_REDUCTION, N * E * 4.0 * 3.0, N * E * 8.0);
@@ -346,6 +381,32 @@ static void experts_fp8_casts(gen *G, const ctx *c, int backward)
     }
 }
 
+/* recipe.expert_bias_eager (NeMo AutoModel's GroupedExpertsDeepEP._apply_bias, the experts of a
+ * model with biases: gpt-oss): each grouped GEMM's output split per local expert, its bias added by
+ * one kernel per expert (the FC2's scaled by the routing score first, one more), and the pieces
+ * concatenated: per element of the output, FC1 2 + 2 B (add) and 2 + 2 (cat), FC2 2 (bias x score),
+ * 2 + 2 + 2 (add), 2 + 2 (cat). Backward: each bias's gradient a sum over its tokens (FC1 2 B an
+ * element); FC2 also the score's, the products g x p and g x b and their sums (2 + 2 + 2 each). The
+ * split sizes come from tokens_per_expert.tolist(), a host synchronisation, not modelled. */
+static void experts_bias(gen *G, const ctx *c, int fc2, int backward, double n, double width)
+{
+    if (!model(G)->bias || !G->rp->expert_bias_eager) return;
+    double e = n * width, B = G->act_B / 2.0;
+    if (!backward && !fc2) {
+        gen_memop(G, c, "moe_fc1_bias_add", ORR_CLS_ELEMENTWISE, 4.0 * B * e, e);
+        gen_memop(G, c, "moe_fc1_bias_cat", ORR_CLS_ELEMENTWISE, 4.0 * B * e, 0);
+    } else if (!backward) {
+        gen_memop(G, c, "moe_fc2_bias_scale", ORR_CLS_ELEMENTWISE, 2.0 * B * e, e);
+        gen_memop(G, c, "moe_fc2_bias_add", ORR_CLS_ELEMENTWISE, 6.0 * B * e, e);
+        gen_memop(G, c, "moe_fc2_bias_cat", ORR_CLS_ELEMENTWISE, 4.0 * B * e, 0);
+    } else if (!fc2) {
+        gen_memop(G, c, "moe_fc1_bias_grad", ORR_CLS_REDUCTION, 2.0 * B * e, e);
+    } else {
+        gen_memop(G, c, "moe_fc2_bias_grad", ORR_CLS_REDUCTION, 6.0 * B * e, 2.0 * e);
+        gen_memop(G, c, "moe_fc2_score_grad", ORR_CLS_REDUCTION, 6.0 * B * e, 2.0 * e);
+    }
+}
+
 /* The experts' grouped GEMMs and activation on this rank's received tokens. */
 static void experts_fwd(gen *G, const ctx *c)
 {
@@ -354,9 +415,11 @@ static void experts_fwd(gen *G, const ctx *c)
     double up = G->gated ? 2.0 * fe : fe, n = mpe * El;
     experts_fp8_casts(G, c, 0);
     gen_bgemm(G, c, "moe_grouped_fc1", mpe, up, G->h, El);
+    experts_bias(G, c, 0, 0, n, up);
     gen_memop(G, c, G->gated ? "moe_swiglu" : "moe_gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * n * fe * G->act_B,
               8.0 * n * fe);
     gen_bgemm(G, c, "moe_grouped_fc2", mpe, G->h, fe, El);
+    experts_bias(G, c, 1, 0, n, G->h);
 }
 
 static void experts_bwd(gen *G, const ctx *c)
@@ -367,10 +430,12 @@ static void experts_bwd(gen *G, const ctx *c)
     experts_fp8_casts(G, c, 1);
     /* the gradients of the FC2 input and of the FC1 output, live through the experts' backward */
     uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_expert_grads", n * (fe + up) * G->act_B, ORR_MEM_TEMP);
+    experts_bias(G, c, 1, 1, n, G->h);
     gen_bgemm(G, c, "moe_grouped_fc2_dgrad", mpe, fe, G->h, El);
     gen_bgemm(G, c, "moe_grouped_fc2_wgrad", fe, G->h, mpe, El);
     gen_memop(G, c, G->gated ? "moe_swiglu_bwd" : "moe_gelu_bwd", ORR_CLS_ELEMENTWISE,
               (G->gated ? 5.0 : 3.0) * n * fe * G->act_B, 10.0 * n * fe);
+    experts_bias(G, c, 0, 1, n, up);
     gen_bgemm(G, c, "moe_grouped_fc1_dgrad", mpe, G->h, up, El);
     gen_bgemm(G, c, "moe_grouped_fc1_wgrad", up, G->h, mpe, El);
     gen_mem_free(G, c, S_COMPUTE, buf);

@@ -246,13 +246,22 @@ static void automodel_loss_mem_bwd(gen *G, const ctx *c)
  *   - the routing scores applied inside the experts' torch.compile-d activation
  *     (components/moe/layers.py GroupedExpertsDeepEP: quick_geglu_deepep / weighted_bias_swiglu_impl
  *     take permuted_probs), so the grouped FC2 output is not kept for the combine;
- *   - its bf16 cross-entropy (above);
+ *   - its bf16 cross-entropy (above), its kernels on the bf16 logits (recipe.loss_bf16);
  *   - gradient sync deferred to the last micro-batch (distributed/utils.py get_sync_ctx:
- *     set_requires_gradient_sync(is_optim_step)), as recipe.unit_grads accumulates them. */
+ *     set_requires_gradient_sync(is_optim_step)), as recipe.unit_grads accumulates them;
+ *   - the benchmark configs' Transformer Engine modules (backend: rms_norm te, linear te, attn te or
+ *     flex): TE's fused RMSNorm (recipe.te_norm, components/moe/utils.py initialize_rms_norm_module)
+ *     in otherwise eager code, and the models' own rotary in bf16 (models/gpt_oss/layers.py
+ *     _apply_rotary_emb, also used by qwen3_moe; recipe.rope_bf16);
+ *   - gpt-oss's expert biases added per expert in eager code (recipe.expert_bias_eager, moe.c). */
 static const recipe automodel = {
     FSDP2_RECIPE,
     .defers_grad_sync = 1,
     .moe_scores_in_act = 1,
+    .te_norm = 1,
+    .rope_bf16 = 1,
+    .expert_bias_eager = 1,
+    .loss_bf16 = 1,
     .loss_mem_fwd = automodel_loss_mem_fwd,
     .loss_mem_bwd = automodel_loss_mem_bwd,
 };

@@ -25,7 +25,7 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
-    F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
+    F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
     F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_LIVE, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
     F_VARIABILITY, F_VARIABILITY_SEED, F_HW_PROFILE
 } flag_id;
@@ -113,6 +113,8 @@ static const flag_def flags[] = {
      "megatron: linear weights kept and all-gathered in FP8 (--precision fp8 --dist-opt)", P},
     {"--moe-dispatcher", F_MOE_DISPATCHER, "alltoall, allgather or deepep", "alltoall",
      "MoE token dispatcher: all-to-all with permute kernels, all-gather, or DeepEP's fused one", P},
+    {"--moe-routing", F_MOE_ROUTING, "random or round-robin", "random",
+     "MoE: a token's experts drawn uniformly, or round-robin (NeMo AutoModel's fake_balanced_gate)", P},
     {"--moe-capacity-factor", F_MOE_CAPACITY, "a number above 0 up to 1000", "none (dropless)",
      "MoE: tokens an expert takes at most, x its balanced share (the rest are dropped)", P},
     {"--moe-imbalance", F_MOE_IMBALANCE, "balanced, a number from 1 up to ep, or a CSV file of per-rank tokens",
@@ -379,6 +381,11 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         for (int k = ORR_MOE_ALLTOALL; k <= ORR_MOE_DEEPEP; k++)
             if (strcasecmp(val, orr_moe_dispatcher_name((orr_moe_dispatcher)k)) == 0)
                 return s->moe_dispatcher = (orr_moe_dispatcher)k, 0;
+        return bad_value(f, val, err);
+    case F_MOE_ROUTING:
+        for (int k = ORR_MOE_ROUTE_RANDOM; k <= ORR_MOE_ROUTE_ROUND_ROBIN; k++)
+            if (strcasecmp(val, orr_moe_routing_name((orr_moe_routing)k)) == 0)
+                return s->moe_routing = (orr_moe_routing)k, 0;
         return bad_value(f, val, err);
     case F_MOE_CAPACITY:
         if (orr_parse_num(val, &d) || !(d > 0) || d > 1000) return bad_value(f, val, err);

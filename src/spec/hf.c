@@ -293,6 +293,7 @@ static int read_llama_like(hf_ctx *c, const hf_arch *a, orr_model *m)
     if (a->fam != HF_LLAMA && read_window(c, a, m->layers, &m->attn_window)) return -1;
     m->gated_mlp = 1;
     m->rmsnorm = 1;
+    m->qk_norm = a->fam == HF_QWEN3 || a->fam == HF_QWEN3_MOE || a->fam == HF_GEMMA3; /* q_norm, k_norm */
     /* orr_model has one switch for every linear layer's bias: on if the config gives any. Qwen2's
      * bias on Q, K and V only is left out (q + 2 kv values a layer: 0.002% of Qwen2-7B). */
     m->bias = attn_bias || mlp_bias;

@@ -79,6 +79,10 @@ const char *orr_moe_dispatcher_name(orr_moe_dispatcher d)
 {
     return d == ORR_MOE_ALLGATHER ? "allgather" : d == ORR_MOE_DEEPEP ? "deepep" : "alltoall";
 }
+const char *orr_moe_routing_name(orr_moe_routing r)
+{
+    return r == ORR_MOE_ROUTE_ROUND_ROBIN ? "round-robin" : "random";
+}
 
 const char *orr_recompute_name(orr_recompute r)
 {
@@ -128,8 +132,9 @@ static const orr_yfield training_fields[] = {
 /* training: keys that are enums, read by hand in apply_section */
 static const char *const training_enums[] = {"recompute", "precision", NULL};
 /* options: keys that are enums */
-static const char *const options_enums[] = {"attention", "moe_dispatcher", NULL};
+static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing", NULL};
 static const char *const dispatcher_names[] = {"alltoall", "allgather", "deepep"};
+static const char *const routing_names[] = {"random", "round-robin"}; /* index = orr_moe_routing */
 
 static const orr_yfield options_fields[] = {
     SF("overlap_grad_reduce", ORR_YF_BOOL, overlap_grad_reduce),
@@ -215,6 +220,9 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         } else if (strcmp(c->key, "moe_dispatcher") == 0) {
             if (orr_y_choice(c, dispatcher_names, 3, &idx, err)) return -1;
             s->moe_dispatcher = (orr_moe_dispatcher)idx;
+        } else if (strcmp(c->key, "moe_routing") == 0) {
+            if (orr_y_choice(c, routing_names, 2, &idx, err)) return -1;
+            s->moe_routing = (orr_moe_routing)idx;
         } else if (strcmp(c->key, "backend") == 0) {
             static const char *const nets[] = {"analytic", "flow", "packet"};
             if (orr_y_choice(c, nets, 3, &idx, err)) return -1;
@@ -846,6 +854,9 @@ static int resolve_moe_common(orr_spec *s, orr_err *err)
     if (s->moe_imbalance > s->ep)
         return orr_fail(err, "--moe-imbalance %g (options.moe_imbalance): the most loaded of %u expert-parallel ranks "
                              "can receive at most %u x the average (all the tokens)", s->moe_imbalance, s->ep, s->ep);
+    if (s->moe_routing == ORR_MOE_ROUTE_ROUND_ROBIN && (s->moe_imbalance > 1 || s->moe_load_file[0]))
+        return orr_fail(err, "--moe-routing round-robin (options.moe_routing) with --moe-imbalance "
+                             "(options.moe_imbalance): round-robin routing loads every expert equally");
     if (m->attn_kind == ORR_ATTN_KIND_MLA && s->cp > 1)
         return orr_fail(err, "--cp %u (parallel.cp): context parallelism with MLA attention is not modelled", s->cp);
     return 0;
@@ -885,8 +896,9 @@ static int resolve_moe(orr_spec *s, orr_err *err)
         if (ex > 1)
             return orr_fail(err, "--ep %u --etp %u (parallel.ep, parallel.etp): model %s has no experts (expert "
                                  "parallelism needs an MoE model)", s->ep, s->etp, m->name);
-        if (s->moe_imbalance > 1 || s->moe_capacity_factor > 0 || s->moe_load_file[0])
-            return orr_fail(err, "--moe-imbalance/--moe-capacity-factor (options.moe_*): model %s has no experts",
+        if (s->moe_imbalance > 1 || s->moe_capacity_factor > 0 || s->moe_load_file[0] || s->moe_routing)
+            return orr_fail(err, "--moe-imbalance/--moe-capacity-factor/--moe-routing (options.moe_*): model %s has "
+                                 "no experts",
                             m->name);
         return 0;
     }
