@@ -5,6 +5,7 @@
  * (orr_pp_split: TorchTitan's default rule, Megatron's first/last stage counts, explicit lists) with
  * each stage's own layers and the whole model's GEMM work over the stages. */
 #include "check.h"
+#include "spec_text.h"
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
@@ -620,6 +621,58 @@ static void test_fsdp_grad_sync(void)
     }
 }
 
+/* --lbs: TorchTitan and AutoModel under PP run one pipeline schedule step per local batch, gradient
+ * accumulation over the steps (torchtitan/trainer.py's accumulation loop around pp_schedule.step;
+ * AutoModel's pp_batch_size = local_batch_size). Llama 3 8B, PP 2 on 8 GPUs (dp 4), 1F1B, gbs 16: 4
+ * micro-batches a rank in one step, or two steps of 2 with --lbs 2. Stage 0's 1F1B runs F0 F1 B0 F2
+ * B1 F3 B2 B3 in one step: micro-batch 2's forward before micro-batch 1's backward; in two steps the
+ * pipeline drains in between (F0 F1 B0 B1 | F2 F3 B2 B3). Each step's last backward reduce-scatters
+ * (torch.distributed.pipelining turns the sync on for it): layer 5's twice, once per step. And what
+ * --lbs refuses. */
+static void test_local_batch_steps(void)
+{
+    for (int k = 0; k < 2; k++) {
+        orr_spec s;
+        const char *argv[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                              "--pp", "2", "--mbs", "1", "--gbs", "16", "--seq", "2048", "--lbs", k ? "2" : "4"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        int rs = 0;
+        size_t first_f2 = SIZE_MAX, last_b1 = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->kind != ORR_OP_KERNEL && op->kind != ORR_OP_COLL) continue;
+            if (op->layer == 5 && op->kind == ORR_OP_COLL && strcmp(w->names[op->name], "fsdp_reducescatter") == 0) rs++;
+            if (op->phase == ORR_PHASE_FWD && op->mb == 2 && first_f2 == SIZE_MAX) first_f2 = i;
+            if (op->phase == ORR_PHASE_BWD && op->mb == 1) last_b1 = i;
+        }
+        CHECK_MSG(rs == (k ? 2 : 1), "lbs %s: %d reduce-scatters of layer 5", k ? "2" : "4", rs);
+        CHECK_MSG(k ? last_b1 < first_f2 : first_f2 < last_b1, "lbs %s: F2 at op %zu, B1 ends at op %zu",
+                  k ? "2" : "4", first_f2, last_b1);
+        orr_workload_free(w);
+    }
+    static const struct {
+        const char *fw, *pp, *lbs, *msg;
+    } bad[] = {
+        {"megatron", "2", "2", "--lbs 2 (training.lbs) with framework megatron"},
+        {"torchtitan", "1", "2", "--lbs 2 (training.lbs): a local batch size other than gbs/dp"},
+        {"torchtitan", "2", "3", "--lbs 3 (training.lbs): must be a multiple of mbs (1) and divide gbs/dp (4)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        orr_spec s;
+        orr_err err;
+        char flags[200];
+        snprintf(flags, sizeof flags, "--framework %s --model llama3-8b --gpu H100 --gpus 8 --pp %s --mbs 1 --gbs %s "
+                                      "--seq 2048 --lbs %s", bad[i].fw, bad[i].pp, strcmp(bad[i].pp, "1") ? "16" : "32",
+                 bad[i].lbs);
+        CHECK(spec_from_text(&s, "t.yaml", "", flags, &err) != 0);
+        CHECK_MSG(strstr(err.msg, bad[i].msg) != NULL, "%s", err.msg);
+        orr_spec_free(&s);
+    }
+}
+
 /* Context parallelism: TorchTitan (torch's context_parallel, "allgather" rotation) all-gathers the
  * repeat_kv-expanded K and V once per attention call and passes fp32 dK/dV one hop per backward
  * step, merging each step's output in fp32 (less on ranks whose later steps take half the queries);
@@ -837,6 +890,7 @@ int main(void)
     test_fp8_head();
     test_fsdp_copy_out();
     test_fsdp_grad_sync();
+    test_local_batch_steps();
     test_pp_outputs();
     test_megatron_dp_cp();
     return check_done();

@@ -703,7 +703,7 @@ static void test_bad_resolve(void)
     EXPECT_FAIL(rc_, err, "--vpp 2 (parallel.vpp): virtual stages need --pp > 1");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--pp", "4", "--vpp", "2",
                  "--gbs", "6");
-    EXPECT_FAIL(rc_, err, "--vpp 2", "micro-batches (gbs/(mbs*dp) = 3) must be divisible by pp (4)");
+    EXPECT_FAIL(rc_, err, "--vpp 2", "micro-batches of a schedule (gbs/(mbs*dp) = 3) must be divisible by pp (4)");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "64", "--tp", "8", "--pp", "2", "--dp", "2");
     EXPECT_FAIL(rc_, err, "--gpus 64 (gpus): must equal tp*cp*pp*dp (8*1*2*2 = 32)");
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "100", "--tp", "8");

@@ -81,6 +81,10 @@ typedef struct orr_spec {
     uint32_t npp_layers;                  /* entries of pp_layers given (0: none) */
     uint32_t pp_layers[ORR_PP_LAYERS_MAX];/* layers of virtual stage v = chunk*pp + stage, model order */
     uint32_t mbs, gbs, seq;
+    /* FSDP2 frameworks with pp > 1: sequences per data-parallel rank in one pipeline schedule step
+     * (TorchTitan's training.local_batch_size, AutoModel's step_scheduler.local_batch_size); an
+     * iteration accumulates gradients over gbs / (lbs * dp) such steps. 0: gbs / dp, one step. */
+    uint32_t lbs;
     int sp;               /* sequence parallelism (with TP > 1) */
     int dist_opt;         /* megatron: distributed optimizer (ZeRO-1-like sharding over DP) */
     uint32_t cp;          /* context parallelism: the sequence split over cp ranks (Megatron's ring

@@ -1111,6 +1111,10 @@ static void build_buckets(gen *G)
     }
 }
 
+/* Whether micro-batch mb is the last of its pipeline schedule step (of the iteration, unless lbs
+ * splits it into several steps): where the gradient sync and the reshard happen. */
+static int last_mb(const gen *G, uint32_t mb) { return mb % G->fnmb == G->fnmb - 1; }
+
 /* The bucket (index) that closes after element e of chunk c's backward order, or -1. */
 static int bucket_closing(const gen *G, uint32_t c, int is_head, int is_emb, uint32_t layer)
 {
@@ -1147,7 +1151,7 @@ static void dp_reduce_bucket(gen *G, const bucket *b, int overlap)
 
 static void after_bwd_element(gen *G, uint32_t c, uint32_t mb, int is_head, int is_emb, uint32_t layer)
 {
-    if (mb != G->nmb - 1 || !G->s->overlap_grad_reduce) return;
+    if (!last_mb(G, mb) || !G->s->overlap_grad_reduce) return;
     int i = bucket_closing(G, c, is_head, is_emb, layer);
     if (i >= 0) dp_reduce_bucket(G, &G->bk[i], 1);
 }
@@ -1349,7 +1353,7 @@ static void unit_reshard(gen *G, uint32_t c, int root, uint32_t li)
  * without PP where the recipe turns it off itself (recipe.defers_grad_sync: AutoModel's get_sync_ctx).
  * TorchTitan's train loop without PP runs forward_backward_step per gradient-accumulation step with
  * sync on (torchtitan/trainer.py at b5bcd76), so every micro-batch reduce-scatters. */
-static int defers_sync(const gen *G) { return G->nmb > 1 && (G->P > 1 || G->rp->defers_grad_sync); }
+static int defers_sync(const gen *G) { return G->fnmb > 1 && (G->P > 1 || G->rp->defers_grad_sync); }
 
 /* recipe.unit_grads: FSDP2 with gradient accumulation and deferred sync (defers_sync) accumulates
  * each unit's unsharded gradients in the reduce dtype (FSDPParam.to_accumulated_grad_if_needed: fp32
@@ -1374,7 +1378,7 @@ static void unit_accumulate(gen *G, const ctx *cx, uint32_t c, int root, uint32_
 static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 {
     double p = unit_params(G, c, root, li), pe = unit_expert_params(G, c, root, li), rb = G->grad_B;
-    if (!G->rp->shards_params || p + pe <= 0 || (defers_sync(G) && mb != G->nmb - 1)) return;
+    if (!G->rp->shards_params || p + pe <= 0 || (defers_sync(G) && !last_mb(G, mb))) return;
     ctx cx = {ORR_PHASE_BWD, root ? ORR_NO_LAYER : chunk_first_layer(G, c) + li, mb, c};
     uint32_t buf = gen_mem_alloc(G, &cx, S_COMPUTE, "fsdp_reduce_scatter_input", (p + pe) * rb, ORR_MEM_COMM);
     gen_memop(G, &cx, "fsdp_grad_cast", ORR_CLS_ELEMENTWISE, (p + pe) * (G->act_B + rb), p + pe);
@@ -1402,7 +1406,7 @@ static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 static void unit_after_bwd(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 {
     unit_reduce(G, c, root, li, mb);
-    if (mb == G->nmb - 1 || orr_spec_reshard_after_forward(G->s)) unit_reshard(G, c, root, li);
+    if (last_mb(G, mb) || orr_spec_reshard_after_forward(G->s)) unit_reshard(G, c, root, li);
 }
 
 /* ---- forward and backward steps of one micro-batch through one model chunk ---- */
@@ -1503,7 +1507,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
                    gen_layer_activation_bytes(G), ORR_MEM_ACT);
         moe_free_activations(G, &cx, G->moe_buf_base + act_buf(G, c, k, mb));
         after_bwd_element(G, c, mb, 0, 0, cx.layer);
-        if (mb == G->nmb - 1) moe_expert_grad_reduce(G, &cx);
+        if (last_mb(G, mb)) moe_expert_grad_reduce(G, &cx);
         unit_after_bwd(G, c, 0, k, mb);
     }
     cx.layer = ORR_NO_LAYER;
@@ -1516,7 +1520,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
      * without defers_sync, which implies no PP): the compute stream waits for the last reduce-scatter
      * and its input is freed (FSDPState._root_post_backward_final_callback clears
      * reduce_scatter_state); the last micro-batch's is finish_grad_sync's. */
-    if (G->rp->shards_params && !defers_sync(G) && mb != G->nmb - 1 && G->rs_buf_pending != UINT32_MAX) {
+    if (G->rp->shards_params && !defers_sync(G) && !last_mb(G, mb) && G->rs_buf_pending != UINT32_MAX) {
         gen_wait(G, S_COMPUTE, gen_record(G, S_DP));
         gen_mem_free(G, &cx, S_COMPUTE, G->rs_buf_pending);
         G->rs_buf_pending = UINT32_MAX;
@@ -1576,8 +1580,8 @@ static void schedule_1f1b(gen *G)
 {
     int first = G->pp_r == 0, last = G->pp_r == G->P - 1;
     uint32_t warm = G->P - G->pp_r - 1;
-    if (warm > G->nmb) warm = G->nmb;
-    uint32_t rem = G->nmb - warm, fmb = 0, bmb = 0;
+    if (warm > G->fnmb) warm = G->fnmb;
+    uint32_t rem = G->fnmb - warm, fmb = G->mb0, bmb = G->mb0;
     p2p_req rf = {!first, ORR_OP_RECV, prev_stage(G), TAG_FWD}, sf = {!last, ORR_OP_SEND, next_stage(G), TAG_FWD};
     p2p_req rb = {!last, ORR_OP_RECV, next_stage(G), TAG_BWD}, sb = {!first, ORR_OP_SEND, prev_stage(G), TAG_BWD};
     for (uint32_t i = 0; i < warm; i++) {
@@ -1607,7 +1611,8 @@ static void schedule_1f1b(gen *G)
 
 static uint32_t pymod(int64_t x, int64_t n) { return (uint32_t)(((x % n) + n) % n); }
 
-/* Megatron's get_model_chunk_id and the micro-batch of virtual micro-batch k. */
+/* Megatron's get_model_chunk_id and the micro-batch of virtual micro-batch k (of the schedule step
+ * that starts at micro-batch mb0). */
 static uint32_t chunk_id(const gen *G, int64_t k, int forward)
 {
     uint32_t c = pymod(k, (int64_t)G->P * G->V) / G->P;
@@ -1615,14 +1620,14 @@ static uint32_t chunk_id(const gen *G, int64_t k, int forward)
 }
 static uint32_t mb_id(const gen *G, int64_t k)
 {
-    return (uint32_t)(k / ((int64_t)G->P * G->V)) * G->P + pymod(k, G->P);
+    return G->mb0 + (uint32_t)(k / ((int64_t)G->P * G->V)) * G->P + pymod(k, G->P);
 }
 
 /* Megatron's forward_backward_pipelining_with_interleaving (no p2p overlap). */
 static void schedule_interleaved(gen *G)
 {
     uint32_t P = G->P, V = G->V, p = G->pp_r;
-    int64_t total = (int64_t)G->nmb * V;
+    int64_t total = (int64_t)G->fnmb * V;
     int64_t warm = (int64_t)(P - p - 1) * 2 + (int64_t)(V - 1) * P;
     int all_warm = 0;
     if (warm >= total) {
@@ -1832,7 +1837,7 @@ static void finish_grad_sync(gen *G, const ctx *cx)
  * them (a temporary the caller drops); they are freed when the next step() clears output_chunks. */
 static void merge_kept_outputs(gen *G, const ctx *cx)
 {
-    double out = G->nmb * model_output_bytes(G);
+    double out = G->fnmb * model_output_bytes(G);
     uint32_t m = gen_mem_alloc(G, cx, S_COMPUTE, "pp_merged_outputs", out, ORR_MEM_TEMP);
     gen_memop(G, cx, "pp_merge_outputs", ORR_CLS_ELEMENTWISE, 2.0 * out, 0);
     gen_mem_free(G, cx, S_COMPUTE, m);
@@ -1851,12 +1856,24 @@ static void gen_rank(gen *G)
     z->bytes = (uint64_t)(G->rp->shards_params ? gen_rank_shard_bytes(G, G->grad_B) : gen_rank_params(G) * G->grad_B);
     if (G->dist && G->overlap_pg && G->R > 1) param_gather_prefetch(G);
 
-    if (G->P == 1) schedule_no_pipeline(G);
-    else if (G->V == 1) schedule_1f1b(G);
-    else schedule_interleaved(G);
+    int keeps_outputs = gen_pp_keeps_outputs(G) && G->pp_r == G->P - 1;
+    /* lbs: gradient accumulation over pipeline schedule steps, each a fill and drain of the pipeline
+     * whose last backward syncs and reshards (torch.distributed.pipelining); the next step() clears
+     * the outputs the last stage kept */
+    for (uint32_t f = 0; f < G->nfl; f++) {
+        G->mb0 = f * G->fnmb;
+        if (G->P == 1) schedule_no_pipeline(G);
+        else if (G->V == 1) schedule_1f1b(G);
+        else schedule_interleaved(G);
+        if (f + 1 == G->nfl) break;
+        finish_grad_sync(G, &cx);
+        if (keeps_outputs) {
+            merge_kept_outputs(G, &cx);
+            for (uint32_t mb = G->mb0; mb < G->mb0 + G->fnmb; mb++) gen_mem_free(G, &cx, S_COMPUTE, G->pp_out_base + mb);
+        }
+    }
 
     finish_grad_sync(G, &cx);
-    int keeps_outputs = gen_pp_keeps_outputs(G) && G->pp_r == G->P - 1;
     if (keeps_outputs) merge_kept_outputs(G, &cx);
     if (G->has_emb_group) {
         ctx ec = {ORR_PHASE_BWD, ORR_NO_LAYER, ORR_NO_MB, 0};
@@ -1870,7 +1887,7 @@ static void gen_rank(gen *G)
             G->unit_grad_buf[u] = UINT32_MAX;
         }
     if (keeps_outputs)
-        for (uint32_t mb = 0; mb < G->nmb; mb++) gen_mem_free(G, &cx, S_COMPUTE, G->pp_out_base + mb);
+        for (uint32_t mb = G->mb0; mb < G->nmb; mb++) gen_mem_free(G, &cx, S_COMPUTE, G->pp_out_base + mb);
     orr_op *sy = emit(G, ORR_OP_DEVICE_SYNC, S_COMPUTE, "iteration_end_sync");
     tag_op(sy, &cx);
 }
@@ -1956,9 +1973,15 @@ static int gen_shapes(gen *G, const orr_spec *s, orr_err *err)
     G->attn_out = G->a * G->hd;
     moe_setup(G);
     G->rp->setup(G);
-    if (G->V > 1 && G->nmb % G->P)
-        return orr_fail(err, "--vpp %u: the interleaved schedule needs the number of micro-batches (%u) to be a "
-                             "multiple of pp (%u)", G->V, G->nmb, G->P);
+    G->nfl = s->lbs ? s->gbs / G->D / s->lbs : 1;
+    if (!G->nfl || G->nmb % G->nfl)
+        return orr_fail(err, "--lbs %u: must divide gbs/dp (%u/%u) and be a multiple of mbs (%u)", s->lbs, s->gbs,
+                        G->D, s->mbs);
+    G->fnmb = G->nmb / G->nfl;
+    G->mb0 = 0;
+    if (G->V > 1 && G->fnmb % G->P)
+        return orr_fail(err, "--vpp %u: the interleaved schedule needs the number of micro-batches of a schedule "
+                             "step (%u) to be a multiple of pp (%u)", G->V, G->fnmb, G->P);
     return 0;
 }
 

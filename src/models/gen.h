@@ -114,6 +114,8 @@ struct gen {
     uint32_t R;                   /* ranks of the data-parallel reduction group g_dp (dp, or dp x cp with
                                    * recipe.reduces_over_cp); the distributed optimizer shards over them */
     uint32_t nmb;                 /* micro-batches per iteration */
+    uint32_t nfl, fnmb, mb0;      /* pipeline schedule steps per iteration (spec lbs: 1 unless set), the
+                                   * micro-batches of each, the first of the one being generated */
     double b, sq, h, a, g, hd, f, vocab;
     int sp, gated;
     int eager;                    /* eager PyTorch kernels (recipe, options.compile) */

@@ -17,7 +17,7 @@
 
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
-    F_MBS, F_GBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE, F_HTML,
+    F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE, F_HTML,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
@@ -101,6 +101,8 @@ static const flag_def flags[] = {
     /* training */
     {"--mbs", F_MBS, COUNT, "1", "micro-batch size, sequences", P},
     {"--gbs", F_GBS, COUNT, "mbs*dp", "global batch size, sequences per iteration", P},
+    {"--lbs", F_LBS, COUNT, "gbs/dp",
+     "torchtitan/automodel with pp > 1: sequences per DP rank in one pipeline schedule step", P},
     {"--seq", F_SEQ, COUNT, "the model's seq", "sequence length, tokens", P},
     {"--recompute", F_RECOMPUTE, "none, selective or full", "none", "activation recomputation", P},
     {"--precision", F_PRECISION, "bf16, fp16, fp8, mxfp8 or nvfp4", "bf16", "compute precision of the GEMMs", P},
@@ -342,6 +344,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_PP_LAYERS: return parse_pp_layers(f, val, s, err);
     case F_MBS: return parse_count(f, val, &s->mbs, err);
     case F_GBS: return parse_count(f, val, &s->gbs, err);
+    case F_LBS: return parse_count(f, val, &s->lbs, err);
     case F_SEQ: return parse_count(f, val, &s->seq, err);
     case F_SP: s->sp = 1; return 0;
     case F_NO_SP: s->sp = 0; return 0;

@@ -127,7 +127,7 @@ static const orr_yfield parallel_fields[] = {
 static const char *const parallel_lists[] = {"pp_layers", NULL};
 
 static const orr_yfield training_fields[] = {
-    SF("mbs", ORR_YF_U32, mbs), SF("gbs", ORR_YF_U32, gbs), SF("seq", ORR_YF_U32, seq),
+    SF("mbs", ORR_YF_U32, mbs), SF("gbs", ORR_YF_U32, gbs), SF("seq", ORR_YF_U32, seq), SF("lbs", ORR_YF_U32, lbs),
 };
 /* training: keys that are enums, read by hand in apply_section */
 static const char *const training_enums[] = {"recompute", "precision", NULL};
@@ -689,6 +689,19 @@ static int resolve_sizes(orr_spec *s, orr_err *err)
     if (s->gbs % per_step)
         return orr_fail(err, "--gbs %u (training.gbs): must be divisible by mbs*dp (%u*%u = %llu)", s->gbs, s->mbs,
                         s->dp, (unsigned long long)per_step);
+    if (s->lbs) {
+        uint32_t per_dp = s->gbs / s->dp;
+        if (!orr_fw_fsdp2(s->framework))
+            return orr_fail(err, "--lbs %u (training.lbs) with framework %s: only the FSDP2 frameworks (torchtitan, "
+                                 "automodel) run a batch as several pipeline schedule steps; %s runs gbs/dp in one",
+                            s->lbs, orr_framework_name(s->framework), orr_framework_name(s->framework));
+        if (s->pp == 1)
+            return orr_fail(err, "--lbs %u (training.lbs): a local batch size other than gbs/dp only changes a "
+                                 "pipeline's schedule steps; it needs --pp > 1", s->lbs);
+        if (s->lbs % s->mbs || per_dp % s->lbs)
+            return orr_fail(err, "--lbs %u (training.lbs): must be a multiple of mbs (%u) and divide gbs/dp (%u)",
+                            s->lbs, s->mbs, per_dp);
+    }
     return resolve_limits(s, err);
 }
 
@@ -786,11 +799,12 @@ static int resolve_parallel(orr_spec *s, orr_err *err)
     free(split);
     if (rc) return -1;
     if (s->vpp > 1) {
-        uint32_t nmb = s->gbs / (s->mbs * s->dp);
+        uint32_t nmb = (s->lbs ? s->lbs : s->gbs / s->dp) / s->mbs;
         if (s->pp == 1) return orr_fail(err, "--vpp %u (parallel.vpp): virtual stages need --pp > 1", s->vpp);
         if (nmb % s->pp)
-            return orr_fail(err, "--vpp %u (parallel.vpp): with virtual stages the number of micro-batches "
-                                 "(gbs/(mbs*dp) = %u) must be divisible by pp (%u)", s->vpp, nmb, s->pp);
+            return orr_fail(err, "--vpp %u (parallel.vpp): with virtual stages the number of micro-batches of a "
+                                 "schedule (%s = %u) must be divisible by pp (%u)", s->vpp,
+                            s->lbs ? "lbs/mbs" : "gbs/(mbs*dp)", nmb, s->pp);
     }
     if (s->sp && s->tp == 1) return orr_fail(err, "--sp (parallel.sp): sequence parallelism requires --tp > 1");
     if (s->sp && s->seq % s->tp)
