@@ -12,14 +12,14 @@
  *   backward filter) with any pointwise ops fused to it, or scaled dot-product attention (two
  *   matmuls with a softmax between them forward, more backward). Any other graph is refused with
  *   CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN and a message naming its operations;
- * - heuristics offer two engines: 0 uses tensor cores (numerical note TENSOR_CORE: FP32 data runs
- *   in TF32), 1 does not (FP32 stays FP32), so PyTorch's filter for torch.backends.cudnn.allow_tf32
- *   picks the precision. Engines have no knobs and need no workspace;
+ * - heuristics offer two engines: 0 uses tensor cores (numerical note TENSOR_CORE), 1 does not, so
+ *   PyTorch's filter for torch.backends.cudnn.allow_tf32 decides whether FP32 data runs in TF32
+ *   (a plan on engine 0 built for the graph). Engines have no knobs and need no workspace;
  * - cudnnBackendExecute records the graph's work on the handle's stream (emu_lib_op): a
  *   convolution as the implicit GEMM of its work (FLOPs 2 x N x K x C/groups x R x S x P x Q,
- *   priced by the GEMM model), attention by the attention model (FLOPs of its matmuls, halved when
- *   the graph masks with generated indices: causal), with the bytes of the graph's tensors in
- *   memory, each read or written once.
+ *   priced by the GEMM model; the weight gradient split over the images), attention by the
+ *   attention model (FLOPs of its matmuls, halved when the graph masks with generated indices:
+ *   causal), with the bytes of the graph's tensors in memory, each read or written once.
  *
  * Attributes the emulator does not hold or compute are refused with CUDNN_STATUS_NOT_SUPPORTED and
  * a warning naming them. Handles and descriptors are checked against a table of live ones, so a
@@ -336,22 +336,25 @@ static cudnnStatus_t put_attr(desc *d, int name, int type, int64_t n, const void
 }
 
 /* dst becomes a copy of src (cuDNN's get of a descriptor-typed attribute fills the caller's). */
-static cudnnStatus_t copy_into(desc *dst, const desc *src)
+static cudnnStatus_t copy_into(desc *dst, desc *src)
 {
     if (dst == src) return ST_SUCCESS;
+    if (dst->refs) /* references share: a copy would change what another descriptor holds */
+        return fail(ST_BAD_PARAM, "a descriptor another descriptor holds cannot receive a copy");
     if (dst->type != src->type)
         return fail(ST_BAD_PARAM_DESCRIPTOR_TYPE, "a descriptor of type %d cannot receive one of type %d", dst->type,
                     src->type);
+    src->refs++; /* held while dst lets go of what it held, src among it perhaps */
     desc_clear(dst);
     dst->depth = 1;
-    for (int i = 0; i < src->na; i++) {
-        cudnnStatus_t s = put_attr(dst, src->a[i].name, src->a[i].type, src->a[i].n, src->a[i].v);
-        if (s) return s;
-    }
+    cudnnStatus_t s = ST_SUCCESS;
+    for (int i = 0; i < src->na && !s; i++) s = put_attr(dst, src->a[i].name, src->a[i].type, src->a[i].n, src->a[i].v);
     dst->finalized = src->finalized;
     dst->cost = src->cost;
     dst->tensor_core = src->tensor_core;
-    return ST_SUCCESS;
+    src->refs--;
+    desc_release(src);
+    return s;
 }
 
 static int64_t get_i64(const desc *d, int name, int64_t def)
@@ -387,6 +390,27 @@ static desc *get_desc(const desc *d, int name, int64_t i, int type)
     desc *c;
     memcpy(&c, a->v + i * sizeof c, sizeof c);
     return type < 0 || c->type == type ? c : NULL;
+}
+
+/* A handle or legacy descriptor of type for the program (called locked). */
+static cudnnStatus_t create_own(void **out, int type)
+{
+    if (!out) return ST_BAD_PARAM_NULL_POINTER;
+    *out = desc_new(type, 1);
+    return *out ? ST_SUCCESS : ST_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
+
+/* Destroys the program's handle or legacy descriptor p of type (NULL: nothing, as cuDNN). */
+static cudnnStatus_t destroy_own(void *p, int type)
+{
+    desc *d = p ? D(p, type) : NULL;
+    if (p && !d) return ST_BAD_PARAM;
+    if (d) {
+        live_del(d);
+        d->user = 0;
+        desc_release(d);
+    }
+    return ST_SUCCESS;
 }
 
 /* ---- operation graphs: what executing one does ---- */
@@ -591,12 +615,9 @@ EMU_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(int type, void **out)
 EMU_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(void *p)
 {
     ENTER("cudnnBackendDestroyDescriptor");
-    desc *d = D(p, -1);
+    const desc *d = D(p, -1);
     if (!d || d->type >= D_HANDLE) return done(ST_BAD_PARAM);
-    live_del(d);
-    d->user = 0;
-    desc_release(d);
-    return done(ST_SUCCESS);
+    return done(destroy_own(p, d->type));
 }
 
 EMU_EXPORT cudnnStatus_t cudnnBackendSetAttribute(void *p, int name, int type, int64_t n, const void *v)
@@ -613,7 +634,7 @@ EMU_EXPORT cudnnStatus_t cudnnBackendSetAttribute(void *p, int name, int type, i
             const void *e;
             memcpy(&e, (const unsigned char *)v + i * sizeof e, sizeof e);
             const desc *c = D(e, -1);
-            if (!c || c->type >= D_HANDLE) return done(ST_BAD_PARAM);
+            if (!c || c->type >= D_HANDLE || c == d) return done(ST_BAD_PARAM);
             if (c->depth + 1 > MAX_DEPTH) return done(fail(ST_BAD_PARAM, "descriptors nested deeper than %d", MAX_DEPTH));
         }
     return done(put_attr(d, name, type, n, v));
@@ -645,13 +666,14 @@ static cudnnStatus_t heuristics_results(desc *h, int64_t requested, int64_t *cou
             free(eng), free(tmp);
             return ST_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
         }
-        eng->refs++; /* held here until the end, whatever references it */
+        eng->refs++, tmp->refs++; /* held here until the end, whatever references them */
         int64_t idx = first + i;
         cudnnStatus_t s = put_attr(eng, A_ENGINE_OPERATION_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g);
         if (!s) s = put_attr(eng, A_ENGINE_GLOBAL_INDEX, T_INT64, 1, &idx);
         if (!s) eng->finalized = 1, s = put_attr(tmp, A_ENGINECFG_ENGINE, T_BACKEND_DESCRIPTOR, 1, &eng);
         if (!s) tmp->finalized = 1, s = copy_into(cfg, tmp);
-        desc_release(tmp);
+        tmp->refs--;
+        desc_release(tmp); /* eng is still held: tmp's reference to it goes first */
         eng->refs--;
         desc_release(eng);
         if (s) return s;
@@ -718,11 +740,19 @@ EMU_EXPORT cudnnStatus_t cudnnBackendGetAttribute(void *p, int name, int type, i
         void *e;
         memcpy(&e, (unsigned char *)out + i * sizeof e, sizeof e);
         desc *dst = D(e, -1);
-        if (!dst || dst->type >= D_HANDLE) return done(ST_BAD_PARAM);
+        if (!dst || dst->type >= D_HANDLE || dst == d) return done(ST_BAD_PARAM);
         cudnnStatus_t s = copy_into(dst, get_desc(d, name, i, -1));
         if (s) return done(s);
     }
     return done(ST_SUCCESS);
+}
+
+/* d's attribute name must be a finalized descriptor of type type; what: d, in the message. */
+static cudnnStatus_t needs(const desc *d, int name, int type, const char *what)
+{
+    const desc *c = get_desc(d, name, 0, type);
+    if (c && c->finalized) return ST_SUCCESS;
+    return fail(ST_BAD_PARAM, "%s without a finalized descriptor of type %d (attribute %d)", what, type, name);
 }
 
 /* What finalizing each kind of descriptor needs; the operation graph is classified. */
@@ -747,23 +777,15 @@ EMU_EXPORT cudnnStatus_t cudnnBackendFinalize(void *p)
         if (get_i64(d, A_CONVOLUTION_SPATIAL_DIMS, 0) < 1) s = fail(ST_BAD_PARAM, "convolution descriptor without spatial dimensions");
         break;
     case D_OPERATIONGRAPH: s = classify(d); break;
-    case D_ENGINEHEUR: {
-        const desc *g = get_desc(d, A_ENGINEHEUR_OPERATION_GRAPH, 0, D_OPERATIONGRAPH);
-        if (!g || !g->finalized) s = fail(ST_BAD_PARAM, "engine heuristics without a finalized operation graph");
-        break;
-    }
+    case D_ENGINEHEUR: s = needs(d, A_ENGINEHEUR_OPERATION_GRAPH, D_OPERATIONGRAPH, "engine heuristics"); break;
     case D_ENGINE: {
-        const desc *g = get_desc(d, A_ENGINE_OPERATION_GRAPH, 0, D_OPERATIONGRAPH);
         int64_t i = get_i64(d, A_ENGINE_GLOBAL_INDEX, -1);
-        if (!g || !g->finalized) s = fail(ST_BAD_PARAM, "engine without a finalized operation graph");
-        else if (i < 0 || i >= ENGINES) s = fail(ST_BAD_PARAM_OUT_OF_BOUND, "engine global index %lld: the emulator has engines 0 and 1", (long long)i);
+        s = needs(d, A_ENGINE_OPERATION_GRAPH, D_OPERATIONGRAPH, "engine");
+        if (!s && (i < 0 || i >= ENGINES))
+            s = fail(ST_BAD_PARAM_OUT_OF_BOUND, "engine global index %lld: the emulator has engines 0 and 1", (long long)i);
         break;
     }
-    case D_ENGINECFG: {
-        const desc *e = get_desc(d, A_ENGINECFG_ENGINE, 0, D_ENGINE);
-        if (!e || !e->finalized) s = fail(ST_BAD_PARAM, "engine config without a finalized engine");
-        break;
-    }
+    case D_ENGINECFG: s = needs(d, A_ENGINECFG_ENGINE, D_ENGINE, "engine config"); break;
     case D_EXECUTION_PLAN: {
         const desc *c = get_desc(d, A_EXECUTION_PLAN_ENGINE_CONFIG, 0, D_ENGINECFG);
         const desc *e = c ? get_desc(c, A_ENGINECFG_ENGINE, 0, D_ENGINE) : NULL;
@@ -881,20 +903,13 @@ EMU_EXPORT void cudnnGetLastErrorString(char *message, size_t max)
 EMU_EXPORT cudnnStatus_t cudnnCreate(void **h)
 {
     ENTER("cudnnCreate");
-    if (!h) return done(ST_BAD_PARAM_NULL_POINTER);
-    *h = desc_new(D_HANDLE, 1);
-    return done(*h ? ST_SUCCESS : ST_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
+    return done(create_own(h, D_HANDLE));
 }
 
 EMU_EXPORT cudnnStatus_t cudnnDestroy(void *h)
 {
     ENTER("cudnnDestroy");
-    desc *d = D(h, D_HANDLE);
-    if (!d) return done(ST_BAD_PARAM);
-    live_del(d);
-    d->user = 0;
-    desc_release(d);
-    return done(ST_SUCCESS);
+    return done(h ? destroy_own(h, D_HANDLE) : ST_BAD_PARAM);
 }
 
 EMU_EXPORT cudnnStatus_t cudnnSetStream(void *h, void *stream)
@@ -922,9 +937,7 @@ EMU_EXPORT cudnnStatus_t cudnnGetStream(void *h, void **stream)
 EMU_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(void **t)
 {
     ENTER("cudnnCreateTensorDescriptor");
-    if (!t) return done(ST_BAD_PARAM_NULL_POINTER);
-    *t = desc_new(D_LEGACY_TENSOR, 1);
-    return done(*t ? ST_SUCCESS : ST_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
+    return done(create_own(t, D_LEGACY_TENSOR));
 }
 
 EMU_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(void *t, int dt, int nd, const int dims[], const int strides[])
@@ -961,18 +974,13 @@ EMU_EXPORT cudnnStatus_t cudnnGetTensorNdDescriptor(const void *t, int requested
 EMU_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(void *t)
 {
     ENTER("cudnnDestroyTensorDescriptor");
-    desc *d = t ? D(t, D_LEGACY_TENSOR) : NULL;
-    if (t && !d) return done(ST_BAD_PARAM);
-    if (d) live_del(d), free(d);
-    return done(ST_SUCCESS);
+    return done(destroy_own(t, D_LEGACY_TENSOR));
 }
 
 EMU_EXPORT cudnnStatus_t cudnnCreateActivationDescriptor(void **a)
 {
     ENTER("cudnnCreateActivationDescriptor");
-    if (!a) return done(ST_BAD_PARAM_NULL_POINTER);
-    *a = desc_new(D_LEGACY_ACTIVATION, 1);
-    return done(*a ? ST_SUCCESS : ST_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
+    return done(create_own(a, D_LEGACY_ACTIVATION));
 }
 
 EMU_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(void *a, int mode, int nan, double coef)
@@ -985,10 +993,7 @@ EMU_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(void *a, int mode, int nan
 EMU_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(void *a)
 {
     ENTER("cudnnDestroyActivationDescriptor");
-    desc *d = a ? D(a, D_LEGACY_ACTIVATION) : NULL;
-    if (a && !d) return done(ST_BAD_PARAM);
-    if (d) live_del(d), free(d);
-    return done(ST_SUCCESS);
+    return done(destroy_own(a, D_LEGACY_ACTIVATION));
 }
 
 /* The bytes of a legacy tensor (its elements, dense), 0 for none; -1: not a set tensor descriptor. */
