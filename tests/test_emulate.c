@@ -618,6 +618,23 @@ static void test_streams_program(void)
     rm_dir(d);
 }
 
+/* The i-th kernel of rank 0 is a GEMM-class op on stream 1 of dims want (m, n, k, batch) and dtype
+ * want[4], of 2 m n k batch FLOPs, timed by the same GEMM model as `orrery predict`; it is returned. */
+static const orr_op *check_gemm_op(const orr_prediction *p, size_t i, const uint32_t want[5])
+{
+    size_t idx = 0;
+    const orr_op *g = nth(&p->w->ranks[0], ORR_OP_KERNEL, i, &idx);
+    CHECK(g && g->cls == ORR_CLS_GEMM && g->stream == 1);
+    if (!g) return NULL;
+    CHECK(g->dims[0] == want[0] && g->dims[1] == want[1] && g->dims[2] == want[2] && g->dims[3] == want[3] &&
+          g->dtype == want[4]);
+    CHECK(g->flops == 2.0 * want[0] * want[1] * want[2] * want[3]);
+    CHECK_EQ_I64(p->x.ranks[0].t[idx].end_ps - p->x.ranks[0].t[idx].start_ps,
+                 orr_est_gemm_ps(&G, g->dims[0], g->dims[1], g->dims[2], g->dims[3], (orr_dtype)g->dtype, g->flops,
+                                 g->bytes));
+    return g;
+}
+
 static void test_gemm_program(void)
 {
     char *d = make_dir();
@@ -625,24 +642,10 @@ static void test_gemm_program(void)
     orr_prediction p;
     orr_emu_info info;
     if (predict(d, 1, &p, &info) == 0) {
-        const orr_rank *r = &p.w->ranks[0];
         CHECK_EQ_I64(info.kernels_gemm, 3);
         static const uint32_t want[3][5] = {{1024, 2048, 512, 1, ORR_TF32}, {4096, 4096, 4096, 1, ORR_BF16},
                                             {128, 128, 64, 32, ORR_FP16}};
-        for (int i = 0; i < 3; i++) {
-            size_t idx = 0;
-            const orr_op *g = nth(r, ORR_OP_KERNEL, (size_t)i, &idx);
-            CHECK(g && g->cls == ORR_CLS_GEMM && g->stream == 1);
-            if (!g) continue;
-            CHECK(g->dims[0] == want[i][0] && g->dims[1] == want[i][1] && g->dims[2] == want[i][2] &&
-                  g->dims[3] == want[i][3] && g->dtype == want[i][4]);
-            double flops = 2.0 * want[i][0] * want[i][1] * want[i][2] * want[i][3];
-            CHECK(g->flops == flops);
-            /* timed by the same GEMM model as `orrery predict` */
-            CHECK_EQ_I64(p.x.ranks[0].t[idx].end_ps - p.x.ranks[0].t[idx].start_ps,
-                         orr_est_gemm_ps(&G, g->dims[0], g->dims[1], g->dims[2], g->dims[3], (orr_dtype)g->dtype,
-                                         g->flops, g->bytes));
-        }
+        for (size_t i = 0; i < 3; i++) check_gemm_op(&p, i, want[i]);
         orr_prediction_free(&p);
     }
     orr_emu_info_free(&info);
@@ -660,18 +663,11 @@ static void test_cudnn_program(void)
     orr_prediction p;
     orr_emu_info info;
     if (predict(d, 1, &p, &info) == 0) {
-        const orr_rank *r = &p.w->ranks[0];
         CHECK_EQ_I64(info.kernels, 1);
         CHECK_EQ_I64(info.kernels_lib, 1);
-        size_t idx = 0;
-        const orr_op *c = nth(r, ORR_OP_KERNEL, 0, &idx);
-        CHECK(c && c->cls == ORR_CLS_GEMM && c->dtype == ORR_BF16 && c->stream == 1 && c->dims[0] == 512 &&
-              c->dims[1] == 8 && c->dims[2] == 36 && c->dims[3] == 2);
-        CHECK(c && c->flops == 2.0 * 2 * 16 * 4 * 3 * 3 * 16 * 16 && c->bytes == (2 * 8 * 256 + 16 * 36 + 2 * 16 * 256) * 2);
-        if (c)
-            CHECK_EQ_I64(p.x.ranks[0].t[idx].end_ps - p.x.ranks[0].t[idx].start_ps,
-                         orr_est_gemm_ps(&G, c->dims[0], c->dims[1], c->dims[2], c->dims[3], ORR_BF16, c->flops,
-                                         c->bytes));
+        static const uint32_t want[5] = {512, 8, 36, 2, ORR_BF16}; /* FLOPs: 2 x 2 x 16 x 4 x 3 x 3 x 16 x 16 */
+        const orr_op *c = check_gemm_op(&p, 0, want);
+        CHECK(c && c->bytes == (2 * 8 * 256 + 16 * 36 + 2 * 16 * 256) * 2);
         orr_prediction_free(&p);
     }
     orr_emu_info_free(&info);
