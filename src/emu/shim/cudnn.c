@@ -168,7 +168,7 @@ static size_t slot_of(const void *p, size_t cap)
 
 static int live_find(const void *p, size_t *at)
 {
-    if (!live_cap || !p) return 0;
+    if (!live_cap || !p || p == TOMB) return 0;
     for (size_t i = slot_of(p, live_cap), n = 0; n < live_cap; i = (i + 1) & (live_cap - 1), n++) {
         if (!live[i]) return 0;
         if (live[i] == p) {
