@@ -250,6 +250,46 @@ fi
     && [ "$(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks'], d['config']['entry_points']['cudaGraphLaunch']")" = "6 4 16" ] \
     && ok || bad "graphs --callables (rc $rc): $(json "$TMP/j" "d['config']['kernels_gemm'], d['config']['iteration_marks']" 2>&1) $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
 
+# item 6: cuDNN (tests/emu/torch/cudnn.py): a conv net step (convolutions and batch norm through cuDNN,
+# FP32 data in TF32) and causal cuDNN attention in bf16, forward and backward; then again with
+# cudnn.benchmark (PyTorch times every plan with events first). Checked: the run completes with
+# PyTorch's own peak; the predicted iteration has each convolution (2 forward, 1 data gradient, 2
+# weight gradients), the attention forward and backward and the 4 batch norms, each timed (> 0), the
+# convolutions and attention with the FLOPs of the hand formulas (2 N K C R S P Q; 4 B H S^2 D, halved
+# causal, backward 2.5 x); the executed FLOPs per iteration are theirs and the GEMMs' (each counted
+# once, though the PyTorch hook tags the same operators).
+for bench in "" --benchmark; do
+    "$ORR" emulate --json --no-host-time --gpu H100 --trace "$TMP/t.json" -- "$PY" "$SRC/tests/emu/torch/cudnn.py" $bench \
+        > "$TMP/j" 2> "$TMP/e"; rc=$?
+    if [ $rc -ne 0 ]; then
+        bad "cuDNN $bench (rc $rc): $(grep -E 'orrery|Error' "$TMP/e" | tail -2)"
+        continue
+    fi
+    res=$(result "$TMP/e" max_memory_reserved)
+    peak=$(json "$TMP/j" "d['peak_memory_bytes']")
+    [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "cuDNN $bench: torch max_memory_reserved $res != Orrery peak $peak"
+    python3 -c "
+import json, sys
+conv = lambda n, k, c, r, s, p, q: 2 * n * k * c * r * s * p * q
+c1, c2 = conv(16, 64, 3, 3, 3, 64, 64), conv(16, 128, 64, 3, 3, 32, 32)
+attn = 4 * 4 * 8 * 1024 * 1024 * 64 // 2
+want = {'cudnn_conv_fprop': [c1, c2], 'cudnn_conv_dgrad': [c2], 'cudnn_conv_wgrad': [c1, c2],
+        'cudnn_sdpa_fwd': [attn], 'cudnn_sdpa_bwd': [attn * 5 // 2], 'cudnn_batch_norm_fwd': [0, 0],
+        'cudnn_batch_norm_bwd': [0, 0]}
+gemms = 2 * (2 * 4096 * 512 * 1536) + 3 * (2 * 16 * 128 * 10)
+t = json.load(open(sys.argv[1]))
+ops = [e for e in (t['traceEvents'] if isinstance(t, dict) else t) if e.get('ph') == 'X' and e['name'].startswith('cudnn_')]
+got = {}
+for e in ops:
+    got.setdefault(e['name'], []).append(e['args']['flops'])
+    print('%-22s %9.3f us %14.0f FLOPs %s' % (e['name'], e['dur'], e['args']['flops'], e['args'].get('dtype')))
+flops = json.load(open(sys.argv[2]))['hw_flops_per_iteration']
+print('executed FLOPs per iteration %.0f, hand formula %.0f' % (flops, sum(sum(v) for v in want.values()) + gemms))
+ok = {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()} and all(e['dur'] > 0 for e in ops)
+sys.exit(0 if ok and flops == sum(sum(v) for v in want.values()) + gemms else 1)" "$TMP/t.json" "$TMP/j" \
+        && ok || bad "cuDNN $bench: ops, times or FLOPs not those of the hand formulas"
+done
+
 # item 10: live time (tests/emu/torch/live_ddp.py): a 2-rank DDP loop times each step with
 # torch.cuda.Event and prints it; under --live the program runs twice and the second run's printed
 # step time is simulated GPU time: its last step within 2% of the predicted iteration time, the same

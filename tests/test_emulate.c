@@ -129,6 +129,39 @@ static void test_collate_records(void)
     rm_dir(d);
 }
 
+/* A library op of known shape (cuDNN, "L"): a kernel of its class, dims, dtype, FLOPs and bytes; the
+ * tag it ran under gives it its FLOPs, so the tag's other kernel is sized by its launch geometry. */
+static void test_collate_library_ops(void)
+{
+    char *d = make_dir();
+    put(d, "trace-7.txt",
+        HDR "A 0 4096\nN 0 convolution\nT 0 0 elementwise 0 0\nN 1 cudnn_conv_fprop\n"
+            "L 0 1 gemm tf32 512 8 36 2 589824 25728 0\nN 2 bias_add\nK 0 2 4 1 1 128 1 1 0 0\nTC 0 589824 30000\n"
+            "N 3 cudnn_sdpa_fwd\nL 0 3 attention_fwd bf16 32 1024 1024 64 2147483648 16908288 -1\nEND\n");
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate(d, 1, NULL, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        const orr_rank *r = &w->ranks[0];
+        const orr_op *conv = nth(r, ORR_OP_KERNEL, 0, NULL), *bias = nth(r, ORR_OP_KERNEL, 1, NULL);
+        const orr_op *attn = nth(r, ORR_OP_KERNEL, 2, NULL);
+        CHECK(conv && conv->cls == ORR_CLS_GEMM && conv->dtype == ORR_TF32 && conv->dims[0] == 512 &&
+              conv->dims[1] == 8 && conv->dims[2] == 36 && conv->dims[3] == 2 && conv->flops == 589824 &&
+              conv->bytes == 25728 && strcmp(w->names[conv->name], "cudnn_conv_fprop") == 0);
+        CHECK(bias && bias->cls == ORR_CLS_ELEMENTWISE && bias->bytes == 4 * 128 * 8); /* geometry, not the tag */
+        CHECK(attn && attn->cls == ORR_CLS_ATTENTION_FWD && attn->dtype == ORR_BF16 && attn->dims[1] == 1024 &&
+              attn->flops == 2147483648.0 && attn->bytes == 16908288);
+        CHECK_EQ_I64(info.kernels, 3);
+        CHECK_EQ_I64(info.kernels_lib, 2);
+        CHECK_EQ_I64(info.kernels_tagged, 0);
+        CHECK_EQ_I64(info.kernels_geometry, 1);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
 static void expect_error(const char *trace, const char *needle)
 {
     char *d = make_dir();
@@ -154,6 +187,9 @@ static void test_collate_errors(void)
     expect_error(HDR "A 0 10\nX cudaFoo is not implemented\n", "cudaFoo is not implemented");
     expect_error(HDR "N 0 a\nT 0 0 matmul 1 1\nEND\n", "unknown operator class");
     expect_error(HDR "C 0 h2x 10 0\nEND\n", "unknown copy kind");
+    expect_error(HDR "N 0 a\nL 0 0 gemm bf16 1 1 1 1 2 6\nEND\n", "line 4: expected L");
+    expect_error(HDR "N 0 a\nL 0 0 gemm bf16 1 1 1 1 2 6 0\nEND\n", "line 4: expected L"); /* tag 0 never made */
+    expect_error(HDR "N 0 a\nL 0 0 gemm int4 1 1 1 1 2 6 -1\nEND\n", "unknown dtype");
     expect_error(HDR "CO 0 0123456789abcdef0123456789abcdef allreduce 10 4 0\nEND\n", "never created");
     /* a communicator of 2 with only one rank traced */
     expect_error(HDR "NC 0123456789abcdef0123456789abcdef 2 0\nCO 0 0123456789abcdef0123456789abcdef allreduce 10 4 0\n"
@@ -582,6 +618,23 @@ static void test_streams_program(void)
     rm_dir(d);
 }
 
+/* The i-th kernel of rank 0 is a GEMM-class op on stream 1 of dims want (m, n, k, batch) and dtype
+ * want[4], of 2 m n k batch FLOPs, timed by the same GEMM model as `orrery predict`; it is returned. */
+static const orr_op *check_gemm_op(const orr_prediction *p, size_t i, const uint32_t want[5])
+{
+    size_t idx = 0;
+    const orr_op *g = nth(&p->w->ranks[0], ORR_OP_KERNEL, i, &idx);
+    CHECK(g && g->cls == ORR_CLS_GEMM && g->stream == 1);
+    if (!g) return NULL;
+    CHECK(g->dims[0] == want[0] && g->dims[1] == want[1] && g->dims[2] == want[2] && g->dims[3] == want[3] &&
+          g->dtype == want[4]);
+    CHECK(g->flops == 2.0 * want[0] * want[1] * want[2] * want[3]);
+    CHECK_EQ_I64(p->x.ranks[0].t[idx].end_ps - p->x.ranks[0].t[idx].start_ps,
+                 orr_est_gemm_ps(&G, g->dims[0], g->dims[1], g->dims[2], g->dims[3], (orr_dtype)g->dtype, g->flops,
+                                 g->bytes));
+    return g;
+}
+
 static void test_gemm_program(void)
 {
     char *d = make_dir();
@@ -589,24 +642,32 @@ static void test_gemm_program(void)
     orr_prediction p;
     orr_emu_info info;
     if (predict(d, 1, &p, &info) == 0) {
-        const orr_rank *r = &p.w->ranks[0];
         CHECK_EQ_I64(info.kernels_gemm, 3);
         static const uint32_t want[3][5] = {{1024, 2048, 512, 1, ORR_TF32}, {4096, 4096, 4096, 1, ORR_BF16},
                                             {128, 128, 64, 32, ORR_FP16}};
-        for (int i = 0; i < 3; i++) {
-            size_t idx = 0;
-            const orr_op *g = nth(r, ORR_OP_KERNEL, (size_t)i, &idx);
-            CHECK(g && g->cls == ORR_CLS_GEMM && g->stream == 1);
-            if (!g) continue;
-            CHECK(g->dims[0] == want[i][0] && g->dims[1] == want[i][1] && g->dims[2] == want[i][2] &&
-                  g->dims[3] == want[i][3] && g->dtype == want[i][4]);
-            double flops = 2.0 * want[i][0] * want[i][1] * want[i][2] * want[i][3];
-            CHECK(g->flops == flops);
-            /* timed by the same GEMM model as `orrery predict` */
-            CHECK_EQ_I64(p.x.ranks[0].t[idx].end_ps - p.x.ranks[0].t[idx].start_ps,
-                         orr_est_gemm_ps(&G, g->dims[0], g->dims[1], g->dims[2], g->dims[3], (orr_dtype)g->dtype,
-                                         g->flops, g->bytes));
-        }
+        for (size_t i = 0; i < 3; i++) check_gemm_op(&p, i, want[i]);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
+/* cuDNN's backend API by hand (tests/emu/cudnn.cu): a grouped BF16 convolution executed on a stream
+ * is one GEMM-class op of the implicit GEMM's dims (m = N P Q, n = K / g, k = C / g R S, batch g), the
+ * hand formula's FLOPs and the bytes of x, w and y, timed as cuBLAS's GEMM of those dims; the calls
+ * refused on the way returned cuDNN's statuses (checked by the program). */
+static void test_cudnn_program(void)
+{
+    char *d = make_dir();
+    CHECK_EQ_I64(run_program(d, "cudnn", NULL, NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        CHECK_EQ_I64(info.kernels, 1);
+        CHECK_EQ_I64(info.kernels_lib, 1);
+        static const uint32_t want[5] = {512, 8, 36, 2, ORR_BF16}; /* FLOPs: 2 x 2 x 16 x 4 x 3 x 3 x 16 x 16 */
+        const orr_op *c = check_gemm_op(&p, 0, want);
+        CHECK(c && c->bytes == (2 * 8 * 256 + 16 * 36 + 2 * 16 * 256) * 2);
         orr_prediction_free(&p);
     }
     orr_emu_info_free(&info);
@@ -937,6 +998,7 @@ int main(void)
     }
     test_collate_records();
     test_collate_errors();
+    test_collate_library_ops();
     test_collate_group_p2p();
     test_collate_memory_budget();
     test_collate_many_names();
@@ -955,6 +1017,7 @@ int main(void)
         test_fork_exit_program();
         test_alltoallv_program();
         test_graphs_program();
+        test_cudnn_program();
         test_multidev_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");

@@ -821,11 +821,12 @@ static int cmd_emulate(int argc, char **argv)
             snprintf(used, sizeof used, "%u process%s used %u GPUs", info.host_processes,
                      info.host_processes == 1 ? "" : "es", info.processes);
         orr_buf_printf(&out, "emulation: %s (%u other%s ignored), %u simulated; %llu kernels "
-                             "(%llu tagged, %llu cuBLAS GEMMs, %llu from the kernel database, %llu timed from launch "
+                             "(%llu tagged, %llu cuBLAS GEMMs, %llu cuDNN ops, %llu from the kernel database, %llu timed from launch "
                              "geometry only), %llu collectives, %llu send/recv, %llu copies\n",
                        used, info.ignored, info.ignored == 1 ? "" : "s",
                        info.simulated, (unsigned long long)info.kernels, (unsigned long long)info.kernels_tagged,
-                       (unsigned long long)info.kernels_gemm, (unsigned long long)info.kernels_db,
+                       (unsigned long long)info.kernels_gemm, (unsigned long long)info.kernels_lib,
+                       (unsigned long long)info.kernels_db,
                        (unsigned long long)info.kernels_geometry, (unsigned long long)info.collectives,
                        (unsigned long long)info.p2p, (unsigned long long)info.copies);
         if (info.iterations >= 2)

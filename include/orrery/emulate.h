@@ -57,7 +57,9 @@ typedef struct orr_emu_info {
     uint32_t ignored;        /* traced processes that did not (launchers) */
     uint32_t simulated;      /* ranks simulated after deduplication */
     uint32_t comms;          /* NCCL communicators */
-    uint64_t kernels, kernels_tagged, kernels_gemm, kernels_db, kernels_geometry;
+    /* kernels: all; tagged by an operator hook; cuBLAS(Lt) GEMMs; library ops of known shape (cuDNN);
+     * timed from the kernel database; from launch geometry alone */
+    uint64_t kernels, kernels_tagged, kernels_gemm, kernels_lib, kernels_db, kernels_geometry;
     uint64_t collectives, p2p, copies, allocs;
     uint64_t p2p_bytes;      /* bytes sent to other ranks by send/recv, over all processes (a send to
                               * oneself is a device copy, not counted) */

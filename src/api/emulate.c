@@ -324,12 +324,13 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
     orr_json_str(&p->config_json, c->name);
     orr_buf_printf(&p->config_json,
                    ", \"gpus\": %u, \"gpus_per_node\": %u, \"simulated_ranks\": %u, \"kernels\": %llu, "
-                   "\"kernels_tagged\": %llu, \"kernels_gemm\": %llu, \"kernels_db\": %llu, \"kernels_geometry\": %llu, "
+                   "\"kernels_tagged\": %llu, \"kernels_gemm\": %llu, \"kernels_cudnn\": %llu, \"kernels_db\": %llu, \"kernels_geometry\": %llu, "
                    "\"collectives\": %llu, \"p2p\": %llu, \"p2p_bytes\": %llu, \"alltoall_bytes\": %llu, "
                    "\"program_oom\": %s, \"iteration_marks\": %u, "
                    "\"iteration\": \"%s\", \"entry_points\": {",
                    info->processes, cl.gpus_per_node, info->simulated, (unsigned long long)info->kernels,
                    (unsigned long long)info->kernels_tagged, (unsigned long long)info->kernels_gemm,
+                   (unsigned long long)info->kernels_lib,
                    (unsigned long long)info->kernels_db, (unsigned long long)info->kernels_geometry,
                    (unsigned long long)info->collectives, (unsigned long long)info->p2p,
                    (unsigned long long)info->p2p_bytes, (unsigned long long)info->alltoall_bytes, info->oom ? "true" : "false",

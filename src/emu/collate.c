@@ -20,7 +20,7 @@
 #include <strings.h>
 
 enum {
-    R_HOST, R_KERNEL, R_COPY, R_SET, R_ALLOC, R_FREE, R_EREC, R_SWAIT, R_ESYNC, R_SSYNC, R_DSYNC, R_GEMM,
+    R_HOST, R_KERNEL, R_COPY, R_SET, R_ALLOC, R_FREE, R_EREC, R_SWAIT, R_ESYNC, R_SSYNC, R_DSYNC, R_GEMM, R_LIB,
     R_COLL, R_SEND, R_RECV, R_GS, R_GE, R_MARK,
     R_RSYNC /* the host waits for a record of an event on another device (route_devices) */
 };
@@ -36,7 +36,10 @@ typedef struct erec {
     int32_t stream;
     uint32_t a, b;   /* name / buf / event / comm index; peer */
     uint64_t n;      /* bytes, count, host ns */
-    uint32_t dims[6];
+    union {
+        uint32_t dims[6];
+        struct { uint32_t shape[4]; double flops; } lib; /* R_LIB: the op's dims and FLOPs */
+    };
     int64_t x;       /* tag id, element size */
     size_t line;
 } erec;
@@ -46,6 +49,7 @@ typedef struct etag {
     uint8_t cls;
     double flops, bytes;
     uint32_t kernels;
+    uint8_t lib;     /* a library op ran under it (L): it carries the tag's FLOPs */
 } etag;
 
 typedef struct emember {
@@ -281,6 +285,23 @@ static int parse_line(collator *k, eproc *p, char *s, size_t line, orr_err *err)
         r.t = R_GEMM;
         r.stream = i1;
         r.dims[0] = m, r.dims[1] = nn, r.dims[2] = kk, r.dims[3] = batch;
+    } else if (strcmp(tok, "L") == 0) {
+        unsigned d[4];
+        double fl = 0, by = 0;
+        NEED(sscanf(rest, "%d %llu %63s %15s %u %u %u %u %lf %lf %lld", &i1, &u1, str2, str, &d[0], &d[1], &d[2], &d[3],
+                    &fl, &by, &ll) == 11 && i1 >= 0 && i1 < 255 && u1 < p->nnames && isfinite(fl) && isfinite(by) &&
+                 fl >= 0 && by >= 0 && by < 1e19 && ll >= -1 && (ll < 0 || (unsigned long long)ll < p->ntags),
+             "expected L <stream> <name id> <class> <dtype> <d0 d1 d2 d3> <flops> <bytes> <tag>");
+        NEED(parse_cls(str2, &r.sub) == 0, "unknown operator class (expected gemm, attention_fwd, attention_bwd, "
+                                           "elementwise, reduction, norm, optimizer or other)");
+        NEED(parse_dtype(str, &r.sync) == 0, "unknown dtype (expected fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4)");
+        r.t = R_LIB;
+        r.stream = i1;
+        r.a = (uint32_t)u1;
+        memcpy(r.lib.shape, d, sizeof d);
+        r.lib.flops = fl;
+        r.n = (uint64_t)by;
+        if (ll >= 0) p->tags[ll].lib = 1;
     } else if (strcmp(tok, "C") == 0) {
         NEED(sscanf(rest, "%d %7s %llu %d", &i1, str2, &u1, &i2) == 4 && i1 >= 0 && i1 < 255 && (i2 == 0 || i2 == 1),
              "expected C <stream> h2d|d2h|d2d|p2p <bytes> <sync 0|1>");
@@ -544,7 +565,7 @@ static void emit(dev_recs *out, uint64_t *n, uint32_t d, const erec *r)
 /* Streams a device's records name (their stream field). */
 static int has_stream(uint8_t t)
 {
-    return t == R_KERNEL || t == R_GEMM || t == R_COPY || t == R_SET || t == R_EREC || t == R_SWAIT || t == R_SSYNC ||
+    return t == R_KERNEL || t == R_GEMM || t == R_LIB || t == R_COPY || t == R_SET || t == R_EREC || t == R_SWAIT || t == R_SSYNC ||
            t == R_COLL || t == R_SEND || t == R_RECV;
 }
 
@@ -1060,7 +1081,7 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 op.dur_ps = d;
                 in->kernels_db++;
                 if (r->x >= 0) k->flops += p->tags[r->x].flops / p->tags[r->x].kernels;
-            } else if (r->x >= 0) {
+            } else if (r->x >= 0 && !p->tags[r->x].lib) {
                 const etag *t = &p->tags[r->x];
                 op.cls = t->cls;
                 op.flops = t->flops / t->kernels;
@@ -1068,7 +1089,9 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
                 in->kernels_tagged++;
                 k->flops += op.flops;
             } else {
-                /* launch geometry only: moving 8 bytes per thread, its class from its name */
+                /* launch geometry only: moving 8 bytes per thread, its class from its name (also the
+                 * other kernels of an operator whose work a library op carries: a cuDNN convolution
+                 * under aten.convolution, whose bias add is such a kernel) */
                 double threads = (double)r->dims[0] * r->dims[1] * r->dims[2] * r->dims[3] * r->dims[4] * r->dims[5];
                 op.cls = class_of_kernel(name);
                 op.flops = threads;
@@ -1092,6 +1115,18 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             k->flops += op.flops;
             break;
         }
+        case R_LIB: /* a library op of known shape and cost (cuDNN): priced by its class's model */
+            op.kind = ORR_OP_KERNEL;
+            op.cls = r->sub;
+            op.dtype = r->sync;
+            op.name = orr_workload_name(w, p->names[r->a]);
+            memcpy(op.dims, r->lib.shape, sizeof r->lib.shape);
+            op.flops = r->lib.flops;
+            op.bytes = r->n;
+            in->kernels++;
+            in->kernels_lib++;
+            k->flops += op.flops;
+            break;
         case R_COPY:
             op.kind = ORR_OP_MEMCPY;
             op.bytes = r->n;

@@ -341,7 +341,7 @@ void emu_leave(void)
 /* ---- CUDA graphs: stream capture (docs/emulate.md, "CUDA graphs") ----
  *
  * A graph is the trace records its capture would have written, kept in order. While a stream
- * captures, a record of device work on it (K, G, C, M, ER, SW, CO, SE, RE) goes into the graph
+ * captures, a record of device work on it (K, G, L, C, M, ER, SW, CO, SE, RE) goes into the graph
  * instead of the trace; a stream that waits on an event recorded in the capture joins it, as in
  * CUDA's cross-stream capture. An iteration mark (I) and NCCL's group brackets (GS, GE) during a
  * capture go into the capture begun last: a captured training step ends an iteration at each
@@ -369,7 +369,7 @@ static int record_stream(const char *line, size_t *off, size_t *len)
 {
     size_t t = strcspn(line, " ");
     int field;
-    if ((t == 1 && strchr("KGCM", line[0])) || (t == 2 && (!strncmp(line, "SW", 2) || !strncmp(line, "CO", 2) ||
+    if ((t == 1 && strchr("KGCML", line[0])) || (t == 2 && (!strncmp(line, "SW", 2) || !strncmp(line, "CO", 2) ||
                                                            !strncmp(line, "SE", 2) || !strncmp(line, "RE", 2))))
         field = 1;
     else if (t == 2 && !strncmp(line, "ER", 2))
@@ -996,6 +996,15 @@ int emu_gemm(int stream, long long m, long long n, long long k, long long batch,
             "ntc"[tb >= 0 && tb <= 2 ? tb : 0]);
     flush_first_work();
     return 0;
+}
+
+void emu_lib_op(int stream, const char *name, const char *cls, const char *dtype, const uint32_t dims[4], double flops,
+                double bytes)
+{
+    uint32_t id = emu_name_id(name);
+    emu_rec("L %d %u %s %s %u %u %u %u %.17g %.17g %lld", stream, id, cls, dtype, dims[0], dims[1], dims[2], dims[3],
+            flops, bytes, (long long)E.tag);
+    flush_first_work();
 }
 
 static void set_op_locked(const char *name, const char *cls, double flops, double bytes);

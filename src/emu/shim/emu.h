@@ -139,6 +139,14 @@ void emu_kernel_values(const char *name, void **args);
  * computed in TF32; ta, tb: cublasOperation_t (0 N, 1 T, 2 C). Returns 0, or -1 for a data type
  * the emulator cannot size (the caller returns its library's status). */
 int emu_gemm(int stream, long long m, long long n, long long k, long long batch, int dtype, int tf32, int ta, int tb);
+/* Records an operation a library runs whose shape and cost it knows (a cuDNN convolution, attention
+ * or batch norm): "L stream name-id class dtype d0 d1 d2 d3 flops bytes tag". cls as
+ * orrery_emu_set_op's; dtype a trace dtype (fp32, tf32, bf16, fp16, fp8); dims as the workload op's
+ * (GEMM: m, n, k, batch; attention: batch x heads, query length, key length, head dim). The
+ * collator prices it with its class's estimator, as a cuBLAS GEMM; tag: the operator tag current
+ * when it ran, whose FLOPs it then carries (counted once). */
+void emu_lib_op(int stream, const char *name, const char *cls, const char *dtype, const uint32_t dims[4], double flops,
+                double bytes);
 /* The form of a kernel or operator name in traces and profiles: emu_trace_name (tracename.h, shared
  * with the profiler, prof.c). */
 #include "tracename.h"
