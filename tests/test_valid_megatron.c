@@ -11,9 +11,9 @@
  *   - both gemm_eff fits re-run on a 0.01 grid around data/gpus.yaml's values;
  *   held-out sources, never used for fitting (issue 18: the number that matters), reported row by
  *   row and held to their current medians so that a regression fails:
- *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 6% (5.2% today; issue 18
- *     asks 5%);
- *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 16% (14.7% today: a known miss;
+ *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 4.5% (3.7% today, 5.2%
+ *     before Megatron's overlap_p2p_comm of the interleaved schedule; issue 18 asks 5%);
+ *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 14% (12.0% today: a known miss;
  *     its Llama 3 8B row measures 12.5% above NeMo's for the same configuration);
  *   - Megatron-LM's 2020 DGX A100 scaling cases (iteration time), median within 5% (4.2% today, 7.8%
  *     before the 2020 gradient all-reduce and variability; TP cost is still under-priced: +6, +10,
@@ -166,8 +166,8 @@ int main(void)
     weak_scaling_slope();
     check_set(ORR_VALID_MEGATRON_H100, 9, 0.15, 0.07, 0.08);
     check_set(ORR_VALID_SELENE_A100, 10, 0.15, 0.05, 0.05);
-    check_set(ORR_VALID_NEMO_H100, 9, 0, 0, 0.06);
-    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0, 0.16);
+    check_set(ORR_VALID_NEMO_H100, 9, 0, 0, 0.045);
+    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0, 0.14);
     check_set(ORR_VALID_MEGATRON_2020, 8, 0, 0, 0.05);
     gpt3_175b_example();
     gemm_eff_fit("GA100", "A100-SXM4-80GB", ORR_VALID_SELENE_A100);

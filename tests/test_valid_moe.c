@@ -40,8 +40,9 @@
  * extra bytes), AutoModel's Transformer Engine RMSNorm, bf16 rotary and bf16 loss kernels (Qwen3-30B
  * +8.4%), Qwen3's q/k norms (+10.0%), and gpt-oss's expert biases added per expert (gpt-oss-20b
  * -15.8% -> -4.6%, 120b -33.0% -> -27.0%), and Kimi K2's two pipeline steps of 8 micro-batches
- * (--lbs 8: -30.5% -> -23.4%). The bounds below hold them with some room so that a
- * regression fails; Table 2's median is 0.1 points above the issue's 10% target, Table 1 far from it.
+ * (--lbs 8: -30.5% -> -23.4%); 9.6% with Megatron's p2p overlap of the interleaved schedule on the
+ * ModelZoo rows (its default, overlap_p2p_comm). The bounds below hold them with some room so that a
+ * regression fails; Table 2 is held to the issue's 10% target, Table 1 is far from it.
  */
 #include "check.h"
 #include "csv.h"
@@ -259,7 +260,7 @@ static void end_to_end(void)
     double m = median_of(errs, n);
     printf("median |error| %.1f%% over %d rows (all held out)\n", m, n);
     CHECK(n >= 8);
-    CHECK(m <= 11.0);
+    CHECK(m <= 10.0);
     orr_csv_free(&t);
 }
 

@@ -125,6 +125,8 @@ typedef struct orr_spec {
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
     int overlap_param_gather;  /* dist-opt parameter all-gather overlapped with forward (default 1) */
     int tp_comm_overlap;       /* TP collectives overlapped with the GEMMs (default 0) */
+    int overlap_p2p_comm;      /* megatron, interleaved schedule: pipeline send/recv asynchronous, waited for
+                                * only by the step that needs the tensor (default 1, as Megatron-LM) */
     int grad_reduce_bf16;      /* megatron: --grad-reduce-in-bf16, the gradient buffer and its reduction
                                 * in bf16 (default: fp32 for bf16 training, as Megatron-LM forces) */
     int fp8_param_gather;      /* megatron: --fp8-param-gather, the linear layers' parameters kept in FP8

@@ -322,7 +322,8 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "nemo_24_07_perf_summary.csv", "NeMo 24.07 performance summary, DGX-H100, FP8 (pre-training rows)",
         "tokens/s per GPU",
         "Megatron-Core recipe; FP8 (Transformer Engine hybrid); distributed optimizer, overlapped; SP and TP comm "
-        "overlap when TP > 1; mbs, vp and cp as published; selective recompute for GPT-3, none for Llama; gradients "
+        "overlap when TP > 1; mbs, vp and cp as published, with vp the interleaved schedule's p2p overlapped (the "
+        "launcher's overlap_p2p_comm: true); selective recompute for GPT-3, none for Llama; gradients "
         "reduced in bf16 (the launcher's grad_sync_dtype: bf16; Megatron-LM's Llama 3 FP8 script, which follows "
         "NeMo's); Llama weights in FP8 (--fp8-param-gather, as that script); GPT3-5B "
         "and GPT3-20B shapes from NeMo-Framework-Launcher's gpt3 *_fp8_performance.yaml; Nemotron rows not "
@@ -333,7 +334,8 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "tokens/s per GPU",
         "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid, "
         "--grad-reduce-in-bf16, --fp8-param-gather, distributed optimizer, SP and TP comm overlap when TP > 1, no "
-        "recompute, no dropout; cp and vp as the README's table gives them (the 8B script itself sets CP 1)",
+        "recompute, no dropout; cp and vp as the README's table gives them (the 8B script itself sets CP 1), with vp "
+        "Megatron-LM's default overlap_p2p_comm",
         0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL},
     [ORR_VALID_MEGATRON_2020] = {
         "megatron_lm_2020_v100_a100.csv", "Megatron-LM 2020 README scaling cases, DGX A100 (seq 1024)",

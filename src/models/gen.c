@@ -1542,9 +1542,9 @@ static void pp_gather(gen *G, uint32_t tag)
     gen_coll(G, &c, S_COMPUTE, "pp_scatter_gather", ORR_COLL_ALLGATHER, ORR_ROLE_TP, hidden_bytes(G));
 }
 
-static void p2p(gen *G, orr_op_kind kind, uint32_t peer_pp, uint32_t tag, int batch_next)
+static void p2p(gen *G, int stream, orr_op_kind kind, uint32_t peer_pp, uint32_t tag, int batch_next)
 {
-    orr_op *op = emit(G, kind, S_COMPUTE, kind == ORR_OP_SEND ? (tag == TAG_FWD ? "pp_send_activation" : "pp_send_grad")
+    orr_op *op = emit(G, kind, stream, kind == ORR_OP_SEND ? (tag == TAG_FWD ? "pp_send_activation" : "pp_send_grad")
                                                                : (tag == TAG_FWD ? "pp_recv_activation" : "pp_recv_grad"));
     op->role = ORR_ROLE_PP;
     op->phase = tag == TAG_FWD ? ORR_PHASE_FWD : ORR_PHASE_BWD;
@@ -1561,14 +1561,44 @@ typedef struct p2p_req {
     uint32_t peer, tag;
 } p2p_req;
 
-static void p2p_batch(gen *G, const p2p_req *r, int n)
+static void p2p_batch_on(gen *G, int stream, const p2p_req *r, int n)
 {
     int last = -1;
     for (int i = 0; i < n; i++)
         if (r[i].on) last = i;
     for (int i = 0; i <= last; i++)
-        if (r[i].on) p2p(G, r[i].kind, r[i].peer, r[i].tag, i != last);
+        if (r[i].on) p2p(G, stream, r[i].kind, r[i].peer, r[i].tag, i != last);
     for (int i = 0; i <= last; i++)
+        if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
+}
+
+static void p2p_batch(gen *G, const p2p_req *r, int n) { p2p_batch_on(G, S_COMPUTE, r, n); }
+
+/* Megatron's overlap_p2p_comm: the batch posted on the pipeline stream once the compute stream has
+ * produced what it sends; returns the event the step that needs its tensors waits for (UINT32_MAX:
+ * nothing posted). The receiver's TP all-gather (pp_gather, without SP) stays on the compute stream
+ * after that wait. */
+static uint32_t p2p_async(gen *G, const p2p_req *r, int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= r[i].on;
+    if (!any) return UINT32_MAX;
+    gen_wait(G, S_PP, gen_record(G, S_COMPUTE));
+    int last = -1;
+    for (int i = 0; i < n; i++)
+        if (r[i].on) last = i;
+    for (int i = 0; i <= last; i++)
+        if (r[i].on) p2p(G, S_PP, r[i].kind, r[i].peer, r[i].tag, i != last);
+    return gen_record(G, S_PP);
+}
+
+/* Waits for a p2p_async batch, then runs its receives' TP all-gathers. */
+static void p2p_join(gen *G, uint32_t *ev, const p2p_req *r, int n)
+{
+    if (*ev == UINT32_MAX) return;
+    gen_wait(G, S_COMPUTE, *ev);
+    *ev = UINT32_MAX;
+    for (int i = 0; i < n; i++)
         if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
 }
 
@@ -1623,7 +1653,12 @@ static uint32_t mb_id(const gen *G, int64_t k)
     return G->mb0 + (uint32_t)(k / ((int64_t)G->P * G->V)) * G->P + pymod(k, G->P);
 }
 
-/* Megatron's forward_backward_pipelining_with_interleaving (no p2p overlap). */
+/* Megatron's forward_backward_pipelining_with_interleaving. With overlap_p2p_comm (recipe.overlaps_p2p
+ * and options.overlap_p2p_comm, Megatron-LM's default with virtual stages) the warm-up and steady
+ * state post each forward's send/recv and each backward's as their own asynchronous batch (isend /
+ * irecv, batch_p2p_comm off), waited for just before the next forward (backward): a forward's
+ * transfers run under the backward that follows it and the other way round; the cool-down is
+ * synchronous. Without it every step's transfers are one batch on the compute stream. */
 static void schedule_interleaved(gen *G)
 {
     uint32_t P = G->P, V = G->V, p = G->pp_r;
@@ -1638,15 +1673,28 @@ static void schedule_interleaved(gen *G)
     uint32_t prev = prev_stage(G), next = next_stage(G);
 #define LAST_VIRTUAL(c) (p == P - 1 && (c) == V - 1)
 #define FIRST_VIRTUAL(c) (p == 0 && (c) == 0)
+    int ov = G->rp->overlaps_p2p && G->s->overlap_p2p_comm;
+    uint32_t fev = UINT32_MAX, bev = UINT32_MAX; /* the pending forward and backward batches */
+    p2p_req fr[2] = {{0}}, br[2] = {{0}};
     p2p_req r0 = {p != 0, ORR_OP_RECV, prev, TAG_FWD};
     p2p_batch(G, &r0, 1);
     for (int64_t k = 0; k < warm; k++) {
         uint32_t c = chunk_id(G, k, 1);
+        p2p_join(G, &fev, fr, 2);
         fwd_step(G, c, mb_id(G, k));
         uint32_t nc = chunk_id(G, k + 1, 1);
         int recv_prev = !(p == 0 && nc == 0) && k != total - 1;
         int send = !LAST_VIRTUAL(c);
-        if (k == warm - 1 && !all_warm) {
+        if (ov) {
+            fr[0] = (p2p_req){send, ORR_OP_SEND, next, TAG_FWD};
+            fr[1] = (p2p_req){recv_prev, ORR_OP_RECV, prev, TAG_FWD};
+            fev = p2p_async(G, fr, 2);
+            if (k == warm - 1 && !all_warm) {
+                br[0] = (p2p_req){0, ORR_OP_SEND, prev, TAG_BWD};
+                br[1] = (p2p_req){p != P - 1, ORR_OP_RECV, next, TAG_BWD};
+                bev = p2p_async(G, br, 2);
+            }
+        } else if (k == warm - 1 && !all_warm) {
             p2p_req a[3] = {{send, ORR_OP_SEND, next, TAG_FWD}, {recv_prev, ORR_OP_RECV, prev, TAG_FWD},
                             {p != P - 1, ORR_OP_RECV, next, TAG_BWD}};
             p2p_batch(G, a, 3);
@@ -1658,16 +1706,31 @@ static void schedule_interleaved(gen *G)
     for (int64_t k = 0; k < rem; k++) {
         int64_t fk = k + warm, bk = k;
         uint32_t fc = chunk_id(G, fk, 1), bc = chunk_id(G, bk, 0);
-        fwd_step(G, fc, mb_id(G, fk));
-        bwd_step(G, bc, mb_id(G, bk));
         int recv_prev = 1, recv_next = 1;
         if (p == 0 && chunk_id(G, fk - (int64_t)(P - 1), 1) == V - 1) recv_prev = 0;
         if (p == P - 1 && chunk_id(G, bk - (int64_t)(P - 1), 0) == 0) recv_next = 0;
         if (k == rem - 1) recv_prev = 0;
+        if (ov) {
+            p2p_join(G, &fev, fr, 2);
+            fwd_step(G, fc, mb_id(G, fk));
+            fr[0] = (p2p_req){!LAST_VIRTUAL(fc), ORR_OP_SEND, next, TAG_FWD};
+            fr[1] = (p2p_req){recv_prev, ORR_OP_RECV, prev, TAG_FWD};
+            fev = p2p_async(G, fr, 2);
+            p2p_join(G, &bev, br, 2);
+            bwd_step(G, bc, mb_id(G, bk));
+            br[0] = (p2p_req){!FIRST_VIRTUAL(bc), ORR_OP_SEND, prev, TAG_BWD};
+            br[1] = (p2p_req){recv_next, ORR_OP_RECV, next, TAG_BWD};
+            bev = p2p_async(G, br, 2);
+            continue;
+        }
+        fwd_step(G, fc, mb_id(G, fk));
+        bwd_step(G, bc, mb_id(G, bk));
         p2p_req a[4] = {{!LAST_VIRTUAL(fc), ORR_OP_SEND, next, TAG_FWD}, {!FIRST_VIRTUAL(bc), ORR_OP_SEND, prev, TAG_BWD},
                         {recv_prev, ORR_OP_RECV, prev, TAG_FWD}, {recv_next, ORR_OP_RECV, next, TAG_BWD}};
         p2p_batch(G, a, 4);
     }
+    p2p_join(G, &fev, fr, 2);
+    p2p_join(G, &bev, br, 2);
     if (all_warm) {
         p2p_req a = {p != P - 1, ORR_OP_RECV, next, TAG_BWD};
         p2p_batch(G, &a, 1);

@@ -14,7 +14,7 @@
 
 #include "orrery/orrery.h"
 
-enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4, S_EP = 5 };
+enum { S_COMPUTE = 0, S_DP = 1, S_TP = 2, S_AG = 3, S_CP = 4, S_EP = 5, S_PP = 6 };
 enum { TAG_FWD = 0, TAG_BWD = 1, TAG_CP_FWD = 2, TAG_CP_BWD = 3 };
 
 typedef struct gen gen;
@@ -58,6 +58,8 @@ typedef struct recipe {
     double pads_vocab_to;     /* vocabulary padded to a multiple of this x tp */
     int tp_overlaps_local_shard; /* SP without TP comm overlap: each all-gather feeding a GEMM runs while the
                                * GEMM computes the rows of the local shard, the other rows after it */
+    int overlaps_p2p;         /* the interleaved schedule's send/recv asynchronous when options.overlap_p2p_comm
+                               * (Megatron's overlap_p2p_comm: each waited for by the step that needs it) */
     int tp_bwd_allreduce_sync; /* without SP: the column-parallel backward all-reduce runs after both GEMMs on
                                * the compute stream (not overlapped with the weight gradient) */
     int moe_scores_in_act;    /* MoE: the routing scores multiply the experts' hidden activation inside a fused

@@ -100,6 +100,7 @@ static void setup(gen *G)
 
 static const recipe megatron = {
     .reduces_over_cp = 1,
+    .overlaps_p2p = 1,
     .pads_vocab_to = 128.0, /* --make-vocab-size-divisible-by 128, times tp */
     .setup = setup,
     .layer_saved_bytes = layer_saved_bytes,

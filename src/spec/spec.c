@@ -32,6 +32,7 @@ void orr_spec_init(orr_spec *s)
     s->overlap_grad_reduce = 1;
     s->overlap_param_gather = 1;
     s->tp_comm_overlap = 0;
+    s->overlap_p2p_comm = 1;
     s->bucket_params = 0; /* resolve: max(40e6, 1e6 * dp), Megatron's default */
     s->launch_ps = 5 * ORR_PS_PER_US;
     s->variability = ORR_VARIABILITY_DEFAULT;
@@ -140,6 +141,7 @@ static const orr_yfield options_fields[] = {
     SF("overlap_grad_reduce", ORR_YF_BOOL, overlap_grad_reduce),
     SF("overlap_param_gather", ORR_YF_BOOL, overlap_param_gather),
     SF("tp_comm_overlap", ORR_YF_BOOL, tp_comm_overlap),
+    SF("overlap_p2p_comm", ORR_YF_BOOL, overlap_p2p_comm),
     SF("grad_reduce_in_bf16", ORR_YF_BOOL, grad_reduce_bf16),
     SF("fp8_param_gather", ORR_YF_BOOL, fp8_param_gather),
     SF("symmetry", ORR_YF_BOOL, symmetry),
