@@ -238,6 +238,7 @@ def tree_flatten_tensors(torch, tree):
     return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
 
 
+_MODE = None  # the dispatch mode pushed for the process (_install_mode)
 _MESH_DIMS = {}  # process group name -> the DeviceMesh dimension name it serves (the last mesh made)
 
 
@@ -391,6 +392,12 @@ def _install_mode(lib, tags, values):
     mode = Tags(tags=tags, values=_Values(lib, torch) if values else None)
     if tags:
         mode.entry_ns = calibrate()
+    # Held here as well as on PyTorch's mode stack: that stack alone does not keep the mode alive.
+    # torch.compile pops every mode while it compiles a frame and pushes them back after
+    # (_disable_current_modes); a mode referenced by nothing else is freed in between and the
+    # push-back dereferences it (the segmentation fault of issue 23 item 4, even backend="eager").
+    global _MODE
+    _MODE = mode
     _push_mode(mode)
 
 
