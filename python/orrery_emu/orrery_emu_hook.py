@@ -29,7 +29,7 @@ Two things, neither of which changes what the program computes:
   found-inf flag keeps its value, so the optimizer steps). A floating-point scalar read back
   (.item()) of an unknown value, such as a loss, reads 1.0: finite and nonzero, so the program stays
   on its normal path. ORRERY_EMU_TORCH_VALUES=0 turns this off.
-- Triton kernels of torch.compile (docs/emulate.md, "Triton kernels"): Inductor launches its
+- Triton kernels of torch.compile (docs/emulate.md, "Triton kernel times"): Inductor launches its
   generated kernels itself (CachingAutotuner.run, through the driver API), not through ATen, so the
   dispatch mode does not see them. When Inductor's runtime module is imported, its run is wrapped
   to tag each launch with the kernel's name, class (pointwise: elementwise; reduction) and the bytes

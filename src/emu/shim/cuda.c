@@ -266,7 +266,7 @@ EMU_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version
  * Inductor's static launcher) and its functions are looked up by name. Nothing is run, so the
  * image is not read: a function is its name, and a launch of it is a kernel launch on its stream
  * under that name ("K" record), as a runtime launch is. Its time comes from the operator tag the
- * PyTorch hook puts around Inductor's kernel launches (docs/emulate.md, "Triton kernels"), else
+ * PyTorch hook puts around Inductor's kernel launches (docs/emulate.md, "Triton kernel times"), else
  * from its launch geometry. A function reports the resources of the most permissive kernel, as
  * cudaFuncGetAttributes does (cudart.c): 32 registers, no spills, no static shared memory. */
 #define MODULE_MAGIC 0x6d6f64756c65u   /* "module" */
