@@ -884,17 +884,14 @@ static void test_alltoallv_program(void)
  * refused until the function opts in. The module file is the program itself (not read). */
 static void test_driver_launch_program(void)
 {
-    char *d = make_dir();
-    char module[512];
+    char module[512], *d = make_dir();
     snprintf(module, sizeof module, "%s/driver_launch", ORRERY_EMU_TEST_BIN);
     CHECK_EQ_I64(run_program(d, "driver_launch", module, NULL), 0);
     orr_prediction p;
     orr_emu_info info;
     if (predict(d, 1, &p, &info) == 0) {
+        CHECK(info.kernels == 3 && info.kernels_tagged == 1 && info.kernels_geometry == 2);
         const orr_rank *r = &p.w->ranks[0];
-        CHECK_EQ_I64(info.kernels, 3);
-        CHECK_EQ_I64(info.kernels_tagged, 1);
-        CHECK_EQ_I64(info.kernels_geometry, 2);
         size_t i_add = 0, i_sum = 0, i_add2 = 0;
         const orr_op *add = nth(r, ORR_OP_KERNEL, 0, &i_add), *sum = nth(r, ORR_OP_KERNEL, 1, &i_sum),
                      *add2 = nth(r, ORR_OP_KERNEL, 2, &i_add2);

@@ -35,7 +35,8 @@ Two things, neither of which changes what the program computes:
   to tag each launch with the kernel's name, class (pointwise: elementwise; reduction) and the bytes
   it moves: the sum of its tensor arguments' sizes, an in-place (in_out_ptr) argument twice. The
   dispatch mode steps aside while torch.compile traces and compiles (PyTorch pops every mode
-  then), and sees the ATen operators the compiled code still calls (GEMMs, fallbacks).
+  then), and sees the ATen operators the compiled code still calls (GEMMs, fallbacks); dynamo's
+  guards are built with it pushed back (_guard_with_mode), else every call would recompile.
 """
 import ctypes
 import os
@@ -409,6 +410,31 @@ def _install_mode(lib, tags, values):
 
 
 _INDUCTOR = "torch._inductor.runtime.triton_heuristics"
+_GUARDS = "torch._dynamo.guards"
+
+
+def _guard_with_mode(module):
+    """Builds dynamo's guards with the hook's dispatch mode on the stack, as it is when they are
+    checked. A mode on the stack puts PyTorch's Python dispatch keys in the thread's dispatch key
+    set, which every tensor guard compares; dynamo builds the guards while it has popped all modes
+    (compiling), so without this every guard fails when checked, every call of a compiled function
+    recompiles, and after torch._dynamo.config.recompile_limit calls the function runs eagerly."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode, _push_mode
+
+    manager = module.CheckFunctionManager
+    init = manager.__init__
+
+    def with_mode(self, *args, **kwargs):
+        push = _MODE is not None and not any(m is _MODE for m in _get_current_dispatch_mode_stack())
+        if push:
+            _push_mode(_MODE)
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if push:
+                _pop_mode()
+
+    manager.__init__ = with_mode
 
 
 def _triton_class(name):
@@ -432,10 +458,11 @@ def _tag_triton_launches(module, lib):
     end.argtypes = [ctypes.c_double, ctypes.c_double]
     tuner = module.CachingAutotuner
     run = tuner.run
-    kinds = {}  # autotuner -> (name, class, per-argument weight: 0 not a tensor, 1 read or written, 2 both)
 
     def describe(self, args):
-        info = kinds.get(id(self))
+        """(name, class, per-argument weight: 2 for in_out_ptr, else 1; per argument: written), kept
+        on the autotuner."""
+        info = getattr(self, "_orrery_tag", None)
         if info is None or len(info[2]) != len(args):
             name = getattr(getattr(self, "fn", None), "__name__", None) or "triton_kernel"
             sig = [n for n, ty in (self.triton_meta or {}).get("signature", {}).items() if ty != "constexpr"]
@@ -444,7 +471,7 @@ def _tag_triton_launches(module, lib):
             weight = tuple(2 if n.startswith("in_out_ptr") else 1 for n in sig)
             written = tuple(n.startswith("out_ptr") or n.startswith("in_out_ptr") for n in sig)
             info = (name.encode(), _triton_class(name).encode(), weight, written)
-            kinds[id(self)] = info
+            self._orrery_tag = info
         return info
 
     def tagged(self, *args, stream, **kwargs):
@@ -452,15 +479,15 @@ def _tag_triton_launches(module, lib):
         begin(name, cls, 0.0)
         try:
             return run(self, *args, stream=stream, **kwargs)
-        finally:
+        finally:  # after the launch, before op_end: the hook's own time, not counted as the program's
+            values = getattr(_MODE, "values", None)
+            if values is not None:
+                values._forget([a for a, w in zip(args, written) if w and isinstance(a, torch.Tensor)])
             nbytes = 0
             for a, w in zip(args, weight):
                 if isinstance(a, torch.Tensor):
                     nbytes += w * a.numel() * a.element_size()
             end(0.0, float(nbytes))
-            values = getattr(_MODE, "values", None)
-            if values is not None:
-                values._forget([a for a, w in zip(args, written) if w and isinstance(a, torch.Tensor)])
 
     tuner.run = tagged
 
@@ -513,6 +540,8 @@ def install():
     values = os.environ.get("ORRERY_EMU_TORCH_VALUES", "1") != "0"
     if tags or values:
         _install_mode(lib, tags, values)
+    if tags or values:
+        _after_import(_GUARDS, _guard_with_mode)
     if tags:
         _after_import(_INDUCTOR, lambda module: _tag_triton_launches(module, lib))
     return True

@@ -28,5 +28,7 @@ for step in range(a.steps):
     opt.step()
     opt.zero_grad()
 torch.cuda.synchronize()
-print("ORRERY_RESULT backend=%s steps=%d max_memory_reserved=%d" % (a.backend, a.steps, torch.cuda.max_memory_reserved()),
-      file=sys.stderr)
+# frames dynamo compiled: the blocks share their code, so one forward graph; more is a recompile
+graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+print("ORRERY_RESULT backend=%s steps=%d graphs=%d max_memory_reserved=%d"
+      % (a.backend, a.steps, graphs, torch.cuda.max_memory_reserved()), file=sys.stderr)
