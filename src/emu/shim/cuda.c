@@ -275,7 +275,7 @@ EMU_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version
 typedef struct cu_function {
     uint64_t magic;
     struct cu_function *next;  /* the module's functions */
-    int max_dynamic_shmem_bytes; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    _Atomic int max_dynamic_shmem_bytes; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (set and read by any thread) */
     char name[];
 } cu_function;
 
@@ -405,8 +405,8 @@ EMU_EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int value)
     cu_function *f = function_of(fn);
     if (!f) return ret(CUDA_ERROR_INVALID_HANDLE);
     if (attr == 8) {
-        int optin = 0;
-        if (emu_device_attribute(97, &optin) == 0 && (value < 0 || value > optin)) return ret(CUDA_ERROR_INVALID_VALUE);
+        int optin = 0; /* shared memory per block, opt-in */
+        if (value < 0 || (emu_device_attribute(97, &optin) == 0 && value > optin)) return ret(CUDA_ERROR_INVALID_VALUE);
         f->max_dynamic_shmem_bytes = value;
     }
     return ret(CUDA_SUCCESS);
@@ -424,7 +424,7 @@ static CUresult launch(cu_function *f, const unsigned grid[3], const unsigned bl
 {
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
     if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2]) return CUDA_ERROR_INVALID_VALUE;
-    if ((int)shmem_bytes > f->max_dynamic_shmem_bytes) return CUDA_ERROR_INVALID_VALUE; /* as the driver refuses it */
+    if (shmem_bytes > (unsigned)f->max_dynamic_shmem_bytes) return CUDA_ERROR_INVALID_VALUE; /* as the driver refuses it */
     int si = emu_stream_index(stream);
     if (si < 0) emu_die("%s: stream %p is not a stream this process created", api, stream);
     emu_launch(f->name, grid, block, shmem_bytes, si);
