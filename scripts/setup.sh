@@ -2,7 +2,7 @@
 # Installs the Debian packages Orrery needs to build and test. Idempotent: does nothing when
 # everything is already there. Run as root on Debian 12 (the Makefile calls it).
 set -eu
-PKGS="build-essential cmake ninja-build pkg-config libyaml-dev libsqlite3-dev libjansson-dev liblapacke-dev libnauty2-dev libopenmpi-dev openmpi-bin python3 python3-venv clang libclang-rt-14-dev chromium"
+PKGS="build-essential cmake ninja-build pkg-config libyaml-dev libsqlite3-dev libjansson-dev liblapacke-dev libnauty2-dev libopenmpi-dev openmpi-bin python3 python3-venv python3-dev clang libclang-rt-14-dev chromium"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -939,6 +939,37 @@ static void test_alltoallv_program(void)
     rm_dir(d);
 }
 
+/* Issue 23 item 4: kernels loaded and launched through the driver API (Triton's and Inductor's
+ * launchers; tests/emu/driver_launch.cu): each launch is a kernel of its function's name on its
+ * stream, sized by its tag or its launch geometry; an over-large dynamic shared memory request is
+ * refused until the function opts in. The module file is the program itself (not read). */
+static void test_driver_launch_program(void)
+{
+    char module[512], *d = make_dir();
+    snprintf(module, sizeof module, "%s/driver_launch", ORRERY_EMU_TEST_BIN);
+    CHECK_EQ_I64(run_program(d, "driver_launch", module, NULL), 0);
+    orr_prediction p;
+    orr_emu_info info;
+    if (predict(d, 1, &p, &info) == 0) {
+        CHECK(info.kernels == 3 && info.kernels_tagged == 1 && info.kernels_geometry == 2);
+        const orr_rank *r = &p.w->ranks[0];
+        size_t i_add = 0, i_sum = 0, i_add2 = 0;
+        const orr_op *add = nth(r, ORR_OP_KERNEL, 0, &i_add), *sum = nth(r, ORR_OP_KERNEL, 1, &i_sum),
+                     *add2 = nth(r, ORR_OP_KERNEL, 2, &i_add2);
+        CHECK(add && strcmp(p.w->names[add->name], "triton_poi_fused_add_0") == 0 && add->stream == 1);
+        CHECK(add && add->cls == ORR_CLS_ELEMENTWISE && add->bytes == 8ull << 20 && add->flops == 0);
+        /* cuLaunchKernelEx: 64 x 2 blocks of 256 threads, 8 bytes a thread */
+        CHECK(sum && strcmp(p.w->names[sum->name], "triton_red_fused_sum_1") == 0 && sum->stream == 1);
+        CHECK(sum && sum->bytes == 64 * 2 * 256 * 8);
+        CHECK(add2 && add2->name == add->name && add2->stream == 0 && add2->bytes == 4 * 32 * 8);
+        const orr_op_time *t = p.x.ranks[0].t;
+        CHECK(t[i_add].end_ps > t[i_add].start_ps && t[i_sum].start_ps >= t[i_add].end_ps);
+        orr_prediction_free(&p);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(d);
+}
+
 /* Issue 23 item 1: processes that leave without their exit handlers. A child forked after the
  * libraries loaded that does no GPU work and calls _exit (a DataLoader worker's os._exit), and a
  * shell (dash) that runs the program and _exits, leave traces without END: ignored, the run
@@ -1019,6 +1050,7 @@ int main(void)
         test_graphs_program();
         test_cudnn_program();
         test_multidev_program();
+        test_driver_launch_program();
     } else {
         printf("SKIP: no nvcc at configure time; the CUDA C programs of tests/emu were not built or run\n");
     }

@@ -29,6 +29,14 @@ Two things, neither of which changes what the program computes:
   found-inf flag keeps its value, so the optimizer steps). A floating-point scalar read back
   (.item()) of an unknown value, such as a loss, reads 1.0: finite and nonzero, so the program stays
   on its normal path. ORRERY_EMU_TORCH_VALUES=0 turns this off.
+- Triton kernels of torch.compile (docs/emulate.md, "Triton kernel times"): Inductor launches its
+  generated kernels itself (CachingAutotuner.run, through the driver API), not through ATen, so the
+  dispatch mode does not see them. When Inductor's runtime module is imported, its run is wrapped
+  to tag each launch with the kernel's name, class (pointwise: elementwise; reduction) and the bytes
+  it moves: the sum of its tensor arguments' sizes, an in-place (in_out_ptr) argument twice. The
+  dispatch mode steps aside while torch.compile traces and compiles (PyTorch pops every mode
+  then), and sees the ATen operators the compiled code still calls (GEMMs, fallbacks); dynamo's
+  guards are built with it pushed back (_guard_with_mode), else every call would recompile.
 """
 import ctypes
 import os
@@ -238,6 +246,7 @@ def tree_flatten_tensors(torch, tree):
     return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
 
 
+_MODE = None  # the dispatch mode pushed for the process (_install_mode)
 _MESH_DIMS = {}  # process group name -> the DeviceMesh dimension name it serves (the last mesh made)
 
 
@@ -391,7 +400,127 @@ def _install_mode(lib, tags, values):
     mode = Tags(tags=tags, values=_Values(lib, torch) if values else None)
     if tags:
         mode.entry_ns = calibrate()
+    # Held here as well as on PyTorch's mode stack: that stack alone does not keep the mode alive.
+    # torch.compile pops every mode while it compiles a frame and pushes them back after
+    # (_disable_current_modes); a mode referenced by nothing else is freed in between and the
+    # push-back dereferences it (the segmentation fault of issue 23 item 4, even backend="eager").
+    global _MODE
+    _MODE = mode
     _push_mode(mode)
+
+
+_INDUCTOR = "torch._inductor.runtime.triton_heuristics"
+_GUARDS = "torch._dynamo.guards"
+
+
+def _guard_with_mode(module):
+    """Builds dynamo's guards with the hook's dispatch mode on the stack, as it is when they are
+    checked. A mode on the stack puts PyTorch's Python dispatch keys in the thread's dispatch key
+    set, which every tensor guard compares; dynamo builds the guards while it has popped all modes
+    (compiling), so without this every guard fails when checked, every call of a compiled function
+    recompiles, and after torch._dynamo.config.recompile_limit calls the function runs eagerly."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode, _push_mode
+
+    manager = module.CheckFunctionManager
+    init = manager.__init__
+
+    def with_mode(self, *args, **kwargs):
+        push = _MODE is not None and not any(m is _MODE for m in _get_current_dispatch_mode_stack())
+        if push:
+            _push_mode(_MODE)
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if push:
+                _pop_mode()
+
+    manager.__init__ = with_mode
+
+
+def _triton_class(name):
+    """Orrery's op class of an Inductor kernel, from its name's prefix (triton_poi_, triton_red_,
+    triton_per_, ...)."""
+    kind = name.split("_")[1] if name.startswith("triton_") and name.count("_") > 1 else ""
+    return {"poi": "elementwise", "red": "reduction", "per": "reduction", "for": "elementwise"}.get(kind, "other")
+
+
+def _tag_triton_launches(module, lib):
+    """Wraps Inductor's kernel launch (CachingAutotuner.run) to tag each launch: the kernel's name
+    and class, and the bytes its tensor arguments hold (an in_out_ptr argument twice: read and
+    written). Tensors it writes (out_ptr, in_out_ptr) no longer hold known values (_Values)."""
+    import torch
+
+    begin = lib["orrery_emu_op_begin"]
+    begin.restype = None
+    begin.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_double]
+    end = lib["orrery_emu_op_end"]
+    end.restype = None
+    end.argtypes = [ctypes.c_double, ctypes.c_double]
+    tuner = module.CachingAutotuner
+    run = tuner.run
+
+    def describe(self, args):
+        """(name, class, per-argument weight: 2 for in_out_ptr, else 1; per argument: written), kept
+        on the autotuner."""
+        info = getattr(self, "_orrery_tag", None)
+        if info is None or len(info[2]) != len(args):
+            name = getattr(getattr(self, "fn", None), "__name__", None) or "triton_kernel"
+            sig = [n for n, ty in (self.triton_meta or {}).get("signature", {}).items() if ty != "constexpr"]
+            if len(sig) != len(args):
+                sig = [""] * len(args)
+            weight = tuple(2 if n.startswith("in_out_ptr") else 1 for n in sig)
+            written = tuple(n.startswith("out_ptr") or n.startswith("in_out_ptr") for n in sig)
+            info = (name.encode(), _triton_class(name).encode(), weight, written)
+            self._orrery_tag = info
+        return info
+
+    def tagged(self, *args, stream, **kwargs):
+        name, cls, weight, written = describe(self, args)
+        begin(name, cls, 0.0)
+        try:
+            return run(self, *args, stream=stream, **kwargs)
+        finally:  # after the launch, before op_end: the hook's own time, not counted as the program's
+            values = getattr(_MODE, "values", None)
+            if values is not None:
+                values._forget([a for a, w in zip(args, written) if w and isinstance(a, torch.Tensor)])
+            nbytes = 0
+            for a, w in zip(args, weight):
+                if isinstance(a, torch.Tensor):
+                    nbytes += w * a.numel() * a.element_size()
+            end(0.0, float(nbytes))
+
+    tuner.run = tagged
+
+
+def _after_import(name, fn):
+    """Calls fn(module) once the module `name` has been imported (now, if it already is), without
+    importing it: the hook must not pull in torch.compile's machinery for programs that never use it."""
+    import importlib.abc
+    import importlib.machinery
+    import sys
+
+    if name in sys.modules:
+        fn(sys.modules[name])
+        return
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != name:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is None or spec.loader is None:
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def exec_then_patch(module):
+                exec_module(module)
+                sys.meta_path.remove(self)
+                fn(module)
+
+            spec.loader.exec_module = exec_then_patch
+            return spec
+
+    sys.meta_path.insert(0, Finder())
 
 
 def install():
@@ -411,4 +540,8 @@ def install():
     values = os.environ.get("ORRERY_EMU_TORCH_VALUES", "1") != "0"
     if tags or values:
         _install_mode(lib, tags, values)
+    if tags or values:
+        _after_import(_GUARDS, _guard_with_mode)
+    if tags:
+        _after_import(_INDUCTOR, lambda module: _tag_triton_launches(module, lib))
     return True

@@ -127,10 +127,10 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
                                        "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
                                        "ORRERY_EMU_L2_BYTES", "ORRERY_EMU_ROUTING", "ORRERY_EMU_TOTAL_BYTES",
-                                       "ORRERY_EMU_TDP_W", "PYTHONPATH", "ORRERY_EMU_LIVE"};
+                                       "ORRERY_EMU_TDP_W", "PYTHONPATH", "ORRERY_EMU_LIVE", "TRITON_LIBCUDA_PATH"};
     size_t n = 0;
     while (environ[n]) n++;
-    char **env = orr_xcalloc(n + 16, sizeof *env);
+    char **env = orr_xcalloc(n + 20, sizeof *env);
     size_t k = 0;
     char num[32];
     env[k++] = env_entry("LD_PRELOAD", preload.s);
@@ -140,6 +140,11 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
                    llp && *llp && o->profile != ORR_EMU_PROFILE ? ":" : "", llp && *llp ? llp : "");
     env[k++] = env_entry("LD_LIBRARY_PATH", lp.s);
     env[k++] = env_entry("ORRERY_EMU_DIR", o->trace_dir);
+    /* Triton links its launcher against the driver in this directory (libcuda.so, the stand-in's
+     * link-time name): the emulation's, unless on the real libraries */
+    const char *tlp = getenv("TRITON_LIBCUDA_PATH");
+    if (o->profile != ORR_EMU_PROFILE) env[k++] = env_entry("TRITON_LIBCUDA_PATH", lib);
+    else if (tlp) env[k++] = env_entry("TRITON_LIBCUDA_PATH", tlp);
     snprintf(num, sizeof num, "%llu", (unsigned long long)o->mem_bytes);
     env[k++] = env_entry("ORRERY_EMU_MEM_BYTES", num);
     uint64_t total = o->total_bytes ? o->total_bytes : o->gpu->device_bytes ? o->gpu->device_bytes : o->gpu->hbm_bytes;

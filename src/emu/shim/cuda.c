@@ -3,16 +3,20 @@
  *
  * PyTorch reaches the driver two ways: by name through cudaGetDriverEntryPoint/cuGetProcAddress
  * (c10's DriverAPI table) and by linking (the NVRTC JIT path). Both land here. Implemented: what
- * a framework asks about the device and its primary context, error strings, pointer queries and
- * the entry-point lookup itself. Everything else the PyTorch build names is a stub that records
- * the call (src/emu/shim/syms/libcuda.so.1.syms), so a run that needed it is refused.
+ * a framework asks about the device and its primary context, error strings, pointer queries,
+ * the entry-point lookup itself, and modules and kernel launches (what Triton's launcher and
+ * PyTorch Inductor's static launcher call for the kernels torch.compile generates). Everything
+ * else the PyTorch build names is a stub that records the call
+ * (src/emu/shim/syms/libcuda.so.1.syms), so a run that needed it is refused.
  */
 #define _GNU_SOURCE
 #include "emu.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int CUresult;
@@ -23,6 +27,9 @@ enum {
     CUDA_ERROR_NOT_INITIALIZED = 3,
     CUDA_ERROR_INVALID_DEVICE = 101,
     CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_INVALID_IMAGE = 200,
+    CUDA_ERROR_FILE_NOT_FOUND = 301,
+    CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_UNKNOWN = 999,
@@ -45,6 +52,9 @@ static const char *result_name(CUresult r)
     case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
     case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
     case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+    case CUDA_ERROR_INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
+    case CUDA_ERROR_FILE_NOT_FOUND: return "CUDA_ERROR_FILE_NOT_FOUND";
+    case CUDA_ERROR_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
     case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
     case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
     default: return NULL;
@@ -66,6 +76,9 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
     case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; break;
     case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
     case CUDA_ERROR_INVALID_DEVICE: *s = "invalid device ordinal"; break;
+    case CUDA_ERROR_INVALID_IMAGE: *s = "device kernel image is invalid"; break;
+    case CUDA_ERROR_FILE_NOT_FOUND: *s = "file not found"; break;
+    case CUDA_ERROR_INVALID_HANDLE: *s = "invalid resource handle"; break;
     case CUDA_ERROR_NOT_SUPPORTED: *s = "operation not supported (not implemented by orrery emulate)"; break;
     default: *s = result_name(r);
     }
@@ -245,4 +258,232 @@ EMU_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version
     if (!symbol || !pfn) return ret(CUDA_ERROR_INVALID_VALUE);
     *pfn = emu_driver_symbol(symbol);
     return ret(*pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND);
+}
+
+/* ---- modules and kernel launches (Triton, PyTorch Inductor) ----
+ *
+ * A module is loaded from a cubin (cuModuleLoadData: Triton's launcher; cuModuleLoad of a file:
+ * Inductor's static launcher) and its functions are looked up by name. Nothing is run, so the
+ * image is not read: a function is its name, and a launch of it is a kernel launch on its stream
+ * under that name ("K" record), as a runtime launch is. Its time comes from the operator tag the
+ * PyTorch hook puts around Inductor's kernel launches (docs/emulate.md, "Triton kernel times"), else
+ * from its launch geometry. A function reports the resources of the most permissive kernel, as
+ * cudaFuncGetAttributes does (cudart.c): 32 registers, no spills, no static shared memory. */
+#define MODULE_MAGIC 0x6d6f64756c65u   /* "module" */
+#define FUNCTION_MAGIC 0x66756e6374u   /* "funct" */
+
+typedef struct cu_function {
+    uint64_t magic;
+    struct cu_function *next;  /* the module's functions */
+    _Atomic int max_dynamic_shmem_bytes; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (set and read by any thread) */
+    char name[];
+} cu_function;
+
+typedef struct cu_module {
+    uint64_t magic;
+    cu_function *functions;
+} cu_module;
+
+static pthread_mutex_t module_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult module_new(void **mod)
+{
+    cu_module *m = calloc(1, sizeof *m);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    m->magic = MODULE_MAGIC;
+    *mod = m;
+    return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuModuleLoadData(void **mod, const void *image)
+{
+    EMU_ENTER("cuModuleLoadData");
+    if (!mod) return ret(CUDA_ERROR_INVALID_VALUE);
+    if (!image) return ret(CUDA_ERROR_INVALID_IMAGE);
+    return ret(module_new(mod));
+}
+
+EMU_EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned nopts, int *opts, void **values)
+{
+    (void)nopts, (void)opts, (void)values;
+    EMU_ENTER("cuModuleLoadDataEx");
+    if (!mod) return ret(CUDA_ERROR_INVALID_VALUE);
+    if (!image) return ret(CUDA_ERROR_INVALID_IMAGE);
+    return ret(module_new(mod));
+}
+
+EMU_EXPORT CUresult cuModuleLoad(void **mod, const char *path)
+{
+    EMU_ENTER("cuModuleLoad");
+    if (!mod || !path) return ret(CUDA_ERROR_INVALID_VALUE);
+    FILE *f = fopen(path, "rb");
+    if (!f) return ret(CUDA_ERROR_FILE_NOT_FOUND);
+    fclose(f);
+    return ret(module_new(mod));
+}
+
+static cu_module *module_of(void *mod)
+{
+    cu_module *m = mod;
+    return m && m->magic == MODULE_MAGIC ? m : NULL;
+}
+
+static cu_function *function_of(void *fn)
+{
+    cu_function *f = fn;
+    return f && f->magic == FUNCTION_MAGIC ? f : NULL;
+}
+
+EMU_EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+    EMU_ENTER("cuModuleGetFunction");
+    cu_module *m = module_of(mod);
+    if (!fn || !name || !*name) return ret(CUDA_ERROR_INVALID_VALUE);
+    if (!m) return ret(CUDA_ERROR_INVALID_HANDLE);
+    pthread_mutex_lock(&module_lock);
+    cu_function *f = m->functions;
+    while (f && strcmp(f->name, name) != 0) f = f->next;
+    if (!f) {
+        size_t n = strlen(name);
+        f = calloc(1, sizeof *f + n + 1);
+        if (f) {
+            f->magic = FUNCTION_MAGIC;
+            f->max_dynamic_shmem_bytes = 48 << 10;
+            memcpy(f->name, name, n + 1);
+            f->next = m->functions;
+            m->functions = f;
+        }
+    }
+    pthread_mutex_unlock(&module_lock);
+    if (!f) return ret(CUDA_ERROR_OUT_OF_MEMORY);
+    *fn = f;
+    return ret(CUDA_SUCCESS);
+}
+
+EMU_EXPORT CUresult cuModuleUnload(void *mod)
+{
+    EMU_ENTER("cuModuleUnload");
+    cu_module *m = module_of(mod);
+    if (!m) return ret(CUDA_ERROR_INVALID_HANDLE);
+    pthread_mutex_lock(&module_lock);
+    for (cu_function *f = m->functions, *next; f; f = next) {
+        next = f->next;
+        f->magic = 0;
+        free(f);
+    }
+    m->magic = 0;
+    free(m);
+    pthread_mutex_unlock(&module_lock);
+    return ret(CUDA_SUCCESS);
+}
+
+/* CUfunction_attribute: MAX_THREADS_PER_BLOCK 0, SHARED_SIZE_BYTES 1, CONST_SIZE_BYTES 2,
+ * LOCAL_SIZE_BYTES 3, NUM_REGS 4, PTX_VERSION 5, BINARY_VERSION 6, CACHE_MODE_CA 7,
+ * MAX_DYNAMIC_SHARED_SIZE_BYTES 8, PREFERRED_SHARED_MEMORY_CARVEOUT 9, cluster attributes 10-15. */
+EMU_EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
+{
+    EMU_ENTER("cuFuncGetAttribute");
+    cu_function *f = function_of(fn);
+    if (!v) return ret(CUDA_ERROR_INVALID_VALUE);
+    if (!f) return ret(CUDA_ERROR_INVALID_HANDLE);
+    const emu_gpu_info *g = emu_gpu();
+    switch (attr) {
+    case 0: *v = 1024; break;
+    case 4: *v = 32; break;
+    case 5: case 6: *v = g->cc_major * 10 + g->cc_minor; break;
+    case 8: *v = f->max_dynamic_shmem_bytes; break;
+    case 9: *v = -1; break;
+    case 1: case 2: case 3: case 7: case 10: case 11: case 12: case 13: case 14: case 15: *v = 0; break;
+    default: return ret(CUDA_ERROR_INVALID_VALUE);
+    }
+    return ret(CUDA_SUCCESS);
+}
+
+EMU_EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int value)
+{
+    EMU_ENTER("cuFuncSetAttribute");
+    cu_function *f = function_of(fn);
+    if (!f) return ret(CUDA_ERROR_INVALID_HANDLE);
+    if (attr == 8) {
+        int optin = 0; /* shared memory per block, opt-in */
+        if (value < 0 || (emu_device_attribute(97, &optin) == 0 && value > optin)) return ret(CUDA_ERROR_INVALID_VALUE);
+        f->max_dynamic_shmem_bytes = value;
+    }
+    return ret(CUDA_SUCCESS);
+}
+
+EMU_EXPORT CUresult cuFuncSetCacheConfig(void *fn, int config)
+{
+    (void)config;
+    EMU_ENTER("cuFuncSetCacheConfig");
+    return ret(function_of(fn) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
+}
+
+static CUresult launch(cu_function *f, const unsigned grid[3], const unsigned block[3], unsigned shmem_bytes,
+                       void *stream, const char *api)
+{
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2]) return CUDA_ERROR_INVALID_VALUE;
+    if (shmem_bytes > (unsigned)f->max_dynamic_shmem_bytes) return CUDA_ERROR_INVALID_VALUE; /* as the driver refuses it */
+    int si = emu_stream_index(stream);
+    if (si < 0) emu_die("%s: stream %p is not a stream this process created", api, stream);
+    emu_launch(f->name, grid, block, shmem_bytes, si);
+    return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shmem_bytes, void *stream, void **params, void **extra)
+{
+    (void)params, (void)extra;
+    EMU_ENTER("cuLaunchKernel");
+    const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+    return ret(launch(function_of(fn), g, b, shmem_bytes, stream, "cuLaunchKernel"));
+}
+
+/* CUlaunchConfig and CUlaunchAttribute (cuda.h): the attribute's value is a 64-byte union after
+ * its id and 4 bytes of padding; CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (4) holds x, y, z. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        struct {
+            unsigned x, y, z;
+        } cluster;
+    } value;
+} cu_launch_attribute;
+
+typedef struct {
+    unsigned grid[3], block[3], shmem_bytes;
+    void *stream;
+    cu_launch_attribute *attrs;
+    unsigned nattrs;
+} cu_launch_config;
+
+EMU_EXPORT CUresult cuLaunchKernelEx(const cu_launch_config *config, void *fn, void **params, void **extra)
+{
+    (void)params, (void)extra;
+    EMU_ENTER("cuLaunchKernelEx");
+    if (!config) return ret(CUDA_ERROR_INVALID_VALUE);
+    return ret(launch(function_of(fn), config->grid, config->block, config->shmem_bytes, config->stream,
+                      "cuLaunchKernelEx"));
+}
+
+/* How many clusters of the configuration's size may be resident at once: one block per SM (the
+ * most permissive kernel's resources do not bound it further), so the SMs over the cluster size. */
+EMU_EXPORT CUresult cuOccupancyMaxActiveClusters(int *n, void *fn, const cu_launch_config *config)
+{
+    EMU_ENTER("cuOccupancyMaxActiveClusters");
+    if (!n || !config) return ret(CUDA_ERROR_INVALID_VALUE);
+    if (!function_of(fn)) return ret(CUDA_ERROR_INVALID_HANDLE);
+    unsigned size = 1;
+    for (unsigned i = 0; i < config->nattrs && config->attrs; i++)
+        if (config->attrs[i].id == 4) {
+            unsigned x = config->attrs[i].value.cluster.x, y = config->attrs[i].value.cluster.y,
+                     z = config->attrs[i].value.cluster.z;
+            if (!x || !y || !z || x > 16 || y > 16 || z > 16) return ret(CUDA_ERROR_INVALID_VALUE);
+            size = x * y * z;
+        }
+    *n = emu_gpu()->sms / (int)size;
+    return ret(CUDA_SUCCESS);
 }

@@ -136,7 +136,10 @@ _Noreturn void emu_die(const char *fmt, ...)
 int emu_unimplemented(const char *api, int err)
 {
     pthread_mutex_lock(&E.lock);
-    api = E.names[emu_name_id(api)]; /* a stable copy: the call counts keep the pointer */
+    /* a stable copy: the call counts keep the pointer. The id first: emu_name_id may grow E.names
+     * (reading E.names in the same expression could use the old array, or NULL before any name) */
+    uint32_t id = emu_name_id(api);
+    api = E.names[id];
     pthread_mutex_unlock(&E.lock);
     emu_enter(api);
     emu_rec("U %s", api);
