@@ -602,6 +602,83 @@ static void expert_bias(void)
     CHECK_REL(bwd[1], 2 * 2048.0 * (2.0 * 1024 + 12.0 * 1024), 1e-9);
 }
 
+/* Megatron's experts without bias_activation_fusion (TEGroupedMLP's eager bias_act_func): hidden
+ * 1024, 8 experts of 512 (ungated GeLU), top 2, EP 8, 1024 tokens: 2048 routed copies a rank a layer,
+ * n x fe = 2048 x 512 elements. Forward gelu 4 B an element, the fp32 score product 6, the cast 6;
+ * backward 6 + 8 + 10 + 4 + 6 + 6 (gelu's last). Kept per copy: the gelu output 2 fe more, the expert
+ * output 2 h less (the scores are applied inside); the backward's gradients 8 fe more (fp32), the
+ * forward's fp32 product 4 fe while it lives. Refused with other frameworks. */
+static void unfused_expert_activation(void)
+{
+    static const char *yaml = "model: {layers: 1, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 1024, mlp: "
+                              "gelu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, "
+                              "top_k: 2, expert_ffn: 512}\n";
+    const double n = 2048, fe = 512, h = 1024, e = n * fe;
+    double act[2] = {0}, grads[2] = {0}, fwd = 0, bwd = 0, b, fp32 = 0;
+    for (int k = 0; k < 2; k++) {
+        orr_spec s;
+        orr_err err;
+        const char *flags = k ? "--gpu H100-SXM --gpus 8 --ep 8 --gbs 8 --no-bias-activation-fusion"
+                              : "--gpu H100-SXM --gpus 8 --ep 8 --gbs 8";
+        CHECK_MSG(spec_from_text(&s, "t.yaml", yaml, flags, &err) == 0, "%s", err.msg);
+        orr_workload *w = orr_gen_training(&s, &err);
+        CHECK_MSG(w != NULL, "%s", err.msg);
+        if (w) {
+            act[k] = alloc_sum(w, "moe_activations");
+            grads[k] = alloc_sum(w, "moe_expert_grads");
+            if (k) {
+                fp32 = alloc_sum(w, "moe_score_product_fp32");
+                static const char *const f[] = {"moe_gelu", "moe_score_mul_fp32", "moe_score_cast"};
+                static const char *const g[] = {"moe_score_grad_to_fp32", "moe_score_mul_bwd", "moe_score_grad_mul",
+                                                "moe_score_grad_sum", "moe_score_grad_cast", "moe_gelu_bwd"};
+                for (size_t i = 0; i < 3; i++) {
+                    CHECK(kernels_prefixed(w, f[i], &b) >= 1);
+                    fwd += b;
+                }
+                for (size_t i = 0; i < 6; i++) {
+                    CHECK(kernels_prefixed(w, g[i], &b) == 1);
+                    bwd += b;
+                }
+            }
+            orr_workload_free(w);
+        }
+        orr_spec_free(&s);
+    }
+    /* moe_gelu matches moe_gelu_bwd too: the forward's three are 4 + 6 + 6, and gelu_bwd's 6 */
+    CHECK_REL(fwd, (4.0 + 6.0 + 6.0 + 6.0) * e, 1e-9);
+    CHECK_REL(bwd, (6.0 + 8.0 + 10.0 + 4.0 + 6.0 + 6.0) * e, 1e-9); /* gelu_bwd counted in both */
+    CHECK_REL(act[1] - act[0], n * (2.0 * fe - 2.0 * h), 1e-9);
+    CHECK_REL(grads[1] - grads[0], 8.0 * e, 1e-9);
+    CHECK_REL(fp32, 4.0 * e, 1e-9);
+    /* a dense SwiGLU MLP (ffn 4096, 1024 tokens, 2 layers): glu's silu and product as two kernels (and
+     * silu's backward), the silu output kept, 2 B x 4096 x 1024 a layer more */
+    static const char *dense = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 1024, mlp: "
+                               "swiglu, norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false}\n";
+    double dact[2] = {0};
+    int silu[2] = {0};
+    for (int k = 0; k < 2; k++) {
+        orr_spec s;
+        orr_err err;
+        CHECK_MSG(spec_from_text(&s, "t.yaml", dense, k ? "--gpu H100-SXM --gpus 1 --no-bias-activation-fusion"
+                                                        : "--gpu H100-SXM --gpus 1", &err) == 0, "%s", err.msg);
+        orr_workload *w = orr_gen_training(&s, &err);
+        if (w) {
+            dact[k] = alloc_sum(w, "alloc_activations");
+            silu[k] = kernels_prefixed(w, "silu", &b) + kernels_prefixed(w, "swiglu_mul", &b);
+            orr_workload_free(w);
+        }
+        orr_spec_free(&s);
+    }
+    CHECK(silu[0] == 0 && silu[1] == 2 * 3); /* silu, swiglu_mul and silu_bwd in each layer */
+    CHECK_REL(dact[1] - dact[0], 2 * 2.0 * 4096 * 1024, 1e-9);
+    orr_spec s;
+    orr_err err;
+    CHECK(spec_from_text(&s, "t.yaml", yaml, "--gpu H100-SXM --gpus 8 --ep 8 --framework torchtitan "
+                                             "--no-bias-activation-fusion", &err) != 0);
+    CHECK_MSG(strstr(err.msg, "--no-bias-activation-fusion (options.bias_activation_fusion)") != NULL, "%s", err.msg);
+    orr_spec_free(&s);
+}
+
 static void backends(void)
 {
     static const char *yaml = "model: {layers: 1, hidden: 4096, heads: 8, ffn: 14336, vocab: 1024, seq: 1024, mlp: "
@@ -675,6 +752,7 @@ int main(void)
     round_robin_routing();
     qk_norm();
     expert_bias();
+    unfused_expert_activation();
     backends();
     layouts();
     catalog_params();

@@ -33,7 +33,11 @@
  * rows -2..+8% now, Mixtral rows -20..-41% too fast and 42% short of memory); Table 2 9.7% (8.6%
  * with the AutoModel rows as Megatron's distributed optimizer); gpt-oss-120b was predicted out of
  * memory until AutoModel's own recipe (--framework automodel: its bf16 loss, the scores applied inside
- * the expert activation; docs/models.md "The AutoModel recipe"): every row must fit now. Table 2 from
+ * the expert activation; docs/models.md "The AutoModel recipe"): every row must fit now. Table 1 from
+ * 20.3% (time) and 37.1% (memory) to 8.0% and 6.2% (2026-11-26) with the harness's eager expert
+ * activation (TransformerConfig's bias_activation_fusion False: gelu, the routing-score product in
+ * fp32 and the cast back, its fp32 gradients in the backward; Mixtral rows -20..-42% -> -17..+2% in
+ * time, -42% -> -4..-7% in memory). Table 2 from
  * 10.9% to 10.1% (2026-11-26) with the round-robin gate the AutoModel rows ran (DeepEP sends a token
  * to 1-2 ranks, not 5-8: Qwen3-30B-A3B +51.7% -> +29.7%, DeepSeek-V3 +27.2% -> -1.8%, but Kimi K2
  * +0.7% -> -22.3% and gpt-oss-120b +9.8% -> -21.1%: their agreement had been the random routing's
@@ -42,7 +46,7 @@
  * -15.8% -> -4.6%, 120b -33.0% -> -27.0%), and Kimi K2's two pipeline steps of 8 micro-batches
  * (--lbs 8: -30.5% -> -23.4%); 9.6% with Megatron's p2p overlap of the interleaved schedule on the
  * ModelZoo rows (its default, overlap_p2p_comm). The bounds below hold them with some room so that a
- * regression fails; Table 2 is held to the issue's 10% target, Table 1 is far from it.
+ * regression fails; both tables are held to the issue's 10% target.
  */
 #include "check.h"
 #include "csv.h"
@@ -143,7 +147,9 @@ static void layer_benchmarks(void)
         int dsv3 = strstr(arch, "dsv3") != NULL;
         /* the harness builds TransformerConfig with its defaults but for what test_cases.py sets:
          * gated_linear_unit False and activation_func F.gelu, so both proxies' experts (and the DSV3
-         * proxy's shared expert) are ungated GeLU MLPs (fc1 h -> ffn), not SwiGLU */
+         * proxy's shared expert) are ungated GeLU MLPs (fc1 h -> ffn), not SwiGLU; and
+         * bias_activation_fusion False: the experts' activation and score product eager
+         * (--no-bias-activation-fusion) */
         const char *yaml = dsv3 ? "model: {layers: 1, hidden: 7168, heads: 8, ffn: 2048, vocab: 1024, seq: 4096, mlp: "
                                   "gelu, norm: rmsnorm, bias: false, dropout: 0, experts: 32, top_k: 8, "
                                   "expert_ffn: 2048, shared_experts: 1, shared_expert_ffn: 2048, router_groups: 8, "
@@ -152,7 +158,8 @@ static void layer_benchmarks(void)
                                   "gelu, norm: rmsnorm, bias: false, dropout: 0, experts: 8, top_k: 2, "
                                   "expert_ffn: 14336}\n";
         char flags[256];
-        snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --precision %s --moe-dispatcher %s",
+        snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --no-bias-activation-fusion "
+                                      "--precision %s --moe-dispatcher %s",
                  strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", strstr(disp, "flex") ? "deepep" : "alltoall");
         orr_spec s;
         orr_err err;
@@ -185,8 +192,8 @@ static void layer_benchmarks(void)
     printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%%, peak memory %.1f%% (%d rows, all held out)\n\n",
            mfwd, mbwd, mall, mmem, n);
     CHECK_EQ_I64(n, 12);
-    CHECK(mall <= 22.0);
-    CHECK(mmem <= 40.0);
+    CHECK(mall <= 10.0);
+    CHECK(mmem <= 10.0);
     orr_csv_free(&t);
 }
 

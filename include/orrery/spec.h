@@ -125,6 +125,8 @@ typedef struct orr_spec {
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
     int overlap_param_gather;  /* dist-opt parameter all-gather overlapped with forward (default 1) */
     int tp_comm_overlap;       /* TP collectives overlapped with the GEMMs (default 0) */
+    int bias_activation_fusion; /* megatron: the MLP activation (with its bias, and an MoE expert's routing
+                                * score) one fused kernel (default 1); off: Megatron's eager path */
     int overlap_p2p_comm;      /* megatron, interleaved schedule: pipeline send/recv asynchronous, waited for
                                 * only by the step that needs the tensor (default 1, as Megatron-LM) */
     int grad_reduce_bf16;      /* megatron: --grad-reduce-in-bf16, the gradient buffer and its reduction

@@ -653,7 +653,13 @@ static void rotary(gen *G, const ctx *c, int backward)
 static void mlp_act(gen *G, const ctx *c, int backward)
 {
     double fl = gen_tokens(G) * G->f / G->T;
-    if (eager(G) && G->gated) {
+    int unfused = !G->s->bias_activation_fusion; /* Megatron's MLP without bias_activation_fusion */
+    if (unfused && !G->gated) { /* the bias added (6 B), then F.gelu (4 B; backward 6) */
+        if (G->s->model.bias && !backward) eop(G, c, "mlp_bias_add", ORR_CLS_ELEMENTWISE, 6.0 * fl, fl);
+        eop(G, c, backward ? "gelu_bwd" : "gelu", ORR_CLS_ELEMENTWISE, (backward ? 6.0 : 4.0) * fl, 8.0 * fl);
+        return;
+    }
+    if ((eager(G) || unfused) && G->gated) { /* unfused: glu() in mlp.py, chunk then silu and product */
         if (!backward) {
             eop(G, c, "silu", ORR_CLS_ELEMENTWISE, 4.0 * fl, 4.0 * fl);
             eop(G, c, "swiglu_mul", ORR_CLS_ELEMENTWISE, 6.0 * fl, fl);

@@ -35,6 +35,7 @@ static double layer_saved_bytes(const gen *G, orr_recompute rc)
     double outside = 4.0 * G->h + 2.0 * gemm_in_B * G->h + masks;
     double proj_in = 2.0 * q + (gemm_in_B < 2.0 ? gemm_in_B * q : 0.0);
     double inside = 2.0 * (q + 2.0 * kv) + proj_in + 2.0 * G->f * (G->gated ? 2.0 : 1.0) + gemm_in_B * G->f;
+    if (!G->s->bias_activation_fusion && G->gated) inside += 2.0 * G->f; /* glu's silu output, kept by its product */
     double scores = (flash || sel) ? 0.0 : 5.0 * G->a * G->sq / G->C;
     double per_token = outside / (G->sp ? t : 1.0) + (inside + scores) / t;
     return per_token * gen_tokens(G);

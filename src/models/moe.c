@@ -407,6 +407,53 @@ static void experts_bias(gen *G, const ctx *c, int fc2, int backward, double n, 
     }
 }
 
+/* Megatron's TEGroupedMLP without bias_activation_fusion (options.bias_activation_fusion off; what
+ * TransformerConfig defaults to, so its moe_perf harness): bias_act_func runs the activation eagerly
+ * (ungated F.gelu, or glu(): silu of one half times the other), multiplies by the routing scores in
+ * their dtype (the router's fp32, so an fp32 product) and casts back. Per element of the activation's
+ * output: gelu 4 B (glu: silu 4, product 6), score product 2 + 4, cast 4 + 2. Backward: the gradient
+ * cast to fp32 (2 + 4), the product's input gradient (4 + 4), its score gradient (the product 4 + 2 +
+ * 4 and the row sum 4), the input gradient cast back (4 + 2), then the activation's (gelu 6; glu 6 +
+ * 6 + 6). Fused: one kernel each way. */
+static int expert_act_unfused(const gen *G) { return !G->s->bias_activation_fusion; }
+
+static void expert_act(gen *G, const ctx *c, int backward, double n, double fe)
+{
+    double e = n * fe, B = G->act_B / 2.0;
+    if (!expert_act_unfused(G)) {
+        if (!backward)
+            gen_memop(G, c, G->gated ? "moe_swiglu" : "moe_gelu", ORR_CLS_ELEMENTWISE,
+                      (G->gated ? 3.0 : 2.0) * e * G->act_B, 8.0 * e);
+        else
+            gen_memop(G, c, G->gated ? "moe_swiglu_bwd" : "moe_gelu_bwd", ORR_CLS_ELEMENTWISE,
+                      (G->gated ? 5.0 : 3.0) * e * G->act_B, 10.0 * e);
+        return;
+    }
+    if (!backward) {
+        if (G->gated) {
+            gen_memop(G, c, "moe_silu", ORR_CLS_ELEMENTWISE, 4.0 * B * e, 4.0 * e);
+            gen_memop(G, c, "moe_glu_mul", ORR_CLS_ELEMENTWISE, 6.0 * B * e, e);
+        } else {
+            gen_memop(G, c, "moe_gelu", ORR_CLS_ELEMENTWISE, 4.0 * B * e, 8.0 * e);
+        }
+        gen_memop(G, c, "moe_score_mul_fp32", ORR_CLS_ELEMENTWISE, (2.0 * B + 4.0) * e, e);
+        gen_memop(G, c, "moe_score_cast", ORR_CLS_ELEMENTWISE, (4.0 + 2.0 * B) * e, 0);
+        return;
+    }
+    gen_memop(G, c, "moe_score_grad_to_fp32", ORR_CLS_ELEMENTWISE, (2.0 * B + 4.0) * e, 0);
+    gen_memop(G, c, "moe_score_mul_bwd", ORR_CLS_ELEMENTWISE, 8.0 * e, e);
+    gen_memop(G, c, "moe_score_grad_mul", ORR_CLS_ELEMENTWISE, (8.0 + 2.0 * B) * e, e);
+    gen_memop(G, c, "moe_score_grad_sum", ORR_CLS_REDUCTION, 4.0 * e, e);
+    gen_memop(G, c, "moe_score_grad_cast", ORR_CLS_ELEMENTWISE, (4.0 + 2.0 * B) * e, 0);
+    if (G->gated) {
+        gen_memop(G, c, "moe_glu_bwd_mul_up", ORR_CLS_ELEMENTWISE, 6.0 * B * e, e);
+        gen_memop(G, c, "moe_glu_bwd_mul_gate", ORR_CLS_ELEMENTWISE, 6.0 * B * e, e);
+        gen_memop(G, c, "moe_silu_bwd", ORR_CLS_ELEMENTWISE, 6.0 * B * e, 6.0 * e);
+    } else {
+        gen_memop(G, c, "moe_gelu_bwd", ORR_CLS_ELEMENTWISE, 6.0 * B * e, 10.0 * e);
+    }
+}
+
 /* The experts' grouped GEMMs and activation on this rank's received tokens. */
 static void experts_fwd(gen *G, const ctx *c)
 {
@@ -416,8 +463,13 @@ static void experts_fwd(gen *G, const ctx *c)
     experts_fp8_casts(G, c, 0);
     gen_bgemm(G, c, "moe_grouped_fc1", mpe, up, G->h, El);
     experts_bias(G, c, 0, 0, n, up);
-    gen_memop(G, c, G->gated ? "moe_swiglu" : "moe_gelu", ORR_CLS_ELEMENTWISE, (G->gated ? 3.0 : 2.0) * n * fe * G->act_B,
-              8.0 * n * fe);
+    if (expert_act_unfused(G)) { /* the fp32 score product, live until its cast */
+        uint32_t t = gen_mem_alloc(G, c, S_COMPUTE, "moe_score_product_fp32", n * fe * 4.0, ORR_MEM_TEMP);
+        expert_act(G, c, 0, n, fe);
+        gen_mem_free(G, c, S_COMPUTE, t);
+    } else {
+        expert_act(G, c, 0, n, fe);
+    }
     gen_bgemm(G, c, "moe_grouped_fc2", mpe, G->h, fe, El);
     experts_bias(G, c, 1, 0, n, G->h);
 }
@@ -428,13 +480,14 @@ static void experts_bwd(gen *G, const ctx *c)
     double mpe = tokens_per_expert(G), El = local_experts(G), fe = (double)m->expert_ffn / G->ETP;
     double up = G->gated ? 2.0 * fe : fe, n = mpe * El;
     experts_fp8_casts(G, c, 1);
-    /* the gradients of the FC2 input and of the FC1 output, live through the experts' backward */
-    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_expert_grads", n * (fe + up) * G->act_B, ORR_MEM_TEMP);
+    /* the gradients of the FC2 input and of the FC1 output, live through the experts' backward; unfused,
+     * also the fp32 gradient of the score product and the two fp32 products of its backward */
+    double grads = n * (fe + up) * G->act_B + (expert_act_unfused(G) ? n * fe * 8.0 : 0.0);
+    uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_expert_grads", grads, ORR_MEM_TEMP);
     experts_bias(G, c, 1, 1, n, G->h);
     gen_bgemm(G, c, "moe_grouped_fc2_dgrad", mpe, fe, G->h, El);
     gen_bgemm(G, c, "moe_grouped_fc2_wgrad", fe, G->h, mpe, El);
-    gen_memop(G, c, G->gated ? "moe_swiglu_bwd" : "moe_gelu_bwd", ORR_CLS_ELEMENTWISE,
-              (G->gated ? 5.0 : 3.0) * n * fe * G->act_B, 10.0 * n * fe);
+    expert_act(G, c, 1, n, fe);
     experts_bias(G, c, 0, 1, n, up);
     gen_bgemm(G, c, "moe_grouped_fc1_dgrad", mpe, G->h, up, El);
     gen_bgemm(G, c, "moe_grouped_fc1_wgrad", up, G->h, mpe, El);
@@ -496,7 +549,12 @@ double moe_layer_activation_bytes(const gen *G, uint32_t layer)
     if (!moe_is_moe_layer(G, layer)) return 0;
     const orr_model *m = model(G);
     double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, fe = (double)m->expert_ffn / G->ETP;
-    double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + in_B * fe + (G->rp->moe_scores_in_act ? 0.0 : 2.0 * G->h);
+    /* unfused (expert_act): the activation's output kept by the score product (and glu's silu output by
+     * its product), and the scores applied inside, so no expert output kept for the combine */
+    int unfused = expert_act_unfused(G);
+    double act = unfused ? 2.0 * fe * (G->gated ? 2.0 : 1.0) : 0.0;
+    double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + in_B * fe + act +
+                      (G->rp->moe_scores_in_act || unfused ? 0.0 : 2.0 * G->h);
     double routed = routed_received(G) * G->ETP * per_copy;
     double fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
     double shared = m->shared_experts ? gen_tokens(G) * (2.0 * fs * (G->gated ? 2.0 : 1.0) + in_B * fs) : 0;

@@ -33,6 +33,7 @@ void orr_spec_init(orr_spec *s)
     s->overlap_param_gather = 1;
     s->tp_comm_overlap = 0;
     s->overlap_p2p_comm = 1;
+    s->bias_activation_fusion = 1;
     s->bucket_params = 0; /* resolve: max(40e6, 1e6 * dp), Megatron's default */
     s->launch_ps = 5 * ORR_PS_PER_US;
     s->variability = ORR_VARIABILITY_DEFAULT;
@@ -142,6 +143,7 @@ static const orr_yfield options_fields[] = {
     SF("overlap_param_gather", ORR_YF_BOOL, overlap_param_gather),
     SF("tp_comm_overlap", ORR_YF_BOOL, tp_comm_overlap),
     SF("overlap_p2p_comm", ORR_YF_BOOL, overlap_p2p_comm),
+    SF("bias_activation_fusion", ORR_YF_BOOL, bias_activation_fusion),
     SF("grad_reduce_in_bf16", ORR_YF_BOOL, grad_reduce_bf16),
     SF("fp8_param_gather", ORR_YF_BOOL, fp8_param_gather),
     SF("symmetry", ORR_YF_BOOL, symmetry),
@@ -512,6 +514,9 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
     if (s->fp8_param_gather && fw != ORR_FW_MEGATRON)
         return foreign_option(s, ORR_FW_MEGATRON, "--fp8-param-gather (options.fp8_param_gather)",
                               "Megatron-LM's parameters kept in FP8", err);
+    if (!s->bias_activation_fusion && fw != ORR_FW_MEGATRON)
+        return foreign_option(s, ORR_FW_MEGATRON, "--no-bias-activation-fusion (options.bias_activation_fusion)",
+                              "Megatron's eager activation path", err);
     if (s->fp8_param_gather && (s->precision != ORR_FP8 || !s->dist_opt))
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
                              "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
