@@ -1567,18 +1567,23 @@ typedef struct p2p_req {
     uint32_t peer, tag;
 } p2p_req;
 
-static void p2p_batch_on(gen *G, int stream, const p2p_req *r, int n)
+/* Posts the batch's ops on `stream`, the last without ORR_OPF_BATCH_NEXT. */
+static void p2p_post(gen *G, int stream, const p2p_req *r, int n)
 {
     int last = -1;
     for (int i = 0; i < n; i++)
         if (r[i].on) last = i;
     for (int i = 0; i <= last; i++)
         if (r[i].on) p2p(G, stream, r[i].kind, r[i].peer, r[i].tag, i != last);
-    for (int i = 0; i <= last; i++)
-        if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
 }
 
-static void p2p_batch(gen *G, const p2p_req *r, int n) { p2p_batch_on(G, S_COMPUTE, r, n); }
+/* The batch on the compute stream, then its receives' TP all-gathers. */
+static void p2p_batch(gen *G, const p2p_req *r, int n)
+{
+    p2p_post(G, S_COMPUTE, r, n);
+    for (int i = 0; i < n; i++)
+        if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
+}
 
 /* Megatron's overlap_p2p_comm: the batch posted on the pipeline stream once the compute stream has
  * produced what it sends; returns the event the step that needs its tensors waits for (UINT32_MAX:
@@ -1590,11 +1595,7 @@ static uint32_t p2p_async(gen *G, const p2p_req *r, int n)
     for (int i = 0; i < n; i++) any |= r[i].on;
     if (!any) return UINT32_MAX;
     gen_wait(G, S_PP, gen_record(G, S_COMPUTE));
-    int last = -1;
-    for (int i = 0; i < n; i++)
-        if (r[i].on) last = i;
-    for (int i = 0; i <= last; i++)
-        if (r[i].on) p2p(G, S_PP, r[i].kind, r[i].peer, r[i].tag, i != last);
+    p2p_post(G, S_PP, r, n);
     return gen_record(G, S_PP);
 }
 
