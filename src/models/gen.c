@@ -1577,12 +1577,18 @@ static void p2p_post(gen *G, int stream, const p2p_req *r, int n)
         if (r[i].on) p2p(G, stream, r[i].kind, r[i].peer, r[i].tag, i != last);
 }
 
-/* The batch on the compute stream, then its receives' TP all-gathers. */
+/* The receives' TP all-gathers (pp_gather), on the compute stream once the batch is done. */
+static void p2p_gathers(gen *G, const p2p_req *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
+}
+
+/* The batch on the compute stream, then its receives' gathers. */
 static void p2p_batch(gen *G, const p2p_req *r, int n)
 {
     p2p_post(G, S_COMPUTE, r, n);
-    for (int i = 0; i < n; i++)
-        if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
+    p2p_gathers(G, r, n);
 }
 
 /* Megatron's overlap_p2p_comm: the batch posted on the pipeline stream once the compute stream has
@@ -1605,8 +1611,7 @@ static void p2p_join(gen *G, uint32_t *ev, const p2p_req *r, int n)
     if (*ev == UINT32_MAX) return;
     gen_wait(G, S_COMPUTE, *ev);
     *ev = UINT32_MAX;
-    for (int i = 0; i < n; i++)
-        if (r[i].on && r[i].kind == ORR_OP_RECV) pp_gather(G, r[i].tag);
+    p2p_gathers(G, r, n);
 }
 
 static uint32_t prev_stage(const gen *G) { return (G->pp_r + G->P - 1) % G->P; }

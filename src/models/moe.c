@@ -436,8 +436,11 @@ static void expert_act(gen *G, const ctx *c, int backward, double n, double fe)
         } else {
             gen_memop(G, c, "moe_gelu", ORR_CLS_ELEMENTWISE, 4.0 * B * e, 8.0 * e);
         }
+        /* the fp32 score product, live until its cast */
+        uint32_t t = gen_mem_alloc(G, c, S_COMPUTE, "moe_score_product_fp32", e * 4.0, ORR_MEM_TEMP);
         gen_memop(G, c, "moe_score_mul_fp32", ORR_CLS_ELEMENTWISE, (2.0 * B + 4.0) * e, e);
         gen_memop(G, c, "moe_score_cast", ORR_CLS_ELEMENTWISE, (4.0 + 2.0 * B) * e, 0);
+        gen_mem_free(G, c, S_COMPUTE, t);
         return;
     }
     gen_memop(G, c, "moe_score_grad_to_fp32", ORR_CLS_ELEMENTWISE, (2.0 * B + 4.0) * e, 0);
@@ -463,13 +466,7 @@ static void experts_fwd(gen *G, const ctx *c)
     experts_fp8_casts(G, c, 0);
     gen_bgemm(G, c, "moe_grouped_fc1", mpe, up, G->h, El);
     experts_bias(G, c, 0, 0, n, up);
-    if (expert_act_unfused(G)) { /* the fp32 score product, live until its cast */
-        uint32_t t = gen_mem_alloc(G, c, S_COMPUTE, "moe_score_product_fp32", n * fe * 4.0, ORR_MEM_TEMP);
-        expert_act(G, c, 0, n, fe);
-        gen_mem_free(G, c, S_COMPUTE, t);
-    } else {
-        expert_act(G, c, 0, n, fe);
-    }
+    expert_act(G, c, 0, n, fe);
     gen_bgemm(G, c, "moe_grouped_fc2", mpe, G->h, fe, El);
     experts_bias(G, c, 1, 0, n, G->h);
 }
