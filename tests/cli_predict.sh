@@ -67,8 +67,8 @@ python3 -c "
 import json,sys
 p=json.load(open(sys.argv[1])); a=json.load(open(sys.argv[2]))
 c=p['config']
-assert c['network'] == 'packet' and c['symmetry'] is False and c['cc'] == 'dcqcn' and c['packet_payload_bytes'] == 65536, c
-assert p['unique_ranks_simulated'] == 16
+assert c['network'] == 'packet' and c['symmetry'] is True and c['cc'] == 'dcqcn' and c['packet_payload_bytes'] == 65536, c
+assert p['unique_ranks_simulated'] == 2
 n=p['network']
 assert n['backend'] == 'packet' and n['packet']['flows'] > 0 and n['packet']['drops'] == 0, n['packet']
 assert abs(p['iteration_time_s'] / a['iteration_time_s'] - 1) < 0.03, (p['iteration_time_s'], a['iteration_time_s'])

@@ -873,19 +873,19 @@ static void test_network(void)
     EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\nnetwork: {topology: hpcc}\n", &err, NULL), err);
     EXPECT_FAIL(orr_spec_resolve(&s, &err), err, "needs --topology-file (network.topology_file)");
     EXPECT_FAIL(load_text(&s, "model: gpt3-1.3b\nnetwork: {backend: packets}\n", &err, NULL), err, "network.backend");
-    /* the packet backend: spec keys and flags, symmetry forced off, PXN refused */
+    /* the packet backend: spec keys and flags, symmetry kept (src/net/images.c), PXN refused */
     EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\n"
                             "network: {backend: packet, cc: hpcc, packet_payload_bytes: 4096, oversub: 2}\n",
                         &err, NULL),
               err);
     EXPECT_OK(orr_spec_resolve(&s, &err), err);
-    CHECK(s.net == ORR_NET_PACKET && s.cc == ORR_CC_HPCC && s.packet_payload_bytes == 4096 && s.symmetry == 0);
+    CHECK(s.net == ORR_NET_PACKET && s.cc == ORR_CC_HPCC && s.packet_payload_bytes == 4096 && s.symmetry == 1);
     EXPECT_OK(load_text(&s, "model: gpt3-1.3b\ngpu: H100\ngpus: 16\n", &err, NULL), err);
     CHECK(s.cc == ORR_CC_DCQCN && s.packet_payload_bytes == ORR_NET_PACKET_PAYLOAD_DEFAULT);
     const char *pk[] = {"--net", "packet", "--cc", "TIMELY", "--packet-payload", "1024", NULL};
     EXPECT_OK(flags_of(&s, &err, pk), err);
     EXPECT_OK(orr_spec_resolve(&s, &err), err);
-    CHECK(s.net == ORR_NET_PACKET && s.cc == ORR_CC_TIMELY && s.packet_payload_bytes == 1024 && s.symmetry == 0);
+    CHECK(s.net == ORR_NET_PACKET && s.cc == ORR_CC_TIMELY && s.packet_payload_bytes == 1024 && s.symmetry == 1);
     const char *pk_pxn[] = {"--net", "packet", "--pxn", NULL};
     EXPECT_OK(flags_of(&s, &err, pk_pxn), err);
     EXPECT_FAIL(orr_spec_resolve(&s, &err), err, "--pxn (network.pxn): not supported by --net packet");

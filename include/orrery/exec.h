@@ -96,7 +96,7 @@ typedef struct orr_net_summary {
     orr_net_kind backend;    /* ORR_NET_FLOW or ORR_NET_PACKET */
     uint64_t flows;          /* flows of the job (flow backend with symmetry: of every GPU) */
     /* flow backend with symmetry (0 otherwise) */
-    uint64_t mirrored_flows; /* of which inside mirrored servers, not simulated (src/net/flow_net.c) */
+    uint64_t mirrored_flows; /* of which inside mirrored servers, not simulated (src/net/images.c) */
     uint64_t unmatched_flows;/* inside mirrored servers but simulated, for want of a preimage */
     uint32_t mirrored_servers;
     /* packet backend: its settings and what the packet engine did (inter-node flows only; the

@@ -32,15 +32,15 @@ typedef struct orr_net_link_use {
 enum {
     ORR_NET_CAP_LINKS = 1u << 0,     /* has a topology and per-link statistics (flow, packet) */
     ORR_NET_CAP_SYMMETRY = 1u << 1,  /* replays a collapsed rank's traffic on the GPUs it stands for,
-                                      * given orr_net_config.sym (flow) */
+                                      * given orr_net_config.sym (flow, packet) */
     ORR_NET_CAP_PACKETS = 1u << 2,   /* runs flows on the packet engine (packet) */
 };
 
 /* What a backend did, for the executor's summary (orr_net_summarise): counts of flows and, on the
  * packet engine, its settings and counters. All 0 where they do not apply. */
 typedef struct orr_net_counters {
-    uint64_t flows;            /* flows of the job (flow backend with symmetry: of every GPU) */
-    uint64_t mirrored_flows;   /* flow backend with symmetry: inside mirrored servers, not simulated */
+    uint64_t flows;            /* flows of the job (with symmetry: of every GPU) */
+    uint64_t mirrored_flows;   /* with symmetry: inside mirrored servers, not simulated */
     uint64_t unmatched_flows;  /* inside mirrored servers but simulated, for want of a preimage */
     uint32_t mirrored_servers;
     /* packet backend (caps & ORR_NET_CAP_PACKETS) */
@@ -93,16 +93,15 @@ typedef struct orr_net_config {
     const char *memo_path;  /* --memo FILE or NULL */
     double ss_theta;        /* steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
     uint32_t ss_window;     /* steady-state window, rate samples (0: ORR_SS_WINDOW_DEFAULT) */
-    /* flow backend: the workload's symmetry (workload.h), or NULL: with one, a collective or send
-     * among simulated ranks also runs on each of its distinct images (flows of all of them share
-     * the fabric), and it completes when every image has; see src/net/flow_net.c. The packet
-     * backend ignores it (it needs every GPU simulated). */
+    /* the workload's symmetry (workload.h), or NULL: with one, a collective or send among
+     * simulated ranks also runs on each of its distinct images (flows of all of them share the
+     * fabric), and it completes when every image has; see src/net/images.c. */
     const orr_sym *sym;
     const orr_group *groups; /* with sym: the job's communicators (mirroring needs them all to
-                              * pass a check; src/net/flow_net.c) */
+                              * pass a check; src/net/images.c) */
     size_t ngroups;
     int no_mirror;          /* with sym: simulate the flows inside every server, even where
-                             * mirroring servers is exact (for tests; see src/net/flow_net.c) */
+                             * mirroring servers is exact (for tests; see src/net/images.c) */
 } orr_net_config;
 
 /* Payload bytes per packet of `--net packet` unless told otherwise: a simulated packet stands for
@@ -134,7 +133,7 @@ const orr_topo *orr_net_topo(const orr_net *n);
 /* Brings the link statistics up to the engine's time (call before reading them). */
 void orr_net_sync(orr_net *n);
 /* The statistics of directed link `link` as of the last orr_net_sync, as the whole job loads it:
- * where the flow backend mirrors servers (src/net/flow_net.c), a mirrored server's NVLink link
+ * where a backend mirrors servers (src/net/images.c), a mirrored server's NVLink link
  * reports its representative's. */
 void orr_net_link_use_get(const orr_net *n, uint32_t link, orr_net_link_use *out);
 /* From now on, also accounts every link's bytes by time window (linkbins.h), for the trace's link
@@ -145,22 +144,14 @@ void orr_net_track_links(orr_net *n);
  * mirrored server's NVLink link gives its representative's): ORR_LINK_BINS byte counts, window w
  * covering [w, w + 1) x *width_ps. NULL if links are not tracked or this one carried nothing. */
 const double *orr_net_link_windows(const orr_net *n, uint32_t link, int64_t *width_ps);
-/* Flows of the job (collectives and sends as flows): under the flow backend with symmetry, every
- * GPU's, those inside mirrored servers included; 0 for the analytic backend. */
+/* Flows of the job (collectives and sends as flows): with symmetry, every GPU's, those inside
+ * mirrored servers included; 0 for the analytic backend. */
 uint64_t orr_net_flows(const orr_net *n);
 /* The backend's counters (orr_net_counters); all 0 for the analytic one. */
 void orr_net_summarise(const orr_net *n, orr_net_counters *out);
 /* The packet backend's engine and its settings (statistics, reports); NULL for other kinds. */
 orr_packet_sim *orr_net_packet_sim(const orr_net *n);
 const orr_packet_config *orr_net_packet_config(const orr_net *n);
-typedef struct orr_net_flow_counts {
-    uint64_t flows;            /* the whole job's flows: started, plus those inside mirrored servers */
-    uint32_t mirrored_servers; /* servers whose inside flows mirror another server's */
-    uint64_t mirrored_flows;   /* flows inside mirrored servers (not simulated) */
-    uint64_t unmatched_flows;  /* flows inside mirrored servers simulated for want of a preimage */
-} orr_net_flow_counts;
-/* The flow backend's counts; all 0 for other kinds. */
-orr_net_flow_counts orr_net_counts(const orr_net *n);
 
 /* What a backend of kind can do (ORR_NET_CAP_*). */
 unsigned orr_net_kind_caps(orr_net_kind kind);

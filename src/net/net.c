@@ -5,9 +5,9 @@
  * A backend is the small table of function pointers in net.h: send bytes between two GPUs, run a
  * collective among a group, destroy, and (topology backends) its link statistics and counters.
  * Each backend lives in its own file: analytic_net.c (closed forms, no contention), flow_net.c
- * (NCCL's steps on a max-min flow model, with symmetry), packet_net.c (the flow backend without
- * symmetry and with the inter-node flows on the packet engine, src/net/packet). Callers ask a
- * backend what it can do (caps) rather than branching on its kind.
+ * (NCCL's steps on a max-min flow model), packet_net.c (the same with the inter-node flows on the
+ * packet engine, src/net/packet); both run a collapsed workload's traffic on every GPU through
+ * images.c. Callers ask a backend what it can do (caps) rather than branching on its kind.
  */
 #include "net_internal.h"
 #include "orrery/collsched.h"
@@ -108,7 +108,7 @@ static const struct {
 } backends[ORR_NET_KIND_COUNT] = {
     [ORR_NET_ANALYTIC] = {orr_analytic_net_init, 0},
     [ORR_NET_FLOW] = {orr_flow_net_init, ORR_NET_CAP_LINKS | ORR_NET_CAP_SYMMETRY},
-    [ORR_NET_PACKET] = {orr_packet_net_init, ORR_NET_CAP_LINKS | ORR_NET_CAP_PACKETS},
+    [ORR_NET_PACKET] = {orr_packet_net_init, ORR_NET_CAP_LINKS | ORR_NET_CAP_SYMMETRY | ORR_NET_CAP_PACKETS},
 };
 
 orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
@@ -150,7 +150,7 @@ orr_net *orr_net_create_for(orr_net_kind kind, orr_engine *e, const orr_gpu *g, 
     if (cfg.gpus < w->world_size) cfg.gpus = w->world_size;
     unsigned caps = orr_net_kind_caps(kind);
     /* A collapsed rank is fine under a backend that replays its traffic on the GPUs it stands for,
-     * when the workload says which (its images, src/net/flow_net.c); a backend with a fabric but
+     * when the workload says which (its images, src/net/images.c); a backend with a fabric but
      * without that would miss their flows. The analytic backend has no fabric to miss them on. */
     cfg.sym = (caps & ORR_NET_CAP_SYMMETRY) && w->sym.nimages > 1 ? &w->sym : NULL;
     cfg.groups = w->groups;

@@ -30,4 +30,23 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err);
  * for the flows inside a node. */
 orr_transport *orr_net_flow_model(const orr_net *n, const orr_topo *topo, const orr_route_opts *route);
 
+/* A collapsed workload's collectives and sends on every GPU it stands for, with mirrored servers
+ * (images.c): what the backends with ORR_NET_CAP_SYMMETRY run them through. NULL (nothing to
+ * do: run them as they are) when cfg has no symmetry. topo is the backend's, kept by pointer. */
+typedef struct orr_net_images orr_net_images;
+orr_net_images *orr_net_images_new(const orr_topo *topo, uint32_t gpus_per_node, const orr_net_config *cfg);
+void orr_net_images_free(orr_net_images *im);
+/* As orr_net_run_send / orr_net_run_collective, on every distinct image of the pair (group) in
+ * one DAG that completes when its last image has. */
+void orr_net_images_send(orr_net_images *im, orr_net *n, orr_runner *run, uint32_t src, uint32_t dst, uint64_t bytes,
+                         orr_event_fn done, void *ctx, uint64_t arg);
+void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, const orr_sched_opts *opts,
+                               const orr_coll_desc *d, const uint32_t *members, orr_event_fn done, void *ctx,
+                               uint64_t arg);
+/* The link whose statistics stand for link (a mirrored server's NVLink link: its representative's;
+ * im NULL: link itself). */
+uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link);
+/* Adds the flows left out inside mirrored servers to out->flows and fills out's mirrored_*. */
+void orr_net_images_count(const orr_net_images *im, orr_net_counters *out);
+
 #endif

@@ -23,8 +23,12 @@
  * Link delays are the topology's (0 for built fabrics: NCCL's per-step latency, which the
  * collective scheduler charges, already includes the wire).
  *
- * Symmetry: none; every GPU is simulated (the spec turns symmetry off, and orr_net_create_for
- * refuses a collapsed workload: no ORR_NET_CAP_SYMMETRY).
+ * Symmetry: as the flow backend (src/net/images.c): with a collapsed workload, every collective
+ * and send runs on all the GPUs the simulated ranks stand for, so the packet engine carries every
+ * GPU's inter-node flows, as without symmetry; what is collapsed is the executor's ranks, and the
+ * NVLink flows inside mirrored servers (they finish with their preimages). Exact when the images
+ * run in step; where ECMP puts an image's flows on a path another image does not share, a
+ * collective ends with its slowest image (`tests/test_packet_net.c` compares with --no-symmetry).
  */
 #include "net_internal.h"
 #include "orrery/collsched.h"
@@ -45,20 +49,23 @@ typedef struct packet_net {
     orr_runner *run;
     orr_sched sched;
     orr_sched_opts opts;
+    orr_net_images *im;   /* NULL: no symmetry, every GPU simulated */
 } packet_net;
 
 static void packet_send(orr_net *n, uint32_t src, uint32_t dst, uint64_t bytes, orr_event_fn done, void *ctx,
                         uint64_t arg)
 {
     packet_net *f = n->impl;
-    orr_net_run_send(n, f->run, &f->sched, src, dst, bytes, done, ctx, arg);
+    if (f->im) orr_net_images_send(f->im, n, f->run, src, dst, bytes, done, ctx, arg);
+    else orr_net_run_send(n, f->run, &f->sched, src, dst, bytes, done, ctx, arg);
 }
 
 static void packet_collective(orr_net *n, const orr_coll_desc *d, const uint32_t *members, orr_event_fn done,
                               void *ctx, uint64_t arg)
 {
     packet_net *f = n->impl;
-    orr_net_run_collective(n, f->run, &f->sched, &f->opts, d, members, done, ctx, arg);
+    if (f->im) orr_net_images_collective(f->im, n, f->run, &f->opts, d, members, done, ctx, arg);
+    else orr_net_run_collective(n, f->run, &f->sched, &f->opts, d, members, done, ctx, arg);
 }
 
 static void packet_destroy(orr_net *n)
@@ -72,6 +79,7 @@ static void packet_destroy(orr_net *n)
     orr_runner_free(f->run);
     if (f->nvl) f->nvl->destroy(f->nvl);
     if (f->pkt) f->pkt->destroy(f->pkt);
+    orr_net_images_free(f->im);
     orr_topo_free(&f->topo);
     orr_sched_free(&f->sched);
     free(f);
@@ -102,8 +110,13 @@ static const orr_topo *packet_topo(const orr_net *n) { return &((const packet_ne
 
 static void packet_sync(orr_net *n) { orr_flow_sync(((packet_net *)n->impl)->nvl); }
 
-/* The two models share no link (see above): NVLink links are the flow model's, the rest the
- * packet engine's ports. */
+static uint32_t packet_link_rep(const orr_net *n, uint32_t link)
+{
+    return orr_net_images_link_rep(((const packet_net *)n->impl)->im, link);
+}
+
+/* The two models share no link (see above): NVLink links are the flow model's (a mirrored
+ * server's report its representative's), the rest the packet engine's ports. */
 static void packet_link_use(const orr_net *n, uint32_t link, orr_net_link_use *out)
 {
     const packet_net *f = n->impl;
@@ -114,7 +127,7 @@ static void packet_link_use(const orr_net *n, uint32_t link, orr_net_link_use *o
         out->bottleneck_ps = ps.saturated_ps;
         return;
     }
-    const orr_flow_link_stats *st = orr_flow_link_stats_of(f->nvl, link);
+    const orr_flow_link_stats *st = orr_flow_link_stats_of(f->nvl, packet_link_rep(n, link));
     out->bytes = st->bytes;
     out->bottleneck_ps = st->saturated_ps;
 }
@@ -132,6 +145,7 @@ static void packet_summarise(const orr_net *n, orr_net_counters *out)
     const packet_net *f = n->impl;
     const orr_packet_sim *ps = orr_packet_transport_sim(f->pkt);
     out->flows = orr_runner_flows(f->run);
+    orr_net_images_count(f->im, out);
     out->cc = f->pcfg.cc;
     out->payload_bytes = f->pcfg.mtu_bytes;
     orr_packet_stats_get(ps, &out->packet);
@@ -201,6 +215,7 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     f->run = orr_runner_create(&f->split);
     f->opts.gpus_per_node = n->cluster->gpus_per_node;
     f->opts.max_flows = cfg->max_flows;
+    f->im = orr_net_images_new(&f->topo, n->cluster->gpus_per_node, cfg);
     n->impl = f;
     n->send = packet_send;
     n->collective = packet_collective;
@@ -209,6 +224,7 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     n->sync = packet_sync;
     n->link_use = packet_link_use;
     n->track_links = packet_track_links;
+    n->link_rep = packet_link_rep;
     n->summarise = packet_summarise;
     return 0;
 }

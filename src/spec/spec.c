@@ -962,11 +962,9 @@ static int resolve_sharding(orr_spec *s, orr_err *err)
     return 0;
 }
 
-/* The fabric defaults to the cluster's topology. Symmetry stays as asked under --net flow: the
- * flow backend replays each collective and send of a collapsed rank on every GPU it stands for,
- * so the fabric carries the whole job's traffic (src/net/flow_net.c). Under --net packet every GPU
- * is simulated: a symmetric run would leave out the traffic of the replicas it does not simulate,
- * which is the contention that backend is there to show (docs/spec.md "network"). */
+/* The fabric defaults to the cluster's topology. Symmetry stays as asked: the flow and packet
+ * backends replay each collective and send of a collapsed rank on every GPU it stands for, so the
+ * fabric carries the whole job's traffic (src/net/images.c, docs/spec.md "network"). */
 static int resolve_network(orr_spec *s, orr_err *err)
 {
     if (!s->topology_set) {
@@ -985,7 +983,6 @@ static int resolve_network(orr_spec *s, orr_err *err)
         return orr_fail(err, "--gpus %u with --net %s: a fabric of this many GPUs needs routing tables of over %llu "
                              "entries (docs/spec.md \"Limits\"); use --net analytic", s->gpus, orr_net_kind_name(s->net),
                         (unsigned long long)ORR_TOPO_MAX_DIST_ENTRIES);
-    if (s->net == ORR_NET_PACKET) s->symmetry = 0;
     return 0;
 }
 
