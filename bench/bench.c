@@ -26,6 +26,9 @@
  * (events, packet events, wall) and the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
  * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated;
  * `orrery-bench fabric [ROUNDS]` runs only that comparison (issue 22 item 6).
+ *
+ * `orrery-bench memo` runs `orrery netsim` twice with --memo FILE on flows that do not repeat within
+ * a run and prints the second run's ratios to the first (issue 22's memo point).
  */
 #include "orrery/packet.h"
 #include "orrery/estimate.h"
@@ -374,6 +377,66 @@ static int bench_wormhole(int argc, char **argv)
     return rc;
 }
 
+/* `orrery-bench memo`: `orrery netsim` twice with --memo FILE on flows that never repeat within a
+ * run (16 steps of 8 flows host 2p -> 2p+1 on the k=4 fat tree of data/validation/ns3, DCQCN, 128
+ * sizes), so the in-run memo replays nothing and the second run replays everything the first
+ * recorded: events, wall and whether the FCT files are identical. */
+static int bench_memo(void)
+{
+    char flows[] = "/tmp/orrery-bench-flows-XXXXXX", memo[] = "/tmp/orrery-bench-memo-XXXXXX";
+    int ff = mkstemp(flows), fm = mkstemp(memo);
+    FILE *f = ff >= 0 ? fdopen(ff, "w") : NULL;
+    int rc = !f || fm < 0;
+    if (fm >= 0) close(fm);
+    if (f) {
+        fprintf(f, "%d\n", 16 * 8);
+        for (int step = 0; step < 16; step++)
+            for (int p = 0; p < 8; p++)
+                fprintf(f, "%d %d 3 100 %d %.9f\n", 2 * p, 2 * p + 1, 400000 + (step * 8 + p) * 4000, 2.0 + step * 1e-3);
+        if (fclose(f)) rc = 1;
+    }
+    orr_netsim_result r[2];
+    double call_s[2] = {0, 0};
+    memset(r, 0, sizeof r);
+    orr_err err = {{0}};
+    orr_topo tp;
+    int have_topo = 0;
+    if (!rc) rc = orr_topo_read_hpcc(&tp, ORRERY_VALIDATION_DIR "/ns3/topo_k4.txt", &err) != 0;
+    have_topo = !rc;
+    for (int i = 0; i < 2 && !rc; i++) {
+        orr_packet_config cfg;
+        orr_buf warn = {0};
+        orr_packet_config_default(&cfg);
+        rc = orr_packet_config_read(&cfg, ORRERY_VALIDATION_DIR "/ns3/config_dcqcn.txt", &warn, &err) != 0;
+        orr_buf_free(&warn);
+        snprintf(cfg.memo_path, sizeof cfg.memo_path, "%s", memo);
+        double t0 = now_s();
+        if (!rc) rc = orr_netsim_run_with(&tp, &cfg, flows, &r[i], &err) != 0;
+        call_s[i] = now_s() - t0; /* setup, the memo file read and written, the run */
+    }
+    if (have_topo) orr_topo_free(&tp);
+    unlink(flows);
+    unlink(memo);
+    if (rc) {
+        fprintf(stderr, "orrery-bench memo: %s\n", err.msg[0] ? err.msg : "cannot write its files");
+        return 1;
+    }
+    printf("orrery netsim twice with --memo FILE, 128 flows of 128 sizes (k=4, DCQCN):\n");
+    for (int i = 0; i < 2; i++)
+        printf("  run %d: %9llu events, %.4f s wall (simulation %.4f s); memo %llu hits, %llu misses, %llu recorded, "
+               "%llu loaded\n", i + 1, (unsigned long long)r[i].stats.events, call_s[i], r[i].wall_s,
+               (unsigned long long)r[i].accel.memo_hits,
+               (unsigned long long)r[i].accel.memo_misses, (unsigned long long)r[i].accel.memo_recorded,
+               (unsigned long long)r[i].accel.memo_loaded);
+    int same = r[0].fct_text.n == r[1].fct_text.n && (!r[0].fct_text.n || memcmp(r[0].fct_text.s, r[1].fct_text.s, r[0].fct_text.n) == 0);
+    printf("  second / first run: events %.1fx fewer, wall %.1fx less; FCT files %s\n",
+           ratio((double)r[0].stats.events, (double)r[1].stats.events), ratio(call_s[0], call_s[1]),
+           same ? "identical" : "DIFFERENT");
+    orr_netsim_result_free(&r[0]);
+    orr_netsim_result_free(&r[1]);
+    return !same;
+}
+
 /* `orrery-bench fabric [ROUNDS]`: only the k=8 / k=16 events/s comparison, ROUNDS times (default 1)
  * alternating k=8 and k=16, with each round's ratio and the median ratio. */
 static int bench_fabric_rounds(int argc, char **argv)
@@ -407,6 +470,7 @@ int main(int argc, char **argv)
         return bench_netsim(argc > 2 ? argv[2] : ORRERY_VALIDATION_DIR "/ns3");
     if (argc > 1 && strcmp(argv[1], "wormhole") == 0) return bench_wormhole(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "fabric") == 0) return bench_fabric_rounds(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "memo") == 0) return bench_memo();
     static const char *const defaults[] = {ORRERY_SOURCE_DIR "/examples/gpt3_175b_1024_h100_interleaved.yaml",
                                            ORRERY_SOURCE_DIR "/examples/llama3_405b_16k_h100.yaml",
                                            ORRERY_SOURCE_DIR "/examples/deepseek_v3_2048_h100.yaml"};
@@ -417,7 +481,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[first], "--packet") == 0) net = ORR_NET_PACKET;
         else if (strcmp(argv[first], "--no-symmetry") == 0) no_symmetry = 1;
         else {
-            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim, wormhole, fabric, search)\n",
+            fprintf(stderr, "orrery-bench: unknown flag %s (known: --flow, --packet, --no-symmetry, netsim, wormhole, fabric, memo, search)\n",
                     argv[first]);
             return 2;
         }
