@@ -297,6 +297,24 @@ static void test_symmetry(void)
     CHECK_REL(ns->tier[ORR_TIER_HOST].bytes, na->tier[ORR_TIER_HOST].bytes, 1e-9);
     orr_prediction_free(&s);
     orr_prediction_free(&a);
+    /* With expert parallelism the generator describes no symmetry: every GPU is simulated */
+    orr_spec m;
+    orr_err err;
+    orr_spec_init(&m);
+    const char *args[] = {"--model", "gpt-oss-20b", "--gpu", "H100", "--gpus", "16", "--ep", "16", "--gbs", "16",
+                          "--seq", "1024", "--net", "packet"};
+    char *argv[14];
+    for (int i = 0; i < 14; i++) argv[i] = (char *)args[i];
+    orr_prediction p;
+    int rc = orr_spec_apply_flags(&m, 14, argv, &err);
+    if (rc == 0) rc = orr_spec_resolve(&m, &err);
+    CHECK(m.symmetry == 1 && !orr_gen_describes_symmetry(&m));
+    if (rc == 0) rc = orr_predict(&m, &p, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc) return;
+    CHECK(p.w->nranks == 16 && p.r.net.packet.flows > 0);
+    CHECK(strstr(p.config_json.s, "\"symmetry\": false") != NULL);
+    orr_prediction_free(&p);
 }
 
 /* PXN and unknown congestion controls are refused, naming the flag. */

@@ -14,12 +14,13 @@
  *     FCT file byte for byte.
  *     test_memo.c checks memoization on its own (and tests/test_memo.c under the sanitizers).
  * (b) LLM traffic from `predict --net packet` (GPT-3 1.3B on 16 H100, two DGX nodes, rail fat
- *     tree): DP ring all-reduce of 160 MB fp32 gradient buckets (TP 8 x DP 2, no distributed
+ *     tree, symmetry on: the executor runs one rank per stage, the network every GPU's flows): DP ring all-reduce of 160 MB fp32 gradient buckets (TP 8 x DP 2, no distributed
  *     optimizer) and PP send/recv (TP 8 x PP 2), TP inside the nodes in both (NVLink, flow
  *     model). At the default window (2000 samples of 1000-byte packets: 31 of the 64 KiB ones),
  *     fast-forwards must happen; the iteration time is within 1% of --no-accel, and per communication op
  *     (collectives, sends, receives) the duration's relative error has mean <= 1%, p99 <= 3%.
- *     All-to-all traffic has no catalog model here (no MoE yet); (a)'s engine is the same.
+ *     And MoE all-to-all: gpt-oss-20b with EP 16 over the two nodes (every GPU simulated: the
+ *     generator describes no symmetry with expert parallelism).
  */
 #include "check.h"
 #include "orrery/orrery.h"
@@ -310,6 +311,10 @@ static void test_predict(void)
     llm("same, congested spine", dp, 5, 1);
     static const char *const pp[] = {"--tp", "8", "--pp", "2", "--dp", "1", "--gbs", "8"};
     llm("PP send/recv + TP", pp, 8, 0);
+    /* MoE: gpt-oss-20b with its experts over 16 GPUs of two nodes (EP 16): the dispatch and
+     * combine all-to-alls cross the network, the DP all-reduce too */
+    static const char *const ep[] = {"--model", "gpt-oss-20b", "--tp", "1", "--ep", "16", "--gbs", "16", "--seq", "2048"};
+    llm("EP all-to-all (MoE)", ep, 10, 0);
 }
 
 int main(void)

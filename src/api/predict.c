@@ -105,9 +105,19 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
     return rc;
 }
 
-static int predict(const orr_spec *s, int full, orr_prediction *p, orr_err *err)
+static int predict(const orr_spec *s_in, int full, orr_prediction *p, orr_err *err)
 {
     memset(p, 0, sizeof *p);
+    /* A topology backend replays a collapsed rank's traffic on the GPUs it stands for only where
+     * the generator describes which (orr_gen_describes_symmetry); elsewhere every GPU is simulated,
+     * as with --no-symmetry (the echoed config says so). */
+    orr_spec local;
+    const orr_spec *s = s_in;
+    if (s_in->symmetry && (orr_net_kind_caps(s_in->net) & ORR_NET_CAP_LINKS) && !orr_gen_describes_symmetry(s_in)) {
+        local = *s_in; /* read only, and nothing of p points into it (describe below) */
+        local.symmetry = 0;
+        s = &local;
+    }
     p->w = orr_gen_training(s, err);
     if (!p->w) return -1;
     orr_estimate_workload(p->w, &s->gpu);
@@ -116,6 +126,7 @@ static int predict(const orr_spec *s, int full, orr_prediction *p, orr_err *err)
         return -1;
     }
     describe(s, p->title, sizeof p->title, &p->config_json, &p->info);
+    p->info.gpu_name = s_in->gpu.name; /* the caller's, which outlives p (s may be local) */
     int rc = full ? orr_result_build(&p->r, p->w, &p->x, &p->info, err)
                   : orr_result_headline(&p->r, p->w, &p->x, &p->info, err);
     if (rc < 0) {

@@ -51,11 +51,15 @@ static void qsort_u32(uint32_t *m, uint32_t n);
  * and both dp digits shifted. Every group of rank_groups is a full range or a single value of
  * each shifted digit, so shifting maps groups onto groups (a shard group onto the next replica's,
  * never across one), and p2p peers differ from the rank only in pp or cp. */
+int orr_gen_describes_symmetry(const orr_spec *s)
+{
+    return (s->ep ? s->ep : 1) * (s->etp ? s->etp : 1) <= 1;
+}
+
 static void describe_symmetry(gen *G)
 {
-    /* Expert parallelism: an EP group spans dp positions, so shifting the dp digit maps it onto a set
-     * of GPUs that is no group; no symmetry is described (flow: use --no-symmetry to see every GPU). */
-    if (G->EP * G->ETP > 1) {
+    /* Expert parallelism: none described (orr_gen_describes_symmetry). */
+    if (!orr_gen_describes_symmetry(G->s)) {
         memset(&G->w->sym, 0, sizeof G->w->sym);
         return;
     }
