@@ -299,7 +299,8 @@ static int set_value(orr_packet_config *c, const key_def *k, char **tok, int nt,
         *(double *)base = d;
         break;
     case K_US:
-        if (parse_double(v, &d) || !(d > 0) || d > 1e12) return bad(x, v, "a positive time in microseconds");
+        if (parse_double(v, &d) || !(d * ORR_PS_PER_US >= 0.5) || d > 1e12)
+            return bad(x, v, "a positive time in microseconds (at least 0.0000005, one picosecond)");
         *(int64_t *)base = (int64_t)llround(d * ORR_PS_PER_US);
         break;
     case K_RATE:
