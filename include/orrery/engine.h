@@ -2,8 +2,13 @@
  * engine.h - the discrete-event engine: a clock in integer picoseconds and a queue of callbacks.
  *
  * Events at the same time run in the order they were scheduled (a sequence number breaks ties), so
- * a run is a total order and outputs are bit-identical for identical inputs. The queue is a 4-ary
- * heap in one growable array: no allocation per event once it has grown to its working size.
+ * a run is a total order and outputs are bit-identical for identical inputs. The queue is a radix
+ * heap on the time (an event is never scheduled before the last one run, so every queued time is
+ * at least the time of the last event taken): bucket 0 holds the events at that time in sequence
+ * order, bucket i those whose time first differs from it in bit i - 1; when bucket 0 runs out, the
+ * lowest non-empty bucket is spread over the buckets below its earliest time. An event moves at
+ * most 64 times and usually once or twice, each move a sequential copy (src/core/engine.c). No
+ * allocation per event once the buckets have grown to their working size.
  */
 #ifndef ORRERY_ENGINE_H
 #define ORRERY_ENGINE_H
@@ -22,12 +27,22 @@ typedef struct orr_event {
     uint64_t arg;
 } orr_event;
 
+#define ORR_ENGINE_BUCKETS 65
+
+typedef struct orr_engine_bucket {
+    orr_event *ev;
+    size_t n, cap;
+} orr_engine_bucket;
+
 typedef struct orr_engine {
     int64_t now_ps;
     uint64_t next_seq;
     uint64_t events_run;
-    orr_event *heap;
-    size_t n, cap;
+    size_t n;                /* events queued */
+    int64_t base_ps;         /* the radix heap's base: every queued event is at or after it */
+    orr_engine_bucket b[ORR_ENGINE_BUCKETS];
+    size_t head;             /* bucket 0's events before head have run */
+    uint64_t nonempty;       /* bit i - 1: bucket i (1..64) holds events */
     /* Optional: called every ORR_ENGINE_TICK_EVENTS events while running (progress lines); it must
      * not schedule events. NULL: none. */
     void (*tick_fn)(void *ctx, const struct orr_engine *e);
@@ -56,5 +71,8 @@ size_t orr_engine_take(orr_engine *e, int (*pred)(void *pctx, const orr_event *e
  * their order); a time before now is clamped to now. */
 void orr_engine_put(orr_engine *e, const orr_event *ev);
 static inline int64_t orr_engine_now(const orr_engine *e) { return e->now_ps; }
+/* The next event to run, if finding it takes no work (it is at the time of the last one run, or
+ * the lowest bucket holds at most a few events), else NULL; for prefetching hints only. */
+const orr_event *orr_engine_peek(const orr_engine *e);
 
 #endif

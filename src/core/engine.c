@@ -1,9 +1,18 @@
 /*
- * engine.c - the discrete-event engine: a 4-ary min-heap on (time, sequence).
+ * engine.c - the discrete-event engine: a radix heap on time, ties broken by sequence (engine.h).
  *
- * A 4-ary heap halves the depth of a binary one and keeps a node's children in one cache line
- * (4 x 40-byte events in 160 bytes, close enough), which makes pops cheaper; ties on time are
- * broken by the insertion sequence number, giving a total, reproducible order.
+ * Why a radix heap: an event is never scheduled before the last event run (times before now are
+ * clamped to now), so the queue is monotone and a radix heap applies (Ahuja, Mehlhorn, Orlin and
+ * Tarjan 1990). Its base is the time of the last event taken; bucket 0 holds the events at the
+ * base, kept in sequence order (new ones have the largest sequence yet and go to the end; one put
+ * back with its old sequence is inserted in place); bucket i (1..64) those whose time first
+ * differs from the base in bit i - 1. When bucket 0 is spent, the lowest non-empty bucket's
+ * earliest time becomes the base and its events move to lower buckets (each to the bucket of its
+ * time against the new base: always lower), the ones at the base into bucket 0, sorted by
+ * sequence. So events run in (time, sequence) order, exactly the order of the 4-ary heap this
+ * replaced (every output was compared bit for bit), at a cost that barely grows with the queue: a
+ * packet-level run keeps thousands of events queued, and the heap's sift-down (six levels of four
+ * children at 8,000 events) was a third of its time.
  */
 #include "orrery/engine.h"
 #include "orrery/core.h"
@@ -15,14 +24,27 @@ void orr_engine_init(orr_engine *e) { memset(e, 0, sizeof *e); }
 
 void orr_engine_free(orr_engine *e)
 {
-    free(e->heap);
+    for (int i = 0; i < ORR_ENGINE_BUCKETS; i++) free(e->b[i].ev);
     memset(e, 0, sizeof *e);
 }
 
-static inline int ev_less(const orr_event *a, const orr_event *b)
+/* The bucket of time t against the base: 0 at the base, else 1 + the highest bit where they differ. */
+static inline int bucket_of(const orr_engine *e, int64_t t_ps)
 {
-    return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
+    uint64_t d = (uint64_t)t_ps ^ (uint64_t)e->base_ps;
+    return d ? 64 - __builtin_clzll(d) : 0;
 }
+
+static inline void push(orr_engine *e, int i, const orr_event *v)
+{
+    orr_engine_bucket *b = &e->b[i];
+    if (b->n == b->cap) orr_grow((void **)&b->ev, &b->cap, b->n + 1, sizeof *b->ev);
+    b->ev[b->n++] = *v;
+    if (i) e->nonempty |= UINT64_C(1) << (i - 1);
+}
+
+/* The lowest non-empty bucket above 0, or 0 if none. */
+static inline int lowest_bucket(const orr_engine *e) { return e->nonempty ? 1 + __builtin_ctzll(e->nonempty) : 0; }
 
 void orr_engine_at(orr_engine *e, int64_t t_ps, orr_event_fn fn, void *ctx, uint64_t arg)
 {
@@ -35,40 +57,42 @@ void orr_engine_after(orr_engine *e, int64_t delay_ps, orr_event_fn fn, void *ct
     orr_engine_at(e, e->now_ps + (delay_ps > 0 ? delay_ps : 0), fn, ctx, arg);
 }
 
-/* Puts v at slot i or below it, moving smaller children up (the heap below i is valid). */
-static void sift_down(orr_engine *e, size_t i, orr_event v)
+static int cmp_seq(const void *a, const void *b)
 {
-    size_t n = e->n;
-    for (;;) {
-        size_t c = 4 * i + 1;
-        if (c >= n) break;
-        size_t best = c, end = c + 4 < n ? c + 4 : n;
-        for (size_t j = c + 1; j < end; j++)
-            if (ev_less(&e->heap[j], &e->heap[best])) best = j;
-        if (!ev_less(&e->heap[best], &v)) break;
-        e->heap[i] = e->heap[best];
-        i = best;
-    }
-    e->heap[i] = v;
+    uint64_t x = ((const orr_event *)a)->seq, y = ((const orr_event *)b)->seq;
+    return (x > y) - (x < y);
 }
 
-static orr_event pop(orr_engine *e)
+/* Makes bucket 0 hold the next events to run (at the new base), if any are queued. */
+static void refill(orr_engine *e)
 {
-    orr_event top = e->heap[0];
-    orr_event last = e->heap[--e->n];
-    if (e->n) sift_down(e, 0, last);
-    return top;
+    orr_engine_bucket *b0 = &e->b[0];
+    b0->n = e->head = 0;
+    int i = lowest_bucket(e);
+    if (i == 0) return;
+    orr_engine_bucket *bi = &e->b[i];
+    int64_t t = bi->ev[0].t_ps;
+    for (size_t k = 1; k < bi->n; k++)
+        if (bi->ev[k].t_ps < t) t = bi->ev[k].t_ps;
+    e->base_ps = t;
+    for (size_t k = 0; k < bi->n; k++) push(e, bucket_of(e, bi->ev[k].t_ps), &bi->ev[k]);
+    bi->n = 0;
+    e->nonempty &= ~(UINT64_C(1) << (i - 1));
+    if (b0->n > 1) qsort(b0->ev, b0->n, sizeof *b0->ev, cmp_seq);
 }
 
 uint64_t orr_engine_run(orr_engine *e)
 {
     uint64_t start = e->events_run, ran = 0;
     while (e->n) {
-        if (e->heap[0].t_ps > ORR_ENGINE_MAX_PS) { /* the clock's end: stop, the caller says so */
+        if (e->head == e->b[0].n) refill(e);
+        orr_event ev = e->b[0].ev[e->head];
+        if (ev.t_ps > ORR_ENGINE_MAX_PS) { /* the clock's end: stop, the caller says so */
             e->overflow = 1;
             break;
         }
-        orr_event ev = pop(e);
+        e->head++;
+        e->n--;
         e->now_ps = ev.t_ps;
         ev.fn(ev.ctx, ev.arg);
         ran++;
@@ -81,28 +105,26 @@ uint64_t orr_engine_run(orr_engine *e)
     return ran;
 }
 
-/* Restores the heap property of the whole array (Floyd: sift down from the last parent). */
-static void heapify(orr_engine *e)
-{
-    for (size_t k = e->n / 4 + 1; k-- > 0;)
-        if (k < e->n) sift_down(e, k, e->heap[k]);
-}
-
 size_t orr_engine_take(orr_engine *e, int (*pred)(void *pctx, const orr_event *ev), void *pctx, orr_event **out,
                        size_t *nout, size_t *capout)
 {
-    size_t kept = 0, taken = 0;
-    for (size_t i = 0; i < e->n; i++) {
-        if (pred(pctx, &e->heap[i])) {
-            if (*nout == *capout) orr_grow((void **)out, capout, *nout + 1, sizeof **out);
-            (*out)[(*nout)++] = e->heap[i];
-            taken++;
-        } else {
-            e->heap[kept++] = e->heap[i];
+    size_t taken = 0;
+    for (int i = 0; i < ORR_ENGINE_BUCKETS; i++) {
+        orr_engine_bucket *b = &e->b[i];
+        size_t from = i == 0 ? e->head : 0, kept = from;
+        for (size_t k = from; k < b->n; k++) {
+            if (pred(pctx, &b->ev[k])) {
+                if (*nout == *capout) orr_grow((void **)out, capout, *nout + 1, sizeof **out);
+                (*out)[(*nout)++] = b->ev[k];
+                taken++;
+            } else {
+                b->ev[kept++] = b->ev[k]; /* in order: bucket 0 stays sorted */
+            }
         }
+        b->n = kept;
+        if (i && kept == 0) e->nonempty &= ~(UINT64_C(1) << (i - 1));
     }
-    e->n = kept;
-    if (taken) heapify(e);
+    e->n -= taken;
     return taken;
 }
 
@@ -110,13 +132,36 @@ void orr_engine_put(orr_engine *e, const orr_event *ev)
 {
     orr_event v = *ev;
     if (v.t_ps < e->now_ps) v.t_ps = e->now_ps;
-    if (e->n == e->cap) orr_grow((void **)&e->heap, &e->cap, e->n + 1, sizeof *e->heap);
-    size_t i = e->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 4;
-        if (!ev_less(&v, &e->heap[p])) break;
-        e->heap[i] = e->heap[p];
-        i = p;
+    if (v.t_ps < e->base_ps) v.t_ps = e->base_ps; /* only after a run stopped at the clock's end */
+    int i = bucket_of(e, v.t_ps);
+    orr_engine_bucket *b = &e->b[i];
+    e->n++;
+    if (i != 0 || b->n == e->head || b->ev[b->n - 1].seq < v.seq) {
+        push(e, i, &v);
+        return;
     }
-    e->heap[i] = v;
+    /* bucket 0, put back with a sequence number below its last event's: in place */
+    push(e, 0, &v);
+    size_t k = b->n - 1;
+    while (k > e->head && b->ev[k - 1].seq > v.seq) {
+        b->ev[k] = b->ev[k - 1];
+        k--;
+    }
+    b->ev[k] = v;
+}
+
+/* Up to this many events, the lowest bucket is searched for the next event by orr_engine_peek. */
+#define PEEK_SCAN 16
+
+const orr_event *orr_engine_peek(const orr_engine *e)
+{
+    if (e->head < e->b[0].n) return &e->b[0].ev[e->head];
+    int i = lowest_bucket(e);
+    if (i == 0 || e->b[i].n > PEEK_SCAN) return NULL;
+    const orr_event *best = &e->b[i].ev[0];
+    for (size_t k = 1; k < e->b[i].n; k++) {
+        const orr_event *x = &e->b[i].ev[k];
+        if (x->t_ps < best->t_ps || (x->t_ps == best->t_ps && x->seq < best->seq)) best = x;
+    }
+    return best;
 }

@@ -172,9 +172,8 @@ static void ev_tx_done(void *ctx, uint64_t l);
  * the cache while this event runs. Only a hint: no effect on what is computed. */
 static inline void prefetch_next(const orr_packet_sim *s)
 {
-    const orr_engine *e = s->e;
-    if (e->n == 0 || e->heap[0].ctx != (const void *)s) return;
-    const orr_event *nx = &e->heap[0];
+    const orr_event *nx = orr_engine_peek(s->e);
+    if (!nx || nx->ctx != (const void *)s) return;
     if (nx->fn == ev_link_arrive) {
         const port *pt = &s->ports[(uint32_t)nx->arg];
         PKT_PREFETCH(P(s, (uint32_t)(nx->arg >> 32)));
