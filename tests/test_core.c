@@ -97,6 +97,76 @@ static void test_engine(void)
     orr_engine_free(&e);
 }
 
+/* The radix heap against its definition: handlers schedule events at offsets from 0 to 2^40 ps
+ * (each event's arg is its sequence number), now and then take every event of one residue and put
+ * them back later with their sequence numbers; every event runs once, in strictly increasing
+ * (time, sequence), and orr_engine_peek, when it answers, names the event that runs next. */
+static struct {
+    int64_t last_t;
+    uint64_t last_seq, ran, scheduled, rng;
+    int bad_order, bad_peek, have_peek;
+    int64_t peek_t;
+    uint64_t peek_seq;
+    orr_event *parked;
+    size_t nparked, capparked;
+} ro;
+
+static int residue_3(void *ctx, const orr_event *ev)
+{
+    (void)ctx;
+    return ev->arg % 3 == 0;
+}
+
+static void ro_event(void *ctx, uint64_t arg)
+{
+    orr_engine *e = ctx;
+    if (ro.ran && (e->now_ps < ro.last_t || (e->now_ps == ro.last_t && arg <= ro.last_seq))) ro.bad_order++;
+    if (ro.have_peek && (ro.peek_t != e->now_ps || ro.peek_seq != arg)) ro.bad_peek++;
+    ro.last_t = e->now_ps;
+    ro.last_seq = arg;
+    ro.ran++;
+    for (int k = 0; k < 2 && ro.scheduled < 60000; k++) {
+        ro.rng = orr_hash64(ro.rng);
+        int64_t off = (ro.rng & 3) == 0 ? 0 : (int64_t)((ro.rng >> 8) % (UINT64_C(1) << ((ro.rng >> 2) % 41)));
+        orr_engine_at(e, e->now_ps + off, ro_event, e, e->next_seq);
+        ro.scheduled++;
+    }
+    if (ro.ran % 997 == 0) {
+        ro.nparked = 0;
+        orr_engine_take(e, residue_3, NULL, &ro.parked, &ro.nparked, &ro.capparked);
+        for (size_t i = 0; i < ro.nparked; i++) {
+            ro.parked[i].t_ps += (int64_t)(i % 4) * 1000; /* some later, some at their time */
+            orr_engine_put(e, &ro.parked[i]);
+        }
+    }
+    const orr_event *p = orr_engine_peek(e);
+    ro.have_peek = p != NULL;
+    if (p) {
+        ro.peek_t = p->t_ps;
+        ro.peek_seq = p->seq;
+    }
+}
+
+static void test_engine_radix(void)
+{
+    orr_engine e;
+    orr_engine_init(&e);
+    memset(&ro, 0, sizeof ro);
+    ro.rng = 11;
+    for (int i = 0; i < 64; i++) {
+        orr_engine_at(&e, (int64_t)i * 37 % 101, ro_event, &e, e.next_seq);
+        ro.scheduled++;
+    }
+    uint64_t n = orr_engine_run(&e);
+    CHECK_EQ_I64(n, ro.scheduled);
+    CHECK_EQ_I64(ro.ran, ro.scheduled);
+    CHECK_EQ_I64(ro.bad_order, 0);
+    CHECK_EQ_I64(ro.bad_peek, 0);
+    CHECK(e.n == 0 && orr_engine_peek(&e) == NULL);
+    free(ro.parked);
+    orr_engine_free(&e);
+}
+
 static int odd_arg(void *ctx, const orr_event *ev)
 {
     (void)ctx;
@@ -228,6 +298,7 @@ int main(void)
     test_map();
     test_engine();
     test_engine_take_put();
+    test_engine_radix();
     test_pool();
     test_buf();
     test_engine_tick();
