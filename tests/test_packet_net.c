@@ -297,24 +297,41 @@ static void test_symmetry(void)
     CHECK_REL(ns->tier[ORR_TIER_HOST].bytes, na->tier[ORR_TIER_HOST].bytes, 1e-9);
     orr_prediction_free(&s);
     orr_prediction_free(&a);
-    /* With expert parallelism the generator describes no symmetry: every GPU is simulated */
-    orr_spec m;
-    orr_err err;
-    orr_spec_init(&m);
-    const char *args[] = {"--model", "gpt-oss-20b", "--gpu", "H100", "--gpus", "16", "--ep", "16", "--gbs", "16",
-                          "--seq", "1024", "--net", "packet"};
-    char *argv[14];
-    for (int i = 0; i < 14; i++) argv[i] = (char *)args[i];
-    orr_prediction p;
-    int rc = orr_spec_apply_flags(&m, 14, argv, &err);
-    if (rc == 0) rc = orr_spec_resolve(&m, &err);
-    CHECK(m.symmetry == 1 && !orr_gen_describes_symmetry(&m));
-    if (rc == 0) rc = orr_predict(&m, &p, &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    if (rc) return;
-    CHECK(p.w->nranks == 16 && p.r.net.packet.flows > 0);
-    CHECK(strstr(p.config_json.s, "\"symmetry\": false") != NULL);
-    orr_prediction_free(&p);
+    /* MoE: the expert layout's symmetry (gen.c moe_symmetry) collapses gpt-oss-20b's EP 16 to one
+     * rank, with the same iteration as every GPU; cp 4 with ep 2 puts an expert cut inside the cp
+     * digit, so none is described and every GPU is simulated (the config says so) */
+    static const char *const moe[][2] = {{"16", "1"}, {"2", "4"}};
+    for (int c = 0; c < 2; c++) {
+        orr_prediction m[2];
+        int ok = 1;
+        for (int sym = 0; sym < 2 && ok; sym++) {
+            orr_spec sp;
+            orr_err err;
+            orr_spec_init(&sp);
+            const char *args[] = {"--model", "gpt-oss-20b", "--gpu", "H100", "--gpus", "16", "--ep", moe[c][0], "--cp",
+                                  moe[c][1], "--gbs", "16", "--seq", "2048", "--net", "packet"};
+            char *argv[16];
+            for (int i = 0; i < 16; i++) argv[i] = (char *)args[i];
+            int rc = orr_spec_apply_flags(&sp, 16, argv, &err);
+            sp.symmetry = sym;
+            if (rc == 0) rc = orr_spec_resolve(&sp, &err);
+            if (rc == 0) rc = orr_predict(&sp, &m[sym], &err);
+            CHECK_MSG(rc == 0, "ep %s cp %s: %s", moe[c][0], moe[c][1], err.msg);
+            if (rc) {
+                if (sym) orr_prediction_free(&m[0]);
+                ok = 0;
+            }
+        }
+        if (!ok) continue;
+        printf("gpt-oss-20b ep %s cp %s, packet: symmetry %.9f s (%zu ranks), every GPU %.9f s\n", moe[c][0], moe[c][1],
+               m[1].r.iteration_s, m[1].w->nranks, m[0].r.iteration_s);
+        CHECK(m[0].w->nranks == 16 && m[1].r.net.packet.flows == m[0].r.net.packet.flows);
+        CHECK_REL(m[1].r.iteration_s, m[0].r.iteration_s, 1e-6);
+        if (c == 0) CHECK(m[1].w->nranks == 1 && strstr(m[1].config_json.s, "\"symmetry\": true"));
+        else CHECK(m[1].w->nranks == 16 && strstr(m[1].config_json.s, "\"symmetry\": false"));
+        orr_prediction_free(&m[0]);
+        orr_prediction_free(&m[1]);
+    }
 }
 
 /* PXN and unknown congestion controls are refused, naming the flag. */

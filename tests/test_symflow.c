@@ -1,6 +1,7 @@
-/* Symmetry under the flow backend (src/net/flow_net.c): the images of orr_sym and the checks of
- * orr_workload_finalize; the Megatron generator's symmetry is an automorphism of the full job
- * (every GPU's op stream is its image's, groups and peers moved by the image) over many shapes;
+/* Symmetry under the flow backend (src/net/images.c): the images of orr_sym and the checks of
+ * orr_workload_finalize; the generator's symmetry is an automorphism of the full job (every GPU's
+ * op stream is its image's, groups and peers moved by the image) over many shapes, MoE ones
+ * with their expert layouts included;
  * and a collapsed run under --net flow (one rank per class, every image's flows on the fabric,
  * flows inside mirrored servers left to their preimages) against simulating every GPU: on a
  * fabric without path choice the op times are identical, mirroring changes none of them, and the
@@ -100,6 +101,15 @@ static void test_generator_symmetry(void)
         "--framework deepspeed --tp 2 --pp 1 --dp 4 --zero 3 --gbs 8 --gpus 8",
         "--framework deepspeed --tp 2 --pp 2 --dp 4 --zero 1 --gbs 8 --gpus 16",
         "--framework megatron --tp 8 --pp 2 --dp 2 --gbs 4 --gpus 32 --no-sp",
+        /* MoE: the expert layout's digits (gen.c moe_symmetry) */
+        "--model gpt-oss-20b --framework megatron --tp 1 --dp 8 --ep 8 --gbs 8 --gpus 8 --seq 1024",
+        "--model mixtral-8x7b --framework megatron --tp 2 --sp --pp 2 --dp 4 --ep 4 --gbs 8 --gpus 16 --seq 1024",
+        "--model mixtral-8x7b --framework megatron --tp 2 --sp --dp 4 --ep 2 --etp 2 --gbs 8 --gpus 8 --seq 1024",
+        "--model qwen3-30b-a3b --framework megatron --tp 2 --sp --dp 8 --ep 8 --gbs 16 --gpus 16 --seq 1024 "
+        "--moe-dispatcher deepep",
+        "--model gpt-oss-20b --framework torchtitan --tp 1 --dp 2 --fsdp 4 --ep 4 --gbs 8 --gpus 8 --seq 1024",
+        "--model deepseek-v3 --framework megatron --tp 1 --pp 2 --dp 8 --ep 8 --gbs 8 --gpus 16 --seq 1024 "
+        "--moe-routing round-robin",
     };
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         char flags[400];

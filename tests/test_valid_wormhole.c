@@ -19,8 +19,8 @@
  *     model). At the default window (2000 samples of 1000-byte packets: 31 of the 64 KiB ones),
  *     fast-forwards must happen; the iteration time is within 1% of --no-accel, and per communication op
  *     (collectives, sends, receives) the duration's relative error has mean <= 1%, p99 <= 3%.
- *     And MoE all-to-all: gpt-oss-20b with EP 16 over the two nodes (every GPU simulated: the
- *     generator describes no symmetry with expert parallelism).
+ *     And MoE all-to-all: gpt-oss-20b with EP 16 over the two nodes (one rank simulated, every
+ *     GPU's flows on the fabric: gen.c moe_symmetry).
  */
 #include "check.h"
 #include "orrery/orrery.h"

@@ -14,12 +14,6 @@
 /* Workload generator for dense decoder-only transformers as the spec's framework (Megatron-LM,
  * TorchTitan, DeepSpeed) issues them: one training iteration per simulated rank. */
 orr_workload *orr_gen_training(const orr_spec *s, orr_err *err);
-/* Whether the generator describes the symmetry of s's job when it simulates one rank for many
- * (workload.h, orr_sym), which the flow and packet backends need to replay the other GPUs'
- * traffic: not with expert parallelism (an EP group spans dp positions, so shifting the dp digit
- * maps it onto a set of GPUs that is no group). Where it does not, orr_predict simulates every
- * GPU under those backends. */
-int orr_gen_describes_symmetry(const orr_spec *s);
 
 typedef struct orr_prediction {
     orr_workload *w;

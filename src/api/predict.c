@@ -108,18 +108,25 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
 static int predict(const orr_spec *s_in, int full, orr_prediction *p, orr_err *err)
 {
     memset(p, 0, sizeof *p);
-    /* A topology backend replays a collapsed rank's traffic on the GPUs it stands for only where
-     * the generator describes which (orr_gen_describes_symmetry); elsewhere every GPU is simulated,
-     * as with --no-symmetry (the echoed config says so). */
-    orr_spec local;
     const orr_spec *s = s_in;
-    if (s_in->symmetry && (orr_net_kind_caps(s_in->net) & ORR_NET_CAP_LINKS) && !orr_gen_describes_symmetry(s_in)) {
+    p->w = orr_gen_training(s, err);
+    if (!p->w) return -1;
+    /* A topology backend replays a collapsed rank's traffic on the GPUs it stands for only where
+     * the generator describes which (orr_sym; not for every expert layout: gen.c moe_symmetry);
+     * elsewhere every GPU is simulated, as with --no-symmetry (the echoed config says so). */
+    orr_spec local;
+    if (p->w->sym.nimages <= 1 && p->w->nranks < p->w->world_size && (orr_net_kind_caps(s->net) & ORR_NET_CAP_LINKS)) {
         local = *s_in; /* read only, and nothing of p points into it (describe below) */
         local.symmetry = 0;
         s = &local;
+        orr_workload_free(p->w);
+        orr_err e;
+        p->w = orr_gen_training(s, &e);
+        if (!p->w)
+            return orr_fail(err, "--net %s: this job's symmetry cannot be described (its expert layout does not "
+                                 "split into the digits of its other groups), so every GPU would be simulated: %s; "
+                                 "use --net analytic", orr_net_kind_name(s->net), e.msg);
     }
-    p->w = orr_gen_training(s, err);
-    if (!p->w) return -1;
     orr_estimate_workload(p->w, &s->gpu);
     if (run_placed(s, p->w, 1, &p->x, err) < 0) {
         orr_prediction_free(p);

@@ -46,26 +46,57 @@ static uint32_t grank(const gen *G, uint32_t tp, uint32_t dp, uint32_t pp) { ret
 
 static void qsort_u32(uint32_t *m, uint32_t n);
 
+static int cmp_u32_asc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* With experts the stage's local index tp + T (cp + C dp) is also etp + ETP (ep + EP edp) (moe.c),
+ * and the EP, ETP and EDP groups are ranges of that layout. A shift of a digit maps every group
+ * onto a group when each group's bounds are digit bounds: the cuts of both layouts (T, T C, the
+ * FSDP shard T C shard_dp, the stage; ETP, ETP EP, ETP EP EDP) must form a chain, each dividing
+ * the next, with none inside the cp digit (kept: its ranks are all simulated). The digits are the
+ * steps of the chain. Returns 0 (no symmetry described) where they do not chain. */
+static int moe_symmetry(const gen *G, uint32_t shard_dp, orr_sym *y)
+{
+    uint32_t T = G->T, TC = G->T * G->C, stage = TC * G->D;
+    uint32_t u[8] = {1, T, TC, TC * shard_dp, stage, G->ETP, G->ETP * G->EP, G->ETP * G->EP * G->EDP}, n = 0;
+    qsort(u, 8, sizeof *u, cmp_u32_asc);
+    for (uint32_t i = 0; i < 8; i++)
+        if (n == 0 || u[i] != u[n - 1]) u[n++] = u[i];
+    if (u[n - 1] != stage || n > ORR_SYM_MAX_DIGITS) return 0;
+    memset(y, 0, sizeof *y);
+    y->nimages = 1;
+    for (uint32_t i = 0; i + 1 < n; i++) {
+        if (u[i + 1] % u[i] || (u[i] > T && u[i] < TC)) return 0;
+        uint32_t d = y->ndigits++;
+        y->radix[d] = u[i + 1] / u[i];
+        y->shifted[d] = !(u[i] == T && u[i + 1] == TC); /* the cp digit is kept */
+        if (y->shifted[d]) y->nimages *= y->radix[d];
+    }
+    y->radix[y->ndigits] = G->P;
+    y->shifted[y->ndigits++] = 0;
+    return 1;
+}
+
 /* The symmetry behind one simulated rank per (stage, cp rank) (workload.h, orr_sym): the digits
  * of grank4 with dp split into the position within its FSDP shard group and the replica, and tp
  * and both dp digits shifted. Every group of rank_groups is a full range or a single value of
  * each shifted digit, so shifting maps groups onto groups (a shard group onto the next replica's,
- * never across one), and p2p peers differ from the rank only in pp or cp. */
-int orr_gen_describes_symmetry(const orr_spec *s)
-{
-    return (s->ep ? s->ep : 1) * (s->etp ? s->etp : 1) <= 1;
-}
-
+ * never across one), and p2p peers differ from the rank only in pp or cp. With experts, the
+ * expert layout's cuts split the digits further (moe_symmetry); where they cannot, none is
+ * described (the flow and packet backends then simulate every GPU: orr_predict). Under
+ * --moe-imbalance the images run at the simulated rank's load, the most loaded one's. */
 static void describe_symmetry(gen *G)
 {
-    /* Expert parallelism: none described (orr_gen_describes_symmetry). */
-    if (!orr_gen_describes_symmetry(G->s)) {
-        memset(&G->w->sym, 0, sizeof G->w->sym);
-        return;
-    }
     uint32_t shard_dp = G->rp->shards_params ? G->S / G->C : G->D;
     orr_sym *y = &G->w->sym;
     memset(y, 0, sizeof *y);
+    if (G->EP * G->ETP > 1) {
+        if (!moe_symmetry(G, shard_dp, y) || y->nimages != G->T * G->D) memset(y, 0, sizeof *y);
+        return;
+    }
     const uint32_t radix[5] = {G->T, G->C, shard_dp, G->D / shard_dp, G->P};
     const uint8_t shifted[5] = {1, 0, 1, 1, 0};
     y->ndigits = 5;
