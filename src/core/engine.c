@@ -57,10 +57,21 @@ void orr_engine_after(orr_engine *e, int64_t delay_ps, orr_event_fn fn, void *ct
     orr_engine_at(e, e->now_ps + (delay_ps > 0 ? delay_ps : 0), fn, ctx, arg);
 }
 
-static int cmp_seq(const void *a, const void *b)
+/* Sorts bucket 0 by sequence: an insertion sort, as the events come mostly in order (each bucket
+ * receives them in the order they were scheduled or moved), and without the allocation qsort's
+ * merge sort makes for a large array. */
+static void sort_by_seq(orr_event *ev, size_t n)
 {
-    uint64_t x = ((const orr_event *)a)->seq, y = ((const orr_event *)b)->seq;
-    return (x > y) - (x < y);
+    for (size_t i = 1; i < n; i++) {
+        if (ev[i - 1].seq < ev[i].seq) continue;
+        orr_event v = ev[i];
+        size_t k = i;
+        while (k > 0 && ev[k - 1].seq > v.seq) {
+            ev[k] = ev[k - 1];
+            k--;
+        }
+        ev[k] = v;
+    }
 }
 
 /* Makes bucket 0 hold the next events to run (at the new base), if any are queued. */
@@ -78,7 +89,7 @@ static void refill(orr_engine *e)
     for (size_t k = 0; k < bi->n; k++) push(e, bucket_of(e, bi->ev[k].t_ps), &bi->ev[k]);
     bi->n = 0;
     e->nonempty &= ~(UINT64_C(1) << (i - 1));
-    if (b0->n > 1) qsort(b0->ev, b0->n, sizeof *b0->ev, cmp_seq);
+    sort_by_seq(b0->ev, b0->n);
 }
 
 uint64_t orr_engine_run(orr_engine *e)
