@@ -57,20 +57,44 @@ void orr_engine_after(orr_engine *e, int64_t delay_ps, orr_event_fn fn, void *ct
     orr_engine_at(e, e->now_ps + (delay_ps > 0 ? delay_ps : 0), fn, ctx, arg);
 }
 
-/* Sorts bucket 0 by sequence: an insertion sort, as the events come mostly in order (each bucket
- * receives them in the order they were scheduled or moved), and without the allocation qsort's
- * merge sort makes for a large array. */
+/* Sorts bucket 0 by sequence (the sequence numbers are distinct). Events mostly come in order
+ * (each bucket receives them in the order they were scheduled or moved), so an insertion sort,
+ * which stops being used once it has shifted as many events as there are: then a heap sort, so
+ * that many events at one time arriving in two interleaved runs cannot take quadratic time.
+ * Neither allocates (glibc's qsort allocates for its merge sort on large arrays). */
+static void sift_seq(orr_event *ev, size_t i, size_t n)
+{
+    orr_event v = ev[i];
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && ev[c + 1].seq > ev[c].seq) c++;
+        if (ev[c].seq <= v.seq) break;
+        ev[i] = ev[c];
+    }
+    ev[i] = v;
+}
+
 static void sort_by_seq(orr_event *ev, size_t n)
 {
+    size_t moves = 0;
     for (size_t i = 1; i < n; i++) {
         if (ev[i - 1].seq < ev[i].seq) continue;
         orr_event v = ev[i];
         size_t k = i;
-        while (k > 0 && ev[k - 1].seq > v.seq) {
+        while (k > 0 && ev[k - 1].seq > v.seq && moves <= n) {
             ev[k] = ev[k - 1];
             k--;
+            moves++;
         }
         ev[k] = v;
+        if (moves > n) break; /* far from sorted: the heap sort below */
+    }
+    if (moves <= n) return;
+    for (size_t i = n / 2; i-- > 0;) sift_seq(ev, i, n);
+    for (size_t end = n; end-- > 1;) {
+        orr_event top = ev[0];
+        ev[0] = ev[end];
+        ev[end] = top;
+        sift_seq(ev, 0, end);
     }
 }
 
