@@ -46,30 +46,40 @@ static uint32_t grank(const gen *G, uint32_t tp, uint32_t dp, uint32_t pp) { ret
 
 static void qsort_u32(uint32_t *m, uint32_t n);
 
-static int cmp_u32_asc(const void *a, const void *b)
+/* The symmetry behind one simulated rank per (stage, cp rank) (workload.h, orr_sym). A stage's
+ * local index tp + T (cp + C dp) has its groups as ranges: TP (T), TP x CP, the FSDP shard group
+ * (T C shard_dp), the stage; with experts it is also etp + ETP (ep + EP edp) (moe.c), whose ETP,
+ * EP and EDP groups are ranges of that layout. A shift of a digit maps every group onto a group
+ * (a shard group onto the next replica's, never across one) when each group's bounds are digit
+ * bounds: the cuts must form a chain, each dividing the next, with none inside the cp digit, which
+ * is kept (its ranks are all simulated: p2p peers differ from the rank only in pp or cp). The
+ * digits are the steps of the chain, every one shifted but cp's, then pp, kept. Where the expert
+ * cuts do not chain, none is described (the flow and packet backends then simulate every GPU:
+ * orr_predict). Under --moe-imbalance the images run at the simulated rank's load, the most
+ * loaded one's. */
+static void describe_symmetry(gen *G)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* With experts the stage's local index tp + T (cp + C dp) is also etp + ETP (ep + EP edp) (moe.c),
- * and the EP, ETP and EDP groups are ranges of that layout. A shift of a digit maps every group
- * onto a group when each group's bounds are digit bounds: the cuts of both layouts (T, T C, the
- * FSDP shard T C shard_dp, the stage; ETP, ETP EP, ETP EP EDP) must form a chain, each dividing
- * the next, with none inside the cp digit (kept: its ranks are all simulated). The digits are the
- * steps of the chain. Returns 0 (no symmetry described) where they do not chain. */
-static int moe_symmetry(const gen *G, uint32_t shard_dp, orr_sym *y)
-{
+    uint32_t shard_dp = G->rp->shards_params ? G->S / G->C : G->D;
     uint32_t T = G->T, TC = G->T * G->C, stage = TC * G->D;
-    uint32_t u[8] = {1, T, TC, TC * shard_dp, stage, G->ETP, G->ETP * G->EP, G->ETP * G->EP * G->EDP}, n = 0;
-    qsort(u, 8, sizeof *u, cmp_u32_asc);
-    for (uint32_t i = 0; i < 8; i++)
-        if (n == 0 || u[i] != u[n - 1]) u[n++] = u[i];
-    if (u[n - 1] != stage || n > ORR_SYM_MAX_DIGITS) return 0;
+    uint32_t u[8] = {1, T, TC, TC * shard_dp, stage}, n = 5;
+    if (G->EP * G->ETP > 1) {
+        u[n++] = G->ETP;
+        u[n++] = G->ETP * G->EP;
+        u[n++] = G->ETP * G->EP * G->EDP;
+    }
+    qsort_u32(u, n);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (m == 0 || u[i] != u[m - 1]) u[m++] = u[i];
+    orr_sym *y = &G->w->sym;
     memset(y, 0, sizeof *y);
+    if (u[m - 1] != stage || m > ORR_SYM_MAX_DIGITS) return;
     y->nimages = 1;
-    for (uint32_t i = 0; i + 1 < n; i++) {
-        if (u[i + 1] % u[i] || (u[i] > T && u[i] < TC)) return 0;
+    for (uint32_t i = 0; i + 1 < m; i++) {
+        if (u[i + 1] % u[i] || (u[i] > T && u[i] < TC)) {
+            memset(y, 0, sizeof *y);
+            return;
+        }
         uint32_t d = y->ndigits++;
         y->radix[d] = u[i + 1] / u[i];
         y->shifted[d] = !(u[i] == T && u[i + 1] == TC); /* the cp digit is kept */
@@ -77,35 +87,7 @@ static int moe_symmetry(const gen *G, uint32_t shard_dp, orr_sym *y)
     }
     y->radix[y->ndigits] = G->P;
     y->shifted[y->ndigits++] = 0;
-    return 1;
-}
-
-/* The symmetry behind one simulated rank per (stage, cp rank) (workload.h, orr_sym): the digits
- * of grank4 with dp split into the position within its FSDP shard group and the replica, and tp
- * and both dp digits shifted. Every group of rank_groups is a full range or a single value of
- * each shifted digit, so shifting maps groups onto groups (a shard group onto the next replica's,
- * never across one), and p2p peers differ from the rank only in pp or cp. With experts, the
- * expert layout's cuts split the digits further (moe_symmetry); where they cannot, none is
- * described (the flow and packet backends then simulate every GPU: orr_predict). Under
- * --moe-imbalance the images run at the simulated rank's load, the most loaded one's. */
-static void describe_symmetry(gen *G)
-{
-    uint32_t shard_dp = G->rp->shards_params ? G->S / G->C : G->D;
-    orr_sym *y = &G->w->sym;
-    memset(y, 0, sizeof *y);
-    if (G->EP * G->ETP > 1) {
-        if (!moe_symmetry(G, shard_dp, y) || y->nimages != G->T * G->D) memset(y, 0, sizeof *y);
-        return;
-    }
-    const uint32_t radix[5] = {G->T, G->C, shard_dp, G->D / shard_dp, G->P};
-    const uint8_t shifted[5] = {1, 0, 1, 1, 0};
-    y->ndigits = 5;
-    y->nimages = 1;
-    for (uint32_t i = 0; i < 5; i++) {
-        y->radix[i] = radix[i];
-        y->shifted[i] = shifted[i];
-        if (shifted[i]) y->nimages *= radix[i];
-    }
+    if (y->nimages != T * G->D) memset(y, 0, sizeof *y);
 }
 
 static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)

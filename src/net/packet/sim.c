@@ -167,9 +167,9 @@ static void ev_link_arrive(void *ctx, uint64_t l);
 static void ev_tx_done(void *ctx, uint64_t l);
 
 /* On a large fabric the packets in flight and the ports outgrow the caches, and each event's first
- * read of its port and its packet is a miss. The engine's next event is known (its heap's top;
- * what this event schedules comes later, so it stays next): its port and packet are fetched into
- * the cache while this event runs. Only a hint: no effect on what is computed. */
+ * read of its port and its packet is a miss. Where the engine knows its next event without work
+ * (orr_engine_peek; what this event schedules comes later, so it stays next), its port and packet
+ * are fetched into the cache while this event runs. Only a hint: no effect on what is computed. */
 static inline void prefetch_next(const orr_packet_sim *s)
 {
     const orr_event *nx = orr_engine_peek(s->e);
