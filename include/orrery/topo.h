@@ -42,7 +42,8 @@ typedef struct orr_topo {
     /* Built by orr_topo_finish(): outgoing links per node (CSR) and hop distances. */
     uint32_t *out_start;  /* [n_nodes + 1] */
     uint32_t *out;        /* [n_links] link ids grouped by source node */
-    uint16_t *dist;       /* [n_nodes * n_hosts] hops from node to host, UINT16_MAX if unreachable */
+    uint16_t *dist;       /* [n_hosts * n_nodes] hops from node v to host h at [h * n_nodes + v],
+                           * UINT16_MAX if unreachable */
     uint32_t gpus_per_server; /* from the input header (1 if not given) */
     int finished;
 } orr_topo;

@@ -17,6 +17,14 @@
 
 /* Routing tables above this many entries (2 bytes each) are refused: 128M entries = 256 MiB. */
 
+/* Hops from node to host. The table is kept host by host (t->dist, topo.h): the ECMP scan reads
+ * one destination's distances at a node's neighbours, which are near in it (switch ids of one
+ * tier are consecutive), where node-by-node rows put each neighbour a whole row apart. */
+static inline uint16_t dist_at(const orr_topo *t, uint32_t node, uint32_t host)
+{
+    return t->dist[(size_t)host * t->n_nodes + node];
+}
+
 void orr_topo_init(orr_topo *t)
 {
     memset(t, 0, sizeof *t);
@@ -131,13 +139,13 @@ int orr_topo_finish(orr_topo *t, const char *what, orr_err *err)
                 }
             }
         }
-        for (uint32_t v = 0; v < t->n_nodes; v++) t->dist[(size_t)v * t->n_hosts + h] = d[v];
+        memcpy(t->dist + (size_t)h * t->n_nodes, d, (size_t)t->n_nodes * sizeof *d);
     }
     free(queue);
     free(d);
-    for (uint32_t a = 0; a < t->n_hosts; a++)
-        for (uint32_t b = 0; b < t->n_hosts; b++)
-            if (t->dist[(size_t)t->host_node[a] * t->n_hosts + b] == UINT16_MAX)
+    for (uint32_t b = 0; b < t->n_hosts; b++)
+        for (uint32_t a = 0; a < t->n_hosts; a++)
+            if (dist_at(t, t->host_node[a], b) == UINT16_MAX)
                 return orr_fail(err, "%s: host node %u cannot reach host node %u", what,
                                 t->host_node[a], t->host_node[b]);
     t->finished = 1;
@@ -148,13 +156,13 @@ uint32_t orr_topo_next_hops(const orr_topo *t, uint32_t node, uint32_t dst_host,
                             uint32_t max)
 {
     if (node >= t->n_nodes || dst_host >= t->n_hosts) return 0;
-    uint16_t here = t->dist[(size_t)node * t->n_hosts + dst_host];
+    uint16_t here = dist_at(t, node, dst_host);
     if (here == 0 || here == UINT16_MAX) return 0;
     uint32_t n = 0;
     for (uint32_t i = t->out_start[node]; i < t->out_start[node + 1] && n < max; i++) {
         uint32_t l = t->out[i];
         uint32_t w = t->links[l].dst;
-        if (t->dist[(size_t)w * t->n_hosts + dst_host] != here - 1) continue;
+        if (dist_at(t, w, dst_host) != here - 1) continue;
         /* A host is a next hop only if it is the destination. */
         if (t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host) continue;
         links[n++] = l;
@@ -164,22 +172,24 @@ uint32_t orr_topo_next_hops(const orr_topo *t, uint32_t node, uint32_t dst_host,
 
 uint32_t orr_topo_ecmp(const orr_topo *t, uint32_t node, uint32_t dst_host, uint64_t flow_hash)
 {
-    uint16_t here = t->dist[(size_t)node * t->n_hosts + dst_host];
+    uint16_t here = dist_at(t, node, dst_host);
     if (here == 0 || here == UINT16_MAX) return UINT32_MAX;
-    uint32_t count = 0;
+    /* One pass keeps the first ECMP_KEEP next hops; a node with more scans again for the pick. */
+    enum { ECMP_KEEP = 64 };
+    uint32_t keep[ECMP_KEEP], count = 0;
     for (uint32_t i = t->out_start[node]; i < t->out_start[node + 1]; i++) {
-        uint32_t w = t->links[t->out[i]].dst;
-        if (t->dist[(size_t)w * t->n_hosts + dst_host] == here - 1 &&
-            !(t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host))
+        uint32_t l = t->out[i], w = t->links[l].dst;
+        if (dist_at(t, w, dst_host) == here - 1 && !(t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host)) {
+            if (count < ECMP_KEEP) keep[count] = l;
             count++;
+        }
     }
     if (count == 0) return UINT32_MAX;
     uint32_t pick = (uint32_t)(orr_hash64(flow_hash ^ ((uint64_t)node << 32)) % count);
+    if (pick < ECMP_KEEP) return keep[pick];
     for (uint32_t i = t->out_start[node]; i < t->out_start[node + 1]; i++) {
-        uint32_t l = t->out[i];
-        uint32_t w = t->links[l].dst;
-        if (t->dist[(size_t)w * t->n_hosts + dst_host] == here - 1 &&
-            !(t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host)) {
+        uint32_t l = t->out[i], w = t->links[l].dst;
+        if (dist_at(t, w, dst_host) == here - 1 && !(t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host)) {
             if (pick == 0) return l;
             pick--;
         }

@@ -15,7 +15,9 @@
 #include "orrery/packet.h"
 
 #define PKT_NPRIO 8
-#define PKT_MAX_INT_HOPS 8
+/* INT records a data packet carries: the HPCC ns-3's IntHeader::maxHop (its wire format, 42 bytes
+ * below, is five records); a switch past the fifth stamps nothing. */
+#define PKT_MAX_INT_HOPS 5
 #define PKT_NONE UINT32_MAX
 #define PKT_CHUNK_SHIFT 13
 #define FLOW_CHUNK_SHIFT 10
@@ -55,7 +57,8 @@ typedef struct int_hop {
  * carries (HPCC's INT records, TIMELY's send time). Packets are aligned to a cache line (64
  * bytes), so a packet's header and its first INT record share one line: on a large fabric the
  * packets in flight outgrow the caches, and a packet's first touch at each hop is a miss
- * (docs/netsim.md "Speed"). A data packet's payload is its size less its headers (pkt_payload). */
+ * (docs/netsim.md "Speed"); three lines, not five, since INT keeps ns-3's five records. A data
+ * packet's payload is its size less its headers (pkt_payload). */
 typedef struct pkt {
     _Alignas(64) uint32_t next; /* FIFO / free-list link */
     uint32_t flow;
@@ -68,7 +71,7 @@ typedef struct pkt {
         int64_t ts_ps;   /* TIMELY: when the data packet left the sender (HPCC's packets: unused) */
     };
 } pkt;
-_Static_assert(sizeof(pkt) == 5 * 64, "a packet is five cache lines, its header and first INT record in the first");
+_Static_assert(sizeof(pkt) == 3 * 64, "a packet is three cache lines, its header and first INT record in the first");
 
 typedef struct port {
     /* egress, at links[l].src */
