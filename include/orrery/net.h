@@ -93,6 +93,7 @@ typedef struct orr_net_config {
     const char *memo_path;  /* --memo FILE or NULL */
     double ss_theta;        /* steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
     uint32_t ss_window;     /* steady-state window, rate samples (0: ORR_SS_WINDOW_DEFAULT) */
+    uint64_t seed;          /* RANDOM_SEED of the RED and loss draws (0: the config's, 1) */
     /* the workload's symmetry (workload.h), or NULL: with one, a collective or send among
      * simulated ranks also runs on each of its distinct images (flows of all of them share the
      * fabric), and it completes when every image has; see src/net/images.c. */

@@ -154,6 +154,7 @@ typedef struct orr_spec {
     char memo_path[512];       /* packet backend: --memo FILE, the SQLite memo (empty: in memory only) */
     double ss_theta;           /* packet backend: steady-state threshold (0: ORR_SS_THETA_DEFAULT) */
     uint32_t ss_window;        /* packet backend: steady-state window in samples (0: ORR_SS_WINDOW_DEFAULT) */
+    uint64_t packet_seed;      /* packet backend: RANDOM_SEED of its RED and loss draws (default 1) */
     char spec_path[256];       /* where the spec came from, for messages */
     /* Several jobs on one cluster (docs/spec.md "jobs"): njobs > 0 when the spec has a `jobs:`
      * list. Each job is a spec of its own (the top level's keys overlaid by the job's entry); gpus

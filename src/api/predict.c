@@ -43,10 +43,10 @@ static void config_json(const orr_spec *s, orr_buf *b)
                        s->topo.oversub, s->pxn ? "true" : "false");
     if (s->net == ORR_NET_PACKET)
         orr_buf_printf(b, ", \"cc\": \"%s\", \"packet_payload_bytes\": %u, \"accel\": %s, \"ss_theta\": %.17g, "
-                          "\"ss_window\": %u",
+                          "\"ss_window\": %u, \"packet_seed\": %llu",
                        orr_cc_key(s->cc), s->packet_payload_bytes, s->no_accel ? "false" : "true",
                        s->ss_theta > 0 ? s->ss_theta : ORR_SS_THETA_DEFAULT,
-                       s->ss_window ? s->ss_window : ORR_SS_WINDOW_DEFAULT);
+                       s->ss_window ? s->ss_window : ORR_SS_WINDOW_DEFAULT, (unsigned long long)s->packet_seed);
     orr_buf_puts(b, "}");
 }
 
@@ -89,6 +89,7 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
         return orr_fail(err, "--memo %s: the memo is the packet backend's; add --net packet", s->memo_path);
     cfg.ss_theta = s->ss_theta;
     cfg.ss_window = s->ss_window;
+    cfg.seed = s->packet_seed;
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH,
                           .net_cfg = &cfg,
                           .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator,

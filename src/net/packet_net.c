@@ -192,6 +192,7 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     }
     if (cfg->ss_theta > 0) pc->ss_theta = cfg->ss_theta;
     if (cfg->ss_window > 0) pc->ss_window = cfg->ss_window;
+    if (cfg->seed) pc->seed = cfg->seed;
     f->pkt = orr_packet_transport_create(n->engine, &f->topo, pc, err);
     if (!f->pkt) {
         orr_topo_free(&f->topo);

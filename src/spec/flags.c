@@ -22,7 +22,7 @@ typedef enum flag_id {
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
-    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW,
+    F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW, F_PACKET_SEED,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
@@ -164,6 +164,8 @@ static const flag_def flags[] = {
      "packet backend: a flow is steady when its rate varies by less than this over a window", P | J},
     {"--ss-window", F_SS_WINDOW, "a count of rate samples from 4 to 100000000", "2000",
      "packet backend: rate samples (one per ACK) per steady-state window", P | J},
+    {"--packet-seed", F_PACKET_SEED, "a positive integer", "1",
+     "packet backend: the RANDOM_SEED of its RED marking and loss draws (another sample of a congested run)", P | J},
     /* output */
     {"--json", F_JSON, NULL, "text", "print the result as JSON (docs/json.md)", P | E | J},
     {"--trace", F_TRACE, "an output file path", "none", "write a Perfetto trace (ui.perfetto.dev)", P | E | J},
@@ -481,6 +483,9 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         s->ss_window = (uint32_t)v;
         return 0;
     }
+    case F_PACKET_SEED:
+        if (orr_parse_u64(val, &s->packet_seed) || s->packet_seed == 0) return bad_value(f, val, err);
+        return 0;
     case F_LAUNCH_US:
         if (orr_parse_num(val, &d) || d < 0 || d > 1e6) return bad_value(f, val, err);
         s->launch_ps = (int64_t)(d * ORR_PS_PER_US + 0.5);

@@ -38,6 +38,7 @@ void orr_spec_init(orr_spec *s)
     s->launch_ps = 5 * ORR_PS_PER_US;
     s->variability = ORR_VARIABILITY_DEFAULT;
     s->variability_seed = 1;
+    s->packet_seed = 1;
     s->symmetry = 1;
     s->net = ORR_NET_ANALYTIC;
     s->cc = ORR_CC_DCQCN;
