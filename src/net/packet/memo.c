@@ -470,8 +470,12 @@ static void ev_memo_fin(void *ctx, uint64_t arg)
  * simulated flow, having sent and delivered its recorded share of bytes by now. */
 static void unfollow(orr_packet_sim *s, memo_entry *e, flow *f);
 
-/* The share of its bytes replay f has sent by now: its recording's after as long, or, while the
- * recording is still sending, the share the recording has sent scaled to f's elapsed time. */
+/* The share of its bytes replay f is credited with by now (materialize: sent and delivered): its
+ * recording's after as long; while the recording is still sending, the share its owner has had
+ * acknowledged, scaled to f's elapsed time. Acknowledged, not sent: a follower never queued what
+ * its owner has queued at a congested port, and crediting those bytes made it finish early
+ * (docs/netsim.md "Memoization"). A replay's bytes in flight are credited (its recording sent
+ * them on an uncongested path, where they arrive within a round trip). */
 static double sent_share(orr_packet_sim *s, const memo_entry *e, const flow *f)
 {
     int64_t now = s->e->now_ps, el = now - f->memo_t0_ps;
@@ -479,7 +483,7 @@ static double sent_share(orr_packet_sim *s, const memo_entry *e, const flow *f)
     if (f->memo_wait == 1 && !e->has_sent) {
         const flow *o = e->owner != PKT_NONE ? F(s, e->owner) : NULL;
         int64_t oel = o ? now - o->memo_t0_ps : 0;
-        frac = o && oel > 0 ? (double)(o->snd_nxt + o->ff_bytes) / (double)(o->size + o->ff_bytes) * (double)el / (double)oel : 0;
+        frac = o && oel > 0 ? (double)(o->snd_una + o->ff_bytes) / (double)(o->size + o->ff_bytes) * (double)el / (double)oel : 0;
     }
     return frac > 1 ? 1 : frac;
 }

@@ -162,6 +162,7 @@ typedef struct flow {
     double win_min_Bps, win_max_Bps, win_sum_Bps;
     int64_t win_t0_ps, win_tmid_ps;
     uint64_t win_una0, win_unamid;
+    uint32_t win_cnp0;               /* its CNPs when the window began */
     uint8_t steady;                  /* its last full window was steady (§5.1) */
     double steady_Bps;               /* payload goodput over that window */
     double steady_rate_Bps;          /* and its mean CC rate */

@@ -448,6 +448,7 @@ void wh_on_ack(orr_packet_sim *s, uint32_t id, flow *f)
     if (f->win_n == 0) {
         f->win_t0_ps = now;
         f->win_una0 = f->snd_una;
+        f->win_cnp0 = f->n_cnp;
         f->win_min_Bps = f->win_max_Bps = rate;
         f->win_sum_Bps = 0;
     }
@@ -466,10 +467,14 @@ void wh_on_ack(orr_packet_sim *s, uint32_t id, flow *f)
     double g2 = t2 > 0 ? (double)(f->snd_una - f->win_unamid) * 1e12 / (double)t2 : 0;
     double good = (double)(f->snd_una - f->win_una0) * 1e12 / (double)(now - f->win_t0_ps > 0 ? now - f->win_t0_ps : 1);
     f->steady = mean > 0 && good > 0 && (f->win_max_Bps - f->win_min_Bps) / mean < theta && fabs(g1 - g2) < theta * good;
-    /* DCQCN: a rate more than theta below its target is recovering from a cut, and the next
-     * RP_TIMER (hundreds of microseconds, where a window is tens) moves it half way to the target:
-     * not steady, however flat the window was (frozen there, a partition ran at its cut rate) */
-    if (s->cfg.cc == ORR_CC_DCQCN && f->cc.target_Bps - f->rate_Bps > theta * f->rate_Bps) f->steady = 0;
+    /* DCQCN moves its rate on timers far longer than a window (RP_TIMER: hundreds of
+     * microseconds, a window tens), so a flat window is not enough. A rate more than theta below
+     * its target is recovering from a cut, and the next RP_TIMER moves it half way to the target
+     * (frozen there, a partition ran at its cut rate); a CNP in the window means a cut in it, or
+     * one due at the next RATE_DECREASE_INTERVAL (docs/netsim.md "Wormhole acceleration"). */
+    if (s->cfg.cc == ORR_CC_DCQCN &&
+        (f->cc.target_Bps - f->rate_Bps > theta * f->rate_Bps || f->n_cnp != f->win_cnp0))
+        f->steady = 0;
     f->steady_Bps = good;
     f->steady_rate_Bps = mean;
     if (f->steady) maybe_freeze(s, find(s->wh, f->nic));
