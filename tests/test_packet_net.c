@@ -297,7 +297,7 @@ static void test_symmetry(void)
     CHECK_REL(ns->tier[ORR_TIER_HOST].bytes, na->tier[ORR_TIER_HOST].bytes, 1e-9);
     orr_prediction_free(&s);
     orr_prediction_free(&a);
-    /* MoE: the expert layout's symmetry (gen.c moe_symmetry) collapses gpt-oss-20b's EP 16 to one
+    /* MoE: the expert layout's symmetry (gen.c describe_symmetry) collapses gpt-oss-20b's EP 16 to one
      * rank, with the same iteration as every GPU; cp 4 with ep 2 puts an expert cut inside the cp
      * digit, so none is described and every GPU is simulated (the config says so) */
     static const char *const moe[][2] = {{"16", "1"}, {"2", "4"}};

@@ -101,7 +101,7 @@ static void test_generator_symmetry(void)
         "--framework deepspeed --tp 2 --pp 1 --dp 4 --zero 3 --gbs 8 --gpus 8",
         "--framework deepspeed --tp 2 --pp 2 --dp 4 --zero 1 --gbs 8 --gpus 16",
         "--framework megatron --tp 8 --pp 2 --dp 2 --gbs 4 --gpus 32 --no-sp",
-        /* MoE: the expert layout's digits (gen.c moe_symmetry) */
+        /* MoE: the expert layout's digits (gen.c describe_symmetry) */
         "--model gpt-oss-20b --framework megatron --tp 1 --dp 8 --ep 8 --gbs 8 --gpus 8 --seq 1024",
         "--model mixtral-8x7b --framework megatron --tp 2 --sp --pp 2 --dp 4 --ep 4 --gbs 8 --gpus 16 --seq 1024",
         "--model mixtral-8x7b --framework megatron --tp 2 --sp --dp 4 --ep 2 --etp 2 --gbs 8 --gpus 8 --seq 1024",

@@ -113,7 +113,7 @@ static int predict(const orr_spec *s_in, int full, orr_prediction *p, orr_err *e
     p->w = orr_gen_training(s, err);
     if (!p->w) return -1;
     /* A topology backend replays a collapsed rank's traffic on the GPUs it stands for only where
-     * the generator describes which (orr_sym; not for every expert layout: gen.c moe_symmetry);
+     * the generator describes which (orr_sym; not for every expert layout: gen.c describe_symmetry);
      * elsewhere every GPU is simulated, as with --no-symmetry (the echoed config says so). */
     orr_spec local;
     if (p->w->sym.nimages <= 1 && p->w->nranks < p->w->world_size && (orr_net_kind_caps(s->net) & ORR_NET_CAP_LINKS)) {

@@ -25,6 +25,13 @@ static inline uint16_t dist_at(const orr_topo *t, uint32_t node, uint32_t host)
     return t->dist[(size_t)host * t->n_nodes + node];
 }
 
+/* Is w, a neighbour of a node `here` hops from host dst, a next hop toward it? One hop closer, and
+ * a host only if it is dst (paths do not pass through hosts). */
+static inline int next_hop(const orr_topo *t, uint32_t w, uint32_t dst, uint16_t here)
+{
+    return dist_at(t, w, dst) == here - 1 && !(t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst);
+}
+
 void orr_topo_init(orr_topo *t)
 {
     memset(t, 0, sizeof *t);
@@ -161,11 +168,7 @@ uint32_t orr_topo_next_hops(const orr_topo *t, uint32_t node, uint32_t dst_host,
     uint32_t n = 0;
     for (uint32_t i = t->out_start[node]; i < t->out_start[node + 1] && n < max; i++) {
         uint32_t l = t->out[i];
-        uint32_t w = t->links[l].dst;
-        if (dist_at(t, w, dst_host) != here - 1) continue;
-        /* A host is a next hop only if it is the destination. */
-        if (t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host) continue;
-        links[n++] = l;
+        if (next_hop(t, t->links[l].dst, dst_host, here)) links[n++] = l;
     }
     return n;
 }
@@ -178,8 +181,8 @@ uint32_t orr_topo_ecmp(const orr_topo *t, uint32_t node, uint32_t dst_host, uint
     enum { ECMP_KEEP = 64 };
     uint32_t keep[ECMP_KEEP], count = 0;
     for (uint32_t i = t->out_start[node]; i < t->out_start[node + 1]; i++) {
-        uint32_t l = t->out[i], w = t->links[l].dst;
-        if (dist_at(t, w, dst_host) == here - 1 && !(t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host)) {
+        uint32_t l = t->out[i];
+        if (next_hop(t, t->links[l].dst, dst_host, here)) {
             if (count < ECMP_KEEP) keep[count] = l;
             count++;
         }
@@ -188,11 +191,8 @@ uint32_t orr_topo_ecmp(const orr_topo *t, uint32_t node, uint32_t dst_host, uint
     uint32_t pick = (uint32_t)(orr_hash64(flow_hash ^ ((uint64_t)node << 32)) % count);
     if (pick < ECMP_KEEP) return keep[pick];
     for (uint32_t i = t->out_start[node]; i < t->out_start[node + 1]; i++) {
-        uint32_t l = t->out[i], w = t->links[l].dst;
-        if (dist_at(t, w, dst_host) == here - 1 && !(t->kind[w] == ORR_NODE_HOST && t->node_host[w] != dst_host)) {
-            if (pick == 0) return l;
-            pick--;
-        }
+        uint32_t l = t->out[i];
+        if (next_hop(t, t->links[l].dst, dst_host, here) && pick-- == 0) return l;
     }
     return UINT32_MAX;
 }

@@ -476,7 +476,7 @@ static void unfollow(orr_packet_sim *s, memo_entry *e, flow *f);
  * its owner has queued at a congested port, and crediting those bytes made it finish early
  * (docs/netsim.md "Memoization"). A replay's bytes in flight are credited (its recording sent
  * them on an uncongested path, where they arrive within a round trip). */
-static double sent_share(orr_packet_sim *s, const memo_entry *e, const flow *f)
+static double credited_share(orr_packet_sim *s, const memo_entry *e, const flow *f)
 {
     int64_t now = s->e->now_ps, el = now - f->memo_t0_ps;
     double frac = e->v.sent_dt_ps > 0 ? (double)el / (double)e->v.sent_dt_ps : 0;
@@ -492,7 +492,7 @@ static void materialize(orr_packet_sim *s, uint32_t id, flow *f)
 {
     memo_entry *e = &s->memo->e[f->memo_idx];
     int64_t now = s->e->now_ps;
-    double frac = f->memo_wait == 2 ? f->memo_frac : sent_share(s, e, f);
+    double frac = f->memo_wait == 2 ? f->memo_frac : credited_share(s, e, f);
     if (f->memo_wait == 1) unfollow(s, e, f);
     f->memo_wait = 0; /* (a given-up follower keeps memo_next: ev_memo_drop walks that list) */
     uint64_t b = (uint64_t)(frac * (double)f->size) / f->mtu * f->mtu;
@@ -544,7 +544,7 @@ static void followers_drop(orr_packet_sim *s, memo_entry *e)
 {
     for (uint32_t i = e->followers; i != PKT_NONE; i = F(s, i)->memo_next) {
         flow *g = F(s, i);
-        g->memo_frac = sent_share(s, e, g);
+        g->memo_frac = credited_share(s, e, g);
         g->memo_wait = 2;
     }
     if (e->followers != PKT_NONE) orr_engine_at(s->e, s->e->now_ps, ev_memo_drop, s, e->followers);
