@@ -81,10 +81,14 @@ void orr_valid_table_print(const orr_valid_table *t, orr_buf *out);
 
 /* The compute model's flash-attention shape terms (orr_est_attention_shape) against the kernel
  * measurements of kernels/attention.csv: each series (one kernel on one GPU, direction, mask, head
- * dim and source; flash kernels only, at least 3 sequence lengths, queries = keys) compared in shape,
+ * dim, source and the notes' variant; flash kernels only, at least 3 sequence lengths, queries = keys;
+ * sliding windows as cudnn-frontend's benchmark counts them) compared in shape,
  * each point's measured throughput over the series' point nearest 4096 against the predicted ratio,
  * so a kernel's own level does not enter. The constants were fitted on the H100 FlashAttention-2
- * series of head dim 128 (fitted = 1); every other series is held out. */
+ * series of head dim 128 (fitted = 1); every other series is held out. Not compared, and counted:
+ * FP8 attention kernels and deterministic backward passes, which no job Orrery predicts runs (the
+ * generator keeps attention in bf16 under FP8 training; frameworks default to the non-deterministic
+ * backward). */
 typedef struct orr_valid_kernel_series {
     char label[128];          /* gpu, kernel, direction, causal, head dim */
     int fitted;
@@ -97,6 +101,7 @@ typedef struct orr_valid_kernels {
     size_t n;
     double median_fit, median_heldout; /* over the points of the fitted / held-out series */
     size_t n_fit, n_heldout;           /* points */
+    size_t skipped_fp8, skipped_deterministic; /* rows out of the model's scope (not compared) */
 } orr_valid_kernels;
 
 int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_err *err);

@@ -630,26 +630,35 @@ void orr_valid_cases_free(orr_valid_case *c, size_t n)
 
 /* ---- The flash-attention shape terms against kernels/attention.csv (orr_validate_attention_shape) ---- */
 
-/* Throughput in the benchmarks' convention (a causal kernel's FLOPs counted as half the square) at
- * sequence s, relative units: the shape rate of the generator's convention (key blocks visited)
- * times useful / visited; forward and backward combined as the benchmarks time them (FLOPs 1 : 2.5). */
-static double attn_throughput(double s, int causal, uint32_t hd, int fwd, int bwd)
+/* Throughput in the benchmarks' convention (a causal kernel's FLOPs counted as half the square; a
+ * sliding window of w tokens, cudnn-frontend's sdpa_benchmark_training, as w(w + 1)/2 + (s - w)w
+ * scores) at sequence s, relative units: the shape rate of the generator's convention (key blocks
+ * visited: half the square and the diagonal causal, the window's blocks and the diagonal one
+ * windowed, moe_window_fraction) times counted / visited; forward and backward combined as the
+ * benchmarks time them (FLOPs 1 : 2.5). */
+static double attn_throughput(double s, int causal, double window, uint32_t hd, int fwd, int bwd)
 {
     double nb = ceil(s / 128.0), useful = causal ? (nb + 1.0) / (2.0 * nb) : 1.0;
     double ideal = causal ? nb / (nb + 1.0) : 1.0;
+    double wb = ceil(window / 128.0) + 1.0;
+    if (causal && window > 0 && window < s && wb / nb < useful) {
+        useful = wb / nb;
+        ideal = (window * (window + 1.0) / 2.0 + (s - window) * window) / (s * s) / useful;
+    }
     uint32_t dims[4] = {1, (uint32_t)s, (uint32_t)s, hd};
     double rf = orr_est_attention_shape(0, dims, useful) * ideal, rb = orr_est_attention_shape(1, dims, useful) * ideal;
     if (fwd && bwd) return 3.5 / (1.0 / rf + 2.5 / rb);
     return bwd ? rb : rf;
 }
 
-#define KSERIES_MAX 4096 /* series (1.6 KB each) one file may hold: the repository's has under 160 */
+#define KSERIES_MAX 4096 /* series (2.2 KB each) one file may hold: the repository's has under 160 */
 
 typedef struct kseries {
-    char key[512];
+    char key[1024];
     orr_valid_kernel_series out;
     int causal, fwd, bwd;
     uint32_t hd;
+    double window;        /* sliding window in tokens (the notes' sliding_window_size), 0: none */
     double seq[64], val[64];
     size_t n;
 } kseries;
@@ -683,9 +692,23 @@ int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_er
         if (!is_causal && strncmp(causal, "False", 5) != 0) continue;
         if (kv[0] && orr_csv_num(&t, r, "seqlen_kv") != s) continue;
         if (strstr(impl, "Standard") || strstr(impl, "math")) continue; /* not flash kernels */
-        char key[512];
-        snprintf(key, sizeof key, "%s|%s|%s|%d|%g|%s|%s|%s", orr_csv_get(&t, r, "gpu"), impl, dirn, is_causal, hd,
-                 orr_csv_get(&t, r, "software"), orr_csv_get(&t, r, "dtype"), orr_csv_get(&t, r, "source"));
+        const char *dtype = orr_csv_get(&t, r, "dtype"), *notes = orr_csv_get(&t, r, "notes");
+        if (strstr(dtype, "fp8") || strstr(dtype, "FP8")) { /* attention stays bf16 under FP8 training */
+            out->skipped_fp8++;
+            continue;
+        }
+        if (strstr(notes, "deterministic_bwd=True")) { /* not a framework default */
+            out->skipped_deterministic++;
+            continue;
+        }
+        /* one series is one configuration swept over the sequence: the notes tell apart what else a
+         * sweep varied (cudnn-frontend's deterministic backward on and off, its model presets) */
+        const char *w = strstr(notes, "sliding_window_size=");
+        double window = w ? strtod(w + strlen("sliding_window_size="), NULL) : 0;
+        if (w && !(window >= 1 && window <= 1048576)) continue;
+        char key[1024];
+        snprintf(key, sizeof key, "%s|%s|%s|%d|%g|%s|%s|%s|%s", orr_csv_get(&t, r, "gpu"), impl, dirn, is_causal, hd,
+                 orr_csv_get(&t, r, "software"), orr_csv_get(&t, r, "dtype"), orr_csv_get(&t, r, "source"), notes);
         size_t i = 0;
         while (i < nks && strcmp(ks[i].key, key) != 0) i++;
         if (i == nks) {
@@ -698,11 +721,14 @@ int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_er
             ks = orr_xrealloc(ks, (nks + 1) * sizeof *ks);
             memset(&ks[nks], 0, sizeof ks[nks]);
             snprintf(ks[nks].key, sizeof ks[nks].key, "%s", key);
-            snprintf(ks[nks].out.label, sizeof ks[nks].out.label, "%s, %s, %s, %s, head dim %g", orr_csv_get(&t, r, "gpu"),
-                     impl, dirn, is_causal ? "causal" : "full", hd);
+            int at = snprintf(ks[nks].out.label, sizeof ks[nks].out.label, "%s, %s, %s, %s, head dim %g",
+                              orr_csv_get(&t, r, "gpu"), impl, dirn, is_causal ? "causal" : "full", hd);
+            if (window > 0 && at > 0 && (size_t)at < sizeof ks[nks].out.label)
+                snprintf(ks[nks].out.label + at, sizeof ks[nks].out.label - (size_t)at, ", window %g", window);
             ks[nks].out.fitted = strcmp(orr_csv_get(&t, r, "gpu"), "H100") == 0 &&
                                  strcmp(impl, "FlashAttention-2") == 0 && hd == 128;
             ks[nks].causal = is_causal, ks[nks].fwd = fwd, ks[nks].bwd = bwd, ks[nks].hd = (uint32_t)hd;
+            ks[nks].window = window;
             nks++;
         }
         kseries *k = &ks[i];
@@ -720,11 +746,11 @@ int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_er
         size_t ref = 0;
         for (size_t j = 1; j < k->n; j++)
             if (fabs(log(k->seq[j] / 4096.0)) < fabs(log(k->seq[ref] / 4096.0))) ref = j;
-        double pref = attn_throughput(k->seq[ref], k->causal, k->hd, k->fwd, k->bwd);
+        double pref = attn_throughput(k->seq[ref], k->causal, k->window, k->hd, k->fwd, k->bwd);
         size_t m = 0;
         for (size_t j = 0; j < k->n; j++) {
             if (j == ref) continue;
-            double pred = attn_throughput(k->seq[j], k->causal, k->hd, k->fwd, k->bwd) / pref;
+            double pred = attn_throughput(k->seq[j], k->causal, k->window, k->hd, k->fwd, k->bwd) / pref;
             e[m] = pred / (k->val[j] / k->val[ref]) - 1.0;
             if (k->out.fitted) fit[out->n_fit++] = e[m];
             else held[out->n_heldout++] = e[m];
@@ -757,6 +783,10 @@ void orr_valid_kernels_print(const orr_valid_kernels *k, orr_buf *out)
     for (size_t i = 0; i < k->n; i++)
         orr_buf_printf(out, "  %-92s %3zu points %6.1f%%  %s\n", k->series[i].label, k->series[i].n,
                        100 * k->series[i].median_abs_error, k->series[i].fitted ? "fitting" : "held out");
+    if (k->skipped_fp8 || k->skipped_deterministic)
+        orr_buf_printf(out, "  not compared: %zu FP8 rows (Orrery runs attention in bf16 under FP8 training) and %zu "
+                            "deterministic-backward rows (no framework's default)\n",
+                       k->skipped_fp8, k->skipped_deterministic);
     orr_buf_printf(out, "  median |error| %.1f%% over %zu points used for fitting\n", 100 * k->median_fit, k->n_fit);
     orr_buf_printf(out, "  median |error| %.1f%% over %zu held-out points (never used for fitting)\n",
                    100 * k->median_heldout, k->n_heldout);
