@@ -869,6 +869,37 @@ static void test_megatron_dp_cp(void)
         }
 }
 
+/* Gradient clipping: TorchTitan (torch.nn.utils.clip_grads_with_norm_) and nanotron
+ * (optim/clip_grads.py) multiply every fp32 gradient by the clamped coefficient each step, 8 B per
+ * local parameter (FSDP2: the rank's shard; nanotron, DP 1: all of its parameters), after the norm
+ * (4 B); Megatron-LM scales only when the norm exceeds the limit (a host-side test), so not here. */
+static void test_grad_clip(void)
+{
+    static const char *const fw[3] = {"torchtitan", "nanotron", "megatron"};
+    for (int k = 0; k < 3; k++) {
+        orr_spec s;
+        const char *argv[] = {"--framework", fw[k], "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                              k == 0 ? "--fsdp" : "--tp", "8", "--mbs", "1", "--gbs", k == 0 ? "8" : "1",
+                              "--seq", "2048"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        double P = -1, norm = 0, clip = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            const char *n = w->names[op->name];
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) P = (double)op->bytes / 2.0;
+            if (op->kind == ORR_OP_KERNEL && strcmp(n, "grad_norm") == 0) norm += (double)op->bytes;
+            if (op->kind == ORR_OP_KERNEL && strcmp(n, "grad_clip_scale") == 0) clip += (double)op->bytes;
+        }
+        CHECK_MSG(P > 0 && norm > 0, "%s: parameters %g, norm %g", fw[k], P, norm);
+        CHECK_REL(clip, k == 2 ? 0.0 : 2.0 * norm, 1e-9);
+        if (k == 1) CHECK_REL(clip, 8.0 * P, 1e-6); /* nanotron at DP 1: every parameter of the rank */
+        orr_workload_free(w);
+    }
+}
+
 /* Under fp8 the blocks' sequence-parallel all-gathers carry fp8 (1 B per element: Transformer
  * Engine and torchao cast before they gather), the reduce-scatters and the LM head's gather bf16;
  * --fp8-param-gather makes the distributed optimizer's parameter all-gather move the linear weights
@@ -936,5 +967,6 @@ int main(void)
     test_p2p_overlap();
     test_pp_outputs();
     test_megatron_dp_cp();
+    test_grad_clip();
     return check_done();
 }

@@ -1814,6 +1814,8 @@ static void optimizer_step(gen *G)
         gen_coll(G, &cx, S_COMPUTE, "grad_norm_dp_allreduce", ORR_COLL_ALLREDUCE, ORR_ROLE_DP, 4.0);
     if (G->rp->shards_params && G->S > 1)
         coll_in(G, &cx, S_COMPUTE, "grad_norm_fsdp_allreduce", ORR_COLL_ALLREDUCE, G->g_shard, &G->seq_shard, 4.0);
+    if (G->rp->clips_always) /* read and write every local fp32 gradient */
+        gen_memop(G, &cx, "grad_clip_scale", ORR_CLS_ELEMENTWISE, local * 8.0, local);
     if (G->dt == ORR_FP16) {
         gen_memop(G, &cx, "unscale_found_inf", ORR_CLS_ELEMENTWISE, local * 8.0, local);
         if (G->T * G->P > 1)

@@ -64,6 +64,8 @@ typedef struct recipe {
                                * the compute stream (not overlapped with the weight gradient) */
     int moe_scores_in_act;    /* MoE: the routing scores multiply the experts' hidden activation inside a fused
                                * (compiled) activation, so no expert output is kept for the score-weighted combine */
+    int clips_always;         /* gradient clipping multiplies every fp32 gradient by the clamped coefficient,
+                               * clipping or not (no host sync on the norm); else only the norm is taken */
     /* Fills what the framework decides of G: S (shard group), dist (reduce-scatter, optimizer on the
      * shard, gather after), overlap_pg, grad_B (bytes per reduced gradient element). */
     void (*setup)(gen *G);

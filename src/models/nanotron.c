@@ -119,6 +119,9 @@ static void setup(gen *G)
 
 static const recipe nanotron = {
     .pads_vocab_to = 1.0, /* make_vocab_size_divisible_by: 1 in the benchmark config */
+    /* clip_grad 1.0 in the benchmark config: optim/clip_grads.py multiplies every fp32 gradient buffer
+     * by the clamped coefficient ("avoids a `if clip_coef < 1:` conditional") */
+    .clips_always = 1,
     .tp_overlaps_local_shard = 1,
     .tp_bwd_allreduce_sync = 1,
     .setup = setup,

@@ -204,8 +204,12 @@ static void setup(gen *G)
     .setup = setup, .layer_saved_bytes = gen_autograd_layer_bytes, .cp_attention = cp_attention,           \
     .persistent_memory = persistent_memory, .optimizer_temps = adam_temporaries
 
+/* TorchTitan clips every step (training.max_norm, 1.0 by default): trainer.py calls
+ * dist_utils.clip_grad_norm_, which ends in torch.nn.utils.clip_grads_with_norm_, a foreach multiply
+ * of every gradient by the coefficient clamped at 1 (recipe.clips_always). */
 static const recipe torchtitan = {
     FSDP2_RECIPE,
+    .clips_always = 1,
     .loss_mem_fwd = loss_mem_fwd,
     .loss_mem_bwd = loss_mem_bwd,
 };
