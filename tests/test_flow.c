@@ -104,6 +104,47 @@ static void test_parking_lot(void)
     orr_topo_free(&t);
 }
 
+/* Flows alone on every link of their paths (the NVLink ring steps of a server; flow.c fill_lone):
+ * each at its path's smallest capacity, and that link, the lower id of two equal ones, the one
+ * counted as saturated; a third flow joining one path's fast link changes nothing, one joining its
+ * bottleneck halves both (max-min again). Chain h0 -10- S0 -2- S1 -2- S2 -10- h1, and h2 -4- S0:
+ * directed links 0 (h0->S0), 2 (S0->S1), 4 (S1->S2), 6 (S2->h1), 8 (h2->S0). */
+static void test_lone_flows(void)
+{
+    orr_topo t;
+    const uint32_t ab[][2] = {{0, 3}, {3, 4}, {4, 5}, {5, 1}, {2, 3}};
+    const double r[] = {10 * GBps, 2 * GBps, 2 * GBps, 10 * GBps, 4 * GBps};
+    make_topo(&t, 3, 3, ab, r, 5);
+    orr_engine e;
+    orr_engine_init(&e);
+    orr_transport *tr = flow_on(&e, &t);
+    done_log d = {{0}, &e};
+    /* alone: 2 GB at 2 GB/s, 1 s; the reverse flow h1 -> h0 (links 7, 5, 3, 1) alone too */
+    tr->start_flow(tr, 0, 1, 2000000000ull, 1, on_done, &d, 0);
+    tr->start_flow(tr, 1, 0, 1000000000ull, 2, on_done, &d, 1);
+    orr_engine_run(&e);
+    CHECK_EQ_I64(d.t[0], ORR_PS_PER_S);
+    CHECK_EQ_I64(d.t[1], ORR_PS_PER_S / 2);
+    orr_flow_sync(tr);
+    CHECK_EQ_I64(orr_flow_link_stats_of(tr, 2)->saturated_ps, ORR_PS_PER_S);
+    CHECK_EQ_I64(orr_flow_link_stats_of(tr, 4)->saturated_ps, 0); /* the tie goes to the lower id */
+    CHECK_EQ_I64(orr_flow_link_stats_of(tr, 0)->saturated_ps, 0);
+    CHECK_EQ_I64(orr_flow_link_stats_of(tr, 3)->saturated_ps, ORR_PS_PER_S / 2); /* S1 -> S0 */
+    /* h2 -> h1 shares S0 -> S1 with a new h0 -> h1: 1 GB/s each there; 1 GB each, both done at 2 s */
+    tr->start_flow(tr, 0, 1, 1000000000ull, 3, on_done, &d, 2);
+    tr->start_flow(tr, 2, 1, 1000000000ull, 4, on_done, &d, 3);
+    CHECK(orr_flow_check_rates(tr) < 1e-12);
+    orr_engine_run(&e);
+    CHECK_EQ_I64(d.t[2], 2 * ORR_PS_PER_S);
+    CHECK_EQ_I64(d.t[3], 2 * ORR_PS_PER_S);
+    orr_flow_sync(tr);
+    CHECK_EQ_I64(orr_flow_link_stats_of(tr, 2)->saturated_ps, 2 * ORR_PS_PER_S);
+    CHECK_EQ_I64(orr_flow_link_stats_of(tr, 8)->saturated_ps, 0);
+    tr->destroy(tr);
+    orr_engine_free(&e);
+    orr_topo_free(&t);
+}
+
 /* Incast: 4 senders into one receiver link of 1 GB/s: 0.25 GB/s each, all done at 4 x bytes / C. */
 static void test_incast(void)
 {
@@ -449,6 +490,7 @@ static void test_link_bins(void)
 
 int main(void)
 {
+    test_lone_flows();
     test_parking_lot();
     test_incast();
     test_multi_bottleneck();

@@ -289,6 +289,28 @@ static void fill(fb *b, const uint32_t *cl, size_t ncl, const uint32_t *cf, size
     }
 }
 
+/* fill for the common case of a union in which every flow is alone on each of its links (the ring
+ * steps of collectives inside an NVSwitch server): each flow gets its path's smallest capacity, and
+ * that link, the lowest id among equal ones, is the one saturated, as fill's heap would pop it.
+ * Returns 0, having changed nothing, if some link carries more than one flow. */
+static int fill_lone(fb *b, const uint32_t *cl, size_t ncl, const uint32_t *cf, size_t ncf)
+{
+    for (size_t i = 0; i < ncl; i++)
+        if (b->links[cl[i]].n > 1) return 0;
+    for (size_t i = 0; i < ncl; i++) b->links[cl[i]].sat_new = 0;
+    for (size_t i = 0; i < ncf; i++) {
+        fflow *f = &b->fl[cf[i]];
+        uint32_t best = f->hops[0];
+        for (uint32_t j = 1; j < f->nhops; j++) {
+            uint32_t l = f->hops[j];
+            if (b->links[l].cap < b->links[best].cap || (b->links[l].cap == b->links[best].cap && l < best)) best = l;
+        }
+        f->nrate = b->links[best].cap;
+        b->links[best].sat_new = 1;
+    }
+    return 1;
+}
+
 /* The links and flows connected to the dirty links, into cl / cf. */
 static void gather(fb *b)
 {
@@ -359,7 +381,7 @@ static void recompute(fb *b, int64_t now, int force)
     b->tot.recomputes++;
     for (size_t i = 0; i < b->ncl; i++) link_sync(b, &b->links[b->cl[i]], now);
     for (size_t i = 0; i < b->ncf; i++) flow_sync(&b->fl[b->cf[i]], now);
-    fill(b, b->cl, b->ncl, b->cf, b->ncf);
+    if (!fill_lone(b, b->cl, b->ncl, b->cf, b->ncf)) fill(b, b->cl, b->ncl, b->cf, b->ncf);
     for (size_t i = 0; i < b->ncf; i++) {
         uint32_t fi = b->cf[i];
         fflow *f = &b->fl[fi];
