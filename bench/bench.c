@@ -22,8 +22,8 @@
  * `orrery-bench wormhole [SPEC...]` (issue 22) runs each SPEC (default
  * examples/gpt3_13b_64_h100_packet.yaml) under --net packet with the Wormhole acceleration and
  * with --no-accel, with Wormhole alone (--no-memo) and twice with --memo FILE (the second run
- * reading what the first wrote), in the same process, and prints the ratios to --no-accel
- * (events, packet events, wall) and the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
+ * reading what the first wrote), in the same process, five rounds of the five, and prints the
+ * ratios to --no-accel (events, packet events, wall: medians over the rounds) and the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
  * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated;
  * `orrery-bench fabric [ROUNDS]` runs only that comparison (issue 22 item 6).
  *
@@ -250,62 +250,87 @@ static void op_errors(const packet_run *ref, const packet_run *r, double *mean, 
 
 static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
-static void print_run(const char *name, const packet_run *r, const packet_run *off)
+#define WH_ROUNDS 5 /* rounds of the five runs; wall times and ratios are their medians */
+#define WH_RUNS 5   /* --no-accel, --no-memo, Wormhole + memo, --memo FILE twice */
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* r: the run of round 0 (its events, iteration and op durations: every round's are the same); wall:
+ * the median over the rounds; wall ratio to --no-accel: the median of the rounds' own ratios (a
+ * round runs both, so a drift of the machine's speed between rounds cancels). */
+static void print_run(const char *name, const packet_run *r, const packet_run *off, double wall, double wall_ratio)
 {
     double mean, p99;
     op_errors(off, r, &mean, &p99);
-    printf("  %-22s %10llu events (%9llu packet), %6.2f s wall; iteration %.6f s (%+.4f%%); ratio to --no-accel: "
+    printf("  %-22s %10llu events (%9llu packet), %6.3f s wall; iteration %.6f s (%+.4f%%); ratio to --no-accel: "
            "events %.2fx, packet events %.2fx, wall %.2fx; %zu communication ops' durations: error mean %.4f%%, p99 %.4f%%\n",
-           name, (unsigned long long)r->events, (unsigned long long)r->packet_events, r->wall_s, r->iteration_s,
+           name, (unsigned long long)r->events, (unsigned long long)r->packet_events, wall, r->iteration_s,
            100 * (ratio(r->iteration_s, off->iteration_s) - 1), ratio((double)off->events, (double)r->events),
-           ratio((double)off->packet_events, (double)r->packet_events), ratio(off->wall_s, r->wall_s), r->nops,
+           ratio((double)off->packet_events, (double)r->packet_events), wall_ratio, r->nops,
            100 * mean, 100 * p99);
 }
 
-/* The same spec --no-accel, with Wormhole alone (--no-memo), with Wormhole and the memo, and twice
- * with --memo FILE (the second run reads what the first wrote), all in this process. */
-static int bench_wormhole_spec(const char *path)
+/* One round: the same spec --no-accel, with Wormhole alone (--no-memo), with Wormhole and the memo,
+ * and twice with --memo FILE (the second run reads what the first wrote, a new file each round),
+ * all in this process. */
+static int wormhole_round(const char *path, packet_run run[WH_RUNS])
 {
-    packet_run off, ff, on, m1, m2;
     char memo[] = "/tmp/orrery-bench-memo-XXXXXX";
     int fd = mkstemp(memo);
     if (fd < 0) return 1;
     close(fd);
-    memset(&off, 0, sizeof off);
-    ff = on = m1 = m2 = off;
-    int rc = predict_packet(path, 1, NULL, &off) || predict_packet(path, 2, NULL, &ff) ||
-             predict_packet(path, 0, NULL, &on) || predict_packet(path, 0, memo, &m1) || predict_packet(path, 0, memo, &m2);
+    memset(run, 0, WH_RUNS * sizeof *run);
+    int rc = predict_packet(path, 1, NULL, &run[0]) || predict_packet(path, 2, NULL, &run[1]) ||
+             predict_packet(path, 0, NULL, &run[2]) || predict_packet(path, 0, memo, &run[3]) ||
+             predict_packet(path, 0, memo, &run[4]);
     unlink(memo);
+    return rc;
+}
+
+static int bench_wormhole_spec(const char *path)
+{
+    static const char *const names[WH_RUNS] = {"--no-accel", "Wormhole, --no-memo", "Wormhole + memo",
+                                               "--memo FILE, 1st run", "--memo FILE, 2nd run"};
+    packet_run first[WH_RUNS], run[WH_RUNS];
+    double wall[WH_RUNS][WH_ROUNDS], rel[WH_RUNS][WH_ROUNDS], second[WH_ROUNDS];
+    int rc = 0, same = 1;
+    for (int k = 0; k < WH_ROUNDS && !rc; k++) {
+        packet_run *r = k ? run : first;
+        rc = wormhole_round(path, r);
+        for (int i = 0; i < WH_RUNS && !rc; i++) {
+            wall[i][k] = r[i].wall_s;
+            rel[i][k] = ratio(r[0].wall_s, r[i].wall_s);
+            if (k) same &= r[i].iteration_s == first[i].iteration_s && r[i].events == first[i].events;
+        }
+        if (!rc) second[k] = ratio(r[3].wall_s, r[4].wall_s);
+        if (k)
+            for (int i = 0; i < WH_RUNS; i++) free(run[i].op_ps);
+    }
     if (rc) {
-        free(off.op_ps);
-        free(ff.op_ps);
-        free(on.op_ps);
-        free(m1.op_ps);
-        free(m2.op_ps);
+        for (int i = 0; i < WH_RUNS; i++) free(first[i].op_ps);
         return 1;
     }
-    printf("%s --net packet\n", path);
-    print_run("--no-accel", &off, &off);
-    print_run("Wormhole, --no-memo", &ff, &off);
-    print_run("Wormhole + memo", &on, &off);
-    print_run("--memo FILE, 1st run", &m1, &off);
-    print_run("--memo FILE, 2nd run", &m2, &off);
+    printf("%s --net packet (%d rounds of the five runs; wall: medians)\n", path, WH_ROUNDS);
+    for (int i = 0; i < WH_RUNS; i++) print_run(names[i], &first[i], &first[0], median_of(wall[i], WH_ROUNDS),
+                                                median_of(rel[i], WH_ROUNDS));
+    const packet_run *m1 = &first[3], *m2 = &first[4], *on = &first[2];
     printf("  second / first run with --memo FILE: events %.2fx fewer, packet events %.2fx fewer, wall %.2fx less; "
-           "iteration %s\n", ratio((double)m1.events, (double)m2.events), ratio((double)m1.packet_events, (double)m2.packet_events),
-           ratio(m1.wall_s, m2.wall_s), m1.iteration_s == m2.iteration_s ? "identical" : "DIFFERENT");
+           "iteration %s; every round's events and iterations %s\n", ratio((double)m1->events, (double)m2->events),
+           ratio((double)m1->packet_events, (double)m2->packet_events), median_of(second, WH_ROUNDS),
+           m1->iteration_s == m2->iteration_s ? "identical" : "DIFFERENT", same ? "the same" : "NOT THE SAME");
     printf("  Wormhole + memo: %llu partitions, %llu fast-forwards (%llu skip-backs), %.3f GB fast-forwarded, steady "
            "fraction %.4f; memo %llu hits, %llu misses, %llu not eligible, %llu recorded, %llu aborts\n",
-           (unsigned long long)on.acc.partitions, (unsigned long long)on.acc.fast_forwards,
-           (unsigned long long)on.acc.skip_backs, (double)on.acc.skipped_bytes / 1e9, orr_packet_steady_fraction(&on.acc),
-           (unsigned long long)on.acc.memo_hits, (unsigned long long)on.acc.memo_misses,
-           (unsigned long long)on.acc.memo_ineligible, (unsigned long long)on.acc.memo_recorded,
-           (unsigned long long)on.acc.memo_aborts);
-    free(off.op_ps);
-    free(ff.op_ps);
-    free(on.op_ps);
-    free(m1.op_ps);
-    free(m2.op_ps);
-    return 0;
+           (unsigned long long)on->acc.partitions, (unsigned long long)on->acc.fast_forwards,
+           (unsigned long long)on->acc.skip_backs, (double)on->acc.skipped_bytes / 1e9, orr_packet_steady_fraction(&on->acc),
+           (unsigned long long)on->acc.memo_hits, (unsigned long long)on->acc.memo_misses,
+           (unsigned long long)on->acc.memo_ineligible, (unsigned long long)on->acc.memo_recorded,
+           (unsigned long long)on->acc.memo_aborts);
+    for (int i = 0; i < WH_RUNS; i++) free(first[i].op_ps);
+    return same ? 0 : 1;
 }
 
 /* A k-ary fat tree (k^3/4 hosts, 100 Gb/s, 1 us links) in the HPCC topology format. */
