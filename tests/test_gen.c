@@ -869,6 +869,48 @@ static void test_megatron_dp_cp(void)
         }
 }
 
+/* Megatron without SP: a column-parallel linear's backward all-reduce of its input gradient runs on
+ * the TP stream under the weight-gradient GEMM (LinearWithGradAccumulationAndAsyncCommunication; the
+ * default), or, with --no-async-tensor-model-parallel-allreduce (and in Megatron-LM before
+ * 2021-08-30: copy_to_model_parallel_region's blocking backward), on the compute stream after it. */
+static void test_async_tp_allreduce(void)
+{
+    for (int async = 0; async < 2; async++) {
+        orr_spec s;
+        const char *argv[] = {"--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "2",
+                              "--tp", "2", "--mbs", "1", "--gbs", "1", "--seq", "2048",
+                              async ? "--no-sp" : "--no-async-tensor-model-parallel-allreduce"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        size_t wgrad = 0, ar = 0;
+        int ar_stream = -1;
+        for (size_t i = 0; i < rk->nops; i++) { /* layer 3's MLP input: fc1's weight gradient, its all-reduce */
+            const orr_op *op = &rk->ops[i];
+            if (op->layer != 3 || op->phase != ORR_PHASE_BWD) continue;
+            const char *n = w->names[op->name];
+            if (strcmp(n, "fc1_wgrad") == 0 && !wgrad) wgrad = i;
+            if (strcmp(n, "tp_allreduce_grad") == 0 && !ar) ar = i, ar_stream = op->stream;
+        }
+        CHECK_MSG(wgrad && ar, "async %d: fc1_wgrad at %zu, its all-reduce at %zu", async, wgrad, ar);
+        CHECK_MSG(async ? ar < wgrad : ar > wgrad, "async %d: all-reduce at op %zu, weight gradient at %zu", async, ar,
+                  wgrad);
+        CHECK_EQ_I64(ar_stream, async ? 2 : 0); /* the TP stream, or the compute stream */
+        orr_workload_free(w);
+    }
+    orr_spec s;
+    orr_err err = {{0}};
+    const char *argv[] = {"--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "2", "--tp", "2",
+                          "--no-async-tensor-model-parallel-allreduce"};
+    orr_spec_init(&s);
+    int rc = orr_spec_apply_flags(&s, (int)(sizeof argv / sizeof *argv), (char **)argv, &err);
+    if (rc == 0) rc = orr_spec_resolve(&s, &err);
+    CHECK_MSG(rc < 0 && strstr(err.msg, "no-async-tensor-model-parallel-allreduce") && strstr(err.msg, "megatron"),
+              "torchtitan with the megatron flag: rc %d, %s", rc, err.msg);
+    orr_spec_free(&s);
+}
+
 /* Gradient clipping: TorchTitan (torch.nn.utils.clip_grads_with_norm_) and nanotron
  * (optim/clip_grads.py) multiply every fp32 gradient by the clamped coefficient each step, 8 B per
  * local parameter (FSDP2: the rank's shard; nanotron, DP 1: all of its parameters), after the norm
@@ -968,5 +1010,6 @@ int main(void)
     test_pp_outputs();
     test_megatron_dp_cp();
     test_grad_clip();
+    test_async_tp_allreduce();
     return check_done();
 }

@@ -127,6 +127,10 @@ typedef struct orr_spec {
     int tp_comm_overlap;       /* TP collectives overlapped with the GEMMs (default 0) */
     int bias_activation_fusion; /* megatron: the MLP activation (with its bias, and an MoE expert's routing
                                 * score) one fused kernel (default 1); off: Megatron's eager path */
+    int async_tp_allreduce;    /* megatron without SP: a column-parallel linear's backward all-reduce of its
+                                * input gradient runs under its weight-gradient GEMM (default 1, Megatron-LM
+                                * since 2021-08-30); 0: --no-async-tensor-model-parallel-allreduce, or the code
+                                * before it: on the compute stream after both GEMMs */
     int overlap_p2p_comm;      /* megatron, interleaved schedule: pipeline send/recv asynchronous, waited for
                                 * only by the step that needs the tensor (default 1, as Megatron-LM) */
     int grad_reduce_bf16;      /* megatron: --grad-reduce-in-bf16, the gradient buffer and its reduction

@@ -840,7 +840,8 @@ static void column_linear_bwd(gen *G, const ctx *c, const char *dgrad, const cha
         ag = tp_coll(G, c, "tp_allgather_input", ORR_COLL_ALLGATHER, tp_gather_bytes(G), 1);
     gemm(G, c, dgrad, M, G->h, n_out);
     tp_join(G, ag);
-    if (!G->sp && G->rp->tp_bwd_allreduce_sync) { /* the f operator's backward, after the linear's */
+    if (!G->sp && (G->rp->tp_bwd_allreduce_sync || !G->s->async_tp_allreduce)) { /* the f operator's backward,
+                                                                                    * after the linear's */
         gemm(G, c, wgrad, n_out, G->h, M);
         tp_coll(G, c, "tp_allreduce_grad", ORR_COLL_ALLREDUCE, hidden_bytes(G), 0);
         return;

@@ -18,7 +18,7 @@
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
     F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE, F_HTML,
-    F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_P2P_OVERLAP, F_NO_ACT_FUSION, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
+    F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_P2P_OVERLAP, F_NO_ASYNC_TP_AR, F_NO_ACT_FUSION, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
@@ -112,6 +112,9 @@ static const flag_def flags[] = {
     {"--no-tp-comm-overlap", F_NO_TP_COMM_OVERLAP, NULL, NULL, "TP collectives not overlapped", P},
     {"--no-overlap-p2p-comm", F_NO_P2P_OVERLAP, NULL, "overlapped",
      "megatron with --vpp: pipeline send/recv synchronous (Megatron-LM's no-overlap-p2p-communication)", P},
+    {"--no-async-tensor-model-parallel-allreduce", F_NO_ASYNC_TP_AR, NULL, "asynchronous",
+     "megatron without SP: a column-parallel linear's backward all-reduce after its weight gradient, not under it "
+     "(Megatron-LM's flag; its code before 2021-08-30)", P},
     {"--no-bias-activation-fusion", F_NO_ACT_FUSION, NULL, "fused",
      "megatron: the MLP and MoE expert activations eager (Megatron's bias_activation_fusion off)", P},
     {"--grad-reduce-in-bf16", F_GRAD_BF16, NULL, "off (fp32)", "megatron: gradient buffer and reduction in bf16", P},
@@ -363,6 +366,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_TP_COMM_OVERLAP: s->tp_comm_overlap = 1; return 0;
     case F_NO_TP_COMM_OVERLAP: s->tp_comm_overlap = 0; return 0;
     case F_NO_P2P_OVERLAP: s->overlap_p2p_comm = 0; return 0;
+    case F_NO_ASYNC_TP_AR: s->async_tp_allreduce = 0; return 0;
     case F_NO_ACT_FUSION: s->bias_activation_fusion = 0; return 0;
     case F_NO_SYMMETRY: s->symmetry = 0; return 0;
     case F_RECOMPUTE:

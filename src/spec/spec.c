@@ -34,6 +34,7 @@ void orr_spec_init(orr_spec *s)
     s->tp_comm_overlap = 0;
     s->overlap_p2p_comm = 1;
     s->bias_activation_fusion = 1;
+    s->async_tp_allreduce = 1;
     s->bucket_params = 0; /* resolve: max(40e6, 1e6 * dp), Megatron's default */
     s->launch_ps = 5 * ORR_PS_PER_US;
     s->variability = ORR_VARIABILITY_DEFAULT;
@@ -145,6 +146,7 @@ static const orr_yfield options_fields[] = {
     SF("tp_comm_overlap", ORR_YF_BOOL, tp_comm_overlap),
     SF("overlap_p2p_comm", ORR_YF_BOOL, overlap_p2p_comm),
     SF("bias_activation_fusion", ORR_YF_BOOL, bias_activation_fusion),
+    SF("async_tensor_model_parallel_allreduce", ORR_YF_BOOL, async_tp_allreduce),
     SF("grad_reduce_in_bf16", ORR_YF_BOOL, grad_reduce_bf16),
     SF("fp8_param_gather", ORR_YF_BOOL, fp8_param_gather),
     SF("symmetry", ORR_YF_BOOL, symmetry),
@@ -515,6 +517,10 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
     if (s->fp8_param_gather && fw != ORR_FW_MEGATRON)
         return foreign_option(s, ORR_FW_MEGATRON, "--fp8-param-gather (options.fp8_param_gather)",
                               "Megatron-LM's parameters kept in FP8", err);
+    if (!s->async_tp_allreduce && fw != ORR_FW_MEGATRON)
+        return foreign_option(s, ORR_FW_MEGATRON,
+                              "--no-async-tensor-model-parallel-allreduce (options.async_tensor_model_parallel_allreduce)",
+                              "Megatron-LM's column-parallel backward all-reduce", err);
     if (!s->bias_activation_fusion && fw != ORR_FW_MEGATRON)
         return foreign_option(s, ORR_FW_MEGATRON, "--no-bias-activation-fusion (options.bias_activation_fusion)",
                               "Megatron's eager activation path", err);
