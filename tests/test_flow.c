@@ -46,47 +46,51 @@ static orr_transport *flow_on(orr_engine *e, const orr_topo *t)
     return orr_flow_create(e, t, &o);
 }
 
-/* A star: hosts 0-3 at 10 GB/s and host 4 at 1 GB/s on one switch (the bottleneck into host 4),
- * with an engine and a flow backend on it. */
-typedef struct star {
+/* A hand-made topology (make_topo) with an engine and a flow backend on it. */
+typedef struct fab {
     orr_topo t;
     orr_engine e;
     orr_transport *tr;
-} star;
+} fab;
 
-static void star_open(star *f)
+static void fab_open(fab *f, uint32_t hosts, uint32_t switches, const uint32_t (*ab)[2], const double *rate,
+                     uint32_t nlinks)
 {
-    const uint32_t ab[][2] = {{0, 5}, {1, 5}, {2, 5}, {3, 5}, {4, 5}};
-    const double r[] = {10 * GBps, 10 * GBps, 10 * GBps, 10 * GBps, GBps};
-    make_topo(&f->t, 5, 1, ab, r, 5);
+    make_topo(&f->t, hosts, switches, ab, rate, nlinks);
     orr_engine_init(&f->e);
     f->tr = flow_on(&f->e, &f->t);
 }
 
-static void star_close(star *f)
+static void fab_close(fab *f)
 {
     f->tr->destroy(f->tr);
     orr_engine_free(&f->e);
     orr_topo_free(&f->t);
 }
 
+/* A star: hosts 0-3 at 10 GB/s and host 4 at 1 GB/s on one switch (the bottleneck into host 4). */
+static void star_open(fab *f)
+{
+    const uint32_t ab[][2] = {{0, 5}, {1, 5}, {2, 5}, {3, 5}, {4, 5}};
+    const double r[] = {10 * GBps, 10 * GBps, 10 * GBps, 10 * GBps, GBps};
+    fab_open(f, 5, 1, ab, r, 5);
+}
+
 /* Parking lot: switches S0-S1-S2-S3 in a chain (links 1 GB/s), host i on Si (10 GB/s). The long
  * flow h0->h3 crosses the three chain links, each shared with one short flow: all get 0.5 GB/s. */
 static void test_parking_lot(void)
 {
-    orr_topo t;
     const uint32_t ab[][2] = {{0, 4}, {1, 5}, {2, 6}, {3, 7}, {4, 5}, {5, 6}, {6, 7}};
     const double r[] = {10 * GBps, 10 * GBps, 10 * GBps, 10 * GBps, GBps, GBps, GBps};
-    make_topo(&t, 4, 4, ab, r, 7);
-    orr_engine e;
-    orr_engine_init(&e);
-    orr_transport *tr = flow_on(&e, &t);
-    done_log d = {{0}, &e};
+    fab f;
+    fab_open(&f, 4, 4, ab, r, 7);
+    orr_transport *tr = f.tr;
+    done_log d = {{0}, &f.e};
     tr->start_flow(tr, 0, 3, 1000000000, 1, on_done, &d, 0);
     tr->start_flow(tr, 0, 1, 1000000000, 2, on_done, &d, 1);
     tr->start_flow(tr, 1, 2, 1000000000, 3, on_done, &d, 2);
     tr->start_flow(tr, 2, 3, 500000000, 4, on_done, &d, 3);
-    orr_engine_run(&e);
+    orr_engine_run(&f.e);
     /* all at 0.5 GB/s; the 0.5 GB flow ends at 1 s, then h2-h3's link frees: the long flow stays
      * at 0.5 (its other links still shared) until 2 s when all finish. */
     CHECK_EQ_I64(d.t[3], ORR_PS_PER_S);
@@ -99,9 +103,7 @@ static void test_parking_lot(void)
     orr_flow_sync(tr);
     CHECK_REL(orr_flow_link_stats_of(tr, 12)->bytes, 1.5e9, 1e-9);
     CHECK_EQ_I64(orr_flow_link_stats_of(tr, 12)->busy_ps, 2 * ORR_PS_PER_S);
-    tr->destroy(tr);
-    orr_engine_free(&e);
-    orr_topo_free(&t);
+    fab_close(&f);
 }
 
 /* Flows alone on every link of their paths (the NVLink ring steps of a server; flow.c fill_lone):
@@ -111,18 +113,16 @@ static void test_parking_lot(void)
  * directed links 0 (h0->S0), 2 (S0->S1), 4 (S1->S2), 6 (S2->h1), 8 (h2->S0). */
 static void test_lone_flows(void)
 {
-    orr_topo t;
     const uint32_t ab[][2] = {{0, 3}, {3, 4}, {4, 5}, {5, 1}, {2, 3}};
     const double r[] = {10 * GBps, 2 * GBps, 2 * GBps, 10 * GBps, 4 * GBps};
-    make_topo(&t, 3, 3, ab, r, 5);
-    orr_engine e;
-    orr_engine_init(&e);
-    orr_transport *tr = flow_on(&e, &t);
-    done_log d = {{0}, &e};
+    fab f;
+    fab_open(&f, 3, 3, ab, r, 5);
+    orr_transport *tr = f.tr;
+    done_log d = {{0}, &f.e};
     /* alone: 2 GB at 2 GB/s, 1 s; the reverse flow h1 -> h0 (links 7, 5, 3, 1) alone too */
     tr->start_flow(tr, 0, 1, 2000000000ull, 1, on_done, &d, 0);
     tr->start_flow(tr, 1, 0, 1000000000ull, 2, on_done, &d, 1);
-    orr_engine_run(&e);
+    orr_engine_run(&f.e);
     CHECK_EQ_I64(d.t[0], ORR_PS_PER_S);
     CHECK_EQ_I64(d.t[1], ORR_PS_PER_S / 2);
     orr_flow_sync(tr);
@@ -134,28 +134,26 @@ static void test_lone_flows(void)
     tr->start_flow(tr, 0, 1, 1000000000ull, 3, on_done, &d, 2);
     tr->start_flow(tr, 2, 1, 1000000000ull, 4, on_done, &d, 3);
     CHECK(orr_flow_check_rates(tr) < 1e-12);
-    orr_engine_run(&e);
+    orr_engine_run(&f.e);
     CHECK_EQ_I64(d.t[2], 2 * ORR_PS_PER_S);
     CHECK_EQ_I64(d.t[3], 2 * ORR_PS_PER_S);
     orr_flow_sync(tr);
     CHECK_EQ_I64(orr_flow_link_stats_of(tr, 2)->saturated_ps, 2 * ORR_PS_PER_S);
     CHECK_EQ_I64(orr_flow_link_stats_of(tr, 8)->saturated_ps, 0);
-    tr->destroy(tr);
-    orr_engine_free(&e);
-    orr_topo_free(&t);
+    fab_close(&f);
 }
 
 /* Incast: 4 senders into one receiver link of 1 GB/s: 0.25 GB/s each, all done at 4 x bytes / C. */
 static void test_incast(void)
 {
-    star f;
+    fab f;
     star_open(&f);
     orr_transport *tr = f.tr;
     done_log d = {{0}, &f.e};
     for (uint32_t i = 0; i < 4; i++) tr->start_flow(tr, i, 4, 250000000, 10 + i, on_done, &d, i);
     orr_engine_run(&f.e);
     for (int i = 0; i < 4; i++) CHECK_EQ_I64(d.t[i], ORR_PS_PER_S);
-    star_close(&f);
+    fab_close(&f);
 }
 
 typedef struct probe {
@@ -175,22 +173,20 @@ static void probe_ev(void *ctx, uint64_t arg)
  * and f4. B fixes f3 = f4 = 2; A's remaining 8 goes to f1 = f2 = 4. */
 static void test_multi_bottleneck(void)
 {
-    orr_topo t;
     /* hosts 0,1,2 on X (6), host 3 and 5 on Y (7), host 4 on Z (8) */
     const uint32_t ab[][2] = {{0, 6}, {1, 6}, {2, 6}, {3, 7}, {5, 7}, {4, 8}, {6, 7}, {7, 8}};
     const double r[] = {100 * GBps, 100 * GBps, 100 * GBps, 100 * GBps, 100 * GBps, 100 * GBps, 10 * GBps, 4 * GBps};
-    make_topo(&t, 6, 3, ab, r, 8);
-    orr_engine e;
-    orr_engine_init(&e);
-    orr_transport *tr = flow_on(&e, &t);
-    done_log d = {{0}, &e};
+    fab f;
+    fab_open(&f, 6, 3, ab, r, 8);
+    orr_transport *tr = f.tr;
+    done_log d = {{0}, &f.e};
     tr->start_flow(tr, 0, 3, 4000000000ull, 1, on_done, &d, 0);
     tr->start_flow(tr, 1, 3, 4000000000ull, 2, on_done, &d, 1);
     tr->start_flow(tr, 2, 4, 4000000000ull, 3, on_done, &d, 2);
     tr->start_flow(tr, 5, 4, 1000000000ull, 4, on_done, &d, 3);
     probe p = {tr, {1, 2, 3, 4}, {0}, 4};
-    orr_engine_at(&e, 1, probe_ev, &p, 0);
-    orr_engine_run(&e);
+    orr_engine_at(&f.e, 1, probe_ev, &p, 0);
+    orr_engine_run(&f.e);
     CHECK_REL(p.rate[0], 4 * GBps, 1e-12);
     CHECK_REL(p.rate[1], 4 * GBps, 1e-12);
     CHECK_REL(p.rate[2], 2 * GBps, 1e-12);
@@ -200,9 +196,7 @@ static void test_multi_bottleneck(void)
     CHECK_EQ_I64(d.t[3], ORR_PS_PER_S / 2);
     CHECK_REL(d.t[0], 1.1 * ORR_PS_PER_S, 1e-9);
     CHECK_REL(d.t[2], 1.35 * ORR_PS_PER_S, 1e-9);
-    tr->destroy(tr);
-    orr_engine_free(&e);
-    orr_topo_free(&t);
+    fab_close(&f);
 }
 
 /* ---- incremental == from scratch ---- */
@@ -318,7 +312,7 @@ static void start_late_ev(void *ctx, uint64_t arg)
  * start time of 0.2 s. Completion times must agree. */
 static void rollback_run(int inject_late, int64_t out[4])
 {
-    star f;
+    fab f;
     star_open(&f);
     orr_transport *tr = f.tr;
     done_log d = {{0}, &f.e};
@@ -331,7 +325,7 @@ static void rollback_run(int inject_late, int64_t out[4])
     for (int i = 0; i < 4; i++) out[i] = d.t[i];
     orr_flow_totals tot = orr_flow_get_totals(tr);
     CHECK_EQ_I64(tot.rollbacks, inject_late ? 1 : 0);
-    star_close(&f);
+    fab_close(&f);
 }
 
 static void test_rollback(void)
@@ -360,7 +354,7 @@ static void gc_ev(void *ctx, uint64_t arg)
 /* History GC: flows whose rates changed several times keep only the entry in force at the horizon. */
 static void test_gc(void)
 {
-    star f;
+    fab f;
     star_open(&f);
     orr_transport *tr = f.tr;
     done_log d = {{0}, &f.e};
@@ -376,7 +370,7 @@ static void test_gc(void)
     CHECK_EQ_I64(d.t[2], 5 * ORR_PS_PER_S / 10);
     CHECK_EQ_I64(d.t[0], ORR_PS_PER_S * 13 / 10);
     CHECK_EQ_I64(orr_flow_history_len(tr), 0);
-    star_close(&f);
+    fab_close(&f);
 }
 
 /* ---- built topologies and routing ---- */
@@ -467,7 +461,7 @@ static void test_link_bins(void)
     orr_link_bins_free(b);
 
     /* incast of 4 x 250 MB into host 4's 1 GB/s link (switch -> host 4 is link 9): busy for 1 s */
-    star f;
+    fab f;
     star_open(&f);
     orr_link_bins *lb = orr_link_bins_new(f.t.n_links);
     orr_flow_set_link_bins(f.tr, lb);
@@ -485,7 +479,7 @@ static void test_link_bins(void)
     for (int w = 0; w < 244; w++) CHECK(fabs(v[w] / (GBps * 4096e-6) - 1) < 1e-9); /* full windows at 1 GB/s */
     CHECK(v[245] == 0);
     orr_link_bins_free(lb);
-    star_close(&f);
+    fab_close(&f);
 }
 
 int main(void)

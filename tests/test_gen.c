@@ -875,6 +875,7 @@ static void test_megatron_dp_cp(void)
  * 2021-08-30: copy_to_model_parallel_region's blocking backward), on the compute stream after it. */
 static void test_async_tp_allreduce(void)
 {
+    enum { COMPUTE_STREAM = 0, TP_STREAM = 2 }; /* gen.h's S_COMPUTE and S_TP */
     for (int async = 0; async < 2; async++) {
         orr_spec s;
         const char *argv[] = {"--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "2",
@@ -896,7 +897,7 @@ static void test_async_tp_allreduce(void)
         CHECK_MSG(wgrad && ar, "async %d: fc1_wgrad at %zu, its all-reduce at %zu", async, wgrad, ar);
         CHECK_MSG(async ? ar < wgrad : ar > wgrad, "async %d: all-reduce at op %zu, weight gradient at %zu", async, ar,
                   wgrad);
-        CHECK_EQ_I64(ar_stream, async ? 2 : 0); /* the TP stream, or the compute stream */
+        CHECK_EQ_I64(ar_stream, async ? TP_STREAM : COMPUTE_STREAM);
         orr_workload_free(w);
     }
     orr_spec s;

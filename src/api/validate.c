@@ -705,7 +705,12 @@ int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_er
          * sweep varied (cudnn-frontend's deterministic backward on and off, its model presets) */
         const char *w = strstr(notes, "sliding_window_size=");
         double window = w ? strtod(w + strlen("sliding_window_size="), NULL) : 0;
-        if (w && !(window >= 1 && window <= 1048576)) continue;
+        if (w && !(window >= 1 && window <= 1048576)) {
+            free(ks);
+            orr_csv_free(&t);
+            return orr_fail(err, "%s row %d, notes: sliding_window_size must be a window of 1 to 1048576 tokens",
+                            path, r);
+        }
         char key[1024];
         snprintf(key, sizeof key, "%s|%s|%s|%d|%g|%s|%s|%s|%s", orr_csv_get(&t, r, "gpu"), impl, dirn, is_causal, hd,
                  orr_csv_get(&t, r, "software"), orr_csv_get(&t, r, "dtype"), orr_csv_get(&t, r, "source"), notes);
