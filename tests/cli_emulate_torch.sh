@@ -58,6 +58,17 @@ else
     [ "$(json "$TMP/j" "d['config']['kernels_geometry']")" = 0 ] && ok || bad "single: kernels not tagged by the hook"
     [ "$(json "$TMP/j" "int(d['tokens_per_iteration'])")" = 32768 ] && ok || bad "single: --tokens"
     "$ORR" predict "$SPEC" --json > "$TMP/p" && agree "$TMP/j" "$TMP/p" "single process" || bad "predict $SPEC"
+    # the same program run for real on an H100 (data/validation/measured/h100_2026-11-26/step.csv,
+    # torch 2.11 there, this venv's torch here): the allocator's peak is the real GPU's to the byte,
+    # and the predicted step within 10% of the measured median (nothing was fitted to it)
+    M="$SRC/data/validation/measured/h100_2026-11-26/step.csv"
+    real_peak=$(python3 -c "import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(r['own_result_line'].split('max_memory_reserved=')[1].split()[0])" "$M")
+    real_ms=$(python3 -c "import csv,sys; print(next(csv.DictReader(open(sys.argv[1])))['step_ms_median'])" "$M")
+    [ -n "$real_peak" ] && [ "$real_peak" = "$peak" ] && ok || bad "single: Orrery peak $peak != the H100's max_memory_reserved $real_peak"
+    e=$(json "$TMP/j" "d['iteration_time_s']")
+    echo "single process: emulate $e s, measured on an H100 $real_ms ms"
+    python3 -c "import sys; e, m = float(sys.argv[1]), float(sys.argv[2]) / 1e3; sys.exit(0 if abs(e - m) <= 0.10 * m else 1)" \
+        "$e" "$real_ms" && ok || bad "single: emulate $e s vs $real_ms ms measured on an H100 (more than 10% apart)"
 fi
 
 # too little memory: PyTorch's own out-of-memory error, no prediction

@@ -479,6 +479,13 @@ static int cmd_validate(int argc, char **argv)
     fwrite(b.s, 1, b.n, stdout);
     orr_buf_free(&b);
     orr_valid_kernels_free(&k);
+    orr_valid_measured m;
+    if (orr_validate_measured(dir, &m, &err) < 0) return fail(&err);
+    orr_buf mb = {0};
+    orr_buf_printf(&mb, "\n");
+    orr_valid_measured_print(&m, &mb);
+    fwrite(mb.s, 1, mb.n, stdout);
+    orr_buf_free(&mb);
     return 0;
 }
 

@@ -108,4 +108,32 @@ int orr_validate_attention_shape(const char *dir, orr_valid_kernels *out, orr_er
 void orr_valid_kernels_print(const orr_valid_kernels *k, orr_buf *out);
 void orr_valid_kernels_free(orr_valid_kernels *k);
 
+/* The compute model against this project's own kernel measurements on one H100
+ * (validation/measured/h100_2026-11-26: scripts/probe_gpu.py; nothing fitted to them):
+ *   - bf16 GEMMs at the Megatron-Core weak-scaling rows' shapes: orr_est_gemm_ps against the measured
+ *     time, median |error| and median signed error, overall and by tokens (micro-batch 4 and 1);
+ *   - fp8 against bf16 at Llama and GPT-3 shapes: the predicted speed-up over the measured one;
+ *   - causal flash attention (PyTorch's flash and cuDNN kernels, dropout 0 and 0.1, batch 1 and 4,
+ *     7-18 heads): orr_est_attention_ps against the measured time, median signed error per series.
+ * Errors are predicted throughput over measured - 1 (positive: predicted faster). */
+typedef struct orr_valid_attn_series {
+    char label[96];           /* kernel, dropout, direction, batch */
+    size_t n;                 /* head counts compared */
+    double median_error;      /* signed */
+} orr_valid_attn_series;
+
+typedef struct orr_valid_measured {
+    size_t gemm_n, gemm_n_mbs4, gemm_n_mbs1;
+    double gemm_median_abs, gemm_median_signed;
+    double gemm_mbs4_median_signed, gemm_mbs1_median_signed;
+    size_t fp8_n;                      /* tensorwise pairs */
+    double fp8_speedup_measured;       /* median measured fp8 / bf16 throughput */
+    double fp8_speedup_median_error;   /* median of predicted / measured speed-up - 1 */
+    orr_valid_attn_series attn[32];
+    size_t attn_n;
+} orr_valid_measured;
+
+int orr_validate_measured(const char *dir, orr_valid_measured *out, orr_err *err);
+void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out);
+
 #endif

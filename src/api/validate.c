@@ -802,3 +802,165 @@ void orr_valid_kernels_free(orr_valid_kernels *k)
     free(k->series);
     memset(k, 0, sizeof *k);
 }
+
+/* ---- The compute model against this project's H100 measurements (orr_validate_measured) ---- */
+
+#define MEASURED_DIR "measured/h100_2026-11-26"
+
+static int cmp_plain(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v (sorted in place); 0 when empty. */
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_plain);
+    return !n ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A positive whole-number column of row r below 2^31, or 0. */
+static uint32_t measured_dim(const orr_csv *t, int r, const char *col)
+{
+    double v = orr_csv_num(t, r, col);
+    return v >= 1 && v < 2147483648.0 && v == floor(v) ? (uint32_t)v : 0;
+}
+
+/* Loads DIR/measured/.../name into t, naming the file on failure. */
+static int measured_load(orr_csv *t, const char *dir, const char *name, orr_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/" MEASURED_DIR "/%s", dir, name);
+    return orr_csv_load(t, path, err);
+}
+
+static int measured_gemm(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load(&t, dir, "gemm.csv", err) < 0) return -1;
+    size_t cap = (size_t)t.nrows + 1;
+    double *all = orr_xmalloc(cap * sizeof *all), *abs_e = orr_xmalloc(cap * sizeof *abs_e);
+    double *e4 = orr_xmalloc(cap * sizeof *e4), *e1 = orr_xmalloc(cap * sizeof *e1);
+    for (int r = 1; r < t.nrows; r++) {
+        /* plain bf16 torch.mm rows; the fp32-accumulating weight gradients are an analogue, not compared */
+        if (strcmp(orr_csv_get(&t, r, "impl"), "torch.mm (cuBLAS via PyTorch)") != 0) continue;
+        uint32_t m = measured_dim(&t, r, "M"), n = measured_dim(&t, r, "N"), k = measured_dim(&t, r, "K");
+        double us = orr_csv_num(&t, r, "time_us");
+        if (!m || !n || !k || !(us > 0) || !isfinite(us)) continue;
+        double pred_s = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / (double)ORR_PS_PER_S;
+        double e = us * 1e-6 / pred_s - 1.0; /* predicted throughput over measured - 1 */
+        all[out->gemm_n] = e, abs_e[out->gemm_n++] = fabs(e);
+        /* micro-batch 4: 16384 tokens in M (forward, data gradient) or K (weight gradient) */
+        if (strstr(orr_csv_get(&t, r, "op"), " mbs4 ")) e4[out->gemm_n_mbs4++] = e;
+        else e1[out->gemm_n_mbs1++] = e;
+    }
+    orr_csv_free(&t);
+    out->gemm_median_abs = median_of(abs_e, out->gemm_n);
+    out->gemm_median_signed = median_of(all, out->gemm_n);
+    out->gemm_mbs4_median_signed = median_of(e4, out->gemm_n_mbs4);
+    out->gemm_mbs1_median_signed = median_of(e1, out->gemm_n_mbs1);
+    free(all), free(abs_e), free(e4), free(e1);
+    return 0;
+}
+
+/* fp8 (tensorwise) against bf16 at the same shape: the file lists each shape's bf16 row first. */
+static int measured_fp8(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load(&t, dir, "gemm_fp8.csv", err) < 0) return -1;
+    size_t cap = (size_t)t.nrows + 1;
+    double *meas = orr_xmalloc(cap * sizeof *meas), *e = orr_xmalloc(cap * sizeof *e);
+    double bf16_tflops = 0;
+    const char *bf16_op = "";
+    for (int r = 1; r < t.nrows; r++) {
+        const char *dt = orr_csv_get(&t, r, "dtype_a_b"), *op = orr_csv_get(&t, r, "op");
+        double v = orr_csv_num(&t, r, "value");
+        if (!(v > 0) || !isfinite(v)) continue;
+        if (strcmp(dt, "bf16") == 0) {
+            bf16_tflops = v, bf16_op = op;
+            continue;
+        }
+        if (strcmp(orr_csv_get(&t, r, "scaling"), "tensorwise") != 0 || strcmp(op, bf16_op) != 0 || !(bf16_tflops > 0))
+            continue;
+        uint32_t m = measured_dim(&t, r, "M"), n = measured_dim(&t, r, "N"), k = measured_dim(&t, r, "K");
+        if (!m || !n || !k) continue;
+        double pred = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) /
+                      (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_FP8, 0, 0);
+        meas[out->fp8_n] = v / bf16_tflops;
+        e[out->fp8_n] = pred / meas[out->fp8_n] - 1.0;
+        out->fp8_n++;
+    }
+    orr_csv_free(&t);
+    out->fp8_speedup_measured = median_of(meas, out->fp8_n);
+    out->fp8_speedup_median_error = median_of(e, out->fp8_n);
+    free(meas), free(e);
+    return 0;
+}
+
+static int measured_attention(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load(&t, dir, "attention.csv", err) < 0) return -1;
+    double e[32][16];
+    for (int r = 1; r < t.nrows; r++) {
+        const char *dirn = orr_csv_get(&t, r, "direction"), *impl = orr_csv_get(&t, r, "impl");
+        const char *notes = orr_csv_get(&t, r, "notes");
+        int bwd = strcmp(dirn, "bwd") == 0;
+        if (!bwd && strcmp(dirn, "fwd") != 0) continue; /* fwd+bwd is their sum */
+        uint32_t b = measured_dim(&t, r, "batch"), h = measured_dim(&t, r, "nheads"), s = measured_dim(&t, r, "seqlen_q");
+        uint32_t d = measured_dim(&t, r, "headdim");
+        double ms = orr_csv_num(&t, r, "time_ms");
+        if (!b || !h || !s || !d || !(ms > 0) || !isfinite(ms) || (uint64_t)b * h > UINT32_MAX) continue;
+        const char *kernel = strstr(impl, "cuDNN") ? "cuDNN" : "flash (FlashAttention-2)";
+        const char *p = strstr(notes, "dropout_p ");
+        char label[96];
+        snprintf(label, sizeof label, "%s, dropout %.1f, %s, batch %u", kernel, p ? strtod(p + 10, NULL) : 0.0,
+                 bwd ? "bwd" : "fwd", b);
+        size_t i = 0;
+        while (i < out->attn_n && strcmp(out->attn[i].label, label) != 0) i++;
+        if (i == out->attn_n) {
+            if (out->attn_n == sizeof out->attn / sizeof out->attn[0]) continue;
+            snprintf(out->attn[out->attn_n++].label, sizeof out->attn[0].label, "%s", label);
+        }
+        if (out->attn[i].n == sizeof e[0] / sizeof e[0][0]) continue;
+        /* the generator's causal count: (nq + 1) / 2nq of the unmasked FLOPs */
+        uint32_t dims[4] = {b * h, s, s, d};
+        double nq = ceil(s / 128.0), full = 4.0 * b * h * (double)s * s * d * (bwd ? 2.5 : 1.0);
+        double pred_s = (double)orr_est_attention_ps(g, bwd, dims, ORR_BF16, full * (nq + 1) / (2 * nq), 0) /
+                        (double)ORR_PS_PER_S;
+        e[i][out->attn[i].n++] = ms * 1e-3 / pred_s - 1.0;
+    }
+    orr_csv_free(&t);
+    for (size_t i = 0; i < out->attn_n; i++) out->attn[i].median_error = median_of(e[i], out->attn[i].n);
+    return 0;
+}
+
+int orr_validate_measured(const char *dir, orr_valid_measured *out, orr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    orr_gpu g;
+    if (orr_catalog_gpu("H100-SXM5-80GB", &g, err) < 0) return -1;
+    if (measured_gemm(dir, &g, out, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
+        measured_attention(dir, &g, out, err) < 0)
+        return -1;
+    if (out->gemm_n == 0 || out->fp8_n == 0 || out->attn_n == 0)
+        return orr_fail(err, "%s/" MEASURED_DIR ": expected bf16 GEMM, fp8 GEMM and attention rows, found %zu, %zu "
+                             "and %zu", dir, out->gemm_n, out->fp8_n, out->attn_n);
+    return 0;
+}
+
+void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
+{
+    orr_buf_printf(out, "Kernels measured on one H100 (" MEASURED_DIR "; nothing fitted to them)\n"
+                        "  error: predicted throughput / measured - 1 (positive = predicted faster)\n");
+    orr_buf_printf(out, "  bf16 GEMMs at the Megatron-Core rows' shapes: %zu, median |error| %.1f%%, median error %+.1f%% "
+                        "(micro-batch 4: %+.1f%% over %zu; micro-batch 1: %+.1f%% over %zu)\n",
+                   m->gemm_n, 100 * m->gemm_median_abs, 100 * m->gemm_median_signed, 100 * m->gemm_mbs4_median_signed,
+                   m->gemm_n_mbs4, 100 * m->gemm_mbs1_median_signed, m->gemm_n_mbs1);
+    orr_buf_printf(out, "  fp8 (tensorwise) over bf16 GEMMs: %zu shapes, measured speed-up %.2fx (median), predicted / "
+                        "measured %+.1f%%\n", m->fp8_n, m->fp8_speedup_measured, 100 * m->fp8_speedup_median_error);
+    orr_buf_printf(out, "  causal attention, sequence 4096, head dim 128, median error over the head counts:\n");
+    for (size_t i = 0; i < m->attn_n; i++)
+        orr_buf_printf(out, "    %-52s %2zu  %+6.1f%%\n", m->attn[i].label, m->attn[i].n, 100 * m->attn[i].median_error);
+}

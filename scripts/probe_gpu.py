@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+"""probe_gpu.py - measure, on one real GPU, the kernels Orrery's compute model prices.
+
+Run on a machine with a CUDA GPU and PyTorch (no other package):
+
+    python3 scripts/probe_gpu.py OUTDIR [--budget-s 330]
+
+It writes, in the column layouts of data/validation/kernels/ (so `orrery validate` and the tests
+read them like the public rows):
+
+    gemm.csv       bf16 GEMMs at the exact shapes of the Megatron-Core H100 weak-scaling rows
+                   (QKV, projection, FC1, FC2 and the logits; forward, data-gradient and
+                   weight-gradient orientations; micro-batch 1 and 4), the weight gradient also
+                   accumulated into fp32 as Megatron's gradient-accumulation fusion does, and fp8
+                   (tensorwise and rowwise torch._scaled_mm) at Llama-like shapes
+    attention.csv  causal SDPA forward and forward+backward, head dim 128, sequence 4096, the heads
+                   per GPU of those rows, batch 1 and 4, dropout 0 and 0.1, flash and cuDNN backends
+    membw.csv      memory-bound kernels by bytes moved (copy, add, layer norm, GELU, fused AdamW)
+    step.csv       tests/emu/torch/step.py (the emulator test's program) run for real: step time and
+                   the allocator's peak, to set beside `orrery emulate` of the same program
+    layer.csv      a Megatron GPT layer (LN, QKV, flash attention with dropout, projection,
+                   dropout+residual, LN, FC1, GELU, FC2, dropout+residual) at each row's TP shard,
+                   forward+backward of two stacked layers, time and peak memory
+    env.txt        the GPU, clocks, power limit, driver, torch/CUDA/cuDNN versions
+
+Each kernel is timed with CUDA events around each call after warm-up; the value is the median.
+Sections run in order of value and stop when the budget runs out, so a short lease still returns
+the most important rows. Nothing here is read at build, test or run time; the measured files are
+copied into data/validation/kernels/ with their provenance (docs/models.md).
+"""
+import argparse
+import csv
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+T0 = time.time()
+BUDGET_S = 330.0
+SEQ = 4096
+HEAD_DIM = 128
+VOCAB = 131072
+
+# The Megatron-Core H100 weak-scaling rows (data/validation/megatron_lm_h100_weak_scaling.csv):
+# name, hidden, heads, tp.  Every one has head dim 128 and FFN 4 x hidden.
+ROWS = [
+    ("GPT 1.7B", 2048, 16, 1),
+    ("GPT 7.1B", 4096, 32, 2),
+    ("GPT 16B", 6144, 48, 4),
+    ("GPT 32B", 7168, 56, 8),
+    ("GPT 70B", 8192, 64, 8),
+    ("GPT 119B", 10240, 80, 8),
+    ("GPT 177B", 12288, 96, 8),
+    ("GPT 314B", 16384, 128, 8),
+    ("GPT 462B", 18432, 144, 8),
+]
+
+# fp8 shapes: Llama 3 8B TP 1, 70B TP 4 and TP 8, 405B TP 8 (GQA with 8 KV heads, SwiGLU), and
+# GPT-3 175B TP 4; tokens 8192.
+FP8_MODELS = [
+    ("Llama3 8B tp1", 4096, 32, 8, 14336, True, 1),
+    ("Llama3 70B tp4", 8192, 64, 8, 28672, True, 4),
+    ("Llama3 70B tp8", 8192, 64, 8, 28672, True, 8),
+    ("Llama3 405B tp8", 16384, 128, 8, 53248, True, 8),
+    ("GPT3 175B tp4", 12288, 96, 96, 49152, False, 4),
+]
+
+# memory-bound kernels: element counts 2^14 .. 2^30 (32 KiB .. 2 GiB of bf16), norm shapes (tokens,
+# hidden), fused AdamW sizes (fp32 parameters)
+MEM_EXPONENTS = range(14, 31, 2)
+NORM_SHAPES = ((16384, 2048), (16384, 4096), (16384, 8192), (4096, 18432))
+ADAM_PARAMS = (1 << 26, 1 << 28, 1 << 29)
+
+DEV = "cuda"
+SOFTWARE = ""
+GPU_NAME = ""
+GPU_VARIANT = ""
+OUT = {}
+
+
+def left_s():
+    return BUDGET_S - (time.time() - T0)
+
+
+def log(msg):
+    print(f"[{time.time() - T0:7.1f}s] {msg}", flush=True)
+
+
+class Sink:
+    """One CSV file, header first, each row flushed as it is written."""
+
+    def __init__(self, path, header):
+        self.f = open(path, "w", newline="")
+        self.w = csv.writer(self.f)
+        self.w.writerow(header)
+        self.f.flush()
+
+    def row(self, values):
+        self.w.writerow(values)
+        self.f.flush()
+
+
+def time_ms(fn, min_total_ms=40.0, max_iters=30, warmup=3):
+    """Median milliseconds of one call of fn, CUDA events around each call after warm-up."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    s = torch.cuda.Event(enable_timing=True)
+    e = torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    e.synchronize()
+    one = max(s.elapsed_time(e), 1e-3)
+    n = int(max(5, min(max_iters, math.ceil(min_total_ms / one))))
+    evs = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
+    evs[0].record()
+    for i in range(n):
+        fn()
+        evs[i + 1].record()
+    evs[-1].synchronize()
+    return statistics.median(evs[i].elapsed_time(evs[i + 1]) for i in range(n))
+
+
+def env(out_dir):
+    global SOFTWARE, GPU_NAME, GPU_VARIANT
+    p = torch.cuda.get_device_properties(0)
+    GPU_VARIANT = p.name
+    # the short name the kernel tables use in their gpu column ("NVIDIA H100 80GB HBM3" -> "H100")
+    words = [w for w in p.name.split() if w not in ("NVIDIA", "Tesla")]
+    GPU_NAME = words[0] if words else p.name
+    cudnn = torch.backends.cudnn.version()
+    SOFTWARE = f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {cudnn}"
+    lines = [
+        f"date_utc {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+        f"gpu {p.name} ({GPU_NAME}) sms {p.multi_processor_count} mem_bytes {p.total_memory}",
+        f"software {SOFTWARE}",
+    ]
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,power.limit,clocks.max.sm,"
+                            "clocks.max.mem,clocks.sm,temperature.gpu", "--format=csv"],
+                           capture_output=True, text=True, timeout=20)
+        lines.append(q.stdout.strip())
+    except Exception as exc:  # noqa: BLE001 - a missing nvidia-smi is recorded, not fatal
+        lines.append(f"nvidia-smi: {exc}")
+    with open(os.path.join(out_dir, "env.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    log(" | ".join(lines))
+
+
+def smi_clocks():
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu",
+                            "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+        return q.stdout.strip()
+    except Exception:  # noqa: BLE001
+        return "n/a"
+
+
+GEMM_HEADER = ["gpu", "gpu_variant", "impl", "op", "dtype_a_b", "scaling", "dtype_out", "M", "N", "K",
+               "metric", "value", "unit", "time_us", "software", "notes", "value_origin", "source"]
+SOURCE = "measured by scripts/probe_gpu.py on this project's lent GPU"
+
+
+def gemm_shapes_megatron():
+    """(label, M, N, K) of every GEMM orientation of each row's TP shard, micro-batch 1 and 4."""
+    out = []
+    for name, h, heads, tp in ROWS:
+        for mbs in (4, 1):
+            m = mbs * SEQ
+            lin = [("qkv", 3 * h // tp, h), ("proj", h, h // tp), ("fc1", 4 * h // tp, h),
+                   ("fc2", h, 4 * h // tp), ("logits", VOCAB // tp, h)]
+            for lname, n, k in lin:
+                out.append((f"{name} mbs{mbs} {lname}", m, n, k))
+    return out
+
+
+def gemm_section(out_dir):
+    sink = Sink(os.path.join(out_dir, "gemm.csv"), GEMM_HEADER)
+    seen = {}
+    for label, m, n, k in gemm_shapes_megatron():
+        if left_s() < 200:
+            log("gemm: budget, stopping")
+            break
+        x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
+        dy = torch.randn(m, n, device=DEV, dtype=torch.bfloat16)
+        y = torch.empty(m, n, device=DEV, dtype=torch.bfloat16)
+        dx = torch.empty(m, k, device=DEV, dtype=torch.bfloat16)
+        dw = torch.empty(n, k, device=DEV, dtype=torch.bfloat16)
+        cases = [
+            ("fwd", (m, n, k), lambda: torch.mm(x, w.t(), out=y)),
+            ("dgrad", (m, k, n), lambda: torch.mm(dy, w, out=dx)),
+            ("wgrad", (n, k, m), lambda: torch.mm(dy.t(), x, out=dw)),
+        ]
+        for op, (gm, gn, gk), fn in cases:
+            key = (op, gm, gn, gk)
+            if key in seen:
+                continue
+            t = time_ms(fn)
+            seen[key] = t
+            tf = 2.0 * gm * gn * gk / (t * 1e-3) / 1e12
+            sink.row([GPU_NAME, GPU_VARIANT, "torch.mm (cuBLAS via PyTorch)", f"{op} ({label})", "bf16",
+                      "none", "bf16", gm, gn, gk, "achieved TFLOP/s", f"{tf:.1f}", "TFLOP/s",
+                      f"{t * 1e3:.1f}", SOFTWARE, "median of CUDA-event-timed calls after warm-up",
+                      "measured", SOURCE])
+        # Megatron's gradient-accumulation fusion: the weight gradient accumulated into the fp32
+        # main_grad (bf16 inputs, fp32 C, beta 1).
+        try:
+            g32 = torch.zeros(n, k, device=DEV, dtype=torch.float32)
+            t = time_ms(lambda: torch.addmm(g32, dy.t(), x, out_dtype=torch.float32))
+            tf = 2.0 * n * k * m / (t * 1e-3) / 1e12
+            sink.row([GPU_NAME, GPU_VARIANT, "torch.addmm out_dtype fp32 (cuBLAS via PyTorch)",
+                      f"wgrad_accum_fp32 ({label})", "bf16", "none", "fp32 (accumulated, beta 1)", n, k, m,
+                      "achieved TFLOP/s", f"{tf:.1f}", "TFLOP/s", f"{t * 1e3:.1f}", SOFTWARE,
+                      "Megatron gradient_accumulation_fusion analogue", "measured", SOURCE])
+            del g32
+        except Exception as exc:  # noqa: BLE001
+            if "accum" not in seen:
+                log(f"wgrad fp32 accumulate unsupported: {exc!r}"[:300])
+            seen["accum"] = 0
+        del x, w, dy, y, dx, dw
+        log(f"gemm {label} done; clocks {smi_clocks()}")
+    torch.cuda.empty_cache()
+
+
+def fp8_section(out_dir):
+    sink = Sink(os.path.join(out_dir, "gemm_fp8.csv"), GEMM_HEADER)
+    m = 8192
+    f8 = torch.float8_e4m3fn
+    for name, h, heads, kvh, ffn, gated, tp in FP8_MODELS:
+        if left_s() < 25:
+            log("fp8: budget, stopping")
+            break
+        lin = [("qkv", (heads + 2 * kvh) * HEAD_DIM // tp, h), ("proj", h, h // tp),
+               ("fc1", (2 if gated else 1) * ffn // tp, h), ("fc2", h, ffn // tp)]
+        for lname, n, k in lin:
+            for op, (gm, gn, gk) in (("fwd", (m, n, k)), ("dgrad", (m, k, n)), ("wgrad", (n, k, m))):
+                a = torch.randn(gm, gk, device=DEV, dtype=torch.bfloat16)
+                b = torch.randn(gn, gk, device=DEV, dtype=torch.bfloat16)
+                t16 = time_ms(lambda: torch.mm(a, b.t()))
+                a8, b8 = a.to(f8), b.to(f8)
+                one = torch.ones((), device=DEV, dtype=torch.float32)
+                rows = [("bf16", "none", t16)]
+                try:
+                    rows.append(("fp8 e4m3", "tensorwise",
+                                 time_ms(lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
+                                                                  out_dtype=torch.bfloat16))))
+                except Exception as exc:  # noqa: BLE001
+                    log(f"fp8 tensorwise: {exc!r}"[:300])
+                try:
+                    sa = torch.ones(gm, 1, device=DEV, dtype=torch.float32)
+                    sb = torch.ones(1, gn, device=DEV, dtype=torch.float32)
+                    rows.append(("fp8 e4m3", "rowwise",
+                                 time_ms(lambda: torch._scaled_mm(a8, b8.t(), scale_a=sa, scale_b=sb,
+                                                                  out_dtype=torch.bfloat16))))
+                except Exception as exc:  # noqa: BLE001
+                    log(f"fp8 rowwise: {exc!r}"[:300])
+                for dt, scaling, t in rows:
+                    tf = 2.0 * gm * gn * gk / (t * 1e-3) / 1e12
+                    sink.row([GPU_NAME, GPU_VARIANT, "torch.mm / torch._scaled_mm (cuBLASLt via PyTorch)",
+                              f"{op} ({name} {lname})", dt, scaling, "bf16", gm, gn, gk, "achieved TFLOP/s",
+                              f"{tf:.1f}", "TFLOP/s", f"{t * 1e3:.1f}", SOFTWARE,
+                              "random normal inputs; median of CUDA-event-timed calls", "measured", SOURCE])
+                del a, b, a8, b8
+        log(f"fp8 {name} done")
+    # the cast that precedes an fp8 GEMM: amax and scale-and-cast of an activation
+    try:
+        x = torch.randn(m, 8192, device=DEV, dtype=torch.bfloat16)
+        t_amax = time_ms(lambda: x.abs().amax())
+        t_cast = time_ms(lambda: (x * 2.0).to(f8))
+        log(f"fp8 cast of {m}x8192 bf16: amax {t_amax * 1e3:.1f} us, scale+cast {t_cast * 1e3:.1f} us")
+    except Exception as exc:  # noqa: BLE001
+        log(f"fp8 cast: {exc!r}"[:300])
+
+
+ATTN_HEADER = ["gpu", "gpu_variant", "impl", "direction", "dtype", "batch", "seqlen_q", "seqlen_kv", "nheads",
+               "nheads_kv", "headdim", "headdim_v", "causal", "varlen", "metric", "value", "unit", "time_ms",
+               "software", "notes", "value_origin", "source"]
+
+
+def attention_section(out_dir):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sink = Sink(os.path.join(out_dir, "attention.csv"), ATTN_HEADER)
+    heads_set = sorted({heads // tp for _, _, heads, tp in ROWS})
+    backends = [("flash", SDPBackend.FLASH_ATTENTION, "PyTorch SDPA flash backend (FlashAttention-2)"),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION, "PyTorch SDPA cuDNN backend")]
+    for bname, be, impl in backends:
+        for b in (4, 1):
+            for nh in heads_set:
+                for p in (0.0, 0.1):
+                    if left_s() < 120:
+                        log("attention: budget, stopping")
+                        return
+                    try:
+                        q = torch.randn(b, nh, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+                        k = torch.randn_like(q, requires_grad=True)
+                        v = torch.randn_like(q, requires_grad=True)
+                        do = torch.randn_like(q)
+                        with sdpa_kernel([be]):
+                            def fwd():
+                                return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+
+                            def fwdbwd():  # autograd.grad: no .grad accumulation between calls
+                                o = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+                                torch.autograd.grad(o, (q, k, v), do)
+
+                            tf_ms = time_ms(fwd)
+                            tfb_ms = time_ms(fwdbwd)
+                    except Exception as exc:  # noqa: BLE001
+                        log(f"attention {bname} b{b} h{nh} p{p}: {exc!r}"[:300])
+                        continue
+                    # causal FLOPs as FlashAttention's benchmark counts them: half of 4 b h s^2 d
+                    fl_f = 4.0 * b * nh * SEQ * SEQ * HEAD_DIM / 2
+                    for direction, t, fl in (("fwd", tf_ms, fl_f), ("fwd+bwd", tfb_ms, 3.5 * fl_f),
+                                             ("bwd", tfb_ms - tf_ms, 2.5 * fl_f)):
+                        sink.row([GPU_NAME, GPU_VARIANT, impl, direction, "bf16", b, SEQ, SEQ, nh, nh, HEAD_DIM,
+                                  HEAD_DIM, True, False, "achieved TFLOPs/s", f"{fl / (t * 1e-3) / 1e12:.1f}",
+                                  "TFLOP/s", f"{t:.4f}", SOFTWARE,
+                                  f"dropout_p {p}; layout bhsd; FLOPs causal-halved (FA benchmark convention); "
+                                  "bwd = fwd_bwd - fwd", "measured", SOURCE])
+                    del q, k, v, do
+            log(f"attention {bname} b{b} done; clocks {smi_clocks()}")
+
+
+MEM_HEADER = ["gpu", "gpu_variant", "kernel", "dtype", "shape_or_size", "metric", "value", "unit", "time_us",
+              "software", "notes", "value_origin", "source"]
+
+
+def membw_section(out_dir):
+    sink = Sink(os.path.join(out_dir, "membw.csv"), MEM_HEADER)
+
+    def put(kernel, dtype, shape, nbytes, t):
+        sink.row([GPU_NAME, GPU_VARIANT, kernel, dtype, shape, "achieved HBM bandwidth",
+                  f"{nbytes / (t * 1e-3) / 1e12:.3f}", "TB/s", f"{t * 1e3:.2f}", SOFTWARE,
+                  f"bytes read+written {nbytes}", "measured", SOURCE])
+
+    for e in MEM_EXPONENTS:
+        if left_s() < 20:
+            return
+        n = 1 << e
+        a = torch.randn(n, device=DEV, dtype=torch.bfloat16)
+        b = torch.randn(n, device=DEV, dtype=torch.bfloat16)
+        c = torch.empty_like(a)
+        put("copy (Tensor.copy_)", "bf16", str(n), 4 * n, time_ms(lambda: c.copy_(a)))
+        put("add (torch.add out=)", "bf16", str(n), 6 * n, time_ms(lambda: torch.add(a, b, out=c)))
+        del a, b, c
+    for rows, h in NORM_SHAPES:
+        if left_s() < 20:
+            return
+        x = torch.randn(rows, h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+        wt = torch.ones(h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+        bs = torch.zeros(h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+        g = torch.randn(rows, h, device=DEV, dtype=torch.bfloat16)
+        n = rows * h
+        put("layer_norm fwd (F.layer_norm)", "bf16", f"{rows}x{h}", 4 * n,
+            time_ms(lambda: F.layer_norm(x, (h,), wt, bs)))
+        put("layer_norm fwd+bwd (F.layer_norm)", "bf16", f"{rows}x{h}", 4 * n + 6 * n,
+            time_ms(lambda: torch.autograd.grad(F.layer_norm(x, (h,), wt, bs), (x, wt, bs), g)))
+        y = torch.randn(rows, 4 * h if h <= 8192 else h, device=DEV, dtype=torch.bfloat16)
+        put("gelu tanh fwd (F.gelu)", "bf16", f"{tuple(y.shape)}", 4 * y.numel(),
+            time_ms(lambda: F.gelu(y, approximate="tanh")))
+        del x, wt, bs, g, y
+    for nparams in ADAM_PARAMS:
+        if left_s() < 20:
+            return
+        p = torch.nn.Parameter(torch.randn(nparams, device=DEV, dtype=torch.float32))
+        p.grad = torch.randn_like(p)
+        opt = torch.optim.AdamW([p], lr=1e-4, fused=True)
+        opt.step()
+        put("AdamW fused step (torch.optim.AdamW fused=True)", "fp32", str(nparams), 28 * nparams,
+            time_ms(opt.step, min_total_ms=30, max_iters=10))
+        put("grad norm (torch.linalg.vector_norm)", "fp32", str(nparams), 4 * nparams,
+            time_ms(lambda: torch.linalg.vector_norm(p.grad)))
+        put("zero fill (Tensor.zero_)", "fp32", str(nparams), 4 * nparams, time_ms(lambda: p.grad.zero_()))
+        del p, opt
+        torch.cuda.empty_cache()
+    log(f"membw done; clocks {smi_clocks()}")
+
+
+class GPTLayer(torch.nn.Module):
+    """Megatron's GPT layer as one TP shard computes it, without SP or communication: pre-LN,
+    QKV (bias), causal flash attention with dropout 0.1, projection (bias), dropout 0.1 + residual,
+    LN, FC1 (bias), GELU (tanh), FC2 (bias), dropout 0.1 + residual."""
+
+    def __init__(self, h, heads_local, tp):
+        super().__init__()
+        kw = dict(device=DEV, dtype=torch.bfloat16)
+        self.nh = heads_local
+        self.ln1 = torch.nn.LayerNorm(h, **kw)
+        self.qkv = torch.nn.Linear(h, 3 * h // tp, **kw)
+        self.proj = torch.nn.Linear(h // tp, h, **kw)
+        self.ln2 = torch.nn.LayerNorm(h, **kw)
+        self.fc1 = torch.nn.Linear(h, 4 * h // tp, **kw)
+        self.fc2 = torch.nn.Linear(4 * h // tp, h, **kw)
+
+    def forward(self, x, b):
+        t = x.shape[0]
+        q, k, v = self.qkv(self.ln1(x)).view(b, t // b, 3, self.nh, HEAD_DIM).unbind(2)
+        a = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                           dropout_p=0.1, is_causal=True)
+        a = a.transpose(1, 2).reshape(t, self.nh * HEAD_DIM)
+        x = x + F.dropout(self.proj(a), 0.1)
+        return x + F.dropout(self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh")), 0.1)
+
+
+def layer_section(out_dir):
+    sink = Sink(os.path.join(out_dir, "layer.csv"),
+                ["model", "hidden", "heads_local", "tp", "mbs", "tokens", "layers", "fwd_ms_per_layer",
+                 "fwd_bwd_ms_per_layer", "model_tflops_per_s", "peak_allocated_bytes", "software", "gpu",
+                 "notes", "source"])
+    for name, h, heads, tp in ROWS:
+        for mbs in (4, 1):
+            if left_s() < 60:
+                log("layer: budget, stopping")
+                return
+            try:
+                layers = [GPTLayer(h, heads // tp, tp) for _ in range(2)]
+                tokens = mbs * SEQ
+                x = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+                g = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16)
+
+                def fwd():
+                    y = x
+                    for layer in layers:
+                        y = layer(y, mbs)
+                    return y
+
+                params = [x] + [p for layer in layers for p in layer.parameters()]
+
+                def step():  # autograd.grad: no .grad accumulation between calls
+                    torch.autograd.grad(fwd(), params, g)
+
+                torch.cuda.reset_peak_memory_stats()
+                t_f = time_ms(fwd, max_iters=10)
+                t_fb = time_ms(step, max_iters=10)
+                peak = torch.cuda.max_memory_allocated()
+                # Megatron's per-layer FLOPs of this shard: 24 t h^2 / tp (GEMMs, fwd) + causal
+                # attention 2 t s h / tp (fwd, halved), x3 for fwd+bwd
+                fl = 3 * (24.0 * tokens * h * h / tp + 2.0 * tokens * SEQ * h / tp)
+                sink.row([name, h, heads // tp, tp, mbs, tokens, 2, f"{t_f / 2:.3f}", f"{t_fb / 2:.3f}",
+                          f"{fl / (t_fb / 2 * 1e-3) / 1e12:.1f}", peak, SOFTWARE, GPU_VARIANT,
+                          "eager PyTorch, SDPA default backend; no SP (norms on all tokens); no communication",
+                          SOURCE])
+                log(f"layer {name} mbs{mbs}: fwd {t_f / 2:.2f} ms, fwd+bwd {t_fb / 2:.2f} ms per layer")
+                del layers, x, g
+                torch.cuda.empty_cache()
+            except Exception as exc:  # noqa: BLE001
+                log(f"layer {name} mbs{mbs}: {exc!r}"[:300])
+                torch.cuda.empty_cache()
+
+
+STEP_ARGS = ["--steps", "2", "--hidden", "3072", "--heads", "24", "--batch", "32"]
+
+
+def step_section(out_dir):
+    """tests/emu/torch/step.py, the program tests/cli_emulate_torch.sh runs under `orrery emulate`,
+    run for real: its own ORRERY_RESULT line (the allocator's peak), then the same training step
+    timed (10 steps after 3 of warm-up, CUDA events, median)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    step_py = os.path.join(here, "..", "tests", "emu", "torch", "step.py")
+    sink = Sink(os.path.join(out_dir, "step.csv"),
+                ["program", "args", "step_ms_median", "step_ms_min", "steps_timed", "max_memory_reserved",
+                 "max_memory_allocated", "own_result_line", "software", "gpu", "source"])
+    r = subprocess.run([sys.executable, step_py] + STEP_ARGS, capture_output=True, text=True, timeout=120)
+    own = " ".join(l for l in r.stdout.splitlines() if l.startswith("ORRERY_RESULT"))
+    log(f"step.py {' '.join(STEP_ARGS)}: rc {r.returncode} {own} {r.stderr[-300:]}")
+    sys.path.insert(0, os.path.dirname(step_py))
+    import step  # noqa: E402 - the same model class as the emulated program
+
+    a = dict(zip(STEP_ARGS[::2], STEP_ARGS[1::2]))
+    hidden, heads, batch = int(a["--hidden"]), int(a["--heads"]), int(a["--batch"])
+    layers, seq, vocab = 4, 1024, 32768  # step.py's defaults
+    torch.manual_seed(0)
+    torch.cuda.reset_peak_memory_stats()
+    model = step.GPT(layers, hidden, heads, vocab, seq).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    idx = torch.randint(0, vocab, (batch, seq), device="cuda")
+
+    def one():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(idx)
+        loss = F.cross_entropy(logits.float().view(-1, vocab), idx.view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(3):
+        one()
+    torch.cuda.synchronize()
+    evs = [torch.cuda.Event(enable_timing=True) for _ in range(11)]
+    evs[0].record()
+    for i in range(10):
+        one()
+        evs[i + 1].record()
+    evs[-1].synchronize()
+    ts = [evs[i].elapsed_time(evs[i + 1]) for i in range(10)]
+    sink.row(["tests/emu/torch/step.py", " ".join(STEP_ARGS), f"{statistics.median(ts):.3f}", f"{min(ts):.3f}", 10,
+              torch.cuda.max_memory_reserved(), torch.cuda.max_memory_allocated(), own, SOFTWARE, GPU_VARIANT,
+              SOURCE])
+    log(f"step: median {statistics.median(ts):.2f} ms per step")
+    del model, opt, idx
+
+
+def main():
+    global BUDGET_S
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--budget-s", type=float, default=BUDGET_S)
+    ap.add_argument("--only", default="", help="comma-separated sections to run (default: all)")
+    args = ap.parse_args()
+    BUDGET_S = args.budget_s
+    if not torch.cuda.is_available():
+        sys.exit("probe_gpu.py: no CUDA device (torch.cuda.is_available() is False)")
+    os.makedirs(args.out_dir, exist_ok=True)
+    torch.manual_seed(0)
+    env(args.out_dir)
+    sections = [("gemm", gemm_section), ("attention", attention_section), ("layer", layer_section),
+                ("step", step_section), ("membw", membw_section), ("fp8", fp8_section)]
+    only = set(filter(None, args.only.split(",")))
+    for name, fn in sections:
+        if only and name not in only:
+            continue
+        log(f"section {name} ({left_s():.0f} s left)")
+        try:
+            fn(args.out_dir)
+        except Exception:  # noqa: BLE001 - a failed section must not cost the others
+            traceback.print_exc()
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    log(f"done; clocks {smi_clocks()}")
+
+
+if __name__ == "__main__":
+    main()
