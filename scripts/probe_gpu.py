@@ -16,6 +16,8 @@ read them like the public rows):
     attention.csv  causal SDPA forward and forward+backward, head dim 128, sequence 4096, the heads
                    per GPU of those rows, batch 1 and 4, dropout 0 and 0.1, flash and cuDNN backends
     membw.csv      memory-bound kernels by bytes moved (copy, add, layer norm, GELU, fused AdamW)
+    overlap.csv    GEMMs and flash attention alone and while k thread blocks of a copy (NCCL-like)
+                   or spin kernel run on another stream: compute's slowdown under communication
     step.csv       tests/emu/torch/step.py (the emulator test's program) run for real: step time and
                    the allocator's peak, to set beside `orrery emulate` of the same program
     layer.csv      a Megatron GPT layer (LN, QKV, flash attention with dropout, projection,
@@ -508,6 +510,110 @@ def step_section(out_dir):
     del model, opt, idx
 
 
+# GEMMs of the Megatron-Core rows (1.7B FC1 at micro-batch 4, 32B FC1 at micro-batch 1, 462B FC2
+# data gradient at micro-batch 1) timed while k SMs run a contender kernel, as NCCL's channels do.
+OVERLAP_GEMMS = [("1.7B mbs4 fc1 fwd", 16384, 8192, 2048), ("32B mbs1 fc1 fwd", 4096, 3584, 7168),
+                 ("462B mbs1 fc2 dgrad", 4096, 9216, 18432)]
+OVERLAP_CTAS = (8, 16, 32)
+OVERLAP_BUF_ELEMS = 1 << 27  # the copy's buffers: 256 MiB of bf16 each
+
+
+def overlap_section(out_dir):
+    """Compute under communication: a GEMM (and flash attention) timed alone and while a contender
+    kernel of k thread blocks runs on another stream - a grid-stride copy (NCCL's channels: one block
+    each, streaming through HBM) or a spin loop (the SMs held, no memory traffic). The contender is
+    started first and outlasts the timed calls (checked by events)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def contend_copy(src, dst, n_elems, passes, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        npg = tl.num_programs(0)
+        for _ in range(passes):
+            for start in range(pid * BLOCK, n_elems, npg * BLOCK):
+                offs = start + tl.arange(0, BLOCK)
+                mask = offs < n_elems
+                tl.store(dst + offs, tl.load(src + offs, mask=mask), mask=mask)
+
+    @triton.jit
+    def contend_spin(out, iters):
+        pid = tl.program_id(0)
+        acc = pid.to(tl.float32)
+        for _ in range(iters):
+            acc = acc * 0.999999 + 1.0
+        tl.store(out + pid, acc)
+
+    sink = Sink(os.path.join(out_dir, "overlap.csv"),
+                ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
+                 "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"])
+    n_buf = OVERLAP_BUF_ELEMS
+    src = torch.randn(n_buf, device=DEV, dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    spin_out = torch.empty(1024, device=DEV, dtype=torch.float32)
+
+    def timed(fn):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        return s.elapsed_time(e)
+
+    kernels = []
+    for label, m, n, k in OVERLAP_GEMMS:
+        a = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
+        kernels.append((label, m, n, k, (lambda a=a, w=w: torch.mm(a, w.t()))))
+    q = torch.randn(4, 16, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    do = torch.randn_like(q)
+    kernels.append(("flash attention fwd+bwd b4 h16", 4 * 16, SEQ, HEAD_DIM, (lambda: torch.autograd.grad(
+        F.scaled_dot_product_attention(q, q, q, is_causal=True), (q,), do))))
+
+    for blocks in OVERLAP_CTAS:
+        # one pass of the copy alone sets the passes; the spin loop's rate likewise
+        t_pass = timed(lambda: contend_copy[(blocks,)](src, dst, n_buf, 1, BLOCK=4096))
+        t_pass = timed(lambda: contend_copy[(blocks,)](src, dst, n_buf, 1, BLOCK=4096))
+        copy_GBps = 4.0 * n_buf / (t_pass * 1e-3) / 1e9
+        t_spin = timed(lambda: contend_spin[(blocks,)](spin_out, 1 << 20))
+        t_spin = timed(lambda: contend_spin[(blocks,)](spin_out, 1 << 20))
+        for label, m, n, k, fn in kernels:
+            if left_s() < 15:
+                log("overlap: budget, stopping")
+                return
+            alone = time_ms(fn, max_iters=20)
+            calls = 20
+            want_ms = 3.0 * calls * alone + 20.0
+            for cname, launch, rate in (
+                    ("copy", lambda p: contend_copy[(blocks,)](src, dst, n_buf, p, BLOCK=4096), t_pass),
+                    ("spin", lambda p: contend_spin[(blocks,)](spin_out, p), t_spin / (1 << 20))):
+                reps = int(math.ceil(want_ms / rate))
+                side = torch.cuda.Stream()
+                torch.cuda.synchronize()
+                c_end = torch.cuda.Event(enable_timing=True)
+                with torch.cuda.stream(side):
+                    launch(reps)
+                    c_end.record()
+                torch.cuda._sleep(2_000_000)  # ~1 ms: the contender's blocks are resident first
+                evs = [torch.cuda.Event(enable_timing=True) for _ in range(calls + 1)]
+                evs[0].record()
+                for i in range(calls):
+                    fn()
+                    evs[i + 1].record()
+                c_end.synchronize()
+                torch.cuda.synchronize()
+                ts = [evs[i].elapsed_time(evs[i + 1]) for i in range(calls)]
+                contended = statistics.median(ts)
+                outlasted = evs[-1].elapsed_time(c_end) > 0
+                sink.row([label, m, n, k, cname, blocks, f"{copy_GBps:.1f}" if cname == "copy" else "",
+                          f"{alone:.4f}", f"{contended:.4f}", f"{contended / alone - 1:.4f}", outlasted, SOFTWARE,
+                          GPU_VARIANT, SOURCE])
+                log(f"overlap {label} vs {cname} x{blocks}: {alone:.3f} -> {contended:.3f} ms "
+                    f"({100 * (contended / alone - 1):+.1f}%), outlasted {outlasted}"
+                    + (f", copy alone {copy_GBps:.0f} GB/s" if cname == "copy" else ""))
+
+
 def main():
     global BUDGET_S
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -522,7 +628,8 @@ def main():
     torch.manual_seed(0)
     env(args.out_dir)
     sections = [("gemm", gemm_section), ("attention", attention_section), ("layer", layer_section),
-                ("step", step_section), ("membw", membw_section), ("fp8", fp8_section)]
+                ("step", step_section), ("membw", membw_section), ("fp8", fp8_section),
+                ("overlap", overlap_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:

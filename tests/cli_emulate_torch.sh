@@ -353,6 +353,12 @@ for variant in inductor triton-launcher eager; do
     peak=$(json "$TMP/j" "d['peak_memory_bytes']")
     echo "torch.compile $variant: torch max_memory_reserved $res, Orrery peak $peak, iteration $(json "$TMP/j" "d['iteration_time_s']") s"
     [ -n "$res" ] && [ "$res" = "$peak" ] && ok || bad "torch.compile $variant: torch max_memory_reserved $res != Orrery peak $peak"
+    # the same program run for real on an H100 (torch 2.11, triton 3.6 there): the same peak, to the byte
+    if [ $variant != triton-launcher ]; then
+        real=$(python3 -c "import csv,sys; print(*[r['max_memory_reserved'] for r in csv.DictReader(open(sys.argv[1])) if r['args'] == '--backend ' + sys.argv[2]])" \
+            "$SRC/data/validation/measured/h100_2026-11-26/emulate_real.csv" $backend)
+        [ -n "$real" ] && [ "$real" = "$peak" ] && ok || bad "torch.compile $variant: Orrery peak $peak != the H100's max_memory_reserved $real"
+    fi
     [ "$(json "$TMP/j" "d['config']['kernels_geometry'], d['config']['iteration_marks']")" = "0 3" ] \
         && ok || bad "torch.compile $variant: untagged kernels, iteration marks: $(json "$TMP/j" "d['config']['kernels_geometry'], d['config']['iteration_marks']")"
     # the predicted iteration's Triton kernels (names triton_poi_/triton_red_/triton_per_...), each with a time

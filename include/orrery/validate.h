@@ -131,6 +131,12 @@ typedef struct orr_valid_measured {
     double fp8_speedup_median_error;   /* median of predicted / measured speed-up - 1 */
     orr_valid_attn_series attn[32];
     size_t attn_n;
+    /* compute beside a contender holding k SMs (overlap.csv): the median measured slowdown of the
+     * GEMMs and of attention at each k, against the GPU's overlap_slowdown */
+    uint32_t overlap_blocks[4];
+    double overlap_gemm[4], overlap_attn[4];
+    size_t overlap_k, overlap_rows, overlap_skipped; /* k values; rows compared; rows whose contender ended first */
+    double overlap_model;
 } orr_valid_measured;
 
 int orr_validate_measured(const char *dir, orr_valid_measured *out, orr_err *err);

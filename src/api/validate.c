@@ -936,13 +936,48 @@ static int measured_attention(const char *dir, const orr_gpu *g, orr_valid_measu
     return 0;
 }
 
+static int measured_overlap(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load(&t, dir, "overlap.csv", err) < 0) return -1;
+    enum { KMAX = sizeof out->overlap_blocks / sizeof out->overlap_blocks[0], NMAX = 64 };
+    double ge[KMAX][NMAX], ae[KMAX][NMAX];
+    size_t gn[KMAX] = {0}, an[KMAX] = {0};
+    for (int r = 1; r < t.nrows; r++) {
+        uint32_t k = measured_dim(&t, r, "contender_blocks");
+        double alone = orr_csv_num(&t, r, "alone_ms"), with = orr_csv_num(&t, r, "contended_ms");
+        if (!k || !(alone > 0) || !(with > 0) || !isfinite(alone) || !isfinite(with)) continue;
+        if (strcmp(orr_csv_get(&t, r, "contender_outlasted"), "True") != 0) { /* the contender ended first */
+            out->overlap_skipped++;
+            continue;
+        }
+        size_t i = 0;
+        while (i < out->overlap_k && out->overlap_blocks[i] != k) i++;
+        if (i == out->overlap_k) {
+            if (out->overlap_k == KMAX) continue;
+            out->overlap_blocks[out->overlap_k++] = k;
+        }
+        int attn = strstr(orr_csv_get(&t, r, "kernel"), "attention") != NULL;
+        if (attn && an[i] < NMAX) ae[i][an[i]++] = with / alone - 1.0;
+        else if (!attn && gn[i] < NMAX) ge[i][gn[i]++] = with / alone - 1.0;
+        out->overlap_rows++;
+    }
+    orr_csv_free(&t);
+    for (size_t i = 0; i < out->overlap_k; i++) {
+        out->overlap_gemm[i] = median_of(ge[i], gn[i]);
+        out->overlap_attn[i] = median_of(ae[i], an[i]);
+    }
+    out->overlap_model = g->overlap_slowdown;
+    return 0;
+}
+
 int orr_validate_measured(const char *dir, orr_valid_measured *out, orr_err *err)
 {
     memset(out, 0, sizeof *out);
     orr_gpu g;
     if (orr_catalog_gpu("H100-SXM5-80GB", &g, err) < 0) return -1;
     if (measured_gemm(dir, &g, out, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
-        measured_attention(dir, &g, out, err) < 0)
+        measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0)
         return -1;
     if (out->gemm_n == 0 || out->fp8_n == 0 || out->attn_n == 0)
         return orr_fail(err, "%s/" MEASURED_DIR ": expected bf16 GEMM, fp8 GEMM and attention rows, found %zu, %zu "
@@ -963,4 +998,11 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
     orr_buf_printf(out, "  causal attention, sequence 4096, head dim 128, median error over the head counts:\n");
     for (size_t i = 0; i < m->attn_n; i++)
         orr_buf_printf(out, "    %-52s %2zu  %+6.1f%%\n", m->attn[i].label, m->attn[i].n, 100 * m->attn[i].median_error);
+    orr_buf_printf(out, "  compute beside a kernel holding k SMs (a copy or a spin loop, as NCCL's channels), median "
+                        "slowdown over %zu rows (%zu not compared: the contender ended first); Orrery slows any kernel "
+                        "that starts under communication by %.0f%%:\n", m->overlap_rows, m->overlap_skipped,
+                   100 * m->overlap_model);
+    for (size_t i = 0; i < m->overlap_k; i++)
+        orr_buf_printf(out, "    k = %2u: GEMMs %+6.1f%%, flash attention %+6.1f%%\n", m->overlap_blocks[i],
+                       100 * m->overlap_gemm[i], 100 * m->overlap_attn[i]);
 }
