@@ -18,6 +18,9 @@ read them like the public rows):
     membw.csv      memory-bound kernels by bytes moved (copy, add, layer norm, GELU, fused AdamW)
     overlap.csv    GEMMs and flash attention alone and while k thread blocks of a copy (NCCL-like)
                    or spin kernel run on another stream: compute's slowdown under communication
+    gemm_sweep.csv, overlap_sweep.csv
+                   bf16 GEMMs at log-uniform random shapes (a fixed seed), the first 80 also beside
+                   16 blocks of each contender
     step.csv       tests/emu/torch/step.py (the emulator test's program) run for real: step time and
                    the allocator's peak, to set beside `orrery emulate` of the same program
     layer.csv      a Megatron GPT layer (LN, QKV, flash attention with dropout, projection,
@@ -108,18 +111,23 @@ class Sink:
         self.f.flush()
 
 
-def time_ms(fn, min_total_ms=40.0, max_iters=30, warmup=3):
-    """Median milliseconds of one call of fn, CUDA events around each call after warm-up."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
+def once_ms(fn):
+    """Milliseconds of one call of fn, between two CUDA events."""
     s = torch.cuda.Event(enable_timing=True)
     e = torch.cuda.Event(enable_timing=True)
     s.record()
     fn()
     e.record()
     e.synchronize()
-    one = max(s.elapsed_time(e), 1e-3)
+    return s.elapsed_time(e)
+
+
+def time_ms(fn, min_total_ms=40.0, max_iters=30, warmup=3):
+    """Median milliseconds of one call of fn, CUDA events around each call after warm-up."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    one = max(once_ms(fn), 1e-3)
     n = int(max(5, min(max_iters, math.ceil(min_total_ms / one))))
     evs = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
     evs[0].record()
@@ -518,11 +526,9 @@ OVERLAP_CTAS = (8, 16, 32)
 OVERLAP_BUF_ELEMS = 1 << 27  # the copy's buffers: 256 MiB of bf16 each
 
 
-def overlap_section(out_dir):
-    """Compute under communication: a GEMM (and flash attention) timed alone and while a contender
-    kernel of k thread blocks runs on another stream - a grid-stride copy (NCCL's channels: one block
-    each, streaming through HBM) or a spin loop (the SMs held, no memory traffic). The contender is
-    started first and outlasts the timed calls (checked by events)."""
+def triton_contenders():
+    """The contender kernels (Triton, compiled on first use): a grid-stride copy through HBM, one
+    thread block a channel as NCCL's, and a spin loop that holds its SMs without memory traffic."""
     import triton
     import triton.language as tl
 
@@ -544,23 +550,59 @@ def overlap_section(out_dir):
             acc = acc * 0.999999 + 1.0
         tl.store(out + pid, acc)
 
+    return contend_copy, contend_spin
+
+
+class Contenders:
+    """k thread blocks of each contender, with their rates measured alone."""
+
+    def __init__(self, blocks):
+        self.copy, self.spin = triton_contenders()
+        self.blocks = blocks
+        self.n = OVERLAP_BUF_ELEMS
+        self.src = torch.randn(self.n, device=DEV, dtype=torch.bfloat16)
+        self.dst = torch.empty_like(self.src)
+        self.out = torch.empty(1024, device=DEV, dtype=torch.float32)
+        for _ in range(2):  # the second of each: compiled and warm
+            self.pass_ms = once_ms(lambda: self.launch("copy", 1))
+            self.spin_ms = once_ms(lambda: self.launch("spin", 1 << 20)) / (1 << 20)
+        self.copy_GBps = 4.0 * self.n / (self.pass_ms * 1e-3) / 1e9
+
+    def launch(self, kind, reps):
+        if kind == "copy":
+            self.copy[(self.blocks,)](self.src, self.dst, self.n, reps, BLOCK=4096)
+        else:
+            self.spin[(self.blocks,)](self.out, reps)
+
+    def contended_ms(self, kind, fn, alone_ms, calls=20):
+        """Median ms of fn's calls while the contender runs (started first, on another stream, sized to
+        outlast them), and whether it did outlast them."""
+        reps = int(math.ceil((3.0 * calls * alone_ms + 20.0) / (self.pass_ms if kind == "copy" else self.spin_ms)))
+        side = torch.cuda.Stream()
+        torch.cuda.synchronize()
+        c_end = torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(side):
+            self.launch(kind, reps)
+            c_end.record()
+        torch.cuda._sleep(2_000_000)  # ~1 ms: the contender's blocks are resident first
+        evs = [torch.cuda.Event(enable_timing=True) for _ in range(calls + 1)]
+        evs[0].record()
+        for i in range(calls):
+            fn()
+            evs[i + 1].record()
+        c_end.synchronize()
+        torch.cuda.synchronize()
+        return statistics.median(evs[i].elapsed_time(evs[i + 1]) for i in range(calls)), evs[-1].elapsed_time(c_end) > 0
+
+
+def overlap_section(out_dir):
+    """Compute under communication: a GEMM (and flash attention) timed alone and while a contender
+    kernel of k thread blocks runs on another stream - a grid-stride copy (NCCL's channels: one block
+    each, streaming through HBM) or a spin loop (the SMs held, no memory traffic). The contender is
+    started first and outlasts the timed calls (checked by events)."""
     sink = Sink(os.path.join(out_dir, "overlap.csv"),
                 ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
                  "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"])
-    n_buf = OVERLAP_BUF_ELEMS
-    src = torch.randn(n_buf, device=DEV, dtype=torch.bfloat16)
-    dst = torch.empty_like(src)
-    spin_out = torch.empty(1024, device=DEV, dtype=torch.float32)
-
-    def timed(fn):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        return s.elapsed_time(e)
-
     kernels = []
     for label, m, n, k in OVERLAP_GEMMS:
         a = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
@@ -570,58 +612,76 @@ def overlap_section(out_dir):
     do = torch.randn_like(q)
     kernels.append(("flash attention fwd+bwd b4 h16", 4 * 16, SEQ, HEAD_DIM, (lambda: torch.autograd.grad(
         F.scaled_dot_product_attention(q, q, q, is_causal=True), (q,), do))))
-
     for blocks in OVERLAP_CTAS:
-        # one pass of the copy alone sets the passes; the spin loop's rate likewise
-        t_pass = timed(lambda: contend_copy[(blocks,)](src, dst, n_buf, 1, BLOCK=4096))
-        t_pass = timed(lambda: contend_copy[(blocks,)](src, dst, n_buf, 1, BLOCK=4096))
-        copy_GBps = 4.0 * n_buf / (t_pass * 1e-3) / 1e9
-        t_spin = timed(lambda: contend_spin[(blocks,)](spin_out, 1 << 20))
-        t_spin = timed(lambda: contend_spin[(blocks,)](spin_out, 1 << 20))
+        c = Contenders(blocks)
         for label, m, n, k, fn in kernels:
             if left_s() < 15:
                 log("overlap: budget, stopping")
                 return
             alone = time_ms(fn, max_iters=20)
-            calls = 20
-            want_ms = 3.0 * calls * alone + 20.0
-            for cname, launch, rate in (
-                    ("copy", lambda p: contend_copy[(blocks,)](src, dst, n_buf, p, BLOCK=4096), t_pass),
-                    ("spin", lambda p: contend_spin[(blocks,)](spin_out, p), t_spin / (1 << 20))):
-                reps = int(math.ceil(want_ms / rate))
-                side = torch.cuda.Stream()
-                torch.cuda.synchronize()
-                c_end = torch.cuda.Event(enable_timing=True)
-                with torch.cuda.stream(side):
-                    launch(reps)
-                    c_end.record()
-                torch.cuda._sleep(2_000_000)  # ~1 ms: the contender's blocks are resident first
-                evs = [torch.cuda.Event(enable_timing=True) for _ in range(calls + 1)]
-                evs[0].record()
-                for i in range(calls):
-                    fn()
-                    evs[i + 1].record()
-                c_end.synchronize()
-                torch.cuda.synchronize()
-                ts = [evs[i].elapsed_time(evs[i + 1]) for i in range(calls)]
-                contended = statistics.median(ts)
-                outlasted = evs[-1].elapsed_time(c_end) > 0
-                sink.row([label, m, n, k, cname, blocks, f"{copy_GBps:.1f}" if cname == "copy" else "",
+            for cname in ("copy", "spin"):
+                contended, outlasted = c.contended_ms(cname, fn, alone)
+                sink.row([label, m, n, k, cname, blocks, f"{c.copy_GBps:.1f}" if cname == "copy" else "",
                           f"{alone:.4f}", f"{contended:.4f}", f"{contended / alone - 1:.4f}", outlasted, SOFTWARE,
                           GPU_VARIANT, SOURCE])
                 log(f"overlap {label} vs {cname} x{blocks}: {alone:.3f} -> {contended:.3f} ms "
                     f"({100 * (contended / alone - 1):+.1f}%), outlasted {outlasted}"
-                    + (f", copy alone {copy_GBps:.0f} GB/s" if cname == "copy" else ""))
+                    + (f", copy alone {c.copy_GBps:.0f} GB/s" if cname == "copy" else ""))
+        del c
+
+
+# The GEMM sweep: shapes drawn log-uniformly (M, N, K multiples of 64 from 256 to 32768; a fixed
+# seed), for a shape model trained on one half and checked on the other; the first
+# SWEEP_CONTENDED also beside 16 blocks of each contender.
+SWEEP_SHAPES = 400
+SWEEP_CONTENDED = 80
+SWEEP_SEED = 20261126
+
+
+def gemm_sweep_section(out_dir):
+    import random
+    rng = random.Random(SWEEP_SEED)
+    sink = Sink(os.path.join(out_dir, "gemm_sweep.csv"), GEMM_HEADER)
+    osink = Sink(os.path.join(out_dir, "overlap_sweep.csv"),
+                 ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
+                  "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"])
+    c = Contenders(16)
+    for i in range(SWEEP_SHAPES):
+        if left_s() < 10:
+            log(f"gemm sweep: budget, stopping after {i} shapes")
+            return
+        m, n, k = (64 * max(4, round(2 ** rng.uniform(8, 15) / 64)) for _ in range(3))
+        x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
+        y = torch.empty(m, n, device=DEV, dtype=torch.bfloat16)
+        fn = lambda: torch.mm(x, w.t(), out=y)  # noqa: E731
+        t = time_ms(fn, min_total_ms=20.0, max_iters=20)
+        sink.row([GPU_NAME, GPU_VARIANT, "torch.mm (cuBLAS via PyTorch)", f"fwd (sweep {i})", "bf16", "none", "bf16",
+                  m, n, k, "achieved TFLOP/s", f"{2.0 * m * n * k / (t * 1e-3) / 1e12:.1f}", "TFLOP/s",
+                  f"{t * 1e3:.1f}", SOFTWARE, f"log-uniform shape sweep, seed {SWEEP_SEED}", "measured", SOURCE])
+        if i < SWEEP_CONTENDED:
+            for cname in ("copy", "spin"):
+                contended, outlasted = c.contended_ms(cname, fn, t, calls=10)
+                osink.row([f"sweep {i}", m, n, k, cname, 16, f"{c.copy_GBps:.1f}" if cname == "copy" else "",
+                           f"{t:.4f}", f"{contended:.4f}", f"{contended / t - 1:.4f}", outlasted, SOFTWARE,
+                           GPU_VARIANT, SOURCE])
+        del x, w, y
+        if i % 50 == 49:
+            log(f"gemm sweep: {i + 1} shapes; clocks {smi_clocks()}")
 
 
 def main():
-    global BUDGET_S
+    global BUDGET_S, OVERLAP_CTAS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--budget-s", type=float, default=BUDGET_S)
     ap.add_argument("--only", default="", help="comma-separated sections to run (default: all)")
+    ap.add_argument("--overlap-blocks", default="", help="the overlap section's contender sizes, e.g. 1,2,4 "
+                    "(default: %s)" % ",".join(map(str, OVERLAP_CTAS)))
     args = ap.parse_args()
     BUDGET_S = args.budget_s
+    if args.overlap_blocks:
+        OVERLAP_CTAS = tuple(int(b) for b in args.overlap_blocks.split(","))
     if not torch.cuda.is_available():
         sys.exit("probe_gpu.py: no CUDA device (torch.cuda.is_available() is False)")
     os.makedirs(args.out_dir, exist_ok=True)
@@ -629,7 +689,7 @@ def main():
     env(args.out_dir)
     sections = [("gemm", gemm_section), ("attention", attention_section), ("layer", layer_section),
                 ("step", step_section), ("membw", membw_section), ("fp8", fp8_section),
-                ("overlap", overlap_section)]
+                ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:

@@ -480,7 +480,7 @@ static int cmd_validate(int argc, char **argv)
     orr_buf_free(&b);
     orr_valid_kernels_free(&k);
     orr_valid_measured m;
-    if (orr_validate_measured(dir, &m, &err) < 0) return fail(&err);
+    if (orr_validate_measured(dir, 0, &m, &err) < 0) return fail(&err);
     orr_buf mb = {0};
     orr_buf_printf(&mb, "\n");
     orr_valid_measured_print(&m, &mb);

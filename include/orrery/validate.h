@@ -137,9 +137,16 @@ typedef struct orr_valid_measured {
     double overlap_gemm[4], overlap_attn[4];
     size_t overlap_k, overlap_rows, overlap_skipped; /* k values; rows compared; rows whose contender ended first */
     double overlap_model;
+    /* bf16 GEMMs at random shapes (gemm_sweep.csv), kernels of at least 100 us (below, the timing is
+     * the host's), and the first of them beside 16 held SMs (overlap_sweep.csv) */
+    size_t sweep_n, sweep_short;       /* compared; left out as host-bound */
+    double sweep_median_abs, sweep_median_signed;
+    size_t sweep_overlap_n;            /* copy and spin rows compared */
+    double sweep_overlap_copy, sweep_overlap_spin; /* median slowdowns */
 } orr_valid_measured;
 
-int orr_validate_measured(const char *dir, orr_valid_measured *out, orr_err *err);
+/* gemm_eff > 0: the H100's at that value (the fit's check), else the catalog's. */
+int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *out, orr_err *err);
 void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out);
 
 #endif

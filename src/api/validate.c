@@ -971,13 +971,61 @@ static int measured_overlap(const char *dir, const orr_gpu *g, orr_valid_measure
     return 0;
 }
 
-int orr_validate_measured(const char *dir, orr_valid_measured *out, orr_err *err)
+/* Kernels shorter than this are timed with PyTorch's host time between the events in the files. */
+#define MEASURED_MIN_KERNEL_US 100.0
+
+static int measured_sweep(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load(&t, dir, "gemm_sweep.csv", err) < 0) return -1;
+    size_t cap = (size_t)t.nrows + 1;
+    double *e = orr_xmalloc(cap * sizeof *e), *a = orr_xmalloc(cap * sizeof *a);
+    for (int r = 1; r < t.nrows; r++) {
+        uint32_t m = measured_dim(&t, r, "M"), n = measured_dim(&t, r, "N"), k = measured_dim(&t, r, "K");
+        double us = orr_csv_num(&t, r, "time_us");
+        if (!m || !n || !k || !(us > 0) || !isfinite(us)) continue;
+        if (us < MEASURED_MIN_KERNEL_US) {
+            out->sweep_short++;
+            continue;
+        }
+        double pred_s = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / (double)ORR_PS_PER_S;
+        e[out->sweep_n] = us * 1e-6 / pred_s - 1.0;
+        a[out->sweep_n] = fabs(e[out->sweep_n]);
+        out->sweep_n++;
+    }
+    orr_csv_free(&t);
+    out->sweep_median_abs = median_of(a, out->sweep_n);
+    out->sweep_median_signed = median_of(e, out->sweep_n);
+    free(e), free(a);
+    if (measured_load(&t, dir, "overlap_sweep.csv", err) < 0) return -1;
+    cap = (size_t)t.nrows + 1;
+    double *c = orr_xmalloc(cap * sizeof *c), *sp = orr_xmalloc(cap * sizeof *sp);
+    size_t nc = 0, ns = 0;
+    for (int r = 1; r < t.nrows; r++) {
+        double alone = orr_csv_num(&t, r, "alone_ms"), with = orr_csv_num(&t, r, "contended_ms");
+        if (!(alone * 1e3 >= MEASURED_MIN_KERNEL_US) || !(with > 0) || !isfinite(alone) || !isfinite(with) ||
+            strcmp(orr_csv_get(&t, r, "contender_outlasted"), "True") != 0)
+            continue;
+        if (strcmp(orr_csv_get(&t, r, "contender"), "copy") == 0) c[nc++] = with / alone - 1.0;
+        else sp[ns++] = with / alone - 1.0;
+    }
+    orr_csv_free(&t);
+    out->sweep_overlap_n = nc + ns;
+    out->sweep_overlap_copy = median_of(c, nc);
+    out->sweep_overlap_spin = median_of(sp, ns);
+    free(c), free(sp);
+    return 0;
+}
+
+int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *out, orr_err *err)
 {
     memset(out, 0, sizeof *out);
     orr_gpu g;
     if (orr_catalog_gpu("H100-SXM5-80GB", &g, err) < 0) return -1;
+    if (gemm_eff > 0) g.gemm_eff = gemm_eff;
     if (measured_gemm(dir, &g, out, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
-        measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0)
+        measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0 ||
+        measured_sweep(dir, &g, out, err) < 0)
         return -1;
     if (out->gemm_n == 0 || out->fp8_n == 0 || out->attn_n == 0)
         return orr_fail(err, "%s/" MEASURED_DIR ": expected bf16 GEMM, fp8 GEMM and attention rows, found %zu, %zu "
@@ -993,6 +1041,9 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
                         "(micro-batch 4: %+.1f%% over %zu; micro-batch 1: %+.1f%% over %zu)\n",
                    m->gemm_n, 100 * m->gemm_median_abs, 100 * m->gemm_median_signed, 100 * m->gemm_mbs4_median_signed,
                    m->gemm_n_mbs4, 100 * m->gemm_mbs1_median_signed, m->gemm_n_mbs1);
+    orr_buf_printf(out, "  bf16 GEMMs at random shapes (M, N, K 256-32768): %zu of at least 100 us, median |error| "
+                        "%.1f%%, median error %+.1f%% (%zu shorter ones left out: host-bound timing)\n", m->sweep_n,
+                   100 * m->sweep_median_abs, 100 * m->sweep_median_signed, m->sweep_short);
     orr_buf_printf(out, "  fp8 (tensorwise) over bf16 GEMMs: %zu shapes, measured speed-up %.2fx (median), predicted / "
                         "measured %+.1f%%\n", m->fp8_n, m->fp8_speedup_measured, 100 * m->fp8_speedup_median_error);
     orr_buf_printf(out, "  causal attention, sequence 4096, head dim 128, median error over the head counts:\n");
@@ -1005,4 +1056,7 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
     for (size_t i = 0; i < m->overlap_k; i++)
         orr_buf_printf(out, "    k = %2u: GEMMs %+6.1f%%, flash attention %+6.1f%%\n", m->overlap_blocks[i],
                        100 * m->overlap_gemm[i], 100 * m->overlap_attn[i]);
+    orr_buf_printf(out, "    k = 16, random-shape GEMMs of at least 100 us (%zu rows): %+.1f%% beside the copy, %+.1f%% "
+                        "beside the spin loop\n", m->sweep_overlap_n, 100 * m->sweep_overlap_copy,
+                   100 * m->sweep_overlap_spin);
 }
