@@ -632,9 +632,10 @@ def overlap_section(out_dir):
 
 # The GEMM sweep: shapes drawn log-uniformly (M, N, K multiples of 64 from 256 to 32768; a fixed
 # seed), for a shape model trained on one half and checked on the other; the first
-# SWEEP_CONTENDED also beside 16 blocks of each contender.
+# SWEEP_CONTENDED also beside SWEEP_BLOCKS blocks of each contender.
 SWEEP_SHAPES = 400
 SWEEP_CONTENDED = 80
+SWEEP_BLOCKS = (16,)
 SWEEP_SEED = 20261126
 
 
@@ -645,7 +646,7 @@ def gemm_sweep_section(out_dir):
     osink = Sink(os.path.join(out_dir, "overlap_sweep.csv"),
                  ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
                   "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"])
-    c = Contenders(16)
+    cs = [Contenders(b) for b in SWEEP_BLOCKS]
     for i in range(SWEEP_SHAPES):
         if left_s() < 10:
             log(f"gemm sweep: budget, stopping after {i} shapes")
@@ -659,10 +660,10 @@ def gemm_sweep_section(out_dir):
         sink.row([GPU_NAME, GPU_VARIANT, "torch.mm (cuBLAS via PyTorch)", f"fwd (sweep {i})", "bf16", "none", "bf16",
                   m, n, k, "achieved TFLOP/s", f"{2.0 * m * n * k / (t * 1e-3) / 1e12:.1f}", "TFLOP/s",
                   f"{t * 1e3:.1f}", SOFTWARE, f"log-uniform shape sweep, seed {SWEEP_SEED}", "measured", SOURCE])
-        if i < SWEEP_CONTENDED:
+        for c in cs if i < SWEEP_CONTENDED else ():
             for cname in ("copy", "spin"):
                 contended, outlasted = c.contended_ms(cname, fn, t, calls=10)
-                osink.row([f"sweep {i}", m, n, k, cname, 16, f"{c.copy_GBps:.1f}" if cname == "copy" else "",
+                osink.row([f"sweep {i}", m, n, k, cname, c.blocks, f"{c.copy_GBps:.1f}" if cname == "copy" else "",
                            f"{t:.4f}", f"{contended:.4f}", f"{contended / t - 1:.4f}", outlasted, SOFTWARE,
                            GPU_VARIANT, SOURCE])
         del x, w, y
@@ -671,15 +672,22 @@ def gemm_sweep_section(out_dir):
 
 
 def main():
-    global BUDGET_S, OVERLAP_CTAS
+    global BUDGET_S, OVERLAP_CTAS, SWEEP_SHAPES, SWEEP_CONTENDED, SWEEP_BLOCKS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--budget-s", type=float, default=BUDGET_S)
     ap.add_argument("--only", default="", help="comma-separated sections to run (default: all)")
     ap.add_argument("--overlap-blocks", default="", help="the overlap section's contender sizes, e.g. 1,2,4 "
                     "(default: %s)" % ",".join(map(str, OVERLAP_CTAS)))
+    ap.add_argument("--sweep-shapes", type=int, default=SWEEP_SHAPES, help="gemm_sweep: shapes drawn")
+    ap.add_argument("--sweep-contended", type=int, default=SWEEP_CONTENDED,
+                    help="gemm_sweep: the first N also timed beside the contenders")
+    ap.add_argument("--sweep-blocks", default=",".join(map(str, SWEEP_BLOCKS)),
+                    help="gemm_sweep: the contenders' sizes in thread blocks, e.g. 1,2,4,8,16,32")
     args = ap.parse_args()
     BUDGET_S = args.budget_s
+    SWEEP_SHAPES, SWEEP_CONTENDED = args.sweep_shapes, args.sweep_contended
+    SWEEP_BLOCKS = tuple(int(b) for b in args.sweep_blocks.split(","))
     if args.overlap_blocks:
         OVERLAP_CTAS = tuple(int(b) for b in args.overlap_blocks.split(","))
     if not torch.cuda.is_available():

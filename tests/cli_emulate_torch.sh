@@ -37,6 +37,9 @@ agree() {
 # result FILE KEY: the largest value of KEY over the program's ORRERY_RESULT lines (one per rank; the
 # ranks' allocators need not end alike, and Orrery's peak is the largest over ranks)
 result() { grep ORRERY_RESULT "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | sort -n | tail -1; }
+# results FILE: the program's ORRERY_RESULT records one a line, split at each ORRERY_RESULT rather than
+# by line (ranks that share the stream can end a line inside another's)
+results() { python3 -c "import sys; print('\n'.join('ORRERY_RESULT' + r.split(chr(10))[0].rstrip() for r in open(sys.argv[1]).read().split('ORRERY_RESULT')[1:]))" "$1"; }
 
 SPEC="$SRC/tests/emu/torch/gpt_small.yaml"
 # one process, 4 layers of hidden 3072, micro-batch 32, 2 optimizer steps: the last is predicted
@@ -168,10 +171,12 @@ for f in 1 3; do
     fi
     ok
     want=$(moe_expect $f)
-    # what the ranks reported, in the message: this check failed once in CI (2026-11-26, f = 3) and
-    # never in many local runs
-    got=$(grep ORRERY_RESULT "$TMP/e" | tr '\n' ';')
-    if [ "$(grep ORRERY_RESULT "$TMP/e" | grep -c "counts=$want ")" = 4 ]; then
+    # the ranks' results, split at each ORRERY_RESULT rather than by line: four processes share the
+    # stream, and a line can end inside another's (CI, 2026-11-26, twice: rank 0's text ran into
+    # rank 2's line when print wrote its text and newline apart; moe_a2a.py now writes a line whole)
+    results "$TMP/e" > "$TMP/r"
+    got=$(tr '\n' ';' < "$TMP/r")
+    if [ "$(grep -c "counts=$want " "$TMP/r")" = 4 ]; then
         ok
     else
         bad "moe $f: counts are not the routing model's $want; the ranks printed: ${got:-nothing}"
@@ -181,11 +186,11 @@ for f in 1 3; do
 import sys
 c = list(map(int, sys.argv[1].split(',')))
 send = [c[2 * r] + c[2 * r + 1] for r in range(4)]
-lines = [l for l in open(sys.argv[2]) if 'ORRERY_RESULT' in l]
+lines = [l for l in open(sys.argv[2]) if 'ORRERY_RESULT' in l]  # one result a line (results above)
 bad = [l for l in lines if 'send=%s ' % ','.join(map(str, send)) not in l
        or 'recv=%s' % ','.join([str(send[int(l.split('rank=')[1].split()[0])])] * 4) not in l]
 rows = sum(send[d] for s in range(4) for d in range(4) if d != s)
-print(len(lines) == 4 and not bad, 2 * rows * 256 * 2 + 4 * 3 * 2 * 8)" "$want" "$TMP/e")
+print(len(lines) == 4 and not bad, 2 * rows * 256 * 2 + 4 * 3 * 2 * 8)" "$want" "$TMP/r")
     [ "${check%% *}" = True ] && ok || bad "moe $f: split sizes are not those of the routing model"
     got=$(json "$TMP/moe$f.json" "d['config']['p2p_bytes']")
     echo "moe --moe-imbalance $f: all-to-all bytes sent to other ranks: predicted $got, routing model ${check#* }"

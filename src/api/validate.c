@@ -849,6 +849,7 @@ static int measured_gemm(const char *dir, const orr_gpu *g, orr_valid_measured *
         double us = orr_csv_num(&t, r, "time_us");
         if (!m || !n || !k || !(us > 0) || !isfinite(us)) continue;
         double pred_s = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / (double)ORR_PS_PER_S;
+        if (!(pred_s > 0)) continue; /* a GPU without a bf16 rate */
         double e = us * 1e-6 / pred_s - 1.0; /* predicted throughput over measured - 1 */
         all[out->gemm_n] = e, abs_e[out->gemm_n++] = fabs(e);
         /* micro-batch 4: 16384 tokens in M (forward, data gradient) or K (weight gradient) */
@@ -885,8 +886,9 @@ static int measured_fp8(const char *dir, const orr_gpu *g, orr_valid_measured *o
             continue;
         uint32_t m = measured_dim(&t, r, "M"), n = measured_dim(&t, r, "N"), k = measured_dim(&t, r, "K");
         if (!m || !n || !k) continue;
-        double pred = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) /
-                      (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_FP8, 0, 0);
+        double t8 = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_FP8, 0, 0);
+        if (!(t8 > 0)) continue;
+        double pred = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / t8;
         meas[out->fp8_n] = v / bf16_tflops;
         e[out->fp8_n] = pred / meas[out->fp8_n] - 1.0;
         out->fp8_n++;
@@ -929,6 +931,7 @@ static int measured_attention(const char *dir, const orr_gpu *g, orr_valid_measu
         double nq = ceil(s / 128.0), full = 4.0 * b * h * (double)s * s * d * (bwd ? 2.5 : 1.0);
         double pred_s = (double)orr_est_attention_ps(g, bwd, dims, ORR_BF16, full * (nq + 1) / (2 * nq), 0) /
                         (double)ORR_PS_PER_S;
+        if (!(pred_s > 0)) continue;
         e[i][out->attn[i].n++] = ms * 1e-3 / pred_s - 1.0;
     }
     orr_csv_free(&t);
@@ -989,6 +992,7 @@ static int measured_sweep(const char *dir, const orr_gpu *g, orr_valid_measured 
             continue;
         }
         double pred_s = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / (double)ORR_PS_PER_S;
+        if (!(pred_s > 0)) continue;
         e[out->sweep_n] = us * 1e-6 / pred_s - 1.0;
         a[out->sweep_n] = fabs(e[out->sweep_n]);
         out->sweep_n++;

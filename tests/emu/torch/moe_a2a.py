@@ -7,6 +7,7 @@ splits with the emulator's routing model. Runs unchanged on real GPUs (where the
 Usage: torchrun --nproc-per-node EP moe_a2a.py [--experts E] [--tokens T] [--topk K] [--hidden H]
 """
 import argparse
+import sys
 
 import torch
 import torch.distributed as dist
@@ -40,7 +41,9 @@ y = got @ w[0]  # the local experts (one weight for the test)
 back = x.new_empty(sum(send), a.hidden)
 dist.all_to_all_single(back, y, send, recv)  # combine
 torch.cuda.synchronize()
-print("ORRERY_RESULT rank=%d counts=%s send=%s recv=%s" % (rank, ",".join(map(str, counts.tolist())),
-                                                          ",".join(map(str, send)), ",".join(map(str, recv))),
-      flush=True)
+# one write per line: four ranks share the stream, and print's text and newline can be two writes
+sys.stdout.write("ORRERY_RESULT rank=%d counts=%s send=%s recv=%s\n" % (rank, ",".join(map(str, counts.tolist())),
+                                                                      ",".join(map(str, send)),
+                                                                      ",".join(map(str, recv))))
+sys.stdout.flush()
 dist.destroy_process_group()
