@@ -524,6 +524,9 @@ OVERLAP_GEMMS = [("1.7B mbs4 fc1 fwd", 16384, 8192, 2048), ("32B mbs1 fc1 fwd", 
                  ("462B mbs1 fc2 dgrad", 4096, 9216, 18432)]
 OVERLAP_CTAS = (8, 16, 32)
 OVERLAP_BUF_ELEMS = 1 << 27  # the copy's buffers: 256 MiB of bf16 each
+# what the overlap section times: "gemm", "attention" (batch 4, 16 heads; with "more" also batch 1
+# at 8 and 16 heads), "memory" (layer norm, GELU, add)
+OVERLAP_KERNELS = ("gemm", "attention")
 
 
 def triton_contenders():
@@ -604,14 +607,26 @@ def overlap_section(out_dir):
                 ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
                  "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"])
     kernels = []
-    for label, m, n, k in OVERLAP_GEMMS:
-        a = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
-        w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
-        kernels.append((label, m, n, k, (lambda a=a, w=w: torch.mm(a, w.t()))))
-    q = torch.randn(4, 16, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-    do = torch.randn_like(q)
-    kernels.append(("flash attention fwd+bwd b4 h16", 4 * 16, SEQ, HEAD_DIM, (lambda: torch.autograd.grad(
-        F.scaled_dot_product_attention(q, q, q, is_causal=True), (q,), do))))
+    if "gemm" in OVERLAP_KERNELS:
+        for label, m, n, k in OVERLAP_GEMMS:
+            a = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+            w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
+            kernels.append((label, m, n, k, (lambda a=a, w=w: torch.mm(a, w.t()))))
+    if "attention" in OVERLAP_KERNELS:
+        for b, h in ((4, 16), (1, 8), (1, 16)) if "more" in OVERLAP_KERNELS else ((4, 16),):
+            q = torch.randn(b, h, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+            do = torch.randn_like(q)
+            kernels.append((f"flash attention fwd+bwd b{b} h{h}", b * h, SEQ, HEAD_DIM,
+                            (lambda q=q, do=do: torch.autograd.grad(
+                                F.scaled_dot_product_attention(q, q, q, is_causal=True), (q,), do))))
+    if "memory" in OVERLAP_KERNELS:  # memory-bound kernels: M, N = the tensor's shape, K = 0
+        x = torch.randn(16384, 4096, device=DEV, dtype=torch.bfloat16)
+        wt = torch.ones(4096, device=DEV, dtype=torch.bfloat16)
+        g = torch.randn(16384, 16384, device=DEV, dtype=torch.bfloat16)
+        z = torch.empty_like(x)
+        kernels.append(("layer_norm fwd 16384x4096", 16384, 4096, 0, lambda: F.layer_norm(x, (4096,), wt)))
+        kernels.append(("gelu tanh fwd 16384x16384", 16384, 16384, 0, lambda: F.gelu(g, approximate="tanh")))
+        kernels.append(("add 16384x4096", 16384, 4096, 0, lambda: torch.add(x, x, out=z)))
     for blocks in OVERLAP_CTAS:
         c = Contenders(blocks)
         for label, m, n, k, fn in kernels:
@@ -672,13 +687,15 @@ def gemm_sweep_section(out_dir):
 
 
 def main():
-    global BUDGET_S, OVERLAP_CTAS, SWEEP_SHAPES, SWEEP_CONTENDED, SWEEP_BLOCKS
+    global BUDGET_S, OVERLAP_CTAS, OVERLAP_KERNELS, SWEEP_SHAPES, SWEEP_CONTENDED, SWEEP_BLOCKS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--budget-s", type=float, default=BUDGET_S)
     ap.add_argument("--only", default="", help="comma-separated sections to run (default: all)")
     ap.add_argument("--overlap-blocks", default="", help="the overlap section's contender sizes, e.g. 1,2,4 "
                     "(default: %s)" % ",".join(map(str, OVERLAP_CTAS)))
+    ap.add_argument("--overlap-kernels", default=",".join(OVERLAP_KERNELS),
+                    help="the overlap section's kernels: gemm, attention, more, memory")
     ap.add_argument("--sweep-shapes", type=int, default=SWEEP_SHAPES, help="gemm_sweep: shapes drawn")
     ap.add_argument("--sweep-contended", type=int, default=SWEEP_CONTENDED,
                     help="gemm_sweep: the first N also timed beside the contenders")
@@ -688,6 +705,7 @@ def main():
     BUDGET_S = args.budget_s
     SWEEP_SHAPES, SWEEP_CONTENDED = args.sweep_shapes, args.sweep_contended
     SWEEP_BLOCKS = tuple(int(b) for b in args.sweep_blocks.split(","))
+    OVERLAP_KERNELS = tuple(args.overlap_kernels.split(","))
     if args.overlap_blocks:
         OVERLAP_CTAS = tuple(int(b) for b in args.overlap_blocks.split(","))
     if not torch.cuda.is_available():
