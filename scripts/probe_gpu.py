@@ -176,6 +176,21 @@ def smi_clocks():
 GEMM_HEADER = ["gpu", "gpu_variant", "impl", "op", "dtype_a_b", "scaling", "dtype_out", "M", "N", "K",
                "metric", "value", "unit", "time_us", "software", "notes", "value_origin", "source"]
 SOURCE = "measured by scripts/probe_gpu.py on this project's lent GPU"
+OVERLAP_HEADER = ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
+                  "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"]
+
+
+def gemm_row(sink, impl, op, dtype, scaling, dtype_out, m, n, k, t_ms, notes):
+    """One row of a gemm.csv-layout file: the GEMM m x n x k that took t_ms."""
+    sink.row([GPU_NAME, GPU_VARIANT, impl, op, dtype, scaling, dtype_out, m, n, k, "achieved TFLOP/s",
+              f"{2.0 * m * n * k / (t_ms * 1e-3) / 1e12:.1f}", "TFLOP/s", f"{t_ms * 1e3:.1f}", SOFTWARE, notes,
+              "measured", SOURCE])
+
+
+def overlap_row(sink, label, m, n, k, c, cname, alone_ms, contended_ms, outlasted):
+    """One row of an overlap.csv-layout file: label alone and beside contender c's kind cname."""
+    sink.row([label, m, n, k, cname, c.blocks, f"{c.copy_GBps:.1f}" if cname == "copy" else "", f"{alone_ms:.4f}",
+              f"{contended_ms:.4f}", f"{contended_ms / alone_ms - 1:.4f}", outlasted, SOFTWARE, GPU_VARIANT, SOURCE])
 
 
 def gemm_shapes_megatron():
@@ -215,21 +230,15 @@ def gemm_section(out_dir):
                 continue
             t = time_ms(fn)
             seen[key] = t
-            tf = 2.0 * gm * gn * gk / (t * 1e-3) / 1e12
-            sink.row([GPU_NAME, GPU_VARIANT, "torch.mm (cuBLAS via PyTorch)", f"{op} ({label})", "bf16",
-                      "none", "bf16", gm, gn, gk, "achieved TFLOP/s", f"{tf:.1f}", "TFLOP/s",
-                      f"{t * 1e3:.1f}", SOFTWARE, "median of CUDA-event-timed calls after warm-up",
-                      "measured", SOURCE])
+            gemm_row(sink, "torch.mm (cuBLAS via PyTorch)", f"{op} ({label})", "bf16", "none", "bf16", gm, gn, gk,
+                     t, "median of CUDA-event-timed calls after warm-up")
         # Megatron's gradient-accumulation fusion: the weight gradient accumulated into the fp32
         # main_grad (bf16 inputs, fp32 C, beta 1).
         try:
             g32 = torch.zeros(n, k, device=DEV, dtype=torch.float32)
             t = time_ms(lambda: torch.addmm(g32, dy.t(), x, out_dtype=torch.float32))
-            tf = 2.0 * n * k * m / (t * 1e-3) / 1e12
-            sink.row([GPU_NAME, GPU_VARIANT, "torch.addmm out_dtype fp32 (cuBLAS via PyTorch)",
-                      f"wgrad_accum_fp32 ({label})", "bf16", "none", "fp32 (accumulated, beta 1)", n, k, m,
-                      "achieved TFLOP/s", f"{tf:.1f}", "TFLOP/s", f"{t * 1e3:.1f}", SOFTWARE,
-                      "Megatron gradient_accumulation_fusion analogue", "measured", SOURCE])
+            gemm_row(sink, "torch.addmm out_dtype fp32 (cuBLAS via PyTorch)", f"wgrad_accum_fp32 ({label})", "bf16",
+                     "none", "fp32 (accumulated, beta 1)", n, k, m, t, "Megatron gradient_accumulation_fusion analogue")
             del g32
         except Exception as exc:  # noqa: BLE001
             if "accum" not in seen:
@@ -273,11 +282,8 @@ def fp8_section(out_dir):
                 except Exception as exc:  # noqa: BLE001
                     log(f"fp8 rowwise: {exc!r}"[:300])
                 for dt, scaling, t in rows:
-                    tf = 2.0 * gm * gn * gk / (t * 1e-3) / 1e12
-                    sink.row([GPU_NAME, GPU_VARIANT, "torch.mm / torch._scaled_mm (cuBLASLt via PyTorch)",
-                              f"{op} ({name} {lname})", dt, scaling, "bf16", gm, gn, gk, "achieved TFLOP/s",
-                              f"{tf:.1f}", "TFLOP/s", f"{t * 1e3:.1f}", SOFTWARE,
-                              "random normal inputs; median of CUDA-event-timed calls", "measured", SOURCE])
+                    gemm_row(sink, "torch.mm / torch._scaled_mm (cuBLASLt via PyTorch)", f"{op} ({name} {lname})",
+                             dt, scaling, "bf16", gm, gn, gk, t, "random normal inputs; median of CUDA-event-timed calls")
                 del a, b, a8, b8
         log(f"fp8 {name} done")
     # the cast that precedes an fp8 GEMM: amax and scale-and-cast of an activation
@@ -603,9 +609,7 @@ def overlap_section(out_dir):
     kernel of k thread blocks runs on another stream - a grid-stride copy (NCCL's channels: one block
     each, streaming through HBM) or a spin loop (the SMs held, no memory traffic). The contender is
     started first and outlasts the timed calls (checked by events)."""
-    sink = Sink(os.path.join(out_dir, "overlap.csv"),
-                ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
-                 "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"])
+    sink = Sink(os.path.join(out_dir, "overlap.csv"), OVERLAP_HEADER)
     kernels = []
     if "gemm" in OVERLAP_KERNELS:
         for label, m, n, k in OVERLAP_GEMMS:
@@ -636,9 +640,7 @@ def overlap_section(out_dir):
             alone = time_ms(fn, max_iters=20)
             for cname in ("copy", "spin"):
                 contended, outlasted = c.contended_ms(cname, fn, alone)
-                sink.row([label, m, n, k, cname, blocks, f"{c.copy_GBps:.1f}" if cname == "copy" else "",
-                          f"{alone:.4f}", f"{contended:.4f}", f"{contended / alone - 1:.4f}", outlasted, SOFTWARE,
-                          GPU_VARIANT, SOURCE])
+                overlap_row(sink, label, m, n, k, c, cname, alone, contended, outlasted)
                 log(f"overlap {label} vs {cname} x{blocks}: {alone:.3f} -> {contended:.3f} ms "
                     f"({100 * (contended / alone - 1):+.1f}%), outlasted {outlasted}"
                     + (f", copy alone {c.copy_GBps:.0f} GB/s" if cname == "copy" else ""))
@@ -658,9 +660,7 @@ def gemm_sweep_section(out_dir):
     import random
     rng = random.Random(SWEEP_SEED)
     sink = Sink(os.path.join(out_dir, "gemm_sweep.csv"), GEMM_HEADER)
-    osink = Sink(os.path.join(out_dir, "overlap_sweep.csv"),
-                 ["kernel", "M", "N", "K", "contender", "contender_blocks", "contender_alone_GBps", "alone_ms",
-                  "contended_ms", "slowdown", "contender_outlasted", "software", "gpu", "source"])
+    osink = Sink(os.path.join(out_dir, "overlap_sweep.csv"), OVERLAP_HEADER)
     cs = [Contenders(b) for b in SWEEP_BLOCKS]
     for i in range(SWEEP_SHAPES):
         if left_s() < 10:
@@ -672,15 +672,12 @@ def gemm_sweep_section(out_dir):
         y = torch.empty(m, n, device=DEV, dtype=torch.bfloat16)
         fn = lambda: torch.mm(x, w.t(), out=y)  # noqa: E731
         t = time_ms(fn, min_total_ms=20.0, max_iters=20)
-        sink.row([GPU_NAME, GPU_VARIANT, "torch.mm (cuBLAS via PyTorch)", f"fwd (sweep {i})", "bf16", "none", "bf16",
-                  m, n, k, "achieved TFLOP/s", f"{2.0 * m * n * k / (t * 1e-3) / 1e12:.1f}", "TFLOP/s",
-                  f"{t * 1e3:.1f}", SOFTWARE, f"log-uniform shape sweep, seed {SWEEP_SEED}", "measured", SOURCE])
+        gemm_row(sink, "torch.mm (cuBLAS via PyTorch)", f"fwd (sweep {i})", "bf16", "none", "bf16", m, n, k, t,
+                 f"log-uniform shape sweep, seed {SWEEP_SEED}")
         for c in cs if i < SWEEP_CONTENDED else ():
             for cname in ("copy", "spin"):
                 contended, outlasted = c.contended_ms(cname, fn, t, calls=10)
-                osink.row([f"sweep {i}", m, n, k, cname, c.blocks, f"{c.copy_GBps:.1f}" if cname == "copy" else "",
-                           f"{t:.4f}", f"{contended:.4f}", f"{contended / t - 1:.4f}", outlasted, SOFTWARE,
-                           GPU_VARIANT, SOURCE])
+                overlap_row(osink, f"sweep {i}", m, n, k, c, cname, t, contended, outlasted)
         del x, w, y
         if i % 50 == 49:
             log(f"gemm sweep: {i + 1} shapes; clocks {smi_clocks()}")

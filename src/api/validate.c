@@ -827,6 +827,26 @@ static uint32_t measured_dim(const orr_csv *t, int r, const char *col)
     return v >= 1 && v < 2147483648.0 && v == floor(v) ? (uint32_t)v : 0;
 }
 
+/* Row r's GEMM shape (its M, N and K columns); 0 when one is not a positive whole number. */
+static int measured_mnk(const orr_csv *t, int r, uint32_t *m, uint32_t *n, uint32_t *k)
+{
+    *m = measured_dim(t, r, "M"), *n = measured_dim(t, r, "N"), *k = measured_dim(t, r, "K");
+    return *m && *n && *k;
+}
+
+/* Row r's measured bf16 GEMM (time_us) against orr_est_gemm_ps: *e = predicted throughput over
+ * measured - 1. 0 when the row has no shape or time, or the GPU no bf16 rate. */
+static int measured_gemm_error(const orr_csv *t, int r, const orr_gpu *g, double *us, double *e)
+{
+    uint32_t m, n, k;
+    *us = orr_csv_num(t, r, "time_us");
+    if (!measured_mnk(t, r, &m, &n, &k) || !(*us > 0) || !isfinite(*us)) return 0;
+    double pred_s = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / (double)ORR_PS_PER_S;
+    if (!(pred_s > 0)) return 0;
+    *e = *us * 1e-6 / pred_s - 1.0;
+    return 1;
+}
+
 /* Loads DIR/measured/.../name into t, naming the file on failure. */
 static int measured_load(orr_csv *t, const char *dir, const char *name, orr_err *err)
 {
@@ -840,28 +860,24 @@ static int measured_gemm(const char *dir, const orr_gpu *g, orr_valid_measured *
     orr_csv t;
     if (measured_load(&t, dir, "gemm.csv", err) < 0) return -1;
     size_t cap = (size_t)t.nrows + 1;
-    double *all = orr_xmalloc(cap * sizeof *all), *abs_e = orr_xmalloc(cap * sizeof *abs_e);
+    double *all = orr_xmalloc(cap * sizeof *all);
     double *e4 = orr_xmalloc(cap * sizeof *e4), *e1 = orr_xmalloc(cap * sizeof *e1);
     for (int r = 1; r < t.nrows; r++) {
         /* plain bf16 torch.mm rows; the fp32-accumulating weight gradients are an analogue, not compared */
         if (strcmp(orr_csv_get(&t, r, "impl"), "torch.mm (cuBLAS via PyTorch)") != 0) continue;
-        uint32_t m = measured_dim(&t, r, "M"), n = measured_dim(&t, r, "N"), k = measured_dim(&t, r, "K");
-        double us = orr_csv_num(&t, r, "time_us");
-        if (!m || !n || !k || !(us > 0) || !isfinite(us)) continue;
-        double pred_s = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / (double)ORR_PS_PER_S;
-        if (!(pred_s > 0)) continue; /* a GPU without a bf16 rate */
-        double e = us * 1e-6 / pred_s - 1.0; /* predicted throughput over measured - 1 */
-        all[out->gemm_n] = e, abs_e[out->gemm_n++] = fabs(e);
+        double us, e;
+        if (!measured_gemm_error(&t, r, g, &us, &e)) continue;
+        all[out->gemm_n++] = e;
         /* micro-batch 4: 16384 tokens in M (forward, data gradient) or K (weight gradient) */
         if (strstr(orr_csv_get(&t, r, "op"), " mbs4 ")) e4[out->gemm_n_mbs4++] = e;
         else e1[out->gemm_n_mbs1++] = e;
     }
     orr_csv_free(&t);
-    out->gemm_median_abs = median_of(abs_e, out->gemm_n);
+    out->gemm_median_abs = median_of_abs(all, out->gemm_n);
     out->gemm_median_signed = median_of(all, out->gemm_n);
     out->gemm_mbs4_median_signed = median_of(e4, out->gemm_n_mbs4);
     out->gemm_mbs1_median_signed = median_of(e1, out->gemm_n_mbs1);
-    free(all), free(abs_e), free(e4), free(e1);
+    free(all), free(e4), free(e1);
     return 0;
 }
 
@@ -884,8 +900,8 @@ static int measured_fp8(const char *dir, const orr_gpu *g, orr_valid_measured *o
         }
         if (strcmp(orr_csv_get(&t, r, "scaling"), "tensorwise") != 0 || strcmp(op, bf16_op) != 0 || !(bf16_tflops > 0))
             continue;
-        uint32_t m = measured_dim(&t, r, "M"), n = measured_dim(&t, r, "N"), k = measured_dim(&t, r, "K");
-        if (!m || !n || !k) continue;
+        uint32_t m, n, k;
+        if (!measured_mnk(&t, r, &m, &n, &k)) continue;
         double t8 = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_FP8, 0, 0);
         if (!(t8 > 0)) continue;
         double pred = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / t8;
@@ -982,25 +998,17 @@ static int measured_sweep(const char *dir, const orr_gpu *g, orr_valid_measured 
     orr_csv t;
     if (measured_load(&t, dir, "gemm_sweep.csv", err) < 0) return -1;
     size_t cap = (size_t)t.nrows + 1;
-    double *e = orr_xmalloc(cap * sizeof *e), *a = orr_xmalloc(cap * sizeof *a);
+    double *e = orr_xmalloc(cap * sizeof *e);
     for (int r = 1; r < t.nrows; r++) {
-        uint32_t m = measured_dim(&t, r, "M"), n = measured_dim(&t, r, "N"), k = measured_dim(&t, r, "K");
-        double us = orr_csv_num(&t, r, "time_us");
-        if (!m || !n || !k || !(us > 0) || !isfinite(us)) continue;
-        if (us < MEASURED_MIN_KERNEL_US) {
-            out->sweep_short++;
-            continue;
-        }
-        double pred_s = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / (double)ORR_PS_PER_S;
-        if (!(pred_s > 0)) continue;
-        e[out->sweep_n] = us * 1e-6 / pred_s - 1.0;
-        a[out->sweep_n] = fabs(e[out->sweep_n]);
-        out->sweep_n++;
+        double us, err_r;
+        if (!measured_gemm_error(&t, r, g, &us, &err_r)) continue;
+        if (us < MEASURED_MIN_KERNEL_US) out->sweep_short++;
+        else e[out->sweep_n++] = err_r;
     }
     orr_csv_free(&t);
-    out->sweep_median_abs = median_of(a, out->sweep_n);
+    out->sweep_median_abs = median_of_abs(e, out->sweep_n);
     out->sweep_median_signed = median_of(e, out->sweep_n);
-    free(e), free(a);
+    free(e);
     if (measured_load(&t, dir, "overlap_sweep.csv", err) < 0) return -1;
     cap = (size_t)t.nrows + 1;
     double *c = orr_xmalloc(cap * sizeof *c), *sp = orr_xmalloc(cap * sizeof *sp);
