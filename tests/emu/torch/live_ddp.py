@@ -43,7 +43,8 @@ def main():
         end.synchronize()
         ms = start.elapsed_time(end)
         tokens = a.batch * a.seq * dist.get_world_size()
-        print(f"ORRERY_STEP rank={rank} step={step} ms={ms:.6f} tokens_per_s={tokens / (ms / 1e3):.1f}", flush=True)
+        # one write per line: both ranks share the stream, and print's text and newline can be two writes
+        os.write(1, f"ORRERY_STEP rank={rank} step={step} ms={ms:.6f} tokens_per_s={tokens / (ms / 1e3):.1f}\n".encode())
     dist.destroy_process_group()
 
 
