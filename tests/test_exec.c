@@ -241,6 +241,48 @@ static void test_collective_late_rank(void)
     orr_workload_free(w);
 }
 
+/* Compute under communication (docs/models.md, "Compute under communication"): a GEMM that starts
+ * while an NCCL collective of its GPU is in flight is slowed by nccl_gemm_slowdown (the collective's
+ * channels hold SMs the GEMM's tiles wait for), any other kernel by overlap_slowdown; beside
+ * Transformer Engine's userbuffers (ORR_OPF_USERBUFFERS) a GEMM too only by overlap_slowdown. */
+static void test_overlap_slowdown(void)
+{
+    static const uint8_t flags[2] = {0, ORR_OPF_USERBUFFERS};
+    static const int64_t gemm_us[2] = {13, 11};
+    gpu.overlap_slowdown = 0.10;
+    gpu.nccl_gemm_slowdown = 0.30;
+    for (int i = 0; i < 2; i++) {
+        orr_workload *w = orr_workload_new(2, 8);
+        orr_workload_add_rank(w, 0, 2, "r0");
+        uint32_t m[2] = {0, 1};
+        orr_op c = mk_a(ORR_OP_COLL, 1, orr_workload_add_group(w, ORR_ROLE_DP, m, 2, "dp"));
+        c.cls = ORR_COLL_ALLREDUCE;
+        c.role = ORR_ROLE_DP;
+        c.bytes = 256u << 20; /* far longer than the kernels */
+        c.flags = flags[i];
+        orr_rank_push(&w->ranks[0], &c);
+        orr_op k = mk(ORR_OP_KERNEL, 0, 10 * US); /* cls 0: a GEMM */
+        orr_rank_push(&w->ranks[0], &k);
+        k.cls = ORR_CLS_ELEMENTWISE;
+        orr_rank_push(&w->ranks[0], &k);
+        orr_op after = mk(ORR_OP_KERNEL, 1, 10 * US); /* after the collective, on its stream: not slowed */
+        orr_rank_push(&w->ranks[0], &after);
+        orr_exec_result x;
+        orr_err err;
+        CHECK(run(w, 1 * US, &x, &err) == 0);
+        orr_op_time *t = x.ranks[0].t;
+        CHECK(t[0].end_ps > 30 * US);
+        CHECK_EQ_I64(t[1].start_ps, 2 * US);
+        CHECK_EQ_I64(t[1].end_ps - t[1].start_ps, gemm_us[i] * US);
+        CHECK_EQ_I64(t[2].end_ps - t[2].start_ps, 11 * US);
+        CHECK_EQ_I64(t[3].start_ps, t[0].end_ps);
+        CHECK_EQ_I64(t[3].end_ps - t[3].start_ps, 10 * US);
+        orr_exec_result_free(&x);
+        orr_workload_free(w);
+    }
+    gpu.overlap_slowdown = gpu.nccl_gemm_slowdown = 0;
+}
+
 static orr_op p2p(orr_op_kind kind, uint32_t peer, uint32_t tag, uint64_t bytes, int batch_next)
 {
     orr_op op = mk_a(kind, 0, peer);
@@ -422,6 +464,7 @@ int main(void)
     test_launch_queue();
     test_launch_queue_lifted();
     test_collective_late_rank();
+    test_overlap_slowdown();
     test_p2p();
     test_batch_and_deadlock();
     test_determinism();

@@ -912,6 +912,37 @@ static void test_async_tp_allreduce(void)
     orr_spec_free(&s);
 }
 
+/* Transformer Engine's userbuffers (--tp-comm-overlap) are not NCCL: the TP collectives it overlaps
+ * with the GEMMs carry ORR_OPF_USERBUFFERS (the executor slows a GEMM beside them by overlap_slowdown,
+ * not nccl_gemm_slowdown); Megatron's asynchronous NCCL all-reduce without it does not, nor does
+ * any DP collective. */
+static void test_userbuffers_flag(void)
+{
+    for (int ub = 0; ub < 2; ub++) {
+        orr_spec s;
+        const char *argv[] = {"--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "4",
+                              "--tp", "2", "--dp", "2", "--mbs", "1", "--gbs", "2", "--seq", "2048", "--dist-opt",
+                              ub ? "--sp" : "--no-sp", ub ? "--tp-comm-overlap" : "--no-tp-comm-overlap"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        size_t tp_async = 0, flagged = 0, dp = 0, dp_flagged = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->kind != ORR_OP_COLL) continue;
+            int f = (op->flags & ORR_OPF_USERBUFFERS) != 0;
+            if (op->role == ORR_ROLE_TP && op->stream == 2) tp_async++, flagged += (size_t)f; /* gen.h's S_TP */
+            if (op->role == ORR_ROLE_DP) dp++, dp_flagged += (size_t)f;
+        }
+        CHECK_MSG(tp_async > 0 && dp > 0, "tp-comm-overlap %d: %zu async TP, %zu DP collectives", ub, tp_async, dp);
+        CHECK_MSG(flagged == (ub ? tp_async : 0) && dp_flagged == 0,
+                  "tp-comm-overlap %d: %zu of %zu async TP collectives flagged as userbuffers, %zu DP", ub, flagged,
+                  tp_async, dp_flagged);
+        orr_workload_free(w);
+    }
+}
+
 /* Gradient clipping: TorchTitan (torch.nn.utils.clip_grads_with_norm_) and nanotron
  * (optim/clip_grads.py) multiply every fp32 gradient by the clamped coefficient each step, 8 B per
  * local parameter (FSDP2: the rank's shard; nanotron, DP 1: all of its parameters), after the norm
@@ -1012,5 +1043,6 @@ int main(void)
     test_megatron_dp_cp();
     test_grad_clip();
     test_async_tp_allreduce();
+    test_userbuffers_flag();
     return check_done();
 }

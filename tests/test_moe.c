@@ -743,6 +743,75 @@ static void shared_overlap(void)
     CHECK(gain <= 1.1 * shared_ps && gain < ep[0]);
 }
 
+/* --overlap-moe-expert-parallel-comm (Megatron-Core's combined 1F1B): without pipelining, micro-batch
+ * k+1's forward and k's backward are issued as one, layer by layer: their EP all-to-alls move to the
+ * EP stream (gen.h's S_EP), the forward of micro-batch 1 starts before the backward of micro-batch 0
+ * has issued its last exchange, the exchanges hide under the other micro-batch's compute (exposed EP
+ * time shrinks, the iteration too) and two micro-batches' activations are live at once. Megatron's
+ * preconditions are errors naming the flag. */
+static void a2a_overlap(void)
+{
+    enum { S_COMPUTE_ = 0, S_EP_ = 5 };
+    orr_spec s[2];
+    orr_prediction p[2];
+    orr_err err = {{0}};
+    for (int ov = 0; ov < 2; ov++) {
+        CHECK_MSG(small_moe(&s[ov], ov ? "--gbs 32 --moe-dispatcher deepep --overlap-moe-expert-parallel-comm"
+                                       : "--gbs 32 --moe-dispatcher deepep", &err) == 0, "%s", err.msg);
+        CHECK_MSG(orr_predict(&s[ov], &p[ov], &err) == 0, "%s", err.msg);
+        const orr_workload *w = p[ov].w;
+        const orr_rank *rk = &w->ranks[0];
+        size_t on_ep = 0, on_compute = 0, first_fwd1 = 0, last_bwd0_a2a = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->kind == ORR_OP_COLL && op->role == ORR_ROLE_EP) {
+                if (op->mb == 1) { /* in combined steps: its forward with 0's backward, its backward with 2's forward */
+                    on_ep += op->stream == S_EP_;
+                    on_compute += op->stream == S_COMPUTE_;
+                }
+                if (op->phase == ORR_PHASE_BWD && op->mb == 0) last_bwd0_a2a = i;
+            }
+            if (op->kind == ORR_OP_KERNEL && op->phase == ORR_PHASE_FWD && op->mb == 1 && !first_fwd1) first_fwd1 = i;
+        }
+        CHECK_MSG(ov ? on_compute == 0 && on_ep > 0 : on_ep == 0 && on_compute > 0,
+                  "overlap %d: %zu exchanges on the EP stream, %zu on the compute stream", ov, on_ep, on_compute);
+        CHECK_MSG(ov ? first_fwd1 < last_bwd0_a2a : first_fwd1 > last_bwd0_a2a,
+                  "overlap %d: micro-batch 1's first forward kernel at op %zu, micro-batch 0's last backward "
+                  "exchange at %zu", ov, first_fwd1, last_bwd0_a2a);
+    }
+    int64_t ep0 = p[0].r.mean.comm_ps[ORR_ROLE_EP], ep1 = p[1].r.mean.comm_ps[ORR_ROLE_EP];
+    printf("combined 1F1B: iteration %.3f -> %.3f ms, exposed EP %.3f -> %.3f ms, peak %.2f -> %.2f GiB\n",
+           p[0].r.iteration_ps / 1e9, p[1].r.iteration_ps / 1e9, ep0 / 1e9, ep1 / 1e9,
+           p[0].r.mem.peak_reserved_bytes / 1073741824.0, p[1].r.mem.peak_reserved_bytes / 1073741824.0);
+    CHECK(ep1 < ep0 / 2);
+    CHECK(p[1].r.iteration_ps < p[0].r.iteration_ps);
+    CHECK(p[1].r.mem.peak_allocated_bytes > p[0].r.mem.peak_allocated_bytes);
+    for (int ov = 0; ov < 2; ov++) orr_prediction_free(&p[ov]), orr_spec_free(&s[ov]);
+
+    static const char *const bad[][2] = {
+        {"--moe-dispatcher allgather", "alltoall or deepep"},
+        {"--recompute full", "--recompute full"},
+        {"--moe-shared-expert-overlap", "--moe-shared-expert-overlap"},
+        {"--framework torchtitan --fsdp 8", "megatron"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char flags[128];
+        snprintf(flags, sizeof flags, "%.80s --overlap-moe-expert-parallel-comm", bad[i][0]);
+        orr_spec b;
+        int rc = small_moe(&b, flags, &err);
+        CHECK_MSG(rc != 0 && strstr(err.msg, "--overlap-moe-expert-parallel-comm") && strstr(err.msg, bad[i][1]),
+                  "%s: rc %d, %s", bad[i][0], rc, err.msg);
+        if (rc == 0) orr_spec_free(&b);
+    }
+    static const char *yaml = "model: {layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 4096, "
+                              "experts: 8, top_k: 2, expert_ffn: 4096}\n";
+    orr_spec b;
+    int rc = spec_from_text(&b, "t.yaml", yaml, "--gpu H100-SXM --gpus 16 --pp 2 --ep 8 --overlap-moe-expert-parallel-comm",
+                            &err);
+    CHECK_MSG(rc != 0 && strstr(err.msg, "--vpp"), "pp 2 without vpp: rc %d, %s", rc, err.msg);
+    if (rc == 0) orr_spec_free(&b);
+}
+
 int main(void)
 {
     fsdp_ep();
@@ -758,5 +827,6 @@ int main(void)
     catalog_params();
     model_fields();
     imbalance();
+    a2a_overlap();
     return check_done();
 }

@@ -32,7 +32,9 @@ typedef struct orr_gpu {
     double gemm_k_overhead;               /* per-tile fixed cost (prologue, epilogue) in K elements:
                                              a GEMM's efficiency scales by k / (k + gemm_k_overhead) */
     int64_t kernel_min_ps;                /* floor of any kernel's duration */
-    double overlap_slowdown;              /* compute slowdown factor - 1 while a collective runs */
+    double overlap_slowdown;              /* compute slowdown factor - 1 while communication runs */
+    double nccl_gemm_slowdown;            /* a GEMM's slowdown factor - 1 while an NCCL collective runs
+                                             (its channels hold SMs the GEMM's tiles wait for) */
     uint64_t runtime_reserved_bytes;      /* device memory outside the framework's allocator: CUDA
                                              context and modules, NCCL's own buffers */
 } orr_gpu;

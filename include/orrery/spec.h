@@ -113,6 +113,9 @@ typedef struct orr_spec {
     orr_moe_routing moe_routing;       /* default random */
     double moe_capacity_factor; /* tokens an expert takes at most, x its balanced share (0: dropless) */
     int moe_shared_expert_overlap; /* shared experts computed while the dispatch/combine are in flight */
+    int moe_a2a_overlap;  /* megatron: one micro-batch's forward and another's backward co-scheduled layer by
+                           * layer, each's EP all-to-alls under the other's compute (Megatron-Core's
+                           * overlap_moe_expert_parallel_comm, combined 1F1B) */
     double moe_imbalance; /* tokens the most loaded EP rank receives, x the average (1: balanced) */
     /* A measured load per EP rank instead (--moe-imbalance FILE, options.moe_imbalance_file): a CSV
      * with a `tokens` column, one row per EP rank. Resolve reads it: moe_loads[0..ep) relative to

@@ -132,11 +132,11 @@ typedef struct orr_valid_measured {
     orr_valid_attn_series attn[32];
     size_t attn_n;
     /* compute beside a contender holding k SMs (overlap.csv): the median measured slowdown of the
-     * GEMMs and of attention at each k, against the GPU's overlap_slowdown */
+     * GEMMs and of attention at each k, against the GPU's overlap_slowdown and nccl_gemm_slowdown */
     uint32_t overlap_blocks[4];
     double overlap_gemm[4], overlap_attn[4];
     size_t overlap_k, overlap_rows, overlap_skipped; /* k values; rows compared; rows whose contender ended first */
-    double overlap_model;
+    double overlap_model, overlap_model_nccl_gemm;
     /* bf16 GEMMs at random shapes (gemm_sweep.csv), kernels of at least 100 us (below, the timing is
      * the host's), and the first of them beside 16 held SMs (overlap_sweep.csv) */
     size_t sweep_n, sweep_short;       /* compared; left out as host-bound */

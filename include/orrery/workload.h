@@ -113,6 +113,9 @@ typedef enum orr_mem_cat {
                                   * drove several devices, emulate): dims[0] = that rank's global rank,
                                   * dims[1] = the records of the event there to wait for, a = its event
                                   * id there */
+#define ORR_OPF_USERBUFFERS 0x04u /* COLL: Transformer Engine's userbuffers (tp_comm_overlap), not NCCL:
+                                   * copy engines or a few SMs the GEMM beside it is sized around, so it
+                                   * slows kernels by overlap_slowdown, not nccl_gemm_slowdown */
 
 /*
  * One operation. 64 bytes; a rank's ops live in one array in host program order.

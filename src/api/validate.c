@@ -987,6 +987,7 @@ static int measured_overlap(const char *dir, const orr_gpu *g, orr_valid_measure
         out->overlap_attn[i] = median_of(ae[i], an[i]);
     }
     out->overlap_model = g->overlap_slowdown;
+    out->overlap_model_nccl_gemm = g->nccl_gemm_slowdown;
     return 0;
 }
 
@@ -1062,9 +1063,9 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
     for (size_t i = 0; i < m->attn_n; i++)
         orr_buf_printf(out, "    %-52s %2zu  %+6.1f%%\n", m->attn[i].label, m->attn[i].n, 100 * m->attn[i].median_error);
     orr_buf_printf(out, "  compute beside a kernel holding k SMs (a copy or a spin loop, as NCCL's channels), median "
-                        "slowdown over %zu rows (%zu not compared: the contender ended first); Orrery slows any kernel "
-                        "that starts under communication by %.0f%%:\n", m->overlap_rows, m->overlap_skipped,
-                   100 * m->overlap_model);
+                        "slowdown over %zu rows (%zu not compared: the contender ended first); Orrery slows a GEMM that "
+                        "starts under an NCCL collective by %.0f%%, any other kernel under communication by %.0f%%:\n",
+                   m->overlap_rows, m->overlap_skipped, 100 * m->overlap_model_nccl_gemm, 100 * m->overlap_model);
     for (size_t i = 0; i < m->overlap_k; i++)
         orr_buf_printf(out, "    k = %2u: GEMMs %+6.1f%%, flash attention %+6.1f%%\n", m->overlap_blocks[i],
                        100 * m->overlap_gemm[i], 100 * m->overlap_attn[i]);

@@ -72,11 +72,12 @@ typedef struct rank_st {
     uint32_t *eng_q;           /* FIFO of streams waiting for the compute engine */
     uint32_t eng_qh, eng_qn;
     uint8_t eng_busy;
-    uint8_t kern_slowed;       /* the running kernel was slowed by a collective in flight */
+    double kern_slow;          /* the running kernel's slowdown factor - 1 from communication in flight */
     uint32_t kern_op;          /* the running kernel (NONE: none) */
     int64_t kern_base_ps;      /* its duration unslowed */
     int64_t kern_end_ps;       /* its end; an end event at another time is stale */
     uint32_t comm_active;      /* collectives/p2p in flight (compute slowdown) */
+    uint32_t comm_nccl;        /* of them, NCCL collectives (not userbuffers, not p2p) */
     uint32_t *stream_issued;   /* per stream: ops issued so far */
     uint32_t *stream_done;     /* per stream: ops completed so far */
     orr_memtrack mem;          /* ALLOC/FREE played in host order, as PyTorch allocates */
@@ -376,6 +377,18 @@ static void wake_host(exec *x, uint32_t r)
 
 static void kernel_end_ev(void *ctx, uint64_t arg);
 
+/* How much communication in flight slows a kernel (factor - 1). An NCCL collective's channels hold
+ * SMs for its whole run, one thread block each; a GEMM whose tiles are handed to its blocks up front
+ * waits for them (nccl_gemm_slowdown, measured on the H100). Other kernels, and kernels beside p2p
+ * (one or two channels) or userbuffers, by overlap_slowdown. docs/models.md, "Compute under
+ * communication". */
+static double overlap_factor(const exec *x, const rank_st *rs, const orr_op *op)
+{
+    if (rs->comm_active == 0) return 0;
+    if (rs->comm_nccl > 0 && op->kind == ORR_OP_KERNEL && op->cls == ORR_CLS_GEMM) return x->gpu->nccl_gemm_slowdown;
+    return x->gpu->overlap_slowdown;
+}
+
 static void kernel_start(exec *x, uint32_t r, uint32_t i)
 {
     rank_st *rs = &x->rs[r];
@@ -386,8 +399,8 @@ static void kernel_start(exec *x, uint32_t r, uint32_t i)
     double slow = x->out->ranks[r].slowdown; /* orr_exec_rank_slowdown */
     if (slow > 1.0) dur = (int64_t)((double)dur * slow + 0.5);
     rs->kern_base_ps = dur;
-    rs->kern_slowed = rs->comm_active > 0 && x->gpu->overlap_slowdown > 0;
-    if (rs->kern_slowed) dur += (int64_t)((double)dur * x->gpu->overlap_slowdown);
+    rs->kern_slow = overlap_factor(x, rs, op);
+    if (rs->kern_slow > 0) dur += (int64_t)((double)dur * rs->kern_slow);
     t->start_ps = now;
     rs->eng_busy = 1;
     rs->kern_op = i;
@@ -402,11 +415,13 @@ static void kernel_start(exec *x, uint32_t r, uint32_t i)
 static void slow_kernel_started_now(exec *x, uint32_t r)
 {
     rank_st *rs = &x->rs[r];
-    if (!rs->eng_busy || rs->kern_slowed || rs->kern_op == NONE || x->gpu->overlap_slowdown <= 0) return;
+    if (!rs->eng_busy || rs->kern_op == NONE) return;
+    double slow = overlap_factor(x, rs, OP(x, r, rs->kern_op));
+    if (slow <= rs->kern_slow) return;
     int64_t now = orr_engine_now(x->eng);
     if (T(x, r, rs->kern_op)->start_ps != now) return;
-    int64_t extra = (int64_t)((double)rs->kern_base_ps * x->gpu->overlap_slowdown);
-    rs->kern_slowed = 1;
+    int64_t extra = (int64_t)((double)rs->kern_base_ps * slow);
+    rs->kern_slow = slow;
     if (extra <= 0) return;
     rs->kern_end_ps = now + rs->kern_base_ps + extra;
     orr_engine_at(x->eng, rs->kern_end_ps, kernel_end_ev, x, ((uint64_t)r << 32) | rs->kern_op);
@@ -443,6 +458,8 @@ static void copy_end_ev(void *ctx, uint64_t arg)
 
 /* ---- communication ---- */
 
+static int is_nccl_coll(const orr_op *op) { return op->kind == ORR_OP_COLL && !(op->flags & ORR_OPF_USERBUFFERS); }
+
 static void comm_begin(exec *x, uint32_t r, uint32_t i, uint32_t dep_rank, uint32_t dep_op)
 {
     orr_op_time *t = T(x, r, i);
@@ -450,12 +467,14 @@ static void comm_begin(exec *x, uint32_t r, uint32_t i, uint32_t dep_rank, uint3
     if (dep_rank != NONE && (dep_rank != r || dep_op != i) && t->start_ps > t->ready_ps)
         set_dep(t, ORR_DEP_PEER, dep_rank, dep_op);
     x->rs[r].comm_active++;
+    if (is_nccl_coll(OP(x, r, i))) x->rs[r].comm_nccl++;
     slow_kernel_started_now(x, r);
 }
 
 static void comm_end(exec *x, uint32_t r, uint32_t i)
 {
     x->rs[r].comm_active--;
+    if (is_nccl_coll(OP(x, r, i))) x->rs[r].comm_nccl--;
     op_finished(x, r, i);
 }
 

@@ -365,8 +365,8 @@ static void attention(gen *G, const ctx *c, int backward)
     else flash_attention(G, c, backward);
 }
 
-void gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
-              double bytes)
+orr_op *gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+                 double bytes)
 {
     uint32_t group, *seq;
     switch (role) {
@@ -383,6 +383,7 @@ void gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_k
     op->a = group;
     op->seq = (*seq)++;
     op->bytes = (uint64_t)bytes;
+    return op;
 }
 
 /* A collective on an explicit group (FSDP shard and replicate groups). */
@@ -442,7 +443,8 @@ void gen_wait(gen *G, uint8_t stream, uint32_t ev)
 }
 
 /* A TP collective issued from the compute stream. Synchronous unless async: then it runs on the TP
- * side stream while the compute stream goes on; returns the event to wait on (or UINT32_MAX). */
+ * side stream while the compute stream goes on; returns the event to wait on (or UINT32_MAX). Async
+ * under tp_comm_overlap it is Transformer Engine's userbuffers, not NCCL (ORR_OPF_USERBUFFERS). */
 static uint32_t tp_coll(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes, int async)
 {
     if (G->T <= 1) return UINT32_MAX;
@@ -452,7 +454,8 @@ static uint32_t tp_coll(gen *G, const ctx *c, const char *name, orr_coll_kind ki
     }
     uint32_t e = gen_record(G, S_COMPUTE);
     gen_wait(G, S_TP, e);
-    gen_coll(G, c, S_TP, name, kind, ORR_ROLE_TP, bytes);
+    orr_op *op = gen_coll(G, c, S_TP, name, kind, ORR_ROLE_TP, bytes);
+    if (G->s->tp_comm_overlap) op->flags |= ORR_OPF_USERBUFFERS;
     return gen_record(G, S_TP);
 }
 
@@ -1635,6 +1638,147 @@ static void p2p_join(gen *G, uint32_t *ev, const p2p_req *r, int n)
 static uint32_t prev_stage(const gen *G) { return (G->pp_r + G->P - 1) % G->P; }
 static uint32_t next_stage(const gen *G) { return (G->pp_r + 1) % G->P; }
 
+/* ---- Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm) ----
+ *
+ * combined_1f1b.py and schedule_chunk_1f1b / schedule_layer_1f1b: a forward step and a backward step
+ * of other micro-batches run as one, layer by layer (forward layer i with the backward's i-th), on one
+ * compute stream, their EP all-to-alls on one communication stream, so that each micro-batch's
+ * token exchanges run under the other's compute. Both steps are generated as usual, then their ops
+ * are cut at the EP all-to-alls and re-issued in Megatron's order. Per layer pair (F forward, B
+ * backward; R0 compute, R1 first exchange, R2 middle, R3 last exchange, R4 compute after it):
+ * F.R3 of the previous layer (the combine) | B.R4 of the previous layer (router and attention
+ * backward) | B.R0, B.R1 (the combine's gradient exchange) | F.R4 of the previous layer, F.R0
+ * (attention, router, permute), F.R1 (the dispatch) | B.R2 (the experts' backward), B.R3 (the
+ * dispatch's gradient exchange) | F.R2 (the experts). Then the backward's tail, the forward's tail.
+ * A compute piece waits for its own micro-batch's exchange before it, never the other's. */
+
+typedef struct a2a_layer {
+    size_t r[6]; /* R0 = [r[0], r[1]), R1 = [r[1], r[2]), ... R4 = [r[4], r[5]) */
+} a2a_layer;
+
+typedef struct a2a_step {
+    const orr_op *ops;
+    size_t pre_end;    /* ops before the first layer (embedding; the head's backward) */
+    a2a_layer *layer;
+    size_t nlayer;
+    uint32_t pending;  /* the event of this step's last exchange, not yet waited for (UINT32_MAX: none) */
+} a2a_step;
+
+static int ep_exchange_op(const orr_op *op)
+{
+    return op->kind == ORR_OP_COLL && op->role == ORR_ROLE_EP && op->stream == S_COMPUTE;
+}
+
+/* Cuts ops [0, n) of one step into the part before its first layer and its layers, each at its first
+ * and last run of EP exchanges. An op of no layer belongs to the layer before it. */
+static void a2a_cut(a2a_step *st, const orr_op *ops, size_t n)
+{
+    st->ops = ops;
+    st->layer = orr_xcalloc(n ? n : 1, sizeof *st->layer);
+    st->nlayer = 0;
+    st->pending = UINT32_MAX;
+    size_t i = 0;
+    while (i < n && ops[i].layer == ORR_NO_LAYER) i++;
+    st->pre_end = i;
+    while (i < n) {
+        size_t a = i;
+        uint16_t l = ops[i].layer;
+        while (i < n && (ops[i].layer == l || ops[i].layer == ORR_NO_LAYER)) i++;
+        a2a_layer *L = &st->layer[st->nlayer++];
+        size_t first = i, first_end = i, last = i, last_end = i;
+        for (size_t j = a; j < i; j++) {
+            if (!ep_exchange_op(&ops[j])) continue;
+            size_t k = j;
+            while (k < i && ep_exchange_op(&ops[k])) k++;
+            if (first == i) first = j, first_end = k;
+            else last = j, last_end = k;
+            j = k - 1;
+        }
+        size_t r[6] = {a, first, first_end, last, last_end, i};
+        memcpy(L->r, r, sizeof r);
+    }
+}
+
+/* Re-issues ops [a, b) of a step: its EP exchanges on the EP stream after the compute issued before
+ * them, the next compute op of the step after the exchange. */
+static void a2a_emit(gen *G, a2a_step *st, size_t a, size_t b)
+{
+    for (size_t i = a; i < b; i++) {
+        if (ep_exchange_op(&st->ops[i])) {
+            gen_wait(G, S_EP, gen_record(G, S_COMPUTE));
+            for (; i < b && ep_exchange_op(&st->ops[i]); i++) {
+                orr_op op = st->ops[i];
+                op.stream = S_EP;
+                orr_rank_push(G->rk, &op);
+            }
+            st->pending = gen_record(G, S_EP);
+            i--;
+            continue;
+        }
+        if (st->pending != UINT32_MAX) {
+            gen_wait(G, S_COMPUTE, st->pending);
+            st->pending = UINT32_MAX;
+        }
+        orr_rank_push(G->rk, &st->ops[i]);
+    }
+}
+
+static void a2a_emit_region(gen *G, a2a_step *st, size_t layer, int region)
+{
+    if (layer < st->nlayer) a2a_emit(G, st, st->layer[layer].r[region], st->layer[layer].r[region + 1]);
+}
+
+static void a2a_emit_layers(gen *G, a2a_step *st, size_t from)
+{
+    for (size_t l = from; l < st->nlayer; l++) a2a_emit(G, st, st->layer[l].r[0], st->layer[l].r[5]);
+}
+
+static void combined_step(gen *G, uint32_t fc, uint32_t fmb, uint32_t bc, uint32_t bmb)
+{
+    orr_rank *rk = G->rk;
+    size_t s0 = rk->nops;
+    fwd_step(G, fc, fmb);
+    size_t s1 = rk->nops;
+    bwd_step(G, bc, bmb);
+    size_t s2 = rk->nops;
+    if (G->over_budget) return; /* the job is refused anyway */
+    orr_op *ops = orr_xmalloc((s2 - s0 ? s2 - s0 : 1) * sizeof *ops);
+    memcpy(ops, rk->ops + s0, (s2 - s0) * sizeof *ops);
+    rk->nops = s0;
+    a2a_step f, b;
+    a2a_cut(&f, ops, s1 - s0);
+    a2a_cut(&b, ops + (s1 - s0), s2 - s1);
+    a2a_emit(G, &f, 0, f.pre_end);
+    a2a_emit(G, &b, 0, b.pre_end);
+    size_t o = f.nlayer < b.nlayer ? f.nlayer : b.nlayer;
+    for (size_t i = 0; i < o; i++) {
+        if (i > 0) {
+            a2a_emit_region(G, &f, i - 1, 3);
+            a2a_emit_region(G, &b, i - 1, 4);
+        }
+        a2a_emit_region(G, &b, i, 0);
+        a2a_emit_region(G, &b, i, 1);
+        if (i > 0) a2a_emit_region(G, &f, i - 1, 4);
+        a2a_emit_region(G, &f, i, 0);
+        a2a_emit_region(G, &f, i, 1);
+        a2a_emit_region(G, &b, i, 2);
+        a2a_emit_region(G, &b, i, 3);
+        a2a_emit_region(G, &f, i, 2);
+    }
+    if (o > 0) a2a_emit_region(G, &b, o - 1, 4);
+    a2a_emit_layers(G, &b, o);
+    if (b.pending != UINT32_MAX) gen_wait(G, S_COMPUTE, b.pending);
+    if (o > 0) {
+        a2a_emit_region(G, &f, o - 1, 3);
+        a2a_emit_region(G, &f, o - 1, 4);
+    }
+    a2a_emit_layers(G, &f, o);
+    if (f.pending != UINT32_MAX) gen_wait(G, S_COMPUTE, f.pending);
+    free(f.layer);
+    free(b.layer);
+    free(ops);
+}
+
 /* Megatron's forward_backward_pipelining_without_interleaving. */
 static void schedule_1f1b(gen *G)
 {
@@ -1694,6 +1838,8 @@ static void schedule_interleaved(gen *G)
     uint32_t P = G->P, V = G->V, p = G->pp_r;
     int64_t total = (int64_t)G->fnmb * V;
     int64_t warm = (int64_t)(P - p - 1) * 2 + (int64_t)(V - 1) * P;
+    int combined = G->s->moe_a2a_overlap; /* combined_1f1b_schedule_for_interleaved_pipelining */
+    if (combined) warm += 1;              /* get_pp_rank_microbatches: one more warm-up micro-batch */
     int all_warm = 0;
     if (warm >= total) {
         warm = total;
@@ -1740,6 +1886,18 @@ static void schedule_interleaved(gen *G)
         if (p == 0 && chunk_id(G, fk - (int64_t)(P - 1), 1) == V - 1) recv_prev = 0;
         if (p == P - 1 && chunk_id(G, bk - (int64_t)(P - 1), 0) == 0) recv_next = 0;
         if (k == rem - 1) recv_prev = 0;
+        if (ov && combined) {
+            p2p_join(G, &fev, fr, 2);
+            p2p_join(G, &bev, br, 2);
+            combined_step(G, fc, mb_id(G, fk), bc, mb_id(G, bk));
+            fr[0] = (p2p_req){!LAST_VIRTUAL(fc), ORR_OP_SEND, next, TAG_FWD};
+            fr[1] = (p2p_req){recv_prev, ORR_OP_RECV, prev, TAG_FWD};
+            fev = p2p_async(G, fr, 2);
+            br[0] = (p2p_req){!FIRST_VIRTUAL(bc), ORR_OP_SEND, prev, TAG_BWD};
+            br[1] = (p2p_req){recv_next, ORR_OP_RECV, next, TAG_BWD};
+            bev = p2p_async(G, br, 2);
+            continue;
+        }
         if (ov) {
             p2p_join(G, &fev, fr, 2);
             fwd_step(G, fc, mb_id(G, fk));
@@ -1753,8 +1911,12 @@ static void schedule_interleaved(gen *G)
             bev = p2p_async(G, br, 2);
             continue;
         }
-        fwd_step(G, fc, mb_id(G, fk));
-        bwd_step(G, bc, mb_id(G, bk));
+        if (combined) {
+            combined_step(G, fc, mb_id(G, fk), bc, mb_id(G, bk));
+        } else {
+            fwd_step(G, fc, mb_id(G, fk));
+            bwd_step(G, bc, mb_id(G, bk));
+        }
         p2p_req a[4] = {{!LAST_VIRTUAL(fc), ORR_OP_SEND, next, TAG_FWD}, {!FIRST_VIRTUAL(bc), ORR_OP_SEND, prev, TAG_BWD},
                         {recv_prev, ORR_OP_RECV, prev, TAG_FWD}, {recv_next, ORR_OP_RECV, next, TAG_BWD}};
         p2p_batch(G, a, 4);
@@ -1777,8 +1939,16 @@ static void schedule_interleaved(gen *G)
 #undef FIRST_VIRTUAL
 }
 
+/* combined_1f1b_schedule_for_no_pipelining: the first forward alone, then each forward with the
+ * previous micro-batch's backward, then the last backward alone. */
 static void schedule_no_pipeline(gen *G)
 {
+    if (G->s->moe_a2a_overlap && G->nmb > 0) {
+        fwd_step(G, 0, 0);
+        for (uint32_t mb = 1; mb < G->nmb; mb++) combined_step(G, 0, mb, 0, mb - 1);
+        bwd_step(G, 0, G->nmb - 1);
+        return;
+    }
     for (uint32_t mb = 0; mb < G->nmb; mb++) {
         fwd_step(G, 0, mb);
         bwd_step(G, 0, mb);

@@ -187,8 +187,9 @@ void gen_mem_free(gen *G, const ctx *c, uint8_t stream, uint32_t buf);
 /* Events: record on a stream (returns its id), make a stream wait for one. */
 uint32_t gen_record(gen *G, uint8_t stream);
 void gen_wait(gen *G, uint8_t stream, uint32_t ev);
-/* A collective of the rank's group of the role (TP, DP, EMB, CP; else model-parallel). */
-void gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+/* A collective of the rank's group of the role (TP, DP, EMB, CP; else model-parallel); returns the op,
+ * valid until the next op is emitted. */
+orr_op *gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
               double bytes);
 /* One flash-attention kernel over q_len queries and kv_len keys with a causal fraction. */
 void gen_flash_block(gen *G, const ctx *c, int backward, double q_len, double kv_len, double frac);

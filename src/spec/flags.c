@@ -25,7 +25,7 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW, F_PACKET_SEED,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
-    F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP,
+    F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP, F_MOE_A2A_OVERLAP,
     F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_LIVE, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
     F_VARIABILITY, F_VARIABILITY_SEED, F_HW_PROFILE
 } flag_id;
@@ -130,6 +130,9 @@ static const flag_def flags[] = {
      "balanced", "MoE: tokens the most loaded expert-parallel rank receives, x the average (or each rank's)", P},
     {"--moe-shared-expert-overlap", F_MOE_SHARED_OVERLAP, NULL, "off",
      "MoE: shared experts computed while the dispatch and combine all-to-alls are in flight", P},
+    {"--overlap-moe-expert-parallel-comm", F_MOE_A2A_OVERLAP, NULL, "off",
+     "megatron MoE: one micro-batch's forward and another's backward co-scheduled layer by layer, each's "
+     "all-to-alls under the other's compute (combined 1F1B)", P},
     {"--attention", F_ATTENTION, "flash or unfused", "flash", "attention kernels", P},
     {"--compile", F_COMPILE, NULL, "off", "torch.compile's fused kernels and saved tensors", P},
     {"--no-compile", F_NO_COMPILE, NULL, NULL, "eager PyTorch", P},
@@ -391,6 +394,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_CP: return parse_count(f, val, &s->cp, err);
     case F_EP: return parse_count(f, val, &s->ep, err);
     case F_MOE_SHARED_OVERLAP: s->moe_shared_expert_overlap = 1; return 0;
+    case F_MOE_A2A_OVERLAP: s->moe_a2a_overlap = 1; return 0;
     case F_ETP: return parse_count(f, val, &s->etp, err);
     case F_MOE_DISPATCHER:
         for (int k = ORR_MOE_ALLTOALL; k <= ORR_MOE_DEEPEP; k++)

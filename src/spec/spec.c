@@ -154,6 +154,7 @@ static const orr_yfield options_fields[] = {
     SF("compile_loss", ORR_YF_BOOL, compile_loss),
     SF("caching_allocator", ORR_YF_BOOL, caching_allocator),
     SF("moe_shared_expert_overlap", ORR_YF_BOOL, moe_shared_expert_overlap),
+    SF("overlap_moe_expert_parallel_comm", ORR_YF_BOOL, moe_a2a_overlap),
     {.key = "moe_capacity_factor", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_capacity_factor),
      .scale = 1, .min = 0, .max = 1000, .open_min = 1},
     {.key = "moe_imbalance", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_imbalance), .scale = 1,
@@ -524,6 +525,10 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
     if (!s->bias_activation_fusion && fw != ORR_FW_MEGATRON)
         return foreign_option(s, ORR_FW_MEGATRON, "--no-bias-activation-fusion (options.bias_activation_fusion)",
                               "Megatron's eager activation path", err);
+    if (s->moe_a2a_overlap && fw != ORR_FW_MEGATRON)
+        return foreign_option(s, ORR_FW_MEGATRON,
+                              "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm)",
+                              "Megatron-Core's combined 1F1B schedule", err);
     if (s->fp8_param_gather && (s->precision != ORR_FP8 || !s->dist_opt))
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
                              "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
@@ -913,6 +918,25 @@ static int resolve_moe_fsdp(orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* Megatron-Core's checks of overlap_moe_expert_parallel_comm (TransformerConfig.__post_init__). */
+static int resolve_moe_a2a_overlap(const orr_spec *s, orr_err *err)
+{
+    static const char opt[] = "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm)";
+    if (!s->moe_a2a_overlap) return 0;
+    if (s->ep <= 1) return orr_fail(err, "%s: needs expert parallelism (--ep > 1)", opt);
+    if (s->moe_dispatcher == ORR_MOE_ALLGATHER)
+        return orr_fail(err, "%s: needs --moe-dispatcher alltoall or deepep (Megatron's alltoall or flex dispatcher)",
+                        opt);
+    if (s->recompute == ORR_RECOMPUTE_FULL)
+        return orr_fail(err, "%s with --recompute full: Megatron-Core requires full recomputation off", opt);
+    if (s->moe_shared_expert_overlap)
+        return orr_fail(err, "%s with --moe-shared-expert-overlap: Megatron-Core requires the shared-expert overlap off",
+                        opt);
+    if (s->pp > 1 && s->vpp <= 1)
+        return orr_fail(err, "%s with --pp %u: needs virtual pipeline stages (--vpp > 1) when pp > 1", opt, s->pp);
+    return 0;
+}
+
 /* Mixture of experts: Megatron-Core's parallel folding (the expert layout etp x ep x edp over the
  * tp x cp x dp GPUs of each pipeline stage) and its argument checks. */
 static int resolve_moe(orr_spec *s, orr_err *err)
@@ -928,6 +952,9 @@ static int resolve_moe(orr_spec *s, orr_err *err)
             return orr_fail(err, "--moe-imbalance/--moe-capacity-factor/--moe-routing (options.moe_*): model %s has "
                                  "no experts",
                             m->name);
+        if (s->moe_a2a_overlap)
+            return orr_fail(err, "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm): model "
+                                 "%s has no experts", m->name);
         return 0;
     }
     if (s->framework != ORR_FW_MEGATRON && !orr_fw_fsdp2(s->framework))
@@ -945,7 +972,7 @@ static int resolve_moe(orr_spec *s, orr_err *err)
                              "requires sequence parallelism for MoE with tp > 1)", s->tp);
     if (resolve_moe_common(s, err)) return -1;
     s->edp = (uint32_t)(stage / ex);
-    return 0;
+    return resolve_moe_a2a_overlap(s, err);
 }
 
 /* Sharding recipes (FSDP2, ZeRO; which framework owns them is resolve_framework's) and context
