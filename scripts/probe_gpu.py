@@ -15,6 +15,8 @@ read them like the public rows):
                    (tensorwise and rowwise torch._scaled_mm) at Llama-like shapes
     attention.csv  causal SDPA forward and forward+backward, head dim 128, sequence 4096, the heads
                    per GPU of those rows, batch 1 and 4, dropout 0 and 0.1, flash and cuDNN backends
+    attention_gqa.csv
+                   the same with grouped-query heads (Qwen3, Llama 3 shapes), dropout 0
     membw.csv      memory-bound kernels by bytes moved (copy, add, layer norm, GELU, fused AdamW)
     overlap.csv    GEMMs and flash attention alone and while k thread blocks of a copy (NCCL-like)
                    or spin kernel run on another stream: compute's slowdown under communication
@@ -343,6 +345,65 @@ def attention_section(out_dir):
                                   "bwd = fwd_bwd - fwd", "measured", SOURCE])
                     del q, k, v, do
             log(f"attention {bname} b{b} done; clocks {smi_clocks()}")
+
+
+# Grouped-query attention at the shapes of rows Orrery is checked on (query heads, KV heads per GPU,
+# batch): Qwen3-30B-A3B (MoE Table 2 row 58, micro-batch 4), Qwen3-235B-A22B at TP 2 (64 / 4 heads
+# over 2), Llama 3 8B, Llama 3 70B at TP 8, and 32-head MHA at batch 4 as the reference.
+GQA_SHAPES = ((32, 4, 4), (32, 2, 1), (32, 8, 1), (8, 1, 1), (32, 32, 4))
+
+
+def attention_gqa_section(out_dir):
+    """Causal SDPA, dropout 0, flash and cuDNN backends, at GQA_SHAPES: what a Transformer Engine run
+    (cuDNN FusedAttention on Hopper) and a PyTorch-SDPA run (FlashAttention-2) get at those shapes.
+    K and V are passed with their own head count (enable_gqa); a backend that refuses that gets them
+    repeated to the query heads (the note says so)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sink = Sink(os.path.join(out_dir, "attention_gqa.csv"), ATTN_HEADER)
+    backends = [("flash", SDPBackend.FLASH_ATTENTION, "PyTorch SDPA flash backend (FlashAttention-2)"),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION, "PyTorch SDPA cuDNN backend")]
+    for bname, be, impl in backends:
+        for nq, nkv, b in GQA_SHAPES:
+            if left_s() < 30:
+                log("attention_gqa: budget, stopping")
+                return
+            times, how = None, ""
+            for expand in (False, True):
+                try:
+                    q = torch.randn(b, nq, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+                    kh = nq if expand else nkv
+                    k = torch.randn(b, kh, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+                    v = torch.randn_like(k, requires_grad=True)
+                    do = torch.randn_like(q)
+                    gqa = kh != nq
+                    with sdpa_kernel([be]):
+                        def fwd():
+                            return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+
+                        def fwdbwd():
+                            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+                            torch.autograd.grad(o, (q, k, v), do)
+
+                        times = (time_ms(fwd), time_ms(fwdbwd))
+                    how = "K/V repeated to the query heads" if expand and nkv != nq else (
+                        "enable_gqa" if gqa else "MHA")
+                    break
+                except Exception as exc:  # noqa: BLE001
+                    log(f"attention_gqa {bname} q{nq} kv{nkv} b{b} expand {expand}: {exc!r}"[:300])
+                    times = None
+            if times is None:
+                continue
+            tf_ms, tfb_ms = times
+            fl_f = 4.0 * b * nq * SEQ * SEQ * HEAD_DIM / 2
+            for direction, t, fl in (("fwd", tf_ms, fl_f), ("fwd+bwd", tfb_ms, 3.5 * fl_f),
+                                     ("bwd", tfb_ms - tf_ms, 2.5 * fl_f)):
+                sink.row([GPU_NAME, GPU_VARIANT, impl, direction, "bf16", b, SEQ, SEQ, nq, nkv, HEAD_DIM,
+                          HEAD_DIM, True, False, "achieved TFLOPs/s", f"{fl / (t * 1e-3) / 1e12:.1f}",
+                          "TFLOP/s", f"{t:.4f}", SOFTWARE,
+                          f"dropout_p 0; {how}; layout bhsd; FLOPs causal-halved over the query heads "
+                          "(FA benchmark convention); bwd = fwd_bwd - fwd", "measured", SOURCE])
+            torch.cuda.empty_cache()
+        log(f"attention_gqa {bname} done; clocks {smi_clocks()}")
 
 
 MEM_HEADER = ["gpu", "gpu_variant", "kernel", "dtype", "shape_or_size", "metric", "value", "unit", "time_us",
@@ -712,7 +773,8 @@ def main():
     env(args.out_dir)
     sections = [("gemm", gemm_section), ("attention", attention_section), ("layer", layer_section),
                 ("step", step_section), ("membw", membw_section), ("fp8", fp8_section),
-                ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section)]
+                ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section),
+                ("attention_gqa", attention_gqa_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:
