@@ -1735,6 +1735,12 @@ static void a2a_emit_layers(gen *G, a2a_step *st, size_t from)
 
 static void combined_step(gen *G, uint32_t fc, uint32_t fmb, uint32_t bc, uint32_t bmb)
 {
+    if (fc == bc && fmb == bmb) { /* a micro-batch's own forward and backward: not independent (the
+                                   * schedules' extra warm-up micro-batch keeps this from happening) */
+        fwd_step(G, fc, fmb);
+        bwd_step(G, bc, bmb);
+        return;
+    }
     orr_rank *rk = G->rk;
     size_t s0 = rk->nops;
     fwd_step(G, fc, fmb);
