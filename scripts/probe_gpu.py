@@ -303,13 +303,47 @@ ATTN_HEADER = ["gpu", "gpu_variant", "impl", "direction", "dtype", "batch", "seq
                "software", "notes", "value_origin", "source"]
 
 
+def sdpa_backends():
+    from torch.nn.attention import SDPBackend
+    return [("flash", SDPBackend.FLASH_ATTENTION, "PyTorch SDPA flash backend (FlashAttention-2)"),
+            ("cudnn", SDPBackend.CUDNN_ATTENTION, "PyTorch SDPA cuDNN backend")]
+
+
+def time_causal_sdpa(be, b, nq, nkv, p=0.0):
+    """(forward ms, forward+backward ms) of causal SDPA on backend be, sequence SEQ, head dim
+    HEAD_DIM, nq query and nkv key/value heads (enable_gqa when fewer), dropout p."""
+    from torch.nn.attention import sdpa_kernel
+    q = torch.randn(b, nq, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(b, nkv, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn_like(k, requires_grad=True)
+    do = torch.randn_like(q)
+    gqa = nkv != nq
+    with sdpa_kernel([be]):
+        def fwd():
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, enable_gqa=gqa)
+
+        def fwdbwd():  # autograd.grad: no .grad accumulation between calls
+            o = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, enable_gqa=gqa)
+            torch.autograd.grad(o, (q, k, v), do)
+
+        return time_ms(fwd), time_ms(fwdbwd)
+
+
+def attention_rows(sink, impl, b, nq, nkv, tf_ms, tfb_ms, note):
+    """The forward, forward+backward and backward rows of one timed shape; FLOPs causal-halved over
+    the query heads, as FlashAttention's benchmark counts them: half of 4 b h s^2 d."""
+    fl_f = 4.0 * b * nq * SEQ * SEQ * HEAD_DIM / 2
+    for direction, t, fl in (("fwd", tf_ms, fl_f), ("fwd+bwd", tfb_ms, 3.5 * fl_f),
+                             ("bwd", tfb_ms - tf_ms, 2.5 * fl_f)):
+        sink.row([GPU_NAME, GPU_VARIANT, impl, direction, "bf16", b, SEQ, SEQ, nq, nkv, HEAD_DIM, HEAD_DIM, True,
+                  False, "achieved TFLOPs/s", f"{fl / (t * 1e-3) / 1e12:.1f}", "TFLOP/s", f"{t:.4f}", SOFTWARE,
+                  f"{note}; bwd = fwd_bwd - fwd", "measured", SOURCE])
+
+
 def attention_section(out_dir):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
     sink = Sink(os.path.join(out_dir, "attention.csv"), ATTN_HEADER)
     heads_set = sorted({heads // tp for _, _, heads, tp in ROWS})
-    backends = [("flash", SDPBackend.FLASH_ATTENTION, "PyTorch SDPA flash backend (FlashAttention-2)"),
-                ("cudnn", SDPBackend.CUDNN_ATTENTION, "PyTorch SDPA cuDNN backend")]
-    for bname, be, impl in backends:
+    for bname, be, impl in sdpa_backends():
         for b in (4, 1):
             for nh in heads_set:
                 for p in (0.0, 0.1):
@@ -317,33 +351,12 @@ def attention_section(out_dir):
                         log("attention: budget, stopping")
                         return
                     try:
-                        q = torch.randn(b, nh, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-                        k = torch.randn_like(q, requires_grad=True)
-                        v = torch.randn_like(q, requires_grad=True)
-                        do = torch.randn_like(q)
-                        with sdpa_kernel([be]):
-                            def fwd():
-                                return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
-
-                            def fwdbwd():  # autograd.grad: no .grad accumulation between calls
-                                o = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
-                                torch.autograd.grad(o, (q, k, v), do)
-
-                            tf_ms = time_ms(fwd)
-                            tfb_ms = time_ms(fwdbwd)
+                        tf_ms, tfb_ms = time_causal_sdpa(be, b, nh, nh, p)
                     except Exception as exc:  # noqa: BLE001
                         log(f"attention {bname} b{b} h{nh} p{p}: {exc!r}"[:300])
                         continue
-                    # causal FLOPs as FlashAttention's benchmark counts them: half of 4 b h s^2 d
-                    fl_f = 4.0 * b * nh * SEQ * SEQ * HEAD_DIM / 2
-                    for direction, t, fl in (("fwd", tf_ms, fl_f), ("fwd+bwd", tfb_ms, 3.5 * fl_f),
-                                             ("bwd", tfb_ms - tf_ms, 2.5 * fl_f)):
-                        sink.row([GPU_NAME, GPU_VARIANT, impl, direction, "bf16", b, SEQ, SEQ, nh, nh, HEAD_DIM,
-                                  HEAD_DIM, True, False, "achieved TFLOPs/s", f"{fl / (t * 1e-3) / 1e12:.1f}",
-                                  "TFLOP/s", f"{t:.4f}", SOFTWARE,
-                                  f"dropout_p {p}; layout bhsd; FLOPs causal-halved (FA benchmark convention); "
-                                  "bwd = fwd_bwd - fwd", "measured", SOURCE])
-                    del q, k, v, do
+                    attention_rows(sink, impl, b, nh, nh, tf_ms, tfb_ms,
+                                   f"dropout_p {p}; layout bhsd; FLOPs causal-halved (FA benchmark convention)")
             log(f"attention {bname} b{b} done; clocks {smi_clocks()}")
 
 
@@ -358,11 +371,8 @@ def attention_gqa_section(out_dir):
     (cuDNN FusedAttention on Hopper) and a PyTorch-SDPA run (FlashAttention-2) get at those shapes.
     K and V are passed with their own head count (enable_gqa); a backend that refuses that gets them
     repeated to the query heads (the note says so)."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
     sink = Sink(os.path.join(out_dir, "attention_gqa.csv"), ATTN_HEADER)
-    backends = [("flash", SDPBackend.FLASH_ATTENTION, "PyTorch SDPA flash backend (FlashAttention-2)"),
-                ("cudnn", SDPBackend.CUDNN_ATTENTION, "PyTorch SDPA cuDNN backend")]
-    for bname, be, impl in backends:
+    for bname, be, impl in sdpa_backends():
         for nq, nkv, b in GQA_SHAPES:
             if left_s() < 30:
                 log("attention_gqa: budget, stopping")
@@ -370,38 +380,17 @@ def attention_gqa_section(out_dir):
             times, how = None, ""
             for expand in (False, True):
                 try:
-                    q = torch.randn(b, nq, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-                    kh = nq if expand else nkv
-                    k = torch.randn(b, kh, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-                    v = torch.randn_like(k, requires_grad=True)
-                    do = torch.randn_like(q)
-                    gqa = kh != nq
-                    with sdpa_kernel([be]):
-                        def fwd():
-                            return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
-
-                        def fwdbwd():
-                            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
-                            torch.autograd.grad(o, (q, k, v), do)
-
-                        times = (time_ms(fwd), time_ms(fwdbwd))
+                    times = time_causal_sdpa(be, b, nq, nq if expand else nkv)
                     how = "K/V repeated to the query heads" if expand and nkv != nq else (
-                        "enable_gqa" if gqa else "MHA")
+                        "enable_gqa" if nkv != nq else "MHA")
                     break
                 except Exception as exc:  # noqa: BLE001
                     log(f"attention_gqa {bname} q{nq} kv{nkv} b{b} expand {expand}: {exc!r}"[:300])
-                    times = None
             if times is None:
                 continue
-            tf_ms, tfb_ms = times
-            fl_f = 4.0 * b * nq * SEQ * SEQ * HEAD_DIM / 2
-            for direction, t, fl in (("fwd", tf_ms, fl_f), ("fwd+bwd", tfb_ms, 3.5 * fl_f),
-                                     ("bwd", tfb_ms - tf_ms, 2.5 * fl_f)):
-                sink.row([GPU_NAME, GPU_VARIANT, impl, direction, "bf16", b, SEQ, SEQ, nq, nkv, HEAD_DIM,
-                          HEAD_DIM, True, False, "achieved TFLOPs/s", f"{fl / (t * 1e-3) / 1e12:.1f}",
-                          "TFLOP/s", f"{t:.4f}", SOFTWARE,
-                          f"dropout_p 0; {how}; layout bhsd; FLOPs causal-halved over the query heads "
-                          "(FA benchmark convention); bwd = fwd_bwd - fwd", "measured", SOURCE])
+            attention_rows(sink, impl, b, nq, nkv, times[0], times[1],
+                           f"dropout_p 0; {how}; layout bhsd; FLOPs causal-halved over the query heads "
+                           "(FA benchmark convention)")
             torch.cuda.empty_cache()
         log(f"attention_gqa {bname} done; clocks {smi_clocks()}")
 

@@ -477,6 +477,8 @@ static const char *framework_said(const orr_spec *s, char *buf, size_t cap)
 }
 
 /* An option of framework `owner` given under another one: "OPT with framework X: WHAT (framework: Y)". */
+static const char a2a_overlap_opt[] = "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm)";
+
 static int foreign_option(const orr_spec *s, orr_framework owner, const char *opt, const char *what, orr_err *err)
 {
     char fw[64];
@@ -526,9 +528,7 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
         return foreign_option(s, ORR_FW_MEGATRON, "--no-bias-activation-fusion (options.bias_activation_fusion)",
                               "Megatron's eager activation path", err);
     if (s->moe_a2a_overlap && fw != ORR_FW_MEGATRON)
-        return foreign_option(s, ORR_FW_MEGATRON,
-                              "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm)",
-                              "Megatron-Core's combined 1F1B schedule", err);
+        return foreign_option(s, ORR_FW_MEGATRON, a2a_overlap_opt, "Megatron-Core's combined 1F1B schedule", err);
     if (s->fp8_param_gather && (s->precision != ORR_FP8 || !s->dist_opt))
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
                              "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
@@ -921,8 +921,9 @@ static int resolve_moe_fsdp(orr_spec *s, orr_err *err)
 /* Megatron-Core's checks of overlap_moe_expert_parallel_comm (TransformerConfig.__post_init__). */
 static int resolve_moe_a2a_overlap(const orr_spec *s, orr_err *err)
 {
-    static const char opt[] = "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm)";
+    const char *opt = a2a_overlap_opt;
     if (!s->moe_a2a_overlap) return 0;
+    if (!s->model.experts) return orr_fail(err, "%s: model %s has no experts", opt, s->model.name);
     if (s->ep <= 1) return orr_fail(err, "%s: needs expert parallelism (--ep > 1)", opt);
     if (s->moe_dispatcher == ORR_MOE_ALLGATHER)
         return orr_fail(err, "%s: needs --moe-dispatcher alltoall or deepep (Megatron's alltoall or flex dispatcher)",
@@ -952,10 +953,7 @@ static int resolve_moe(orr_spec *s, orr_err *err)
             return orr_fail(err, "--moe-imbalance/--moe-capacity-factor/--moe-routing (options.moe_*): model %s has "
                                  "no experts",
                             m->name);
-        if (s->moe_a2a_overlap)
-            return orr_fail(err, "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm): model "
-                                 "%s has no experts", m->name);
-        return 0;
+        return resolve_moe_a2a_overlap(s, err);
     }
     if (s->framework != ORR_FW_MEGATRON && !orr_fw_fsdp2(s->framework))
         return orr_fail(err, "--framework %s with model %s: mixture-of-experts models are modelled with --framework "
