@@ -43,6 +43,7 @@ static orr_transport *flow_on(orr_engine *e, const orr_topo *t)
     orr_flow_opts o;
     memset(&o, 0, sizeof o);
     o.route.ecmp = 1;
+    o.keep_history = 1;
     return orr_flow_create(e, t, &o);
 }
 
@@ -106,6 +107,21 @@ static void test_parking_lot(void)
     fab_close(&f);
 }
 
+/* A chain of flows h0 -> h1 of 0.5 GB: the completion of each logs it and starts the next, until
+ * arg last. */
+typedef struct chain {
+    orr_transport *tr;
+    done_log *d;
+    uint64_t last;
+} chain;
+
+static void chain_next(void *ctx, uint64_t arg)
+{
+    chain *c = ctx;
+    on_done(c->d, arg);
+    if (arg + 1 < c->last) c->tr->start_flow(c->tr, 0, 1, 500000000ull, 100 + arg + 1, chain_next, c, arg + 1);
+}
+
 /* Flows alone on every link of their paths (the NVLink ring steps of a server; flow.c fill_lone):
  * each at its path's smallest capacity, and that link, the lower id of two equal ones, the one
  * counted as saturated; a third flow joining one path's fast link changes nothing, one joining its
@@ -140,6 +156,19 @@ static void test_lone_flows(void)
     orr_flow_sync(tr);
     CHECK_EQ_I64(orr_flow_link_stats_of(tr, 2)->saturated_ps, 2 * ORR_PS_PER_S);
     CHECK_EQ_I64(orr_flow_link_stats_of(tr, 8)->saturated_ps, 0);
+    /* a ring step's pattern: each flow's completion starts the next on the same links, every one
+     * alone; they take their rate at their start, with no recomputation (flow.c flow_go_lone) */
+    orr_flow_totals before = orr_flow_get_totals(tr);
+    chain c = {tr, &d, 8};
+    tr->start_flow(tr, 0, 1, 500000000ull, 100, chain_next, &c, 4);
+    orr_engine_run(&f.e);
+    for (int i = 4; i < 8; i++) CHECK_EQ_I64(d.t[i], 2 * ORR_PS_PER_S + (i - 3) * ORR_PS_PER_S / 4);
+    orr_flow_totals after = orr_flow_get_totals(tr);
+    CHECK_EQ_I64(after.finished - before.finished, 4);
+    CHECK_EQ_I64(after.recomputes, before.recomputes);
+    orr_flow_sync(tr);
+    CHECK_EQ_I64(orr_flow_link_stats_of(tr, 2)->saturated_ps, 3 * ORR_PS_PER_S);
+    CHECK_REL(orr_flow_link_stats_of(tr, 6)->bytes, 2e9 + 2e9 + 2e9, 1e-12);
     fab_close(&f);
 }
 

@@ -10,7 +10,7 @@
  * per-step latency). When flows start or finish, only the connected component of links and flows
  * they touch is recomputed, once per instant (starts and finishes at one time are batched).
  *
- * Rollback: orr_flow_start_at(t_past) with t_past earlier than the engine's clock restores the
+ * Rollback (opts.keep_history): orr_flow_start_at(t_past) with t_past earlier than the engine's clock restores the
  * remaining bytes of every active flow at t_past from its rate history, re-runs the fluid model
  * from t_past to now with the new flow, and reschedules the completions. History older than the
  * horizon given to orr_flow_gc() is dropped; producers (e.g. the emulator's ranks) call it with
@@ -29,6 +29,8 @@
 typedef struct orr_flow_opts {
     double tier_scale[ORR_TIER_COUNT]; /* capacity = rate_Bps x scale per tier; 0 means 1 */
     orr_route_opts route;
+    int keep_history; /* 1: keep every flow's rate history, which a start in the past (rollback)
+                       * needs; 0: keep none (a start in the past then aborts: a caller's bug) */
 } orr_flow_opts;
 
 /* Statistics of one directed link (updated at every recomputation touching it; call

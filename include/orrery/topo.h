@@ -44,6 +44,8 @@ typedef struct orr_topo {
     uint32_t *out;        /* [n_links] link ids grouped by source node */
     uint16_t *dist;       /* [n_hosts * n_nodes] hops from node v to host h at [h * n_nodes + v],
                            * UINT16_MAX if unreachable */
+    uint32_t *nvl_up;     /* [n_hosts] the host's first link to an NVSwitch in link-id order, or
+                           * UINT32_MAX: where two hosts' first ones meet, that is their NVLink path */
     uint32_t gpus_per_server; /* from the input header (1 if not given) */
     int finished;
 } orr_topo;

@@ -71,5 +71,8 @@ typedef struct orr_route_opts {
  * -1 if max is too small or dst is unreachable. */
 int orr_topo_route(const orr_topo *t, const orr_route_opts *o, uint32_t src, uint32_t dst,
                    uint64_t flow_hash, uint32_t *links, uint32_t max);
+/* The 2-hop NVLink path host a -> NVSwitch -> host b (the one orr_topo_route takes inside a
+ * node); returns 2, or 0 if the two share no NVSwitch. */
+int orr_topo_nvlink_path(const orr_topo *t, uint32_t a, uint32_t b, uint32_t links[2]);
 
 #endif

@@ -47,6 +47,7 @@ void orr_topo_free(orr_topo *t)
     free(t->out_start);
     free(t->out);
     free(t->dist);
+    free(t->nvl_up);
     orr_topo_init(t);
 }
 
@@ -85,7 +86,8 @@ int orr_topo_finish(orr_topo *t, const char *what, orr_err *err)
     free(t->out);
     free(t->dist);
     free(t->host_node);
-    t->out_start = t->out = t->host_node = NULL;
+    free(t->nvl_up);
+    t->out_start = t->out = t->host_node = t->nvl_up = NULL;
     t->dist = NULL;
 
     uint32_t hosts = 0;
@@ -120,6 +122,16 @@ int orr_topo_finish(orr_topo *t, const char *what, orr_err *err)
     memcpy(fill, t->out_start, (size_t)t->n_nodes * sizeof *fill);
     for (uint32_t l = 0; l < t->n_links; l++) t->out[fill[t->links[l].src]++] = l;
     free(fill);
+    t->nvl_up = orr_xmalloc((size_t)hosts * sizeof *t->nvl_up);
+    for (uint32_t h = 0; h < hosts; h++) {
+        uint32_t v = t->host_node[h];
+        t->nvl_up[h] = UINT32_MAX;
+        for (uint32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
+            if (t->kind[t->links[t->out[i]].dst] == ORR_NODE_NVSWITCH) {
+                t->nvl_up[h] = t->out[i];
+                break;
+            }
+    }
 
     /* Hop distances by BFS from every host (links are symmetric, so distance to = distance from). */
     uint64_t entries = (uint64_t)t->n_nodes * t->n_hosts;

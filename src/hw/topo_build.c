@@ -153,11 +153,17 @@ int orr_topo_build(orr_topo *t, const orr_gpu *g, const orr_cluster *c, uint32_t
     return 0;
 }
 
-/* The 2-hop NVLink path a -> NVSwitch -> b of two hosts on one NVSwitch; 0 if there is none.
- * The second hop is the reverse of b's link to that switch (link ^ 1, topo.h), so only the two
- * hosts' few links are scanned, not the switch's. */
-static int nvlink_path(const orr_topo *t, uint32_t a, uint32_t b, uint32_t *links)
+/* The second hop is the reverse of b's link to that switch (link ^ 1, topo.h), so only the two
+ * hosts' few links are scanned, not the switch's; none when their first NVSwitch links meet. */
+int orr_topo_nvlink_path(const orr_topo *t, uint32_t a, uint32_t b, uint32_t links[2])
 {
+    uint32_t ua = t->nvl_up[a], ub = t->nvl_up[b];
+    if (ua == UINT32_MAX) return 0;
+    if (ub != UINT32_MAX && t->links[ua].dst == t->links[ub].dst) { /* the scan below would stop here */
+        links[0] = ua;
+        links[1] = ub ^ 1;
+        return 2;
+    }
     uint32_t na = t->host_node[a], nb = t->host_node[b];
     for (uint32_t i = t->out_start[na]; i < t->out_start[na + 1]; i++) {
         uint32_t l = t->out[i], sw = t->links[l].dst;
@@ -180,11 +186,11 @@ int orr_topo_route(const orr_topo *t, const orr_route_opts *o, uint32_t src, uin
     uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : t->gpus_per_server;
     if (gpn > 1 && max >= 2) {
         if (src / gpn == dst / gpn) {
-            int n = nvlink_path(t, src, dst, links);
+            int n = orr_topo_nvlink_path(t, src, dst, links);
             if (n) return n;
         } else if (o->pxn && src % gpn != dst % gpn) {
             uint32_t proxy = src / gpn * gpn + dst % gpn;
-            int n = proxy < t->n_hosts ? nvlink_path(t, src, proxy, links) : 0;
+            int n = proxy < t->n_hosts ? orr_topo_nvlink_path(t, src, proxy, links) : 0;
             if (n) {
                 int m = orr_topo_path(t, proxy, dst, flow_hash, o->ecmp, links + n, max - (uint32_t)n);
                 return m < 0 ? -1 : n + m;

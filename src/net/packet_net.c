@@ -90,8 +90,10 @@ static int nvlink_only(const packet_net *f, uint32_t src, uint32_t dst)
 {
     uint32_t gpn = f->route.gpus_per_node, links[2];
     if (gpn < 2 || src / gpn != dst / gpn) return 0;
-    if (orr_topo_route(&f->topo, &f->route, src, dst, 0, links, 2) != 2) return 0;
-    return f->topo.links[links[0]].tier == ORR_TIER_NVLINK && f->topo.links[links[1]].tier == ORR_TIER_NVLINK;
+    const orr_topo *t = &f->topo; /* orr_topo_route's path inside a node, without its divisions */
+    if (!orr_topo_nvlink_path(t, src, dst, links) && orr_topo_route(t, &f->route, src, dst, 0, links, 2) != 2)
+        return 0;
+    return t->links[links[0]].tier == ORR_TIER_NVLINK && t->links[links[1]].tier == ORR_TIER_NVLINK;
 }
 
 static void split_start_flow(orr_transport *t, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t flow_id,

@@ -20,9 +20,10 @@
  * not depend on the others, so the incremental rates equal a from-scratch recomputation
  * (orr_flow_check_rates, tested).
  *
- * History: every rate change appends (time, rate, bytes sent) to the flow's list (newest first,
- * pooled). Rollback reads them to restore every active flow's bytes at the past start time,
- * replays the fluid model from there with the new flow, and reschedules every completion.
+ * History (opts.keep_history): every rate change appends (time, rate, bytes sent) to the flow's
+ * list (newest first, pooled). Rollback reads them to restore every active flow's bytes at the
+ * past start time, replays the fluid model from there with the new flow, and reschedules every
+ * completion.
  */
 #include "orrery/flow.h"
 
@@ -104,6 +105,7 @@ static const fb *CB(const orr_transport *t) { return (const fb *)t->impl; }
 
 static void hist_push(fb *b, fflow *f, int64_t now)
 {
+    if (!b->o.keep_history) return;
     if (f->hist != NONE && b->h[f->hist].t_ps == now) {
         b->h[f->hist].rate_Bps = f->rate;
         b->h[f->hist].sent = f->sent;
@@ -204,17 +206,31 @@ static void flow_attach(fb *b, uint32_t fi, int64_t now)
     mark_dirty(b, f);
 }
 
-static void flow_detach(fb *b, uint32_t fi, int64_t now)
+/* Takes flow fi off its links at time now. Returns 1 if it leaves them all empty: their rate
+ * sums and saturation are then settled here (nothing to recompute; see flow_go_lone), else 0 and
+ * its links are marked dirty. */
+static int flow_detach(fb *b, uint32_t fi, int64_t now)
 {
     fflow *f = &b->fl[fi];
+    int alone = !b->replaying;
     for (uint32_t j = 0; j < f->nhops; j++) {
         flink *k = &b->links[f->hops[j]];
         link_sync(b, k, now);
         k->rate_sum -= f->rate;
         link_del(b, f->hops[j], fi, j);
+        if (k->n) alone = 0;
     }
     f->active = 0;
-    mark_dirty(b, f);
+    if (!alone) {
+        mark_dirty(b, f);
+        return 0;
+    }
+    for (uint32_t j = 0; j < f->nhops; j++) {
+        flink *k = &b->links[f->hops[j]];
+        k->rate_sum = 0;
+        k->saturated = k->sat_new = 0;
+    }
+    return 1;
 }
 
 /* ---- progressive filling ---- */
@@ -480,8 +496,43 @@ static uint32_t flow_prepare(fb *b, int64_t t_start, uint32_t src, uint32_t dst,
     return fi;
 }
 
+/* A flow that starts on links no other flow uses gets its path's smallest capacity at once, as
+ * fill_lone would give it at this instant's recomputation (the lowest id among equal capacities
+ * saturated), with its completion scheduled now; no recomputation is asked for. A flow that joins
+ * one of its links later in the same instant asks for one, which changes its rate only if the
+ * links are shared (the completion set here then fires early and reschedules itself, complete_ev).
+ * With flow_detach's settling of links a flow leaves empty, a collective's ring steps inside an
+ * NVSwitch server (each flow alone on its two links) cost no recomputation at all. */
+static int flow_go_lone(fb *b, uint32_t fi)
+{
+    fflow *f = &b->fl[fi];
+    if (b->replaying || b->pending) return 0; /* a recomputation is due now anyway: join it */
+    for (uint32_t j = 0; j < f->nhops; j++)
+        if (b->links[f->hops[j]].n) return 0;
+    int64_t now = b->e->now_ps;
+    uint32_t best = f->hops[0];
+    for (uint32_t j = 0; j < f->nhops; j++) {
+        uint32_t l = f->hops[j];
+        link_sync(b, &b->links[l], now);
+        link_add(b, l, fi, j);
+        if (b->links[l].cap < b->links[best].cap || (b->links[l].cap == b->links[best].cap && l < best)) best = l;
+    }
+    f->active = 1;
+    f->t_upd = now;
+    f->rate = f->nrate = b->links[best].cap;
+    for (uint32_t j = 0; j < f->nhops; j++) {
+        flink *k = &b->links[f->hops[j]];
+        k->rate_sum = f->rate;
+        k->saturated = k->sat_new = f->hops[j] == best;
+    }
+    hist_push(b, f, now);
+    schedule_completion(b, fi, now, 0);
+    return 1;
+}
+
 static void flow_go(fb *b, uint32_t fi)
 {
+    if (flow_go_lone(b, fi)) return;
     flow_attach(b, fi, b->e->now_ps);
     want_recompute(b);
 }
@@ -500,7 +551,7 @@ static void complete_ev(void *ctx, uint64_t arg)
         orr_engine_at(b->e, at, complete_ev, b, arg);
         return;
     }
-    flow_detach(b, fi, now);
+    int settled = flow_detach(b, fi, now);
     b->tot.finished++;
     b->tot.bytes += f->bytes;
     b->tot.fct_sum_ps += now - f->t_start;
@@ -509,7 +560,7 @@ static void complete_ev(void *ctx, uint64_t arg)
     void *dctx = f->ctx;
     uint64_t darg = f->arg;
     flow_release(b, fi);
-    want_recompute(b);
+    if (!settled) want_recompute(b);
     done(dctx, darg);
 }
 
@@ -653,6 +704,10 @@ void orr_flow_start_at(orr_transport *t, int64_t t_start_ps, uint32_t src, uint3
     } else if (t_start_ps == now) {
         flow_go(b, fi);
     } else {
+        if (!b->o.keep_history) {
+            fprintf(stderr, "orrery: flow backend: a flow started in the past without keep_history\n");
+            abort();
+        }
         rollback(b, fi);
     }
 }
