@@ -23,7 +23,8 @@
  * examples/gpt3_13b_64_h100_packet.yaml) under --net packet with the Wormhole acceleration and
  * with --no-accel, with Wormhole alone (--no-memo) and twice with --memo FILE (the second run
  * reading what the first wrote), in the same process, five rounds of the five, and prints the
- * ratios to --no-accel (events, packet events, wall: medians over the rounds) and the iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
+ * ratios to --no-accel (events, packet events, wall and CPU time: medians over the rounds) and the
+ * iteration times; then the packet engine's events/s on k=8 and k=16 fat trees (100 Gb/s,
  * HPCC) with the same traffic per host (a ring: host i sends 2 MB to host i+1), unaccelerated;
  * `orrery-bench fabric [ROUNDS]` runs only that comparison (issue 22 item 6).
  *
@@ -46,6 +47,15 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of this process: on a shared virtual machine it leaves out the time the host gave to
+ * others (steal), which the wall time counts. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -177,7 +187,7 @@ static int bench_netsim(const char *dir)
 /* ---- orrery-bench wormhole ---- */
 
 typedef struct packet_run {
-    double wall_s, iteration_s;
+    double wall_s, cpu_s, iteration_s;
     uint64_t events, packet_events;
     orr_packet_accel_stats acc;
     double *op_ps;   /* duration of every communication op (collective, send, receive), in rank order */
@@ -201,12 +211,13 @@ static int predict_packet(const char *path, int no_accel, const char *memo, pack
         return 1;
     }
     orr_prediction p;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     if (orr_predict(&s, &p, &err) < 0) {
         fprintf(stderr, "orrery-bench: %s\n", err.msg);
         return 1;
     }
     o->wall_s = now_s() - t0;
+    o->cpu_s = cpu_s() - c0;
     o->iteration_s = p.r.iteration_s;
     o->events = p.x.events;
     o->packet_events = p.x.net.packet.events;
@@ -260,17 +271,19 @@ static double median_of(double *v, int n)
 }
 
 /* r: the run of round 0 (its events, iteration and op durations: every round's are the same); wall:
- * the median over the rounds; wall ratio to --no-accel: the median of the rounds' own ratios (a
- * round runs both, so a drift of the machine's speed between rounds cancels). */
-static void print_run(const char *name, const packet_run *r, const packet_run *off, double wall, double wall_ratio)
+ * the median over the rounds; wall and CPU-time ratios to --no-accel: the medians of the rounds' own
+ * ratios (a round runs both, so a drift of the machine's speed between rounds cancels). */
+static void print_run(const char *name, const packet_run *r, const packet_run *off, double wall, double wall_ratio,
+                      double cpu_ratio)
 {
     double mean, p99;
     op_errors(off, r, &mean, &p99);
     printf("  %-22s %10llu events (%9llu packet), %6.3f s wall; iteration %.6f s (%+.4f%%); ratio to --no-accel: "
-           "events %.2fx, packet events %.2fx, wall %.2fx; %zu communication ops' durations: error mean %.4f%%, p99 %.4f%%\n",
+           "events %.2fx, packet events %.2fx, wall %.2fx (CPU time %.2fx); %zu communication ops' durations: error mean %.4f%%, "
+           "p99 %.4f%%\n",
            name, (unsigned long long)r->events, (unsigned long long)r->packet_events, wall, r->iteration_s,
            100 * (ratio(r->iteration_s, off->iteration_s) - 1), ratio((double)off->events, (double)r->events),
-           ratio((double)off->packet_events, (double)r->packet_events), wall_ratio, r->nops,
+           ratio((double)off->packet_events, (double)r->packet_events), wall_ratio, cpu_ratio, r->nops,
            100 * mean, 100 * p99);
 }
 
@@ -296,7 +309,7 @@ static int bench_wormhole_spec(const char *path)
     static const char *const names[WH_RUNS] = {"--no-accel", "Wormhole, --no-memo", "Wormhole + memo",
                                                "--memo FILE, 1st run", "--memo FILE, 2nd run"};
     packet_run first[WH_RUNS], run[WH_RUNS];
-    double wall[WH_RUNS][WH_ROUNDS], rel[WH_RUNS][WH_ROUNDS], second[WH_ROUNDS];
+    double wall[WH_RUNS][WH_ROUNDS], rel[WH_RUNS][WH_ROUNDS], crel[WH_RUNS][WH_ROUNDS], second[WH_ROUNDS];
     int rc = 0, same = 1;
     for (int k = 0; k < WH_ROUNDS && !rc; k++) {
         packet_run *r = k ? run : first;
@@ -304,6 +317,7 @@ static int bench_wormhole_spec(const char *path)
         for (int i = 0; i < WH_RUNS && !rc; i++) {
             wall[i][k] = r[i].wall_s;
             rel[i][k] = ratio(r[0].wall_s, r[i].wall_s);
+            crel[i][k] = ratio(r[0].cpu_s, r[i].cpu_s);
             if (k) same &= r[i].iteration_s == first[i].iteration_s && r[i].events == first[i].events;
         }
         if (!rc) second[k] = ratio(r[3].wall_s, r[4].wall_s);
@@ -315,8 +329,9 @@ static int bench_wormhole_spec(const char *path)
         return 1;
     }
     printf("%s --net packet (%d rounds of the five runs; wall: medians)\n", path, WH_ROUNDS);
-    for (int i = 0; i < WH_RUNS; i++) print_run(names[i], &first[i], &first[0], median_of(wall[i], WH_ROUNDS),
-                                                median_of(rel[i], WH_ROUNDS));
+    for (int i = 0; i < WH_RUNS; i++)
+        print_run(names[i], &first[i], &first[0], median_of(wall[i], WH_ROUNDS), median_of(rel[i], WH_ROUNDS),
+                  median_of(crel[i], WH_ROUNDS));
     const packet_run *m1 = &first[3], *m2 = &first[4], *on = &first[2];
     printf("  second / first run with --memo FILE: events %.2fx fewer, packet events %.2fx fewer, wall %.2fx less; "
            "iteration %s; every round's events and iterations %s\n", ratio((double)m1->events, (double)m2->events),

@@ -20,7 +20,7 @@
 #define PKT_MAX_INT_HOPS 5
 #define PKT_NONE UINT32_MAX
 #define PKT_CHUNK_SHIFT 13
-#define FLOW_CHUNK_SHIFT 12
+#define FLOW_CHUNK_SHIFT 10
 #define PKT_WIRE_SLOTS 32 /* a port's first wire ring (a power of 2; it doubles when full) */
 
 /* Wire overheads (HPCC ns-3 lineage): data headers besides INT, INT hop record, ACK, PFC frame. */

@@ -73,7 +73,7 @@ static uint32_t flow_alloc(orr_packet_sim *s)
     if (s->nflows == (uint32_t)(s->n_fchunks << FLOW_CHUNK_SHIFT)) {
         if (s->n_fchunks == s->cap_fchunks)
             orr_grow((void **)&s->fchunks, &s->cap_fchunks, s->n_fchunks + 1, sizeof *s->fchunks);
-        s->fchunks[s->n_fchunks++] = pkt_alloc_big(sizeof(flow) << FLOW_CHUNK_SHIFT); /* each zeroed when added */
+        s->fchunks[s->n_fchunks++] = orr_xcalloc((size_t)1 << FLOW_CHUNK_SHIFT, sizeof(flow));
     }
     return s->nflows++;
 }
