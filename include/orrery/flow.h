@@ -10,11 +10,12 @@
  * per-step latency). When flows start or finish, only the connected component of links and flows
  * they touch is recomputed, once per instant (starts and finishes at one time are batched).
  *
- * Rollback (opts.keep_history): orr_flow_start_at(t_past) with t_past earlier than the engine's clock restores the
- * remaining bytes of every active flow at t_past from its rate history, re-runs the fluid model
- * from t_past to now with the new flow, and reschedules the completions. History older than the
- * horizon given to orr_flow_gc() is dropped; producers (e.g. the emulator's ranks) call it with
- * the time of their slowest member, and must not inject flows earlier than that.
+ * Rollback (a backend created with opts.keep_history): orr_flow_start_at(t_past) with t_past
+ * earlier than the engine's clock restores the remaining bytes of every active flow at t_past from
+ * its rate history, re-runs the fluid model from t_past to now with the new flow, and reschedules
+ * the completions. History older than the horizon given to orr_flow_gc() is dropped; producers
+ * (e.g. the emulator's ranks) call it with the time of their slowest member, and must not inject
+ * flows earlier than that.
  * Flows that had already completed (their callback has run) are not re-simulated: the caller
  * guarantees no flow completed after t_past, or accepts that those completions stand.
  */

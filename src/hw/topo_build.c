@@ -153,8 +153,9 @@ int orr_topo_build(orr_topo *t, const orr_gpu *g, const orr_cluster *c, uint32_t
     return 0;
 }
 
-/* The second hop is the reverse of b's link to that switch (link ^ 1, topo.h), so only the two
- * hosts' few links are scanned, not the switch's; none when their first NVSwitch links meet. */
+/* The first NVSwitch a and b both reach, in a's link order. The second hop is the reverse of b's
+ * link to that switch (link ^ 1, topo.h), so only the two hosts' few links are scanned, not the
+ * switch's, and not even those when the hosts' first NVSwitch links (nvl_up) go to one switch. */
 int orr_topo_nvlink_path(const orr_topo *t, uint32_t a, uint32_t b, uint32_t links[2])
 {
     uint32_t ua = t->nvl_up[a], ub = t->nvl_up[b];
