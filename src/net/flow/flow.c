@@ -305,6 +305,18 @@ static void fill(fb *b, const uint32_t *cl, size_t ncl, const uint32_t *cf, size
     }
 }
 
+/* The link of flow f's path with the smallest capacity, the lowest id among equal ones: the one
+ * fill's heap would saturate if f were alone. */
+static uint32_t path_bottleneck(const fb *b, const fflow *f)
+{
+    uint32_t best = f->hops[0];
+    for (uint32_t j = 1; j < f->nhops; j++) {
+        uint32_t l = f->hops[j];
+        if (b->links[l].cap < b->links[best].cap || (b->links[l].cap == b->links[best].cap && l < best)) best = l;
+    }
+    return best;
+}
+
 /* fill for the common case of a union in which every flow is alone on each of its links (the ring
  * steps of collectives inside an NVSwitch server): each flow gets its path's smallest capacity, and
  * that link, the lowest id among equal ones, is the one saturated, as fill's heap would pop it.
@@ -316,11 +328,7 @@ static int fill_lone(fb *b, const uint32_t *cl, size_t ncl, const uint32_t *cf, 
     for (size_t i = 0; i < ncl; i++) b->links[cl[i]].sat_new = 0;
     for (size_t i = 0; i < ncf; i++) {
         fflow *f = &b->fl[cf[i]];
-        uint32_t best = f->hops[0];
-        for (uint32_t j = 1; j < f->nhops; j++) {
-            uint32_t l = f->hops[j];
-            if (b->links[l].cap < b->links[best].cap || (b->links[l].cap == b->links[best].cap && l < best)) best = l;
-        }
+        uint32_t best = path_bottleneck(b, f);
         f->nrate = b->links[best].cap;
         b->links[best].sat_new = 1;
     }
@@ -510,12 +518,10 @@ static int flow_go_lone(fb *b, uint32_t fi)
     for (uint32_t j = 0; j < f->nhops; j++)
         if (b->links[f->hops[j]].n) return 0;
     int64_t now = b->e->now_ps;
-    uint32_t best = f->hops[0];
+    uint32_t best = path_bottleneck(b, f);
     for (uint32_t j = 0; j < f->nhops; j++) {
-        uint32_t l = f->hops[j];
-        link_sync(b, &b->links[l], now);
-        link_add(b, l, fi, j);
-        if (b->links[l].cap < b->links[best].cap || (b->links[l].cap == b->links[best].cap && l < best)) best = l;
+        link_sync(b, &b->links[f->hops[j]], now);
+        link_add(b, f->hops[j], fi, j);
     }
     f->active = 1;
     f->t_upd = now;
