@@ -17,6 +17,10 @@ read them like the public rows):
                    per GPU of those rows, batch 1 and 4, dropout 0 and 0.1, flash and cuDNN backends
     attention_gqa.csv
                    the same with grouped-query heads (Qwen3, Llama 3 shapes), dropout 0
+    gemm_fp8_block.csv
+                   fp8 GEMMs by scaling (per-tensor, rowwise, blockwise 1x128 x 128x128 and 1x128 x
+                   1x128) against bf16 at the MoE Table 1 experts' and the fp8 section's shapes, and the
+                   DeepSeek-V3 proxy's grouped GEMMs (--only fp8_block)
     membw.csv      memory-bound kernels by bytes moved (copy, add, layer norm, GELU, fused AdamW)
     overlap.csv    GEMMs and flash attention alone and while k thread blocks of a copy (NCCL-like)
                    or spin kernel run on another stream: compute's slowdown under communication
@@ -296,6 +300,142 @@ def fp8_section(out_dir):
         log(f"fp8 cast of {m}x8192 bf16: amax {t_amax * 1e3:.1f} us, scale+cast {t_cast * 1e3:.1f} us")
     except Exception as exc:  # noqa: BLE001
         log(f"fp8 cast: {exc!r}"[:300])
+
+
+# MoE Table 1 (data/validation/moe/moe_public.csv rows 3-14, Megatron-LM's moe_perf test): the
+# experts' GEMMs of one EP8 rank at 4096 tokens a rank, balanced routing. Mixtral proxy: hidden 4096,
+# expert FFN 14336 (ungated), 8 experts, top 2: one local expert of 8192 tokens. DeepSeek-V3 proxy:
+# hidden 7168, expert FFN 2048, 32 experts, top 8: four local experts of 8192 tokens each.
+MOE_EXPERTS = [("mixtral proxy", 4096, 14336, 1, 8192), ("dsv3 proxy", 7168, 2048, 4, 8192)]
+
+
+def blockwise_mm():
+    """A function (a8, b8t, scale kinds) -> out for DeepSeek-style blockwise fp8 scaling, or the reason none works.
+
+    a8 is (M, K) row-major, b8t is (K, N) column-major (b8 (N, K) row-major, transposed). kind_b is
+    "128x128" (a weight, TE's forward and data gradient) or "1x128" (an activation or gradient, TE's
+    weight gradient). torch 2.10+ has torch.nn.functional.scaled_mm with ScalingType; the older
+    torch._scaled_mm takes the scales by their shapes and strides (ScaledBlas.cpp)."""
+    def scales(a8, b8t, kind_b):
+        m, k = a8.shape
+        n = b8t.shape[1]
+        sa = torch.ones(k // 128, m, device=DEV, dtype=torch.float32).t()  # (M, K/128), stride (1, M)
+        if kind_b == "128x128":
+            sb = torch.ones(n // 128, k // 128, device=DEV, dtype=torch.float32).t()  # (K/128, N/128)
+        else:
+            sb = torch.ones(k // 128, n, device=DEV, dtype=torch.float32)  # (K/128, N), b.t() 1x128
+        return sa, sb
+
+    errors = []
+    try:
+        from torch.nn.functional import ScalingType, scaled_mm  # noqa: PLC0415
+
+        def v2(a8, b8t, kind_b):
+            sa, sb = scales(a8, b8t, kind_b)
+            rb = ScalingType.BlockWise128x128 if kind_b == "128x128" else ScalingType.BlockWise1x128
+            return scaled_mm(a8, b8t, sa, ScalingType.BlockWise1x128, sb, rb, output_dtype=torch.bfloat16)
+
+        a = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
+        b = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
+        v2(a, b.t(), "128x128")
+        v2(a, b.t(), "1x128")
+        return v2, "torch.nn.functional.scaled_mm (ScalingType.BlockWise1x128 / BlockWise128x128)"
+    except Exception as exc:  # noqa: BLE001
+        errors.append(f"F.scaled_mm: {exc!r}"[:400])
+
+    def v1(a8, b8t, kind_b):
+        sa, sb = scales(a8, b8t, kind_b)
+        return torch._scaled_mm(a8, b8t, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+    try:
+        a = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
+        b = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
+        v1(a, b.t(), "128x128")
+        v1(a, b.t(), "1x128")
+        return v1, "torch._scaled_mm (blockwise scales by shape and stride)"
+    except Exception as exc:  # noqa: BLE001
+        errors.append(f"torch._scaled_mm: {exc!r}"[:400])
+    return None, "; ".join(errors)
+
+
+def fp8_block_section(out_dir):
+    """bf16 against fp8 tensorwise, rowwise and blockwise (1x128 activations with 128x128 weights as
+    Transformer Engine's Float8BlockScaling forward and data gradient, 1x128 by 1x128 as its weight
+    gradient) at the MoE Table 1 experts' shapes and the fp8 section's dense shapes; the grouped
+    GEMMs of the DeepSeek-V3 proxy's four local experts (torch._grouped_mm bf16, torch._scaled_grouped_mm
+    rowwise fp8) against four separate GEMMs."""
+    sink = Sink(os.path.join(out_dir, "gemm_fp8_block.csv"), GEMM_HEADER)
+    f8 = torch.float8_e4m3fn
+    bmm, bimpl = blockwise_mm()
+    log(f"blockwise fp8: {bimpl}")
+    shapes = []
+    for name, h, fe, nloc, tok in MOE_EXPERTS:
+        for lname, n, k in (("fc1", fe, h), ("fc2", h, fe)):
+            shapes += [(f"{name} {lname} fwd", tok, n, k, "fwd"), (f"{name} {lname} dgrad", tok, k, n, "dgrad"),
+                       (f"{name} {lname} wgrad", n, k, tok, "wgrad")]
+    for name, h, heads, kvh, ffn, gated, tp in FP8_MODELS:
+        lin = [("qkv", (heads + 2 * kvh) * HEAD_DIM // tp, h), ("proj", h, h // tp),
+               ("fc1", (2 if gated else 1) * ffn // tp, h), ("fc2", h, ffn // tp)]
+        for lname, n, k in lin:
+            shapes += [(f"{name} {lname} fwd", 8192, n, k, "fwd"), (f"{name} {lname} dgrad", 8192, k, n, "dgrad"),
+                       (f"{name} {lname} wgrad", n, k, 8192, "wgrad")]
+    one = torch.ones((), device=DEV, dtype=torch.float32)
+    note = "random normal inputs; unit scales; median of CUDA-event-timed calls"
+    for label, gm, gn, gk, op in shapes:
+        if left_s() < 40:
+            log("fp8_block: budget, stopping")
+            break
+        a = torch.randn(gm, gk, device=DEV, dtype=torch.bfloat16)
+        b = torch.randn(gn, gk, device=DEV, dtype=torch.bfloat16)
+        rows = [("bf16", "none", time_ms(lambda: torch.mm(a, b.t())))]
+        a8, b8 = a.to(f8), b.to(f8)
+        rows.append(("fp8 e4m3", "tensorwise", time_ms(lambda: torch._scaled_mm(
+            a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16))))
+        sa = torch.ones(gm, 1, device=DEV, dtype=torch.float32)
+        sb = torch.ones(1, gn, device=DEV, dtype=torch.float32)
+        try:
+            rows.append(("fp8 e4m3", "rowwise", time_ms(lambda: torch._scaled_mm(
+                a8, b8.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16))))
+        except Exception as exc:  # noqa: BLE001
+            log(f"fp8 rowwise: {exc!r}"[:300])
+        if bmm is not None:
+            kind = "1x128" if op == "wgrad" else "128x128"
+            try:
+                rows.append(("fp8 e4m3", f"blockwise 1x128 x {kind}", time_ms(lambda: bmm(a8, b8.t(), kind))))
+            except Exception as exc:  # noqa: BLE001
+                log(f"fp8 blockwise {label}: {exc!r}"[:300])
+        for dt, scaling, t in rows:
+            gemm_row(sink, "torch.mm / torch._scaled_mm" + (f" / {bimpl}" if "blockwise" in scaling else ""),
+                     f"{op} ({label})", dt, scaling, "bf16", gm, gn, gk, t, note)
+        del a, b, a8, b8
+    log(f"fp8_block dense done; clocks {smi_clocks()}")
+    # grouped: the DeepSeek-V3 proxy's four local experts, 8192 tokens each, FC1 and FC2 forward
+    name, h, fe, nloc, tok = MOE_EXPERTS[1]
+    offs = torch.arange(1, nloc + 1, device=DEV, dtype=torch.int32) * tok
+    for lname, n, k in (("fc1", fe, h), ("fc2", h, fe)):
+        a = torch.randn(nloc * tok, k, device=DEV, dtype=torch.bfloat16)
+        w = torch.randn(nloc, n, k, device=DEV, dtype=torch.bfloat16)
+        loop = time_ms(lambda: [torch.mm(a[i * tok:(i + 1) * tok], w[i].t()) for i in range(nloc)])
+        gemm_row(sink, "torch.mm x4 (one per expert)", f"grouped fwd ({name} {lname}, {nloc} experts)", "bf16",
+                 "none", "bf16", nloc * tok, n, k, loop, note)
+        try:
+            t = time_ms(lambda: torch._grouped_mm(a, w.transpose(-2, -1), offs=offs, out_dtype=torch.bfloat16))
+            gemm_row(sink, "torch._grouped_mm", f"grouped fwd ({name} {lname}, {nloc} experts)", "bf16", "none",
+                     "bf16", nloc * tok, n, k, t, note)
+        except Exception as exc:  # noqa: BLE001
+            log(f"grouped bf16: {exc!r}"[:300])
+        try:
+            a8, w8 = a.to(f8), w.to(f8)
+            sa = torch.ones(nloc * tok, device=DEV, dtype=torch.float32)
+            sw = torch.ones(nloc, n, device=DEV, dtype=torch.float32)
+            t = time_ms(lambda: torch._scaled_grouped_mm(a8, w8.transpose(-2, -1), sa, sw, offs=offs,
+                                                         out_dtype=torch.bfloat16))
+            gemm_row(sink, "torch._scaled_grouped_mm", f"grouped fwd ({name} {lname}, {nloc} experts)", "fp8 e4m3",
+                     "rowwise", "bf16", nloc * tok, n, k, t, note)
+        except Exception as exc:  # noqa: BLE001
+            log(f"grouped fp8 rowwise: {exc!r}"[:300])
+        del a, w
+    log(f"fp8_block grouped done; clocks {smi_clocks()}")
 
 
 ATTN_HEADER = ["gpu", "gpu_variant", "impl", "direction", "dtype", "batch", "seqlen_q", "seqlen_kv", "nheads",
@@ -763,7 +903,7 @@ def main():
     sections = [("gemm", gemm_section), ("attention", attention_section), ("layer", layer_section),
                 ("step", step_section), ("membw", membw_section), ("fp8", fp8_section),
                 ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section),
-                ("attention_gqa", attention_gqa_section)]
+                ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:

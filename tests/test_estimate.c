@@ -298,6 +298,49 @@ static void test_workload_cache(void)
     orr_workload_free(w);
 }
 
+/* An fp8 GEMM's scaling (ORR_OPF_FP8_SCALING bits) scales its compute rate by the GPU's measured
+ * rate for that scaling: rowwise, blockwise 1x128 x 128x128, blockwise 1x128 x 1x128; per-tensor
+ * scaling, a rate left unmeasured (0) and a bf16 GEMM are unchanged; the workload cache tells the
+ * scalings apart. */
+static void test_fp8_scaling(void)
+{
+    orr_gpu g = h100();
+    g.fp8_rowwise_rate = 0.5;
+    g.fp8_block_rate = 0.8;
+    g.fp8_block_1d_rate = 0.25;
+    orr_op op = kernel_op(ORR_CLS_GEMM, 8192, 8192, 8192, 0);
+    op.dtype = ORR_FP8;
+    int64_t t[4];
+    for (int sc = 0; sc < 4; sc++) {
+        op.flags = (uint8_t)(sc << ORR_OPF_FP8_SCALING_SHIFT);
+        t[sc] = orr_est_op_ps(&g, &op, NULL);
+    }
+    CHECK_EQ_I64(t[ORR_FP8_SCALE_TENSOR], orr_est_gemm_ps(&g, 8192, 8192, 8192, 1, ORR_FP8, 0, 0));
+    /* compute-bound: the time is the rate's inverse */
+    CHECK_REL((double)t[ORR_FP8_SCALE_ROW], t[ORR_FP8_SCALE_TENSOR] / 0.5, 1e-9);
+    CHECK_REL((double)t[ORR_FP8_SCALE_BLOCK], t[ORR_FP8_SCALE_TENSOR] / 0.8, 1e-9);
+    CHECK_REL((double)t[ORR_FP8_SCALE_BLOCK_1D], t[ORR_FP8_SCALE_TENSOR] / 0.25, 1e-9);
+    CHECK(orr_est_fp8_scaling_rate(&g, ORR_FP8_SCALE_TENSOR) == 1.0);
+    g.fp8_block_rate = 0; /* not measured: per-tensor's rate (the spec refuses such a recipe) */
+    op.flags = ORR_FP8_SCALE_BLOCK << ORR_OPF_FP8_SCALING_SHIFT;
+    CHECK_EQ_I64(orr_est_op_ps(&g, &op, NULL), t[ORR_FP8_SCALE_TENSOR]);
+    g.fp8_block_rate = 0.8;
+    orr_op b16 = op; /* the bits mean nothing outside fp8 */
+    b16.dtype = ORR_BF16;
+    CHECK_EQ_I64(orr_est_op_ps(&g, &b16, NULL), orr_est_gemm_ps(&g, 8192, 8192, 8192, 1, ORR_BF16, 0, 0));
+    /* the cache: one shape in each scaling, several times, each as orr_est_op_ps prices it */
+    orr_workload *w = orr_workload_new(1, 1);
+    orr_workload_add_rank(w, 0, 1, "r");
+    for (int i = 0; i < 40; i++) {
+        orr_op x = op;
+        x.flags = (uint8_t)((i % 4) << ORR_OPF_FP8_SCALING_SHIFT);
+        orr_rank_push(&w->ranks[0], &x);
+    }
+    orr_estimate_workload(w, &g);
+    for (size_t i = 0; i < w->ranks[0].nops; i++) CHECK_EQ_I64(w->ranks[0].ops[i].dur_ps, t[i % 4]);
+    orr_workload_free(w);
+}
+
 int main(void)
 {
     test_wave_quantisation();
@@ -306,5 +349,6 @@ int main(void)
     test_memory_bound();
     test_dispatch();
     test_workload_cache();
+    test_fp8_scaling();
     return check_done();
 }

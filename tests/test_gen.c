@@ -552,6 +552,58 @@ static void test_fp8_head(void)
     orr_workload_free(w);
 }
 
+/* --fp8-recipe marks each fp8 GEMM with its operands' scaling: Transformer Engine's blockwise recipe
+ * 1x128 x 128x128 blocks for a forward or data-gradient GEMM (a weight operand) and 1x128 x 1x128 for a
+ * weight gradient (two activations), dense and MoE experts alike; torchao's rowwise every GEMM rowwise;
+ * per-tensor (the default) and delayed nothing. The LM head stays bf16 without a scaling. Blockwise
+ * casts move 4 B per element where per-tensor ones move 6 (one pass writes both orientations). */
+static void test_fp8_recipes(void)
+{
+    const char *recipes[] = {"tensorwise", "delayed", "blockwise", "rowwise"};
+    double cast_B[4] = {0};
+    for (int rc = 0; rc < 4; rc++) {
+        int tt = rc == 3; /* rowwise is torchao's: TorchTitan */
+        orr_spec s;
+        const char *mg[] = {"--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "8", "--ep", "8", "--mbs", "1",
+                            "--seq", "4096", "--precision", "fp8", "--fp8-recipe", recipes[rc]};
+        const char *ti[] = {"--framework", "torchtitan", "--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "8",
+                            "--fsdp", "8", "--ep", "8", "--mbs", "1", "--seq", "4096", "--precision", "fp8",
+                            "--fp8-recipe", recipes[rc]};
+        if (!(tt ? FLAG_SPEC(&s, ti) : FLAG_SPEC(&s, mg))) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        int n[4] = {0}, head = 0, experts_1d = 0, bad = 0;
+        const orr_rank *rk = &w->ranks[0];
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            const char *name = w->names[op->name];
+            if (op->kind != ORR_OP_KERNEL) continue;
+            if (strstr(name, "fp8_cast")) cast_B[rc] += (double)op->bytes;
+            if (op->cls != ORR_CLS_GEMM) continue;
+            int sc = (op->flags & ORR_OPF_FP8_SCALING) >> ORR_OPF_FP8_SCALING_SHIFT;
+            if (op->dtype != ORR_FP8) {
+                head += strncmp(name, "lm_head_", 8) == 0;
+                bad += sc != 0;
+                continue;
+            }
+            n[sc]++;
+            int wgrad = strstr(name, "wgrad") != NULL;
+            int want = rc < 2 ? ORR_FP8_SCALE_TENSOR : rc == 3 ? ORR_FP8_SCALE_ROW
+                                                      : wgrad ? ORR_FP8_SCALE_BLOCK_1D : ORR_FP8_SCALE_BLOCK;
+            CHECK_MSG(sc == want, "%s: %s has scaling %d, want %d", recipes[rc], name, sc, want);
+            experts_1d += sc == ORR_FP8_SCALE_BLOCK_1D && strstr(name, "moe_grouped_fc") != NULL;
+        }
+        CHECK_EQ_I64(bad, 0);
+        CHECK_EQ_I64(head, 3);
+        CHECK(n[rc < 2 ? 0 : rc == 3 ? 1 : 2] > 0);
+        if (rc == 2) CHECK(n[ORR_FP8_SCALE_BLOCK_1D] > 0 && experts_1d > 0);
+        orr_workload_free(w);
+    }
+    CHECK(cast_B[0] > 0);
+    CHECK_REL(cast_B[1], cast_B[0], 1e-12);
+    CHECK_REL(cast_B[2], cast_B[0] * 4.0 / 6.0, 1e-9);
+}
+
 /* FSDP2 all-gathers a block's parameters into one buffer on the all-gather stream; the copy-out
  * gives each parameter its own unsharded tensor on the compute stream and frees the buffer. A
  * Llama block has nine (wq, wk, wv, wo, w1, w3, w2, two norms); ZeRO-3 keeps the gathered buffer. */
@@ -1035,6 +1087,7 @@ int main(void)
     test_dtensor_sp();
     test_context_parallel();
     test_fp8_head();
+    test_fp8_recipes();
     test_fsdp_copy_out();
     test_fsdp_grad_sync();
     test_local_batch_steps();

@@ -467,6 +467,8 @@ static void test_bad_spec_files(void)
     EXPECT_FAIL(rc, err, "training.recompute: expected one of none|selective|full, got \"some\"");
     rc = load_text(&s, "training: {precision: fp4}\n", &err, NULL);
     EXPECT_FAIL(rc, err, "training.precision: expected one of bf16|fp16|fp8");
+    rc = load_text(&s, "training: {precision: fp8, fp8_recipe: per-block}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "training.fp8_recipe: expected one of tensorwise|delayed|rowwise|blockwise");
     rc = load_text(&s, "parallel: 8\n", &err, NULL);
     EXPECT_FAIL(rc, err, "parallel: expected a mapping");
     rc = load_text(&s, "- model\n- gpu\n", &err, NULL);
@@ -725,6 +727,33 @@ static void test_bad_resolve(void)
     RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8",
                  "--fp8-allgather");
     EXPECT_FAIL(rc_, err, "--fp8-allgather (parallel.fp8_allgather): needs --precision fp8");
+    /* --fp8-recipe: fp8 only, each recipe where its framework has it, on a GPU with its rates measured */
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fp8-recipe", "blockwise");
+    EXPECT_FAIL(rc_, err, "--fp8-recipe blockwise (training.fp8_recipe): needs --precision fp8");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--precision", "fp8", "--fp8-recipe", "rowwise");
+    EXPECT_FAIL(rc_, err, "--fp8-recipe rowwise (training.fp8_recipe): rowwise scaling is torchao's", "not megatron's");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8",
+                 "--precision", "fp8", "--fp8-recipe", "blockwise");
+    EXPECT_FAIL(rc_, err, "--fp8-recipe blockwise (training.fp8_recipe): blockwise scaling is Transformer Engine's",
+                "not torchtitan's");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8",
+                 "--precision", "fp8", "--fp8-recipe", "delayed");
+    EXPECT_FAIL(rc_, err, "--fp8-recipe delayed (training.fp8_recipe): delayed scaling is Transformer Engine's");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "B200", "--gpus", "8", "--precision", "fp8", "--fp8-recipe",
+                 "blockwise");
+    EXPECT_FAIL(rc_, err, "--fp8-recipe blockwise (training.fp8_recipe): no blockwise fp8 GEMM rates measured for GPU "
+                          "B200");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--precision", "fp8", "--fp8-recipe", "mx");
+    EXPECT_FAIL(rc_, err, "--fp8-recipe: expected tensorwise, delayed, rowwise or blockwise");
+    {
+        orr_spec ok;
+        const char *ov[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--precision", "fp8",
+                            "--fp8-recipe", "blockwise", NULL};
+        orr_spec_init(&ok);
+        CHECK(orr_spec_apply_flags(&ok, 10, (char **)ov, &err) == 0 && orr_spec_resolve(&ok, &err) == 0);
+        CHECK(ok.fp8_recipe == ORR_FP8_BLOCKWISE);
+        orr_spec_free(&ok);
+    }
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--mem-capacity", "80 parsecs");
     EXPECT_FAIL(rc_, err, "--mem-capacity: expected a memory size like 80GiB, 96GB or 81920MiB");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--zero", "4");

@@ -9,9 +9,10 @@
  * Table 1, the layer benchmarks. Assumptions: the benchmark times the MoE layer alone (router,
  * dispatch, experts, combine, shared experts), so the prediction is the sum of those ops' times on
  * one rank's stream (their kernels' estimates and the collectives' analytic costs; the benchmark
- * forces balanced routing); HybridEP is modelled as DeepEP (--moe-dispatcher deepep); fp8 is
- * per-tensor FP8 on the grouped GEMMs (the rows' blockwise scaling not modelled); peak memory is the
- * harness's, rebuilt from the generated allocations (harness_peak_bytes).
+ * forces balanced routing); HybridEP is modelled as DeepEP (--moe-dispatcher deepep); fp8 is the
+ * rows' Transformer Engine blockwise recipe (--fp8-recipe blockwise: the GEMM rates measured on an H100,
+ * docs/models.md "FP8 recipes"); peak memory is the harness's, rebuilt from the generated allocations
+ * (harness_peak_bytes).
  *
  * Table 2, the end-to-end rows. Assumptions: the ModelZoo rows' "norm, act" recomputation is
  * --recompute selective, "full" --recompute full, "+1f1b overlap" (and the report's "1F1B overlap: ON")
@@ -47,8 +48,10 @@
  * +8.4%), Qwen3's q/k norms (+10.0%), and gpt-oss's expert biases added per expert (gpt-oss-20b
  * -15.8% -> -4.6%, 120b -33.0% -> -27.0%), and Kimi K2's two pipeline steps of 8 micro-batches
  * (--lbs 8: -30.5% -> -23.4%); 9.6% with Megatron's p2p overlap of the interleaved schedule on the
- * ModelZoo rows (its default, overlap_p2p_comm). The bounds below hold them with some room so that a
- * regression fails; both tables are held to the issue's 10% target.
+ * ModelZoo rows (its default, overlap_p2p_comm). Table 1 from 8.0% to 6.4% (2026-11-26, second session)
+ * with the fp8 rows' blockwise scaling (--fp8-recipe blockwise; backward 7.7% -> 3.2%). The bounds
+ * below hold them with some room so that a regression fails; Table 2 is held to the issue's 10% target,
+ * Table 1's time to 7.5%.
  */
 #include "check.h"
 #include "csv.h"
@@ -161,8 +164,9 @@ static void layer_benchmarks(void)
                                   "expert_ffn: 14336}\n";
         char flags[256];
         snprintf(flags, sizeof flags, "--gpu H100-SXM --gpus 8 --ep 8 --mbs 1 --gbs 8 --no-bias-activation-fusion "
-                                      "--precision %s --moe-dispatcher %s",
-                 strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", strstr(disp, "flex") ? "deepep" : "alltoall");
+                                      "--precision %s%s --moe-dispatcher %s",
+                 strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", strstr(prec, "blockwise") ? " --fp8-recipe blockwise" : "",
+                 strstr(disp, "flex") ? "deepep" : "alltoall");
         orr_spec s;
         orr_err err;
         if (spec_from_text(&s, "row", yaml, flags, &err)) {
@@ -194,7 +198,7 @@ static void layer_benchmarks(void)
     printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%%, peak memory %.1f%% (%d rows, all held out)\n\n",
            mfwd, mbwd, mall, mmem, n);
     CHECK_EQ_I64(n, 12);
-    CHECK(mall <= 10.0);
+    CHECK(mall <= 7.5);
     CHECK(mmem <= 10.0);
     orr_csv_free(&t);
 }

@@ -92,7 +92,7 @@ int main(void)
     csv t;
     if (csv_load(&t, ORRERY_VALIDATION_DIR "/torchtitan.csv")) return 1;
     double tok_err[64], mem_err[64], all_tok[64], all_mem[64];
-    int ntok = 0, nmem = 0, skipped = 0, npp = 0, nall_tok = 0, nall_mem = 0;
+    int ntok = 0, nmem = 0, skipped = 0, not_counted = 0, npp = 0, nall_tok = 0, nall_mem = 0;
     pair_row prow[64];
     int npairrow = 0;
     printf("%-22s %-34s %9s %9s %7s | %7s %7s %7s\n", "table", "config", "tok/s/gpu", "predicted", "error",
@@ -107,7 +107,12 @@ int main(void)
         snprintf(cfg, sizeof cfg, "%ug fsdp%u tp%u pp%u cp%u lb%u s%u", gpus, fsdp, tp, pp, cp, lb, seq);
         const char *why = NULL;
         if (!model || !gpu) why = "model or GPU not in the catalog";
-        else if (strstr(csv_get(&t, r, "other"), "rowwise")) why = "float8 rowwise scaling not modelled";
+        /* The AsyncTP benchmark's rowwise float8 rows (2025-06) ran at 0.73x its tensorwise rows, at or
+         * below bf16: torchtitan issue 1207 (rowwise float8 with TP slower than bf16 at the time), not
+         * the GEMMs (rowwise GEMMs measured 0.94x tensorwise on an H100, data/gpus.yaml). They are
+         * predicted with --fp8-recipe rowwise and printed, but not counted: modelling them would be
+         * modelling that regression. */
+        int rowwise = strstr(csv_get(&t, r, "other"), "rowwise") != NULL;
         if (why) {
             printf("%-22s %-34s skipped: %s\n", csv_get(&t, r, "table"), cfg, why);
             skipped++;
@@ -141,6 +146,7 @@ int main(void)
          * function causes CUDA errors, turning off for now"); from 2025 components/loss.py compiles it */
         if (!strstr(csv_get(&t, r, "source"), "2025")) argv[n++] = "--no-compile-loss";
         if (strcasecmp(csv_get(&t, r, "float8"), "True") == 0) argv[n++] = "--precision", argv[n++] = "fp8";
+        if (rowwise) argv[n++] = "--fp8-recipe", argv[n++] = "rowwise";
         if (strcasecmp(csv_get(&t, r, "async_tp"), "True") == 0) argv[n++] = "--async-tp";
         if (strstr(csv_get(&t, r, "pp_schedule"), "Interleaved")) argv[n++] = "--vpp", argv[n++] = "2";
         orr_spec s;
@@ -156,6 +162,14 @@ int main(void)
         double tok = csv_num(&t, r, "tokens_per_sec_per_gpu"), ptok = p.r.tokens_per_s / gpus;
         double e_tok = (ptok - tok) / tok;
         const char *table = csv_get(&t, r, "table");
+        if (rowwise) {
+            CHECK_MSG(!p.r.mem.oom, "%s %s (rowwise): predicted out of memory, but it ran", table, cfg);
+            printf("%-22s %-34s %9.0f %9.0f %+6.1f%% | %7s %7.1f  not counted: rowwise float8, torchtitan issue 1207\n",
+                   table, cfg, tok, ptok, 100 * e_tok, "-", p.r.mem.peak_reserved_bytes / 1073741824.0);
+            not_counted++;
+            orr_prediction_free(&p);
+            continue;
+        }
         int t5 = strncmp(table, "T5", 2) == 0, t6 = strncmp(table, "T6", 2) == 0;
         int miss_mem = strncmp(table, "T4", 2) == 0 && strcasecmp(csv_get(&t, r, "async_tp"), "True") != 0;
         /* AsyncTP 8B: all four rows (bf16 and fp8, with and without async TP) come out 13-17% fast */
@@ -213,13 +227,16 @@ int main(void)
     printf("fp8/bf16 speed-up pairs: %d of %d within 5%% of the measured ratio\n", pairs_in, npairs);
     CHECK_EQ_I64(npairs, 7);
     double mt = median(tok_err, ntok), mm = median(mem_err, nmem);
-    printf("rows predicted %d (tokens/s), %d with memory, and %d pipelined 405B rows (T5/T6); skipped %d; median "
-           "|error| (without T5/T6) tokens/s %.1f%%, memory %.1f%%; over every row tokens/s %.1f%%, memory %.1f%%\n",
-           ntok, nmem, npp, skipped, 100 * mt, 100 * mm, 100 * median(all_tok, nall_tok), 100 * median(all_mem, nall_mem));
-    /* every row is predicted or skipped for a documented reason (catalog, float8 rowwise): the
-     * counts are the table's, so no row can drop out unnoticed */
-    CHECK_EQ_I64(ntok + npp, t.nrows - 1 - skipped);
-    CHECK_EQ_I64(skipped, 4);
+    printf("rows predicted %d (tokens/s), %d with memory, and %d pipelined 405B rows (T5/T6); %d rowwise float8 rows "
+           "predicted, not counted; skipped %d; median |error| (without T5/T6) tokens/s %.1f%%, memory %.1f%%; over "
+           "every counted row tokens/s %.1f%%, memory %.1f%%\n",
+           ntok, nmem, npp, not_counted, skipped, 100 * mt, 100 * mm, 100 * median(all_tok, nall_tok),
+           100 * median(all_mem, nall_mem));
+    /* every row is predicted, counted or not for a documented reason (float8 rowwise), or skipped for
+     * one (catalog): the counts are the table's, so no row can drop out unnoticed */
+    CHECK_EQ_I64(ntok + npp + not_counted, t.nrows - 1 - skipped);
+    CHECK_EQ_I64(not_counted, 4);
+    CHECK_EQ_I64(skipped, 0);
     CHECK(npp == 6);
     CHECK(median(all_tok, nall_tok) <= 0.08);
     CHECK(median(all_mem, nall_mem) <= 0.03);

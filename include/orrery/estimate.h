@@ -22,6 +22,10 @@ typedef enum orr_est_model { ORR_EST_ROOFLINE, ORR_EST_GIVEN, ORR_EST_MODEL_COUN
 /* Duration of a GEMM of m x n x k (x batch) in dtype; flops and bytes as in the op. */
 int64_t orr_est_gemm_ps(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
                         orr_dtype dt, double flops, uint64_t bytes);
+/* An fp8 GEMM's rate under scaling sc relative to per-tensor scaling: the GPU's fp8_rowwise_rate,
+ * fp8_block_rate or fp8_block_1d_rate (1 for per-tensor scaling, or where the GPU has none measured:
+ * the spec refuses such a recipe). A GEMM op in ORR_FP8 carries sc in its ORR_OPF_FP8_SCALING bits. */
+double orr_est_fp8_scaling_rate(const orr_gpu *g, orr_fp8_scaling sc);
 /* Fraction of the SMs' work that is useful after tile and wave quantisation (0..1]. */
 double orr_est_gemm_wave_eff(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t batch);
 /* Flash attention's rate at a shape relative to the reference shape (causal, 4096 x 4096, head dim

@@ -32,6 +32,11 @@ typedef enum orr_moe_dispatcher { ORR_MOE_ALLTOALL, ORR_MOE_ALLGATHER, ORR_MOE_D
  * trained router on average; Megatron's --moe-router-force-load-balancing), or round-robin, token t to
  * experts t*top_k ... t*top_k + top_k - 1 mod experts (NeMo AutoModel's FakeBalancedGate). */
 typedef enum orr_moe_routing { ORR_MOE_ROUTE_RANDOM, ORR_MOE_ROUTE_ROUND_ROBIN } orr_moe_routing;
+/* How fp8 training scales its GEMMs' operands (--fp8-recipe; docs/models.md "FP8 recipes"): per
+ * tensor, with the scale from the current amax (torchao's and Transformer Engine's tensorwise) or from
+ * an amax history (Transformer Engine's delayed scaling, Megatron-LM's default; priced the same), per row
+ * (torchao's rowwise), or in blocks (Transformer Engine's Float8BlockScaling, DeepSeek-V3's recipe). */
+typedef enum orr_fp8_recipe { ORR_FP8_TENSORWISE, ORR_FP8_DELAYED, ORR_FP8_ROWWISE, ORR_FP8_BLOCKWISE } orr_fp8_recipe;
 
 /* The training framework whose recipe the workload generator follows (what it saves for the
  * backward, how it shards and reduces, its loss path, its schedules and defaults); chosen by the
@@ -125,6 +130,8 @@ typedef struct orr_spec {
     double moe_loads[ORR_MOE_LOADS_MAX];
     orr_recompute recompute;
     orr_dtype precision;  /* bf16 / fp16 / fp8 */
+    orr_fp8_recipe fp8_recipe; /* precision fp8: how the GEMMs' operands are scaled (default tensorwise) */
+    int fp8_recipe_set;   /* fp8_recipe was given (an error without --precision fp8) */
     int overlap_grad_reduce;   /* DP gradient reduction overlapped with backward (default 1) */
     int overlap_param_gather;  /* dist-opt parameter all-gather overlapped with forward (default 1) */
     int tp_comm_overlap;       /* TP collectives overlapped with the GEMMs (default 0) */
@@ -266,6 +273,7 @@ uint64_t orr_spec_alloc_capacity(const orr_spec *s);
 int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
+const char *orr_fp8_recipe_name(orr_fp8_recipe r);
 /* "megatron", "megatron-fsdp", "torchtitan", "deepspeed", "nanotron", "automodel". */
 const char *orr_framework_name(orr_framework f);
 /* The framework of a name (case ignored); -1 if none. */

@@ -113,6 +113,8 @@ void orr_valid_kernels_free(orr_valid_kernels *k);
  *   - bf16 GEMMs at the Megatron-Core weak-scaling rows' shapes: orr_est_gemm_ps against the measured
  *     time, median |error| and median signed error, overall and by tokens (micro-batch 4 and 1);
  *   - fp8 against bf16 at Llama and GPT-3 shapes: the predicted speed-up over the measured one;
+ *   - fp8 rowwise and blockwise against per-tensor scaling: the GPU's rates for them were fitted on the
+ *     dense shapes; the MoE experts' shapes are held out;
  *   - causal flash attention (PyTorch's flash and cuDNN kernels, dropout 0 and 0.1, batch 1 and 4,
  *     7-18 heads): orr_est_attention_ps against the measured time, median signed error per series.
  * Errors are predicted throughput over measured - 1 (positive: predicted faster). */
@@ -143,6 +145,12 @@ typedef struct orr_valid_measured {
     double sweep_median_abs, sweep_median_signed;
     size_t sweep_overlap_n;            /* copy and spin rows compared */
     double sweep_overlap_copy, sweep_overlap_spin; /* median slowdowns */
+    /* fp8 GEMMs by scaling against per-tensor at the same shape (gemm_fp8_block*.csv, two runs):
+     * [s - 1] for orr_fp8_scaling s (rowwise, blockwise, blockwise 1x128 x 1x128), [..][0] the dense
+     * shapes the GPU's fp8_*_rate were fitted on, [..][1] the MoE experts' shapes, held out: rows, the
+     * median measured rate over per-tensor, the median error of the model's rate (predicted / measured - 1) */
+    size_t fp8_scaling_n[3][2];
+    double fp8_scaling_measured[3][2], fp8_scaling_error[3][2];
 } orr_valid_measured;
 
 /* gemm_eff > 0: the H100's at that value (the fit's check), else the catalog's. */

@@ -116,6 +116,17 @@ typedef enum orr_mem_cat {
 #define ORR_OPF_USERBUFFERS 0x04u /* COLL: Transformer Engine's userbuffers (tp_comm_overlap), not NCCL:
                                    * copy engines or a few SMs the GEMM beside it is sized around, so it
                                    * slows kernels by overlap_slowdown, not nccl_gemm_slowdown */
+/* KERNEL (GEMM in ORR_FP8): how its operands are scaled, (flags & ORR_OPF_FP8_SCALING) >>
+ * ORR_OPF_FP8_SCALING_SHIFT, an orr_fp8_scaling; the rate is the GPU's fp8 rate times its
+ * fp8_{rowwise,block,block_1d}_rate (estimate.h) */
+#define ORR_OPF_FP8_SCALING 0x18u
+#define ORR_OPF_FP8_SCALING_SHIFT 3
+typedef enum orr_fp8_scaling {
+    ORR_FP8_SCALE_TENSOR,   /* one scale per tensor */
+    ORR_FP8_SCALE_ROW,      /* one per row of A and per column of B */
+    ORR_FP8_SCALE_BLOCK,    /* 1x128 blocks of A, 128x128 of B (a weight) */
+    ORR_FP8_SCALE_BLOCK_1D, /* 1x128 blocks of both (a weight gradient: two activations) */
+} orr_fp8_scaling;
 
 /*
  * One operation. 64 bytes; a rank's ops live in one array in host program order.

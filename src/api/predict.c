@@ -38,6 +38,7 @@ static void config_json(const orr_spec *s, orr_buf *b)
                    orr_net_kind_name(s->net), s->cp, s->fsdp, s->zero,
                    orr_spec_reshard_after_forward(s) ? "true" : "false",
                    s->compile ? "true" : "false", s->caching_allocator ? "true" : "false");
+    if (s->precision == ORR_FP8) orr_buf_printf(b, ", \"fp8_recipe\": \"%s\"", orr_fp8_recipe_name(s->fp8_recipe));
     if (s->net == ORR_NET_FLOW || s->net == ORR_NET_PACKET)
         orr_buf_printf(b, ", \"topology\": \"%s\", \"oversub\": %.17g, \"pxn\": %s", orr_topo_kind_name(s->topo.kind),
                        s->topo.oversub, s->pxn ? "true" : "false");
@@ -59,8 +60,11 @@ static void describe(const orr_spec *s, char *title, size_t cap, orr_buf *config
     if (s->cp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " CP%u", s->cp);
     if (s->fsdp && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " FSDP%u", s->fsdp);
     if (s->zero && n > 0 && (size_t)n < sizeof par) snprintf(par + n, sizeof par - (size_t)n, " ZeRO-%u", s->zero);
+    char prec[24];
+    snprintf(prec, sizeof prec, "%s%s%s", orr_dtype_name(s->precision), s->precision == ORR_FP8 ? " " : "",
+             s->precision == ORR_FP8 ? orr_fp8_recipe_name(s->fp8_recipe) : "");
     snprintf(title, cap, "%s on %u x %s (%s: %s, mbs %u, gbs %u, seq %u, %s)", s->model.name, s->gpus,
-             s->gpu.name, orr_framework_name(s->framework), par, s->mbs, s->gbs, s->seq, orr_dtype_name(s->precision));
+             s->gpu.name, orr_framework_name(s->framework), par, s->mbs, s->gbs, s->seq, prec);
     config_json(s, config);
     info->title = title;
     info->gpu_name = s->gpu.name;

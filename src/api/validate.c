@@ -916,6 +916,70 @@ static int measured_fp8(const char *dir, const orr_gpu *g, orr_valid_measured *o
     return 0;
 }
 
+/* fp8 GEMMs by scaling against per-tensor at the same shape (each shape's rows: bf16, tensorwise, then
+ * the others), in both runs: the measured rate and the model's, by scaling, for the dense shapes (the
+ * fit of the GPU's fp8_*_rate) and the MoE experts' (ops naming a "proxy": held out). */
+static int measured_fp8_scaling(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    static const char *const files[] = {"gemm_fp8_block.csv", "gemm_fp8_block_repeat.csv"};
+    static const char *const names[] = {"rowwise", "blockwise 1x128 x 128x128", "blockwise 1x128 x 1x128"};
+    double *meas[3][2] = {{0}}, *e[3][2] = {{0}};
+    size_t cap = 0;
+    for (int f = 0; f < 2; f++) {
+        orr_csv t;
+        if (measured_load(&t, dir, files[f], err) < 0) goto fail;
+        if ((size_t)t.nrows + 1 > cap) { /* enough for every row of either file in each series */
+            cap = 2 * ((size_t)t.nrows + 1);
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 2; j++) {
+                    meas[i][j] = orr_xrealloc(meas[i][j], cap * sizeof **meas);
+                    e[i][j] = orr_xrealloc(e[i][j], cap * sizeof **e);
+                }
+        }
+        double tw_tflops = 0;
+        const char *tw_op = "";
+        for (int r = 1; r < t.nrows; r++) {
+            const char *op = orr_csv_get(&t, r, "op"), *sc = orr_csv_get(&t, r, "scaling");
+            double v = orr_csv_num(&t, r, "value");
+            if (!(v > 0) || !isfinite(v) || strncmp(op, "grouped", 7) == 0) continue;
+            if (strcmp(sc, "tensorwise") == 0) {
+                tw_tflops = v, tw_op = op;
+                continue;
+            }
+            int kind = -1;
+            for (int i = 0; i < 3; i++)
+                if (strcmp(sc, names[i]) == 0) kind = i;
+            uint32_t m, n, k;
+            if (kind < 0 || strcmp(op, tw_op) != 0 || !(tw_tflops > 0) || !measured_mnk(&t, r, &m, &n, &k)) continue;
+            orr_op x;
+            memset(&x, 0, sizeof x);
+            x.kind = ORR_OP_KERNEL, x.cls = ORR_CLS_GEMM, x.dtype = ORR_FP8;
+            x.dims[0] = m, x.dims[1] = n, x.dims[2] = k, x.dims[3] = 1;
+            double t_tw = (double)orr_est_op_ps(g, &x, NULL);
+            x.flags = (uint8_t)((kind + 1) << ORR_OPF_FP8_SCALING_SHIFT);
+            double t_sc = (double)orr_est_op_ps(g, &x, NULL);
+            if (!(t_sc > 0)) continue;
+            int held = strstr(op, "proxy") != NULL;
+            size_t *cnt = &out->fp8_scaling_n[kind][held];
+            meas[kind][held][*cnt] = v / tw_tflops;
+            e[kind][held][*cnt] = (t_tw / t_sc) / (v / tw_tflops) - 1.0;
+            (*cnt)++;
+        }
+        orr_csv_free(&t);
+    }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) {
+            out->fp8_scaling_measured[i][j] = median_of(meas[i][j], out->fp8_scaling_n[i][j]);
+            out->fp8_scaling_error[i][j] = median_of(e[i][j], out->fp8_scaling_n[i][j]);
+            free(meas[i][j]), free(e[i][j]);
+        }
+    return 0;
+fail:
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) free(meas[i][j]), free(e[i][j]);
+    return -1;
+}
+
 static int measured_attention(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
 {
     orr_csv t;
@@ -1037,6 +1101,7 @@ int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *
     if (orr_catalog_gpu("H100-SXM5-80GB", &g, err) < 0) return -1;
     if (gemm_eff > 0) g.gemm_eff = gemm_eff;
     if (measured_gemm(dir, &g, out, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
+        measured_fp8_scaling(dir, &g, out, err) < 0 ||
         measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0 ||
         measured_sweep(dir, &g, out, err) < 0)
         return -1;
@@ -1048,7 +1113,7 @@ int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *
 
 void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
 {
-    orr_buf_printf(out, "Kernels measured on one H100 (" MEASURED_DIR "; nothing fitted to them)\n"
+    orr_buf_printf(out, "Kernels measured on one H100 (" MEASURED_DIR "; nothing fitted to them but the fp8 scaling rates)\n"
                         "  error: predicted throughput / measured - 1 (positive = predicted faster)\n");
     orr_buf_printf(out, "  bf16 GEMMs at the Megatron-Core rows' shapes: %zu, median |error| %.1f%%, median error %+.1f%% "
                         "(micro-batch 4: %+.1f%% over %zu; micro-batch 1: %+.1f%% over %zu)\n",
@@ -1059,6 +1124,14 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
                    100 * m->sweep_median_abs, 100 * m->sweep_median_signed, m->sweep_short);
     orr_buf_printf(out, "  fp8 (tensorwise) over bf16 GEMMs: %zu shapes, measured speed-up %.2fx (median), predicted / "
                         "measured %+.1f%%\n", m->fp8_n, m->fp8_speedup_measured, 100 * m->fp8_speedup_median_error);
+    static const char *const sc[] = {"rowwise", "blockwise 1x128 x 128x128", "blockwise 1x128 x 1x128"};
+    orr_buf_printf(out, "  fp8 scaling over tensorwise (the GPU's fp8_*_rate fitted on the dense shapes, two runs; MoE "
+                        "experts' shapes held out):\n");
+    for (int i = 0; i < 3; i++)
+        orr_buf_printf(out, "    %-26s fitted: %3zu rows, measured %.3fx, error %+5.1f%%; held out: %2zu rows, measured "
+                            "%.3fx, error %+5.1f%%\n", sc[i], m->fp8_scaling_n[i][0], m->fp8_scaling_measured[i][0],
+                       100 * m->fp8_scaling_error[i][0], m->fp8_scaling_n[i][1], m->fp8_scaling_measured[i][1],
+                       100 * m->fp8_scaling_error[i][1]);
     orr_buf_printf(out, "  causal attention, sequence 4096, head dim 128, median error over the head counts:\n");
     for (size_t i = 0; i < m->attn_n; i++)
         orr_buf_printf(out, "    %-52s %2zu  %+6.1f%%\n", m->attn[i].label, m->attn[i].n, 100 * m->attn[i].median_error);

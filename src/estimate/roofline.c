@@ -110,17 +110,37 @@ static double gemm_k_efficiency(const orr_gpu *g, uint32_t k)
     return (double)k / ((double)k + g->gemm_k_overhead);
 }
 
-int64_t orr_est_gemm_ps(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
-                        orr_dtype dt, double flops, uint64_t bytes)
+/* A GEMM at rate x its dtype's peak x gemm_eff x the wave and K efficiencies, or its bytes at the
+ * streaming bandwidth, whichever is longer. */
+static int64_t gemm_ps(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t k, uint32_t batch, orr_dtype dt,
+                       double flops, uint64_t bytes, double rate)
 {
     double b = batch ? batch : 1;
     if (flops <= 0) flops = 2.0 * m * (double)n * k * b;
     if (bytes == 0)
         bytes = (uint64_t)(((double)m * k + (double)k * n + (double)m * n) * b * orr_dtype_bytes(dt));
     double wave = orr_est_gemm_wave_eff(g, m, n, batch) * gemm_k_efficiency(g, k);
-    double tc = compute_seconds(flops, peak_flops_for_dtype(g, dt), g->gemm_eff, wave);
+    double tc = compute_seconds(flops, peak_flops_for_dtype(g, dt) * rate, g->gemm_eff, wave);
     double tm = memory_seconds(g, bytes);
     return floor_at_min(g, seconds_to_ps(tc > tm ? tc : tm));
+}
+
+int64_t orr_est_gemm_ps(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
+                        orr_dtype dt, double flops, uint64_t bytes)
+{
+    return gemm_ps(g, m, n, k, batch, dt, flops, bytes, 1.0);
+}
+
+double orr_est_fp8_scaling_rate(const orr_gpu *g, orr_fp8_scaling sc)
+{
+    double r = 1.0;
+    switch (sc) {
+    case ORR_FP8_SCALE_TENSOR: break;
+    case ORR_FP8_SCALE_ROW: r = g->fp8_rowwise_rate; break;
+    case ORR_FP8_SCALE_BLOCK: r = g->fp8_block_rate; break;
+    case ORR_FP8_SCALE_BLOCK_1D: r = g->fp8_block_1d_rate; break;
+    }
+    return r > 0 ? r : 1.0;
 }
 
 /* FLOPs of attention when the op does not carry them: forward is QK^T and PV, 2 x 2 x q x kv x d
@@ -215,9 +235,12 @@ static int64_t kernel_ps(const orr_gpu *g, const orr_op *op)
 {
     orr_dtype dt = (orr_dtype)op->dtype;
     switch ((orr_op_class)op->cls) {
-    case ORR_CLS_GEMM:
-        return orr_est_gemm_ps(g, op->dims[0], op->dims[1], op->dims[2], op->dims[3], dt, op->flops,
-                               op->bytes);
+    case ORR_CLS_GEMM: {
+        double rate = dt == ORR_FP8 ? orr_est_fp8_scaling_rate(g, (orr_fp8_scaling)((op->flags & ORR_OPF_FP8_SCALING) >>
+                                                                                    ORR_OPF_FP8_SCALING_SHIFT))
+                                    : 1.0;
+        return gemm_ps(g, op->dims[0], op->dims[1], op->dims[2], op->dims[3], dt, op->flops, op->bytes, rate);
+    }
     case ORR_CLS_ATTENTION_FWD:
         return orr_est_attention_ps(g, 0, op->dims, dt, op->flops, op->bytes);
     case ORR_CLS_ATTENTION_BWD:
@@ -246,7 +269,7 @@ int64_t orr_est_op_ps(const orr_gpu *g, const orr_op *op, orr_est_model *model)
  * op is estimated directly, so the cache can never change a result.
  */
 typedef struct est_key { /* no implicit padding: keys are compared with memcmp */
-    uint8_t kind, cls, dtype, pad;
+    uint8_t kind, cls, dtype, scaling; /* scaling: a kernel's ORR_OPF_FP8_SCALING bits */
     uint32_t dims[4];
     uint32_t pad2;
     uint64_t bytes;
@@ -265,6 +288,7 @@ static est_key key_of(const orr_op *op)
     k.kind = op->kind;
     k.cls = op->kind == ORR_OP_KERNEL ? op->cls : 0;
     k.dtype = op->dtype;
+    k.scaling = op->kind == ORR_OP_KERNEL ? (uint8_t)(op->flags & ORR_OPF_FP8_SCALING) : 0;
     memcpy(k.dims, op->dims, sizeof k.dims);
     k.bytes = op->bytes;
     k.flops = op->flops;

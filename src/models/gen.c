@@ -210,6 +210,20 @@ static void tag_op(orr_op *op, const ctx *c)
     op->layer_chunk = (uint8_t)c->chunk;
 }
 
+/* How an fp8 GEMM's operands are scaled under the run's --fp8-recipe. Blockwise scaling gives a weight
+ * 128x128 blocks and an activation or gradient 1x128 ones, so the weight gradient (dY^T x, two
+ * activations: every GEMM the generator names *wgrad*) is the 1x128 x 1x128 kind. */
+static orr_fp8_scaling fp8_scaling(const gen *G, const char *name)
+{
+    switch (G->s->fp8_recipe) {
+    case ORR_FP8_ROWWISE: return ORR_FP8_SCALE_ROW;
+    case ORR_FP8_BLOCKWISE: return strstr(name, "wgrad") ? ORR_FP8_SCALE_BLOCK_1D : ORR_FP8_SCALE_BLOCK;
+    case ORR_FP8_TENSORWISE:
+    case ORR_FP8_DELAYED: break;
+    }
+    return ORR_FP8_SCALE_TENSOR;
+}
+
 /* A (batched) GEMM: batch x (m x k) x (k x n). */
 static void bgemm(gen *G, const ctx *c, const char *name, double m, double n, double k, double batch)
 {
@@ -219,6 +233,7 @@ static void bgemm(gen *G, const ctx *c, const char *name, double m, double n, do
     /* float8 training converts the blocks' linear layers only: TorchTitan's converter skips the
      * "output" module, Transformer Engine's fp8 covers the TE layers, not the output layer */
     if (orr_dtype_is_narrow(G->dt) && G->head_gemms) op->dtype = ORR_BF16;
+    if (op->dtype == ORR_FP8) op->flags |= (uint8_t)(fp8_scaling(G, name) << ORR_OPF_FP8_SCALING_SHIFT);
     op->flops = 2.0 * m * n * k * batch;
     op->bytes = (uint64_t)(G->act_B * (m * k + k * n + m * n) * batch);
     op->dims[0] = (uint32_t)m;
@@ -780,11 +795,15 @@ static double layer_grad_temp_bytes(const gen *G)
     return gen_tokens(G) * G->act_B * (G->f * (G->gated ? 2.0 : 1.0) / G->T + 2.0 * G->h / (G->sp ? G->T : 1.0));
 }
 
-/* Float8 training with dynamic tensorwise scaling (torchao's Float8Linear as TorchTitan uses it,
- * Transformer Engine alike): before each fp8 GEMM its operands are cast, each a read for the amax,
- * a read and a one-byte write for the scaled cast and a one-byte transposed copy for the other
- * GEMM that uses it: 6 B per element of bf16 input, as torch.compile (or TE's fused cast-transpose)
- * leaves them. Forward: the inputs of QKV (shared by wq/wk/wv), of the output projection, of the
+/* Bytes an fp8 cast moves per element of bf16 input. Per-tensor and rowwise scaling (torchao's
+ * Float8Linear as TorchTitan uses it, Transformer Engine alike): a read for the amax, a read and a
+ * one-byte write for the scaled cast and a one-byte transposed copy for the other GEMM that uses it,
+ * 6 B, as torch.compile (or TE's fused cast-transpose) leaves them. Blockwise (Transformer Engine's
+ * Float8BlockScaling): each block's scale comes from the block itself, so one kernel reads the input
+ * once and writes both orientations, 4 B. */
+double gen_fp8_cast_B(const gen *G) { return G->s->fp8_recipe == ORR_FP8_BLOCKWISE ? 4.0 : 6.0; }
+
+/* Float8 training: before each fp8 GEMM its operands are cast (gen_fp8_cast_B per element). Forward: the inputs of QKV (shared by wq/wk/wv), of the output projection, of the
  * up projections (shared) and of the down projection, and the layer's weights (2 B per element:
  * the transposed copy only when FSDP all-gathers them already in fp8). Backward: the gradients of
  * every projection's output. Attention and the LM head stay in bf16. */
@@ -794,15 +813,15 @@ static void fp8_casts(gen *G, const ctx *c, int backward)
     if (!orr_dtype_is_narrow(G->dt)) return;
     int moe = moe_is_moe_layer(G, c->layer); /* an MoE layer's MLP casts its own (moe.c) */
     double M = gen_tokens(G), t = G->T, q = G->a * G->hd / t, kv = G->g * G->hd / t, f = moe ? 0.0 : G->f / t;
-    double up = G->gated ? 2.0 * f : f, mlp_h = moe ? 0.0 : G->h;
+    double up = G->gated ? 2.0 * f : f, mlp_h = moe ? 0.0 : G->h, B = gen_fp8_cast_B(G);
     if (!backward) {
         double in = M * (G->h + q + mlp_h + f);
-        gen_memop(G, c, "fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * in, 3.0 * in);
+        gen_memop(G, c, "fp8_cast_inputs", ORR_CLS_ELEMENTWISE, B * in, 3.0 * in);
         double wts = layer_params_local(G, c->layer);
-        gen_memop(G, c, "fp8_cast_weights", ORR_CLS_ELEMENTWISE, (G->s->fp8_allgather ? 2.0 : 6.0) * wts, 3.0 * wts);
+        gen_memop(G, c, "fp8_cast_weights", ORR_CLS_ELEMENTWISE, (G->s->fp8_allgather ? 2.0 : B) * wts, 3.0 * wts);
     } else {
         double out = M * (q + 2.0 * kv + G->h + up + mlp_h);
-        gen_memop(G, c, "fp8_cast_grads", ORR_CLS_ELEMENTWISE, 6.0 * out, 3.0 * out);
+        gen_memop(G, c, "fp8_cast_grads", ORR_CLS_ELEMENTWISE, B * out, 3.0 * out);
     }
 }
 

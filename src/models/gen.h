@@ -179,6 +179,8 @@ struct gen {
 double gen_tokens(const gen *G);
 /* A memory-bound kernel on the compute stream. */
 void gen_memop(gen *G, const ctx *c, const char *name, orr_op_class cls, double bytes, double flops);
+/* Bytes an fp8 cast moves per element of its bf16 input under the run's --fp8-recipe (gen.c). */
+double gen_fp8_cast_B(const gen *G);
 /* ALLOC or FREE of buffer buf; a new buffer id (after the activation buffers); its FREE (none for UINT32_MAX). */
 void gen_mem_op(gen *G, const ctx *c, orr_op_kind kind, uint8_t stream, const char *name, uint32_t buf, double bytes,
                 orr_mem_cat cat);

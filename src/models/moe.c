@@ -252,7 +252,8 @@ static void shared_half(gen *G, const ctx *c, int backward, int half)
     double up = G->gated ? 2.0 * fs : fs;
     if (half == 0 && orr_dtype_is_narrow(G->dt)) { /* their fp8 casts, as the dense MLP's */
         double x = backward ? M * (G->h + up) : M * (G->h + fs);
-        gen_memop(G, c, backward ? "shared_fp8_cast_grads" : "shared_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * x, 3.0 * x);
+        gen_memop(G, c, backward ? "shared_fp8_cast_grads" : "shared_fp8_cast_inputs", ORR_CLS_ELEMENTWISE,
+                  gen_fp8_cast_B(G) * x, 3.0 * x);
     }
     if (!backward && half == 0) {
         gen_gemm_tp(G, c, "shared_fc1_gemm", M, up, G->h, "tp_allgather_shared", ORR_COLL_ALLGATHER);
@@ -363,21 +364,21 @@ static void combine(gen *G, const ctx *c, const char *dir, int backward)
     gen_mem_free(G, c, S_COMPUTE, buf);
 }
 
-/* Float8 training (gen.c's fp8_casts, 6 B per cast element): the grouped GEMMs' inputs (the routed
- * copies and the activation output) and the local experts' weights in the forward, the gradients of
- * their outputs in the backward. */
+/* Float8 training (gen.c's fp8_casts, gen_fp8_cast_B per cast element): the grouped GEMMs' inputs (the
+ * routed copies and the activation output) and the local experts' weights in the forward, the gradients
+ * of their outputs in the backward. */
 static void experts_fp8_casts(gen *G, const ctx *c, int backward)
 {
     if (!orr_dtype_is_narrow(G->dt)) return;
     const orr_model *m = model(G);
     double n = tokens_per_expert(G) * local_experts(G), fe = (double)m->expert_ffn / G->ETP;
-    double up = G->gated ? 2.0 * fe : fe;
+    double up = G->gated ? 2.0 * fe : fe, B = gen_fp8_cast_B(G);
     if (!backward) {
-        gen_memop(G, c, "moe_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, 6.0 * n * (G->h + fe), 3.0 * n * (G->h + fe));
+        gen_memop(G, c, "moe_fp8_cast_inputs", ORR_CLS_ELEMENTWISE, B * n * (G->h + fe), 3.0 * n * (G->h + fe));
         double wts = moe_layer_expert_params_local(G, c->layer);
-        gen_memop(G, c, "moe_fp8_cast_weights", ORR_CLS_ELEMENTWISE, 6.0 * wts, 3.0 * wts);
+        gen_memop(G, c, "moe_fp8_cast_weights", ORR_CLS_ELEMENTWISE, B * wts, 3.0 * wts);
     } else {
-        gen_memop(G, c, "moe_fp8_cast_grads", ORR_CLS_ELEMENTWISE, 6.0 * n * (G->h + up), 3.0 * n * (G->h + up));
+        gen_memop(G, c, "moe_fp8_cast_grads", ORR_CLS_ELEMENTWISE, B * n * (G->h + up), 3.0 * n * (G->h + up));
     }
 }
 

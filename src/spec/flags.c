@@ -17,7 +17,7 @@
 
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
-    F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_JSON, F_TRACE, F_HTML,
+    F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_FP8_RECIPE, F_JSON, F_TRACE, F_HTML,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_P2P_OVERLAP, F_NO_ASYNC_TP_AR, F_NO_ACT_FUSION, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
     F_CACHING, F_NO_CACHING,
@@ -106,6 +106,9 @@ static const flag_def flags[] = {
     {"--seq", F_SEQ, COUNT, "the model's seq", "sequence length, tokens", P},
     {"--recompute", F_RECOMPUTE, "none, selective or full", "none", "activation recomputation", P},
     {"--precision", F_PRECISION, "bf16, fp16, fp8, mxfp8 or nvfp4", "bf16", "compute precision of the GEMMs", P},
+    {"--fp8-recipe", F_FP8_RECIPE, "tensorwise, delayed, rowwise or blockwise", "tensorwise",
+     "--precision fp8: how the GEMMs' operands are scaled (per tensor; Transformer Engine's delayed or blockwise; "
+     "torchao's rowwise)", P},
     /* options */
     {"--tp-comm-overlap", F_TP_COMM_OVERLAP, NULL, "off", "TP collectives overlapped with the GEMMs", P},
     {"--async-tp", F_TP_COMM_OVERLAP, NULL, "off", "TorchTitan's name of --tp-comm-overlap", P},
@@ -389,6 +392,11 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
         else if (strcasecmp(val, "nvfp4") == 0) s->precision = ORR_NVFP4;
         else return bad_value(f, val, err);
         return 0;
+    case F_FP8_RECIPE:
+        for (int r = ORR_FP8_TENSORWISE; r <= ORR_FP8_BLOCKWISE; r++)
+            if (strcasecmp(val, orr_fp8_recipe_name((orr_fp8_recipe)r)) == 0)
+                return s->fp8_recipe = (orr_fp8_recipe)r, s->fp8_recipe_set = 1, 0;
+        return bad_value(f, val, err);
     case F_TRACE: return copy_path(f, val, s->trace_path, sizeof s->trace_path, err);
     case F_HTML: return copy_path(f, val, s->html_path, sizeof s->html_path, err);
     case F_CP: return parse_count(f, val, &s->cp, err);

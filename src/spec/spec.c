@@ -88,6 +88,14 @@ const char *orr_moe_routing_name(orr_moe_routing r)
     return r == ORR_MOE_ROUTE_ROUND_ROBIN ? "round-robin" : "random";
 }
 
+static const char *const fp8_recipe_names[] = {"tensorwise", "delayed", "rowwise", "blockwise"}; /* by orr_fp8_recipe */
+#define NFP8_RECIPES (sizeof fp8_recipe_names / sizeof fp8_recipe_names[0])
+
+const char *orr_fp8_recipe_name(orr_fp8_recipe r)
+{
+    return (unsigned)r < NFP8_RECIPES ? fp8_recipe_names[r] : "unknown";
+}
+
 const char *orr_recompute_name(orr_recompute r)
 {
     switch (r) {
@@ -134,7 +142,7 @@ static const orr_yfield training_fields[] = {
     SF("mbs", ORR_YF_U32, mbs), SF("gbs", ORR_YF_U32, gbs), SF("seq", ORR_YF_U32, seq), SF("lbs", ORR_YF_U32, lbs),
 };
 /* training: keys that are enums, read by hand in apply_section */
-static const char *const training_enums[] = {"recompute", "precision", NULL};
+static const char *const training_enums[] = {"recompute", "precision", "fp8_recipe", NULL};
 /* options: keys that are enums */
 static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing", NULL};
 static const char *const dispatcher_names[] = {"alltoall", "allgather", "deepep"};
@@ -248,6 +256,10 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         } else if (strcmp(c->key, "precision") == 0) {
             if (orr_y_choice(c, precision_names, NPRECISIONS, &idx, err)) return -1;
             s->precision = precision_dtypes[idx];
+        } else if (strcmp(c->key, "fp8_recipe") == 0) {
+            if (orr_y_choice(c, fp8_recipe_names, NFP8_RECIPES, &idx, err)) return -1;
+            s->fp8_recipe = (orr_fp8_recipe)idx;
+            s->fp8_recipe_set = 1;
         } else if (strcmp(c->key, "pp_layers") == 0) {
             if (read_pp_layers(s, c, err)) return -1;
         }
@@ -1041,13 +1053,58 @@ static int check_precision(const orr_spec *s, orr_err *err)
                     p, g->name, p, p);
 }
 
+/* --fp8-recipe: fp8 training only; each recipe where its framework has it (Transformer Engine's delayed
+ * and blockwise scaling for Megatron-LM, torchao's rowwise for TorchTitan and NeMo AutoModel, per-tensor
+ * everywhere), on a GPU whose GEMM rate under that scaling was measured (data/gpus.yaml). */
+static int check_fp8_recipe(const orr_spec *s, orr_err *err)
+{
+    const char *name = orr_fp8_recipe_name(s->fp8_recipe);
+    if ((unsigned)s->fp8_recipe >= NFP8_RECIPES)
+        return orr_fail(err, "--fp8-recipe (training.fp8_recipe): expected tensorwise, delayed, rowwise or blockwise");
+    if (s->fp8_recipe_set && s->precision != ORR_FP8)
+        return orr_fail(err, "--fp8-recipe %s (training.fp8_recipe): needs --precision fp8 (the recipe scales fp8 GEMMs; "
+                             "mxfp8 and nvfp4 have their own block scales)", name);
+    if (s->precision != ORR_FP8) return 0;
+    int te = s->framework == ORR_FW_MEGATRON || s->framework == ORR_FW_MEGATRON_FSDP;
+    int torchao = s->framework == ORR_FW_TORCHTITAN || s->framework == ORR_FW_AUTOMODEL;
+    const orr_gpu *g = &s->gpu;
+    switch (s->fp8_recipe) {
+    case ORR_FP8_TENSORWISE: return 0;
+    case ORR_FP8_DELAYED:
+        if (te) return 0;
+        return orr_fail(err, "--fp8-recipe delayed (training.fp8_recipe): delayed scaling is Transformer Engine's "
+                             "(framework megatron or megatron-fsdp), not %s's; use tensorwise",
+                        orr_framework_name(s->framework));
+    case ORR_FP8_ROWWISE:
+        if (!torchao)
+            return orr_fail(err, "--fp8-recipe rowwise (training.fp8_recipe): rowwise scaling is torchao's (framework "
+                                 "torchtitan or automodel), not %s's; Transformer Engine's fine-grained recipe is "
+                                 "blockwise", orr_framework_name(s->framework));
+        if (!(g->fp8_rowwise_rate > 0))
+            return orr_fail(err, "--fp8-recipe rowwise (training.fp8_recipe): no rowwise fp8 GEMM rate measured for GPU "
+                                 "%s (fp8_rowwise_rate in data/gpus.yaml or a --profile)", g->name);
+        return 0;
+    case ORR_FP8_BLOCKWISE:
+        if (!te)
+            return orr_fail(err, "--fp8-recipe blockwise (training.fp8_recipe): blockwise scaling is Transformer "
+                                 "Engine's Float8BlockScaling (framework megatron or megatron-fsdp), not %s's",
+                            orr_framework_name(s->framework));
+        if (!(g->fp8_block_rate > 0 && g->fp8_block_1d_rate > 0))
+            return orr_fail(err, "--fp8-recipe blockwise (training.fp8_recipe): no blockwise fp8 GEMM rates measured "
+                                 "for GPU %s (fp8_block_rate and fp8_block_1d_rate in data/gpus.yaml or a --profile)",
+                            g->name);
+        return 0;
+    }
+    return 0;
+}
+
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
     if (s->njobs) return resolve_jobs(s, err);
     if (resolve_framework(s, err) || resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) ||
         resolve_sharding(s, err) || resolve_moe(s, err))
         return -1;
-    if (check_precision(s, err)) return -1;
+    if (check_precision(s, err) || check_fp8_recipe(s, err)) return -1;
     if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)
         return orr_fail(err, "--recompute (training.recompute): expected none, selective or full");
     if (resolve_nanotron(s, err)) return -1;
