@@ -21,6 +21,9 @@ read them like the public rows):
                    fp8 GEMMs by scaling (per-tensor, rowwise, blockwise 1x128 x 128x128 and 1x128 x
                    1x128) against bf16 at the MoE Table 1 experts' and the fp8 section's shapes, and the
                    DeepSeek-V3 proxy's grouped GEMMs (--only fp8_block)
+    grouped_moe.csv
+                   the experts' bf16 grouped GEMMs of MoE Table 2's AutoModel rows (torch._grouped_mm
+                   and one torch.mm per expert; forward, data and weight gradient; --only grouped_moe)
     membw.csv      memory-bound kernels by bytes moved (copy, add, layer norm, GELU, fused AdamW)
     overlap.csv    GEMMs and flash attention alone and while k thread blocks of a copy (NCCL-like)
                    or spin kernel run on another stream: compute's slowdown under communication
@@ -436,6 +439,62 @@ def fp8_block_section(out_dir):
             log(f"grouped fp8 rowwise: {exc!r}"[:300])
         del a, w
     log(f"fp8_block grouped done; clocks {smi_clocks()}")
+
+
+# MoE Table 2's AutoModel rows (data/validation/moe/moe_public.csv rows 55-60): one EP rank's experts
+# under round-robin (balanced) routing: name, hidden, expert FFN (gated: fc1 is 2 x ffn wide), local
+# experts, tokens per expert (tokens a rank x top-k x ep / experts).
+GROUPED_MOE = [
+    ("Qwen3-30B-A3B ep8 mbs4", 2048, 768, 16, 8192),
+    ("gpt-oss-20b ep8 mbs2", 2880, 2880, 4, 8192),
+    ("gpt-oss-120b ep64 mbs2", 2880, 2880, 2, 16384),
+    ("DeepSeek-V3 ep64 mbs1", 7168, 2048, 4, 8192),
+    ("Kimi-K2 ep32 mbs1", 7168, 2048, 12, 2731),
+]
+
+
+def grouped_moe_section(out_dir):
+    """The experts' grouped GEMMs of MoE Table 2's AutoModel rows in bf16: torch._grouped_mm (CUTLASS
+    grouped GEMM) and one torch.mm per expert, forward (fc1, fc2), data gradient and weight gradient
+    (2-D x 2-D with the groups along K). M, N, K are per expert; the op names the expert count."""
+    sink = Sink(os.path.join(out_dir, "grouped_moe.csv"), GEMM_HEADER)
+    note = "random normal inputs; median of CUDA-event-timed calls; M N K per expert"
+    for name, h, f, nloc, tok in GROUPED_MOE:
+        if left_s() < 20:
+            log("grouped_moe: budget, stopping")
+            break
+        up = 2 * f  # gated: gate and up projections in one fc1
+        offs = torch.arange(1, nloc + 1, device=DEV, dtype=torch.int32) * tok
+        x = torch.randn(nloc * tok, h, device=DEV, dtype=torch.bfloat16)
+        act = torch.randn(nloc * tok, f, device=DEV, dtype=torch.bfloat16)
+        dy1 = torch.randn(nloc * tok, up, device=DEV, dtype=torch.bfloat16)
+        dy2 = torch.randn(nloc * tok, h, device=DEV, dtype=torch.bfloat16)
+        w1 = torch.randn(nloc, up, h, device=DEV, dtype=torch.bfloat16)
+        w2 = torch.randn(nloc, h, f, device=DEV, dtype=torch.bfloat16)
+        cases = [
+            ("fc1 fwd", tok, up, h, lambda: torch._grouped_mm(x, w1.transpose(-2, -1), offs=offs),
+             lambda: [torch.mm(x[i * tok:(i + 1) * tok], w1[i].t()) for i in range(nloc)]),
+            ("fc2 fwd", tok, h, f, lambda: torch._grouped_mm(act, w2.transpose(-2, -1), offs=offs),
+             lambda: [torch.mm(act[i * tok:(i + 1) * tok], w2[i].t()) for i in range(nloc)]),
+            ("fc2 dgrad", tok, f, h, lambda: torch._grouped_mm(dy2, w2, offs=offs),
+             lambda: [torch.mm(dy2[i * tok:(i + 1) * tok], w2[i]) for i in range(nloc)]),
+            ("fc1 dgrad", tok, h, up, lambda: torch._grouped_mm(dy1, w1, offs=offs),
+             lambda: [torch.mm(dy1[i * tok:(i + 1) * tok], w1[i]) for i in range(nloc)]),
+            ("fc1 wgrad", up, h, tok, lambda: torch._grouped_mm(dy1.t(), x, offs=offs),
+             lambda: [torch.mm(dy1[i * tok:(i + 1) * tok].t(), x[i * tok:(i + 1) * tok]) for i in range(nloc)]),
+            ("fc2 wgrad", h, f, tok, lambda: torch._grouped_mm(dy2.t(), act, offs=offs),
+             lambda: [torch.mm(dy2[i * tok:(i + 1) * tok].t(), act[i * tok:(i + 1) * tok]) for i in range(nloc)]),
+        ]
+        for op, m, n, k, grouped, loop in cases:
+            label = f"{op} ({name}, {nloc} experts)"
+            try:
+                gemm_row(sink, "torch._grouped_mm", label, "bf16", "none", "bf16", m, n, k, time_ms(grouped) / nloc, note)
+            except Exception as exc:  # noqa: BLE001
+                log(f"grouped {label}: {exc!r}"[:300])
+            gemm_row(sink, f"torch.mm x{nloc} (one per expert)", label, "bf16", "none", "bf16", m, n, k,
+                     time_ms(loop) / nloc, note)
+        del x, act, dy1, dy2, w1, w2
+        log(f"grouped_moe {name} done; clocks {smi_clocks()}")
 
 
 ATTN_HEADER = ["gpu", "gpu_variant", "impl", "direction", "dtype", "batch", "seqlen_q", "seqlen_kv", "nheads",
@@ -903,7 +962,8 @@ def main():
     sections = [("gemm", gemm_section), ("attention", attention_section), ("layer", layer_section),
                 ("step", step_section), ("membw", membw_section), ("fp8", fp8_section),
                 ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section),
-                ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section)]
+                ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section),
+                ("grouped_moe", grouped_moe_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:

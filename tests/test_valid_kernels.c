@@ -84,9 +84,10 @@ int main(void)
     CHECK(m.fp8_speedup_measured > 1.8 && m.fp8_speedup_measured < 2.0);
     CHECK(fabs(m.fp8_speedup_median_error) <= 0.10);
     /* fp8 scaling over per-tensor (gemm_fp8_block*.csv): the GPU's rates are the dense shapes' medians,
-     * so the fitted rows sit at 0 by construction; the MoE experts' shapes are held out (when written:
-     * rowwise -3.2%, blockwise +2.3%, blockwise weight gradient -0.5%), each within 5% */
-    static const int64_t fit_rows[3] = {120, 80, 40}, held_rows[3] = {24, 16, 8};
+     * so the fitted rows sit at 0 by construction; held out, the MoE experts' shapes and a run on a
+     * second machine (when written: rowwise -1.6%, blockwise +0.2%, blockwise weight gradient +0.2%),
+     * each within 5% */
+    static const int64_t fit_rows[3] = {120, 80, 40}, held_rows[3] = {96, 64, 32};
     for (int i = 0; i < 3; i++) {
         CHECK_EQ_I64((int64_t)m.fp8_scaling_n[i][0], fit_rows[i]);
         CHECK_EQ_I64((int64_t)m.fp8_scaling_n[i][1], held_rows[i]);
@@ -95,6 +96,12 @@ int main(void)
                   100 * m.fp8_scaling_error[i][1]);
     }
     CHECK(m.fp8_scaling_measured[2][1] < m.fp8_scaling_measured[1][1]); /* the 1D weight gradient is the slowest */
+    /* the experts' grouped GEMMs at MoE Table 2's shapes: printed; the model is optimistic there (when
+     * written: torch._grouped_mm +9.5%, one torch.mm per expert +7.0%; docs/models.md "FP8 recipes",
+     * the paragraph on grouped GEMMs), held within 15% so that a change of the GEMM model shows */
+    CHECK_EQ_I64((int64_t)m.grouped_n, 30);
+    CHECK_EQ_I64((int64_t)m.grouped_loop_n, 30);
+    CHECK(fabs(m.grouped_median_error) <= 0.15 && fabs(m.grouped_loop_median_error) <= 0.15);
     CHECK_EQ_I64((int64_t)m.attn_n, 16);
     int level = 0;
     for (size_t i = 0; i < m.attn_n; i++) {

@@ -145,12 +145,17 @@ typedef struct orr_valid_measured {
     double sweep_median_abs, sweep_median_signed;
     size_t sweep_overlap_n;            /* copy and spin rows compared */
     double sweep_overlap_copy, sweep_overlap_spin; /* median slowdowns */
-    /* fp8 GEMMs by scaling against per-tensor at the same shape (gemm_fp8_block*.csv, two runs):
-     * [s - 1] for orr_fp8_scaling s (rowwise, blockwise, blockwise 1x128 x 1x128), [..][0] the dense
-     * shapes the GPU's fp8_*_rate were fitted on, [..][1] the MoE experts' shapes, held out: rows, the
-     * median measured rate over per-tensor, the median error of the model's rate (predicted / measured - 1) */
+    /* fp8 GEMMs by scaling against per-tensor at the same shape (gemm_fp8_block*.csv): [s - 1] for
+     * orr_fp8_scaling s (rowwise, blockwise, blockwise 1x128 x 1x128), [..][0] the dense shapes of the two
+     * runs the GPU's fp8_*_rate were fitted on, [..][1] held out (the MoE experts' shapes of those runs and
+     * every row of a run on a second machine): rows, the median measured rate over per-tensor, the
+     * median error of the model's rate (predicted / measured - 1) */
     size_t fp8_scaling_n[3][2];
     double fp8_scaling_measured[3][2], fp8_scaling_error[3][2];
+    /* the experts' bf16 GEMMs of MoE Table 2's AutoModel rows (grouped_moe.csv) against the model's
+     * batched GEMM: rows and median error, torch._grouped_mm and one torch.mm per expert */
+    size_t grouped_n, grouped_loop_n;
+    double grouped_median_error, grouped_loop_median_error;
 } orr_valid_measured;
 
 /* gemm_eff > 0: the H100's at that value (the fit's check), else the catalog's. */

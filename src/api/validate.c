@@ -185,6 +185,7 @@ static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, co
     s->tp_comm_overlap = s->tp > 1;
     s->dist_opt = 1;
     s->precision = ORR_FP8;
+    s->fp8_recipe = ORR_FP8_DELAYED; /* an amax history: the launcher's fp8_amax_history_len, the script's too */
     int gpt = strncmp(s->model.name, "gpt3", 4) == 0 || strncmp(s->model.name, "GPT3", 4) == 0;
     s->recompute = gpt ? ORR_RECOMPUTE_SELECTIVE : ORR_RECOMPUTE_NONE;
     /* gradients reduced in bf16: the launcher's gpt3 configs (grad_sync_dtype: bf16) and Megatron-LM's
@@ -321,7 +322,7 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
     [ORR_VALID_NEMO_H100] = {
         "nemo_24_07_perf_summary.csv", "NeMo 24.07 performance summary, DGX-H100, FP8 (pre-training rows)",
         "tokens/s per GPU",
-        "Megatron-Core recipe; FP8 (Transformer Engine hybrid); distributed optimizer, overlapped; SP and TP comm "
+        "Megatron-Core recipe; FP8 (Transformer Engine hybrid, delayed scaling); distributed optimizer, overlapped; SP and TP comm "
         "overlap when TP > 1; mbs, vp and cp as published, with vp the interleaved schedule's p2p overlapped (the "
         "launcher's overlap_p2p_comm: true); selective recompute for GPT-3, none for Llama; gradients "
         "reduced in bf16 (the launcher's grad_sync_dtype: bf16; Megatron-LM's Llama 3 FP8 script, which follows "
@@ -332,7 +333,7 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
     [ORR_VALID_LLAMA3_FP8] = {
         "megatron_lm_llama3_fp8_example.csv", "Megatron-LM examples/llama FP8 performance, H100",
         "tokens/s per GPU",
-        "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid, "
+        "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid with delayed scaling, "
         "--grad-reduce-in-bf16, --fp8-param-gather, distributed optimizer, SP and TP comm overlap when TP > 1, no "
         "recompute, no dropout; cp and vp as the README's table gives them (the 8B script itself sets CP 1), with vp "
         "Megatron-LM's default overlap_p2p_comm",
@@ -917,19 +918,21 @@ static int measured_fp8(const char *dir, const orr_gpu *g, orr_valid_measured *o
 }
 
 /* fp8 GEMMs by scaling against per-tensor at the same shape (each shape's rows: bf16, tensorwise, then
- * the others), in both runs: the measured rate and the model's, by scaling, for the dense shapes (the
- * fit of the GPU's fp8_*_rate) and the MoE experts' (ops naming a "proxy": held out). */
+ * the others): the measured rate and the model's, by scaling. The GPU's fp8_*_rate were fitted on the
+ * dense shapes of the two runs on one machine; held out are the MoE experts' shapes (ops naming a
+ * "proxy") and every row of the run on a second machine. */
 static int measured_fp8_scaling(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
 {
-    static const char *const files[] = {"gemm_fp8_block.csv", "gemm_fp8_block_repeat.csv"};
+    static const char *const files[] = {"gemm_fp8_block.csv", "gemm_fp8_block_repeat.csv",
+                                        "gemm_fp8_block_machine2.csv"};
     static const char *const names[] = {"rowwise", "blockwise 1x128 x 128x128", "blockwise 1x128 x 1x128"};
     double *meas[3][2] = {{0}}, *e[3][2] = {{0}};
     size_t cap = 0;
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < 3; f++) {
         orr_csv t;
         if (measured_load(&t, dir, files[f], err) < 0) goto fail;
-        if ((size_t)t.nrows + 1 > cap) { /* enough for every row of either file in each series */
-            cap = 2 * ((size_t)t.nrows + 1);
+        if ((size_t)t.nrows + 1 > cap) { /* enough for every row of all three files in each series */
+            cap = 3 * ((size_t)t.nrows + 1);
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 2; j++) {
                     meas[i][j] = orr_xrealloc(meas[i][j], cap * sizeof **meas);
@@ -959,7 +962,7 @@ static int measured_fp8_scaling(const char *dir, const orr_gpu *g, orr_valid_mea
             x.flags = (uint8_t)((kind + 1) << ORR_OPF_FP8_SCALING_SHIFT);
             double t_sc = (double)orr_est_op_ps(g, &x, NULL);
             if (!(t_sc > 0)) continue;
-            int held = strstr(op, "proxy") != NULL;
+            int held = f == 2 || strstr(op, "proxy") != NULL;
             size_t *cnt = &out->fp8_scaling_n[kind][held];
             meas[kind][held][*cnt] = v / tw_tflops;
             e[kind][held][*cnt] = (t_tw / t_sc) / (v / tw_tflops) - 1.0;
@@ -978,6 +981,35 @@ fail:
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++) free(meas[i][j]), free(e[i][j]);
     return -1;
+}
+
+/* The experts' bf16 GEMMs of MoE Table 2's AutoModel rows (grouped_moe.csv: M, N, K per expert, the
+ * expert count in the op, the time per expert): the model's batched GEMM (the experts as the batch, as
+ * moe.c prices them) against torch._grouped_mm and against one torch.mm per expert. */
+static int measured_grouped(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load(&t, dir, "grouped_moe.csv", err) < 0) return -1;
+    size_t cap = (size_t)t.nrows + 1;
+    double *eg = orr_xmalloc(cap * sizeof *eg), *el = orr_xmalloc(cap * sizeof *el);
+    for (int r = 1; r < t.nrows; r++) {
+        const char *op = orr_csv_get(&t, r, "op"), *ex = strstr(op, " experts)");
+        uint32_t m, n, k;
+        double us = orr_csv_num(&t, r, "time_us");
+        if (!ex || !(us > 0) || !measured_mnk(&t, r, &m, &n, &k)) continue;
+        while (ex > op && ex[-1] >= '0' && ex[-1] <= '9') ex--;
+        uint32_t groups = (uint32_t)atoi(ex);
+        if (!groups) continue;
+        double pred_us = (double)orr_est_gemm_ps(g, m, n, k, groups, ORR_BF16, 0, 0) / 1e6;
+        double e = us * groups / pred_us - 1.0; /* predicted throughput over measured - 1 */
+        if (strcmp(orr_csv_get(&t, r, "impl"), "torch._grouped_mm") == 0) eg[out->grouped_n++] = e;
+        else el[out->grouped_loop_n++] = e;
+    }
+    orr_csv_free(&t);
+    out->grouped_median_error = median_of(eg, out->grouped_n);
+    out->grouped_loop_median_error = median_of(el, out->grouped_loop_n);
+    free(eg), free(el);
+    return 0;
 }
 
 static int measured_attention(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
@@ -1101,7 +1133,7 @@ int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *
     if (orr_catalog_gpu("H100-SXM5-80GB", &g, err) < 0) return -1;
     if (gemm_eff > 0) g.gemm_eff = gemm_eff;
     if (measured_gemm(dir, &g, out, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
-        measured_fp8_scaling(dir, &g, out, err) < 0 ||
+        measured_fp8_scaling(dir, &g, out, err) < 0 || measured_grouped(dir, &g, out, err) < 0 ||
         measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0 ||
         measured_sweep(dir, &g, out, err) < 0)
         return -1;
@@ -1125,13 +1157,17 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
     orr_buf_printf(out, "  fp8 (tensorwise) over bf16 GEMMs: %zu shapes, measured speed-up %.2fx (median), predicted / "
                         "measured %+.1f%%\n", m->fp8_n, m->fp8_speedup_measured, 100 * m->fp8_speedup_median_error);
     static const char *const sc[] = {"rowwise", "blockwise 1x128 x 128x128", "blockwise 1x128 x 1x128"};
-    orr_buf_printf(out, "  fp8 scaling over tensorwise (the GPU's fp8_*_rate fitted on the dense shapes, two runs; MoE "
-                        "experts' shapes held out):\n");
+    orr_buf_printf(out, "  fp8 scaling over tensorwise (the GPU's fp8_*_rate fitted on the dense shapes of two runs; "
+                        "held out: the MoE experts' shapes and a run on a second machine):\n");
     for (int i = 0; i < 3; i++)
         orr_buf_printf(out, "    %-26s fitted: %3zu rows, measured %.3fx, error %+5.1f%%; held out: %2zu rows, measured "
                             "%.3fx, error %+5.1f%%\n", sc[i], m->fp8_scaling_n[i][0], m->fp8_scaling_measured[i][0],
                        100 * m->fp8_scaling_error[i][0], m->fp8_scaling_n[i][1], m->fp8_scaling_measured[i][1],
                        100 * m->fp8_scaling_error[i][1]);
+    orr_buf_printf(out, "  bf16 grouped GEMMs of MoE Table 2's AutoModel experts (forward, data and weight gradient; "
+                        "the experts as a batched GEMM): torch._grouped_mm %zu, median error %+.1f%%; one torch.mm per "
+                        "expert %zu, %+.1f%%\n", m->grouped_n, 100 * m->grouped_median_error, m->grouped_loop_n,
+                   100 * m->grouped_loop_median_error);
     orr_buf_printf(out, "  causal attention, sequence 4096, head dim 128, median error over the head counts:\n");
     for (size_t i = 0; i < m->attn_n; i++)
         orr_buf_printf(out, "    %-52s %2zu  %+6.1f%%\n", m->attn[i].label, m->attn[i].n, 100 * m->attn[i].median_error);
