@@ -642,6 +642,66 @@ static void test_fsdp_copy_out(void)
     }
 }
 
+/* Megatron-FSDP (--framework megatron-fsdp, optim_grads_params) on Llama 3 8B, 8 GPUs, 4 micro-batches:
+ * persistent 6 B per parameter of parameters (bf16 shard + fp32 main) and 2 B of gradients and 8 B of
+ * Adam state, all over the 8 ranks; each block a view of its gathered buffer (no copy-out), gathered for
+ * the forward and again for the backward of every micro-batch; the gradients reduce-scattered in bf16
+ * after every micro-batch's backward (2 B per parameter); the root (embedding, final norm, output)
+ * gathered once a step; the all-gathers 5e8 parameters ahead: ceil(5e8 / 218M) = 3 blocks beyond the
+ * one computing, where FSDP2 runs one ahead (the all-gather stream's first wait comes after 1 + 4
+ * gathers, TorchTitan's after 1 + 2). */
+static void test_megatron_fsdp(void)
+{
+    for (int titan = 0; titan < 2; titan++) {
+        orr_spec s;
+        const char *argv[] = {"--framework", titan ? "torchtitan" : "megatron-fsdp", "--model", "llama3-8b", "--gpu",
+                              "H100", "--gpus", "8", "--mbs", "1", "--gbs", "32", "--seq", "2048"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        CHECK(titan || s.dist_opt); /* Megatron-FSDP implies the distributed optimizer */
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        const double P = 8030261248.0; /* llama3-8b's parameters (orrery list models) */
+        int gathers5 = 0, rs5 = 0, copies = 0, root_gathers = 0, before_wait = 0, waited = 0;
+        double param = 0, grad = 0, optim = 0, rs5_bytes = 0, layer5_params = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            const char *n = w->names[op->name];
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) param = (double)op->bytes;
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "gradients") == 0) grad = (double)op->bytes;
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "optimizer_state") == 0) optim = (double)op->bytes;
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_unsharded_param") == 0) copies++;
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_allgather_output") == 0) {
+                if (op->layer == 5) gathers5++, layer5_params = (double)op->bytes / 2.0;
+                if (op->layer == ORR_NO_LAYER) root_gathers++;
+            }
+            if (op->kind == ORR_OP_COLL && op->layer == 5 && strcmp(n, "fsdp_reducescatter") == 0)
+                rs5++, rs5_bytes = (double)op->bytes;
+            if (op->stream == 3 && !waited) { /* the all-gather stream, until its first wait */
+                if (op->kind == ORR_OP_STREAM_WAIT) waited = 1;
+                else if (op->kind == ORR_OP_COLL) before_wait++;
+            }
+        }
+        if (!titan) {
+            CHECK_REL(param, 6.0 * P / 8, 1e-6);
+            CHECK_REL(grad, 2.0 * P / 8, 1e-6);
+            CHECK_REL(optim, 8.0 * P / 8, 1e-6);
+            CHECK_EQ_I64(copies, 0);
+            CHECK_EQ_I64(root_gathers, 1);
+            CHECK_EQ_I64(before_wait, 5);
+            CHECK_REL(rs5_bytes, 2.0 * layer5_params, 1e-9);
+        } else {
+            CHECK(copies > 0);
+            CHECK_EQ_I64(root_gathers, 4);
+            CHECK_EQ_I64(before_wait, 3);
+            CHECK_REL(rs5_bytes, 4.0 * layer5_params, 1e-9); /* FSDP2 reduces in fp32 */
+        }
+        CHECK_EQ_I64(gathers5, 2 * 4);
+        CHECK_EQ_I64(rs5, 4);
+        orr_workload_free(w);
+    }
+}
+
 /* FSDP2 with gradient accumulation (4 micro-batches): TorchTitan without PP reduce-scatters every
  * micro-batch (its train loop leaves gradient sync on), so no unsharded gradients are accumulated;
  * under PP (torch.distributed.pipelining) and under AutoModel (get_sync_ctx) the sync waits for the
@@ -1088,6 +1148,7 @@ int main(void)
     test_context_parallel();
     test_fp8_head();
     test_fp8_recipes();
+    test_megatron_fsdp();
     test_fsdp_copy_out();
     test_fsdp_grad_sync();
     test_local_batch_steps();

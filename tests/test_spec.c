@@ -637,8 +637,17 @@ static void test_framework(void)
                  "--pp", "2", "--vpp", "2");
     EXPECT_FAIL(rc_, err, "--vpp 2 (parallel.vpp) with framework deepspeed: DeepSpeed's pipeline engine has no "
                           "interleaved schedule");
-    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8");
-    EXPECT_FAIL(rc_, err, "framework megatron-fsdp is not modelled yet: ");
+    /* Megatron-FSDP: Megatron's options, the distributed optimizer implied; without PP and MoE */
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--tp", "2",
+                 "--sp", "--tp-comm-overlap", "--grad-reduce-in-bf16");
+    CHECK_MSG(rc_ == 0 && s.dist_opt == 1, "megatron-fsdp: %s", err.msg);
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--pp", "2");
+    EXPECT_FAIL(rc_, err, "--pp 2 (parallel.pp) with framework megatron-fsdp: Megatron-FSDP with pipeline "
+                          "parallelism is not modelled");
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "8", "--ep", "8");
+    EXPECT_FAIL(rc_, err, "--framework megatron-fsdp with model mixtral-8x7b: mixture-of-experts models are modelled");
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8");
+    EXPECT_FAIL(rc_, err, "--fsdp 8 (parallel.fsdp) with framework megatron-fsdp: --fsdp is TorchTitan's FSDP2");
     RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--cp", "2");
     EXPECT_FAIL(rc_, err, "--cp 2 (parallel.cp) with framework nanotron: nanotron's ring attention is not modelled");
     RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--zero", "3");

@@ -43,7 +43,8 @@ typedef enum orr_fp8_recipe { ORR_FP8_TENSORWISE, ORR_FP8_DELAYED, ORR_FP8_ROWWI
  * spec's `framework:` key or --framework, never guessed from other options (docs/spec.md). */
 typedef enum orr_framework {
     ORR_FW_MEGATRON,       /* Megatron-LM / Megatron-Core: DDP buckets or the distributed optimizer (default) */
-    ORR_FW_MEGATRON_FSDP,  /* Megatron-Core's own FSDP: a name only, refused by resolve (not modelled) */
+    ORR_FW_MEGATRON_FSDP,  /* Megatron-Core's own FSDP (Megatron-FSDP v1, strategy optim_grads_params): Megatron's layers,
+                            * each TransformerLayer a unit of a flat sharded buffer (megatron.c) */
     ORR_FW_TORCHTITAN,     /* TorchTitan: FSDP2 (HSDP), DTensor TP/SP, context_parallel, torch.compile */
     ORR_FW_DEEPSPEED,      /* DeepSpeed ZeRO stage 1, 2 or 3 */
     ORR_FW_NANOTRON,       /* nanotron's Llama: TP/SP with its async linears, ZeRO-1, fp32 gradient accumulation */
@@ -53,6 +54,8 @@ typedef enum orr_framework {
 
 /* The frameworks built on PyTorch's FSDP2 (fully_shard per block): TorchTitan and NeMo AutoModel. */
 static inline int orr_fw_fsdp2(orr_framework f) { return f == ORR_FW_TORCHTITAN || f == ORR_FW_AUTOMODEL; }
+/* Megatron-LM's recipe family: its layers, loss, schedules and options (with or without Megatron-FSDP). */
+static inline int orr_fw_megatron(orr_framework f) { return f == ORR_FW_MEGATRON || f == ORR_FW_MEGATRON_FSDP; }
 
 struct orr_job;
 

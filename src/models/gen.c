@@ -1248,8 +1248,25 @@ static double unit_expert_params(const gen *G, uint32_t c, int root, uint32_t li
     return root || G->plain_experts ? 0 : moe_layer_expert_params_local(G, chunk_first_layer(G, c) + li);
 }
 
-/* Bytes per parameter in a unit's all-gather: bf16, or fp8 for a block's with --fp8-allgather. */
-static double unit_gather_B(const gen *G, int root) { return G->s->fp8_allgather && !root ? 1.0 : G->act_B; }
+/* Bytes per parameter in a unit's all-gather: bf16, or fp8 for a block's with --fp8-allgather (FSDP2) or
+ * --fp8-param-gather (Megatron-FSDP's FP8 compute buffer). */
+static double unit_gather_B(const gen *G, int root)
+{
+    return (G->s->fp8_allgather || G->s->fp8_param_gather) && !root ? 1.0 : G->act_B;
+}
+
+/* How many units the all-gathers run ahead of the one computing (recipe.prefetch_elems): at least one, or
+ * as many as fit the recipe's budget of parameters, counted by the rank's average unsharded block. */
+static uint32_t prefetch_units(const gen *G)
+{
+    if (!(G->rp->prefetch_elems > 0) || !G->rank_layers) return 1;
+    double avg = 0;
+    for (uint32_t c = 0; c < G->V; c++)
+        for (uint32_t li = 0; li < chunk_layers(G, c); li++) avg += layer_params_local(G, chunk_first_layer(G, c) + li);
+    avg /= G->rank_layers;
+    double n = avg > 0 ? ceil(G->rp->prefetch_elems / avg) : 1;
+    return n < 1 ? 1 : n > G->rank_layers ? G->rank_layers : (uint32_t)n;
+}
 
 /* The unit's all-gather (if it is not gathered): on the all-gather stream, after the forward of the
  * unit two before it has finished (FSDP2 keeps about two unsharded blocks in flight); the compute
@@ -1452,7 +1469,8 @@ static void unit_reduce(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 static void unit_after_bwd(gen *G, uint32_t c, int root, uint32_t li, uint32_t mb)
 {
     unit_reduce(G, c, root, li, mb);
-    if (last_mb(G, mb) || orr_spec_reshard_after_forward(G->s)) unit_reshard(G, c, root, li);
+    int keep = root && G->rp->keeps_root_gathered;
+    if (last_mb(G, mb) || (orr_spec_reshard_after_forward(G->s) && !keep)) unit_reshard(G, c, root, li);
 }
 
 /* ---- forward and backward steps of one micro-batch through one model chunk ---- */
@@ -1488,10 +1506,13 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         wait_param_gather(G, c, mb, 0, 0);
         embedding_fwd(G, &cx);
     }
-    uint32_t first = chunk_first_layer(G, c);
+    uint32_t first = chunk_first_layer(G, c), ahead = prefetch_units(G);
     for (uint32_t li = 0; li < chunk_layers(G, c); li++) {
         cx.layer = first + li;
-        unit_gather(G, c, 0, li, ORR_PHASE_FWD, li >= 2 ? unit_id(G, c, 0, li - 2) : UINT32_MAX);
+        /* a unit's all-gather waits for the forward of the unit ahead + 1 before it (FSDP2: two units) */
+        unit_gather(G, c, 0, li, ORR_PHASE_FWD, li > ahead ? unit_id(G, c, 0, li - ahead - 1) : UINT32_MAX);
+        for (uint32_t j = 1; j < ahead && li == 0 && j < chunk_layers(G, c); j++) /* the first window at once */
+            unit_gather(G, c, 0, j, ORR_PHASE_FWD, UINT32_MAX);
         unit_wait(G, c, 0, li);
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
@@ -1525,11 +1546,11 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         head_bwd(G, &cx);
         after_bwd_element(G, c, mb, 1, 0, 0);
     }
-    uint32_t first = chunk_first_layer(G, c);
+    uint32_t first = chunk_first_layer(G, c), ahead = prefetch_units(G);
     for (uint32_t k = chunk_layers(G, c); k-- > 0;) {
         cx.layer = first + k;
         unit_gather(G, c, 0, k, ORR_PHASE_BWD, UINT32_MAX);
-        if (k > 0) unit_gather(G, c, 0, k - 1, ORR_PHASE_BWD, UINT32_MAX); /* backward prefetch */
+        for (uint32_t j = 1; j <= ahead && j <= k; j++) unit_gather(G, c, 0, k - j, ORR_PHASE_BWD, UINT32_MAX); /* prefetch */
         unit_wait(G, c, 0, k);
         uint32_t rbuf = UINT32_MAX;
         double rbytes = layer_recompute_bytes(G);
@@ -2216,6 +2237,7 @@ static const recipe *recipe_of(const orr_spec *s)
 {
     static const recipe *(*const of[ORR_FW_COUNT])(const orr_spec *) = {
         [ORR_FW_MEGATRON] = orr_recipe_megatron,
+        [ORR_FW_MEGATRON_FSDP] = orr_recipe_megatron_fsdp,
         [ORR_FW_TORCHTITAN] = orr_recipe_torchtitan,
         [ORR_FW_DEEPSPEED] = orr_recipe_deepspeed,
         [ORR_FW_NANOTRON] = orr_recipe_nanotron,

@@ -66,6 +66,10 @@ typedef struct recipe {
                                * (compiled) activation, so no expert output is kept for the score-weighted combine */
     int clips_always;         /* gradient clipping multiplies every fp32 gradient by the clamped coefficient,
                                * clipping or not (no host sync on the norm); else only the norm is taken */
+    int keeps_root_gathered;  /* sharded: the root unit (embedding, final norm, output) stays gathered from its
+                               * first all-gather of the step to the end (Megatron-FSDP's non-unit parameters) */
+    double prefetch_elems;    /* sharded: the all-gathers run ahead of the compute by as many units as fit this
+                               * many parameters (at least one; Megatron-FSDP's budget); 0: one unit ahead (FSDP2) */
     /* Fills what the framework decides of G: S (shard group), dist (reduce-scatter, optimizer on the
      * shard, gather after), overlap_pg, grad_B (bytes per reduced gradient element). */
     void (*setup)(gen *G);
@@ -95,6 +99,7 @@ const recipe *orr_recipe_torchtitan(const orr_spec *s);
 const recipe *orr_recipe_deepspeed(const orr_spec *s);
 const recipe *orr_recipe_nanotron(const orr_spec *s);
 const recipe *orr_recipe_automodel(const orr_spec *s);
+const recipe *orr_recipe_megatron_fsdp(const orr_spec *s);
 
 typedef struct bucket {
     uint32_t chunk;

@@ -99,15 +99,16 @@ static void setup(gen *G)
     if (G->s->grad_reduce_bf16 && G->dt != ORR_FP32) G->grad_B = 2.0; /* --grad-reduce-in-bf16 */
 }
 
+/* What the Megatron recipes share (with and without Megatron-FSDP): the layers, loss, CP and schedules. */
+#define MEGATRON_RECIPE                                                                                    \
+    .reduces_over_cp = 1, .overlaps_p2p = 1,                                                               \
+    .pads_vocab_to = 128.0, /* --make-vocab-size-divisible-by 128, times tp */                             \
+    .layer_saved_bytes = layer_saved_bytes, .cp_attention = gen_ring_attention, .loss_mem_fwd = loss_mem_fwd, \
+    .loss_mem_bwd = gen_loss_mem_bwd_plain
+
 static const recipe megatron = {
-    .reduces_over_cp = 1,
-    .overlaps_p2p = 1,
-    .pads_vocab_to = 128.0, /* --make-vocab-size-divisible-by 128, times tp */
+    MEGATRON_RECIPE,
     .setup = setup,
-    .layer_saved_bytes = layer_saved_bytes,
-    .cp_attention = gen_ring_attention,
-    .loss_mem_fwd = loss_mem_fwd,
-    .loss_mem_bwd = gen_loss_mem_bwd_plain,
     .persistent_memory = persistent_memory,
 };
 
@@ -115,4 +116,64 @@ const recipe *orr_recipe_megatron(const orr_spec *s)
 {
     (void)s;
     return &megatron;
+}
+
+/*
+ * Megatron-FSDP (Megatron-Core's own FSDP, megatron/core/distributed/fsdp, version 1 as Megatron-LM
+ * runs it by default; the mechanism from its source at d98e8a64, docs/models.md "The Megatron-FSDP
+ * recipe"), with --data-parallel-sharding-strategy optim_grads_params (Megatron-LM's CLI default):
+ *   - Megatron's layers, loss, attention and options (the megatron recipe's), one FSDP unit per
+ *     TransformerLayer; the embedding, final norm and output are not units: gathered once a step and
+ *     kept (recipe.keeps_root_gathered);
+ *   - each unit a flat buffer, sharded over dp x cp: the parameters are views of the gathered buffer
+ *     (no copy-out), freed after the unit's forward and re-gathered for its backward;
+ *   - the all-gathers run ahead by at least 5e8 parameters (half the suggested communication unit
+ *     size, max(1e9, 2 x the average unit)), at least one unit (recipe.prefetch_elems);
+ *   - gradients in the model dtype (the main-grads dtype "auto": bf16), scaled by 1/dp, reduce-scattered
+ *     after each unit's backward in every micro-batch and added into the persistent sharded gradient;
+ *     the compute stream waits for the outstanding reduce-scatters at the end of each backward;
+ *   - persistent per parameter: the model-dtype shard (2 B; 1 B with --fp8-param-gather), fp32 main
+ *     parameters (4 B), the gradient shard (2 B) and Adam's moments (8 B), all over dp x cp: 16 B / N;
+ *     the optimizer step casts the gradient shard to fp32 (4 B / N, a temporary);
+ *   - the distributed optimizer is implied (Megatron-LM forces it); --grad-reduce-in-bf16 changes nothing
+ *     (version 1 reads only its own --megatron-fsdp-*-dtype flags, left at their defaults here).
+ * Not modelled (refused by resolve): pipeline parallelism, MoE models.
+ */
+static void fsdp_setup(gen *G)
+{
+    G->S = G->D * G->C;
+    G->dist = 0;
+    G->grad_B = G->act_B;
+    G->shard_B = G->act_B; /* the sharded gradients' dtype (the persistent buffer below) */
+}
+
+static void fsdp_persistent_memory(gen *G)
+{
+    ctx cx = {ORR_PHASE_OTHER, ORR_NO_LAYER, ORR_NO_MB, 0};
+    double pb = G->s->fp8_param_gather ? 1.0 : G->act_B;
+    gen_persistent_buffers(G, &cx, gen_rank_shard_bytes(G, pb + 4.0), gen_rank_shard_bytes(G, G->grad_B));
+    gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", gen_rank_shard_bytes(G, 8.0), ORR_MEM_OPTIM);
+}
+
+/* Without the precision-aware optimizer the step reads an fp32 copy of the gradient shard. */
+static void fsdp_optimizer_temps(gen *G, const ctx *cx, int alloc, uint32_t *first)
+{
+    if (alloc) *first = gen_mem_alloc(G, cx, S_COMPUTE, "fp32_grad_shard", gen_rank_shard_bytes(G, 4.0), ORR_MEM_TEMP);
+    else gen_mem_free(G, cx, S_COMPUTE, *first);
+}
+
+static const recipe megatron_fsdp = {
+    MEGATRON_RECIPE,
+    .shards_params = 1,
+    .keeps_root_gathered = 1,
+    .prefetch_elems = 5e8,
+    .setup = fsdp_setup,
+    .persistent_memory = fsdp_persistent_memory,
+    .optimizer_temps = fsdp_optimizer_temps,
+};
+
+const recipe *orr_recipe_megatron_fsdp(const orr_spec *s)
+{
+    (void)s;
+    return &megatron_fsdp;
 }

@@ -31,6 +31,7 @@ uint64_t orr_search_memory_lower_bound(const orr_spec *s)
     double shard = (double)s->dp * s->cp, per_param = 0;
     switch (s->framework) {
     case ORR_FW_MEGATRON: per_param = 2.0 + 2.0 + 12.0 / (s->dist_opt ? shard : 1.0); break;
+    case ORR_FW_MEGATRON_FSDP: per_param = 16.0 / shard; break; /* every state sharded over dp x cp */
     case ORR_FW_TORCHTITAN:
     case ORR_FW_AUTOMODEL: /* FSDP2: parameter shards and the two Adam moments in the parameters' dtype,
                              * fp32, or bf16 with --bf16-params (gradients come later) */

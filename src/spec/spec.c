@@ -498,15 +498,15 @@ static int foreign_option(const orr_spec *s, orr_framework owner, const char *op
                     orr_framework_name(owner), orr_framework_name(owner));
 }
 
-/* The frameworks named but not modelled are refused, never predicted as another one. */
+/* What a framework's model does not cover is refused, never predicted as something else. Megatron-FSDP
+ * is modelled as Megatron-LM's own default for it (--data-parallel-sharding-strategy optim_grads_params,
+ * version 1) without pipeline parallelism (no example or test of Megatron-LM runs it with PP). */
 static int resolve_unmodelled(const orr_spec *s, orr_err *err)
 {
-    if (s->framework == ORR_FW_MEGATRON_FSDP)
-        return orr_fail(err, "framework megatron-fsdp is not modelled yet: Megatron-Core's own FSDP "
-                             "(--use-custom-fsdp / megatron_fsdp, its own parameter and gradient buffers) has no "
-                             "recipe here; the nearest are framework megatron with --dist-opt (optimizer state "
-                             "sharded) and framework torchtitan (FSDP2)");
     if ((unsigned)s->framework >= ORR_FW_COUNT) return orr_fail(err, "framework: unknown framework %d", (int)s->framework);
+    if (s->framework == ORR_FW_MEGATRON_FSDP && s->pp > 1)
+        return orr_fail(err, "--pp %u (parallel.pp) with framework megatron-fsdp: Megatron-FSDP with pipeline parallelism "
+                             "is not modelled (the nearest: framework megatron with --dist-opt)", s->pp);
     return 0;
 }
 
@@ -523,24 +523,25 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
         snprintf(opt, sizeof opt, "--zero %u (parallel.zero)", s->zero);
         return foreign_option(s, ORR_FW_DEEPSPEED, opt, "--zero is DeepSpeed's ZeRO", err);
     }
-    if (s->dist_opt && fw != ORR_FW_MEGATRON)
+    if (s->dist_opt && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--dist-opt (parallel.dist_opt)",
                               "--dist-opt is Megatron-LM's distributed optimizer", err);
-    if (s->grad_reduce_bf16 && fw != ORR_FW_MEGATRON)
+    if (s->grad_reduce_bf16 && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--grad-reduce-in-bf16 (options.grad_reduce_in_bf16)",
                               "Megatron-LM's gradient buffer in bf16", err);
-    if (s->fp8_param_gather && fw != ORR_FW_MEGATRON)
+    if (s->fp8_param_gather && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--fp8-param-gather (options.fp8_param_gather)",
                               "Megatron-LM's parameters kept in FP8", err);
-    if (!s->async_tp_allreduce && fw != ORR_FW_MEGATRON)
+    if (!s->async_tp_allreduce && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON,
                               "--no-async-tensor-model-parallel-allreduce (options.async_tensor_model_parallel_allreduce)",
                               "Megatron-LM's column-parallel backward all-reduce", err);
-    if (!s->bias_activation_fusion && fw != ORR_FW_MEGATRON)
+    if (!s->bias_activation_fusion && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--no-bias-activation-fusion (options.bias_activation_fusion)",
                               "Megatron's eager activation path", err);
-    if (s->moe_a2a_overlap && fw != ORR_FW_MEGATRON)
+    if (s->moe_a2a_overlap && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, a2a_overlap_opt, "Megatron-Core's combined 1F1B schedule", err);
+    if (fw == ORR_FW_MEGATRON_FSDP) s->dist_opt = 1; /* Megatron-FSDP forces --use-distributed-optimizer */
     if (s->fp8_param_gather && (s->precision != ORR_FP8 || !s->dist_opt))
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
                              "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
@@ -1065,7 +1066,7 @@ static int check_fp8_recipe(const orr_spec *s, orr_err *err)
         return orr_fail(err, "--fp8-recipe %s (training.fp8_recipe): needs --precision fp8 (the recipe scales fp8 GEMMs; "
                              "mxfp8 and nvfp4 have their own block scales)", name);
     if (s->precision != ORR_FP8) return 0;
-    int te = s->framework == ORR_FW_MEGATRON || s->framework == ORR_FW_MEGATRON_FSDP;
+    int te = orr_fw_megatron(s->framework);
     int torchao = s->framework == ORR_FW_TORCHTITAN || s->framework == ORR_FW_AUTOMODEL;
     const orr_gpu *g = &s->gpu;
     switch (s->fp8_recipe) {
