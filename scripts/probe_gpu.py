@@ -21,6 +21,8 @@ read them like the public rows):
                    fp8 GEMMs by scaling (per-tensor, rowwise, blockwise 1x128 x 128x128 and 1x128 x
                    1x128) against bf16 at the MoE Table 1 experts' and the fp8 section's shapes, and the
                    DeepSeek-V3 proxy's grouped GEMMs (--only fp8_block)
+    loss.csv       the LM head's GEMMs and Megatron's vocab-parallel cross-entropy (its arithmetic in eager
+                   PyTorch, fp32) at the Megatron-Core rows' TP shards, micro-batch 4 and 1 (--only loss)
     grouped_moe.csv
                    the experts' bf16 grouped GEMMs of MoE Table 2's AutoModel rows (torch._grouped_mm
                    and one torch.mm per expert; forward, data and weight gradient; --only grouped_moe)
@@ -497,6 +499,65 @@ def grouped_moe_section(out_dir):
         log(f"grouped_moe {name} done; clocks {smi_clocks()}")
 
 
+# The LM head and Megatron-style vocab-parallel cross-entropy of the Megatron-Core weak-scaling rows'
+# TP shards (vocabulary 131072 / tp), micro-batch 4 and 1 (16384 and 4096 tokens): name, hidden, tp.
+LOSS_ROWS = [("GPT 1.7B", 2048, 1), ("GPT 7.1B", 4096, 2), ("GPT 16B", 6144, 4), ("GPT 32B", 7168, 8)]
+
+
+def loss_section(out_dir):
+    """The logits GEMM and the cross-entropy as Megatron-Core's _VocabParallelCrossEntropy computes it on
+    one TP rank (its arithmetic written out in eager PyTorch, fp32 after the upcast of the bf16 logits):
+    forward max, subtract in place, gather the target logit, exp in place, sum, log, divide in place (the
+    softmax kept); backward subtract one at the target, multiply by the loss gradient, cast to bf16, then
+    the data- and weight-gradient GEMMs. No TP all-reduces (one rank). Times in ms, medians."""
+    sink = Sink(os.path.join(out_dir, "loss.csv"),
+                ["model", "hidden", "tp", "vocab_local", "tokens", "logits_gemm_ms", "ce_fwd_ms", "ce_bwd_ms",
+                 "head_bwd_gemms_ms", "software", "gpu", "source"])
+    for name, h, tp in LOSS_ROWS:
+        for tokens in (16384, 4096):
+            if left_s() < 20:
+                log("loss: budget, stopping")
+                return
+            v = VOCAB // tp
+            x = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16)
+            w = torch.randn(v, h, device=DEV, dtype=torch.bfloat16)
+            target = torch.randint(0, v, (tokens,), device=DEV)
+            ar = torch.arange(tokens, device=DEV)
+            go = torch.ones(tokens, device=DEV, dtype=torch.float32)
+            t_gemm = time_ms(lambda: torch.mm(x, w.t()))
+            logits = torch.mm(x, w.t())
+
+            def fwd():
+                lf = logits.float()
+                mx = lf.max(dim=-1)[0]
+                lf -= mx.unsqueeze(-1)
+                pred = lf[ar, target]
+                torch.exp(lf, out=lf)
+                se = lf.sum(dim=-1)
+                loss = torch.log(se) - pred
+                lf.div_(se.unsqueeze(-1))
+                return lf, loss
+
+            t_fwd = time_ms(fwd)
+            sm, _ = fwd()
+
+            def bwd():
+                g = sm.clone()  # the backward works in place on the saved softmax; a copy keeps it for the next call
+                g[ar, target] -= 1.0
+                g.mul_(go.unsqueeze(-1))
+                return g.to(torch.bfloat16)
+
+            t_clone = time_ms(lambda: sm.clone())
+            t_bwd = time_ms(bwd) - t_clone
+            gb = bwd()
+            t_bg = time_ms(lambda: (torch.mm(gb, w), torch.mm(gb.t(), x)))
+            sink.row([name, h, tp, v, tokens, f"{t_gemm:.3f}", f"{t_fwd:.3f}", f"{t_bwd:.3f}", f"{t_bg:.3f}",
+                      SOFTWARE, GPU_VARIANT, SOURCE])
+            log(f"loss {name} tokens {tokens}: gemm {t_gemm:.2f} fwd {t_fwd:.2f} bwd {t_bwd:.2f} head bwd {t_bg:.2f} ms")
+            del x, w, logits, sm, gb
+            torch.cuda.empty_cache()
+
+
 ATTN_HEADER = ["gpu", "gpu_variant", "impl", "direction", "dtype", "batch", "seqlen_q", "seqlen_kv", "nheads",
                "nheads_kv", "headdim", "headdim_v", "causal", "varlen", "metric", "value", "unit", "time_ms",
                "software", "notes", "value_origin", "source"]
@@ -963,7 +1024,7 @@ def main():
                 ("step", step_section), ("membw", membw_section), ("fp8", fp8_section),
                 ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section),
                 ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section),
-                ("grouped_moe", grouped_moe_section)]
+                ("grouped_moe", grouped_moe_section), ("loss", loss_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:
