@@ -114,7 +114,8 @@ void orr_valid_kernels_free(orr_valid_kernels *k);
  *     time, median |error| and median signed error, overall and by tokens (micro-batch 4 and 1);
  *   - fp8 against bf16 at Llama and GPT-3 shapes: the predicted speed-up over the measured one;
  *   - fp8 rowwise and blockwise against per-tensor scaling: the GPU's rates for them were fitted on the
- *     dense shapes; the MoE experts' shapes are held out;
+ *     dense shapes of two runs; the MoE experts' shapes and a run on a second machine are held out;
+ *   - the experts' bf16 grouped GEMMs of MoE Table 2's AutoModel rows against the batched-GEMM model;
  *   - causal flash attention (PyTorch's flash and cuDNN kernels, dropout 0 and 0.1, batch 1 and 4,
  *     7-18 heads): orr_est_attention_ps against the measured time, median signed error per series.
  * Errors are predicted throughput over measured - 1 (positive: predicted faster). */
