@@ -702,6 +702,44 @@ static void test_megatron_fsdp(void)
     }
 }
 
+/* Megatron-FSDP with experts (Mixtral 8x7B, 16 GPUs, EP 8: the expert-data-parallel group has 2 ranks):
+ * the routed experts are sharded over that group, the rest over all 16 (6 B of parameters, 2 of
+ * gradients, 8 of Adam state per parameter), and each MoE block's experts gathered and reduce-scattered
+ * with it over the expert group. */
+static void test_megatron_fsdp_moe(void)
+{
+    orr_spec s;
+    const char *argv[] = {"--framework", "megatron-fsdp", "--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "16",
+                          "--ep", "8", "--mbs", "1", "--gbs", "16", "--seq", "2048"};
+    if (!FLAG_SPEC(&s, argv)) return;
+    orr_workload *w = gen(&s);
+    if (!w) return;
+    const orr_model *m = &s.model;
+    double experts = (double)orr_model_moe_layers(m) * m->experts / 8 * orr_model_expert_params(m);
+    double dense = orr_model_params(m) - (double)orr_model_moe_layers(m) * m->experts * orr_model_expert_params(m);
+    double want = dense / 16 + experts / 2, param = 0, grad = 0, optim = 0;
+    int expert_gathers = 0, expert_rs = 0;
+    const orr_rank *rk = &w->ranks[0];
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        const char *n = w->names[op->name];
+        if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) param = (double)op->bytes;
+        if (op->kind == ORR_OP_ALLOC && strcmp(n, "gradients") == 0) grad = (double)op->bytes;
+        if (op->kind == ORR_OP_ALLOC && strcmp(n, "optimizer_state") == 0) optim = (double)op->bytes;
+        if (op->kind == ORR_OP_COLL && op->layer == 3) {
+            expert_gathers += strcmp(n, "fsdp_allgather_experts") == 0;
+            expert_rs += strcmp(n, "fsdp_reducescatter_experts") == 0;
+            if (strcmp(n, "fsdp_allgather_experts") == 0) CHECK_EQ_I64(w->groups[op->a].size, 2);
+        }
+    }
+    CHECK_REL(param, 6.0 * want, 1e-6);
+    CHECK_REL(grad, 2.0 * want, 1e-6);
+    CHECK_REL(optim, 8.0 * want, 1e-6);
+    CHECK_EQ_I64(expert_gathers, 2); /* forward and backward, one micro-batch */
+    CHECK_EQ_I64(expert_rs, 1);
+    orr_workload_free(w);
+}
+
 /* FSDP2 with gradient accumulation (4 micro-batches): TorchTitan without PP reduce-scatters every
  * micro-batch (its train loop leaves gradient sync on), so no unsharded gradients are accumulated;
  * under PP (torch.distributed.pipelining) and under AutoModel (get_sync_ctx) the sync waits for the
@@ -1149,6 +1187,7 @@ int main(void)
     test_fp8_head();
     test_fp8_recipes();
     test_megatron_fsdp();
+    test_megatron_fsdp_moe();
     test_fsdp_copy_out();
     test_fsdp_grad_sync();
     test_local_batch_steps();

@@ -637,15 +637,20 @@ static void test_framework(void)
                  "--pp", "2", "--vpp", "2");
     EXPECT_FAIL(rc_, err, "--vpp 2 (parallel.vpp) with framework deepspeed: DeepSpeed's pipeline engine has no "
                           "interleaved schedule");
-    /* Megatron-FSDP: Megatron's options, the distributed optimizer implied; without PP and MoE */
+    /* Megatron-FSDP: Megatron's options, the distributed optimizer implied, MoE with its parallel folding;
+     * without PP and without the combined 1F1B schedule */
     RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--tp", "2",
                  "--sp", "--tp-comm-overlap", "--grad-reduce-in-bf16");
     CHECK_MSG(rc_ == 0 && s.dist_opt == 1, "megatron-fsdp: %s", err.msg);
     RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--pp", "2");
     EXPECT_FAIL(rc_, err, "--pp 2 (parallel.pp) with framework megatron-fsdp: Megatron-FSDP with pipeline "
                           "parallelism is not modelled");
-    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "8", "--ep", "8");
-    EXPECT_FAIL(rc_, err, "--framework megatron-fsdp with model mixtral-8x7b: mixture-of-experts models are modelled");
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "16", "--ep", "8");
+    CHECK_MSG(rc_ == 0 && s.edp == 2, "megatron-fsdp with experts: %s", err.msg);
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "16", "--ep", "8",
+                 "--overlap-moe-expert-parallel-comm");
+    EXPECT_FAIL(rc_, err, "--overlap-moe-expert-parallel-comm (options.overlap_moe_expert_parallel_comm) with framework "
+                          "megatron-fsdp: not modelled");
     RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--fsdp", "8");
     EXPECT_FAIL(rc_, err, "--fsdp 8 (parallel.fsdp) with framework megatron-fsdp: --fsdp is TorchTitan's FSDP2");
     RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--cp", "2");

@@ -136,8 +136,9 @@ const recipe *orr_recipe_megatron(const orr_spec *s)
  *     parameters (4 B), the gradient shard (2 B) and Adam's moments (8 B), all over dp x cp: 16 B / N;
  *     the optimizer step casts the gradient shard to fp32 (4 B / N, a temporary);
  *   - the distributed optimizer is implied (Megatron-LM forces it); --grad-reduce-in-bf16 changes nothing
- *     (version 1 reads only its own --megatron-fsdp-*-dtype flags, left at their defaults here).
- * Not modelled (refused by resolve): pipeline parallelism, MoE models.
+ *     (version 1 reads only its own --megatron-fsdp-*-dtype flags, left at their defaults here);
+ *   - an MoE block's routed experts a second bucket group, sharded over the expert-data-parallel group.
+ * Not modelled (refused by resolve): pipeline parallelism, the combined 1F1B schedule.
  */
 static void fsdp_setup(gen *G)
 {

@@ -500,7 +500,8 @@ static int foreign_option(const orr_spec *s, orr_framework owner, const char *op
 
 /* What a framework's model does not cover is refused, never predicted as something else. Megatron-FSDP
  * is modelled as Megatron-LM's own default for it (--data-parallel-sharding-strategy optim_grads_params,
- * version 1) without pipeline parallelism (no example or test of Megatron-LM runs it with PP). */
+ * version 1) without pipeline parallelism (no example or test of Megatron-LM runs it with PP) and
+ * without the combined 1F1B schedule (resolve_moe_a2a_overlap). */
 static int resolve_unmodelled(const orr_spec *s, orr_err *err)
 {
     if ((unsigned)s->framework >= ORR_FW_COUNT) return orr_fail(err, "framework: unknown framework %d", (int)s->framework);
@@ -948,6 +949,9 @@ static int resolve_moe_a2a_overlap(const orr_spec *s, orr_err *err)
                         opt);
     if (s->pp > 1 && s->vpp <= 1)
         return orr_fail(err, "%s with --pp %u: needs virtual pipeline stages (--vpp > 1) when pp > 1", opt, s->pp);
+    if (s->framework == ORR_FW_MEGATRON_FSDP)
+        return orr_fail(err, "%s with framework megatron-fsdp: not modelled (the combined schedule is modelled with "
+                             "framework megatron's distributed optimizer)", opt);
     return 0;
 }
 
@@ -968,7 +972,7 @@ static int resolve_moe(orr_spec *s, orr_err *err)
                             m->name);
         return resolve_moe_a2a_overlap(s, err);
     }
-    if (s->framework != ORR_FW_MEGATRON && !orr_fw_fsdp2(s->framework))
+    if (!orr_fw_megatron(s->framework) && !orr_fw_fsdp2(s->framework))
         return orr_fail(err, "--framework %s with model %s: mixture-of-experts models are modelled with --framework "
                              "megatron, torchtitan or automodel (FSDP2 + EP) only (%s's expert parallelism is not "
                              "modelled yet)", orr_framework_name(s->framework), m->name, orr_framework_name(s->framework));
