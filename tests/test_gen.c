@@ -702,6 +702,41 @@ static void test_megatron_fsdp(void)
     }
 }
 
+/* Megatron-FSDP's strategies that keep the parameters whole: optim shards the fp32 main parameters and
+ * Adam's moments (12 B / 8), keeps bf16 parameters and gradients whole (2 + 2 B) and reduce-scatters the
+ * gradients in bf16 buckets; no_shard keeps all 16 B and all-reduces them. */
+static void test_megatron_fsdp_flat(void)
+{
+    const double P = 8030261248.0; /* llama3-8b */
+    for (int optim = 0; optim < 2; optim++) {
+        orr_spec s;
+        const char *argv[] = {"--framework", "megatron-fsdp", "--data-parallel-sharding-strategy",
+                              optim ? "optim" : "no_shard", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                              "--mbs", "1", "--gbs", "8", "--seq", "2048"};
+        if (!FLAG_SPEC(&s, argv)) return;
+        orr_workload *w = gen(&s);
+        if (!w) return;
+        const orr_rank *rk = &w->ranks[0];
+        double param = 0, grad = 0, optim_B = 0, reduced = 0, gathered = 0;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            const char *n = w->names[op->name];
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) param = (double)op->bytes;
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "gradients") == 0) grad = (double)op->bytes;
+            if (op->kind == ORR_OP_ALLOC && strcmp(n, "optimizer_state") == 0) optim_B = (double)op->bytes;
+            if (op->kind == ORR_OP_COLL && strcmp(n, optim ? "dp_grad_reducescatter" : "dp_grad_allreduce") == 0)
+                reduced += (double)op->bytes;
+            if (op->kind == ORR_OP_COLL && strncmp(n, "fsdp_", 5) == 0) gathered += (double)op->bytes;
+        }
+        CHECK_REL(param, 2.0 * P, 1e-6);
+        CHECK_REL(grad, 2.0 * P, 1e-6);
+        CHECK_REL(optim_B, 12.0 * P / (optim ? 8 : 1), 1e-6);
+        CHECK_REL(reduced, 2.0 * P, 1e-6); /* every gradient once, in bf16 */
+        CHECK(gathered == 0);
+        orr_workload_free(w);
+    }
+}
+
 /* Megatron-FSDP with experts (Mixtral 8x7B, 16 GPUs, EP 8: the expert-data-parallel group has 2 ranks):
  * the routed experts are sharded over that group, the rest over all 16 (6 B of parameters, 2 of
  * gradients, 8 of Adam state per parameter), and each MoE block's experts gathered and reduce-scattered
@@ -1188,6 +1223,7 @@ int main(void)
     test_fp8_recipes();
     test_megatron_fsdp();
     test_megatron_fsdp_moe();
+    test_megatron_fsdp_flat();
     test_fsdp_copy_out();
     test_fsdp_grad_sync();
     test_local_batch_steps();

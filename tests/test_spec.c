@@ -467,6 +467,9 @@ static void test_bad_spec_files(void)
     EXPECT_FAIL(rc, err, "training.recompute: expected one of none|selective|full, got \"some\"");
     rc = load_text(&s, "training: {precision: fp4}\n", &err, NULL);
     EXPECT_FAIL(rc, err, "training.precision: expected one of bf16|fp16|fp8");
+    rc = load_text(&s, "options: {data_parallel_sharding_strategy: zero2}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "options.data_parallel_sharding_strategy: expected one of "
+                         "optim_grads_params|no_shard|optim|optim_grads");
     rc = load_text(&s, "training: {precision: fp8, fp8_recipe: per-block}\n", &err, NULL);
     EXPECT_FAIL(rc, err, "training.fp8_recipe: expected one of tensorwise|delayed|rowwise|blockwise");
     rc = load_text(&s, "parallel: 8\n", &err, NULL);
@@ -642,6 +645,18 @@ static void test_framework(void)
     RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--tp", "2",
                  "--sp", "--tp-comm-overlap", "--grad-reduce-in-bf16");
     CHECK_MSG(rc_ == 0 && s.dist_opt == 1, "megatron-fsdp: %s", err.msg);
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                 "--data-parallel-sharding-strategy", "optim_grads");
+    EXPECT_FAIL(rc_, err, "--data-parallel-sharding-strategy optim_grads (options.data_parallel_sharding_strategy): "
+                          "not modelled");
+    RESOLVE_FAIL("--framework", "megatron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                 "--data-parallel-sharding-strategy", "optim");
+    EXPECT_FAIL(rc_, err, "--data-parallel-sharding-strategy (options.data_parallel_sharding_strategy) with framework "
+                          "megatron: Megatron-FSDP's sharding");
+    RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                 "--data-parallel-sharding-strategy", "zero3");
+    EXPECT_FAIL(rc_, err, "--data-parallel-sharding-strategy: expected no_shard, optim, optim_grads or "
+                          "optim_grads_params, got \"zero3\"");
     RESOLVE_FAIL("--framework", "megatron-fsdp", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--pp", "2");
     EXPECT_FAIL(rc_, err, "--pp 2 (parallel.pp) with framework megatron-fsdp: Megatron-FSDP with pipeline "
                           "parallelism is not modelled");

@@ -37,6 +37,11 @@ typedef enum orr_moe_routing { ORR_MOE_ROUTE_RANDOM, ORR_MOE_ROUTE_ROUND_ROBIN }
  * an amax history (Transformer Engine's delayed scaling, Megatron-LM's default; priced the same), per row
  * (torchao's rowwise), or in blocks (Transformer Engine's Float8BlockScaling, DeepSeek-V3's recipe). */
 typedef enum orr_fp8_recipe { ORR_FP8_TENSORWISE, ORR_FP8_DELAYED, ORR_FP8_ROWWISE, ORR_FP8_BLOCKWISE } orr_fp8_recipe;
+/* Megatron-FSDP's --data-parallel-sharding-strategy: what it shards over dp x cp (the optimizer state; and the
+ * gradients; and the parameters). The default is Megatron-LM's CLI default, optim_grads_params. */
+typedef enum orr_fsdp_strategy {
+    ORR_FSDP_OPTIM_GRADS_PARAMS, ORR_FSDP_NO_SHARD, ORR_FSDP_OPTIM, ORR_FSDP_OPTIM_GRADS
+} orr_fsdp_strategy;
 
 /* The training framework whose recipe the workload generator follows (what it saves for the
  * backward, how it shards and reduces, its loss path, its schedules and defaults); chosen by the
@@ -148,6 +153,8 @@ typedef struct orr_spec {
                                 * only by the step that needs the tensor (default 1, as Megatron-LM) */
     int grad_reduce_bf16;      /* megatron: --grad-reduce-in-bf16, the gradient buffer and its reduction
                                 * in bf16 (default: fp32 for bf16 training, as Megatron-LM forces) */
+    orr_fsdp_strategy fsdp_strategy; /* megatron-fsdp: --data-parallel-sharding-strategy */
+    int fsdp_strategy_set;     /* given (an error under any other framework) */
     int fp8_param_gather;      /* megatron: --fp8-param-gather, the linear layers' parameters kept in FP8
                                 * (Transformer Engine Float8Tensor) and gathered in FP8 */
     orr_attention attention;   /* attention kernels (default flash) */
@@ -277,6 +284,7 @@ int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
 const char *orr_fp8_recipe_name(orr_fp8_recipe r);
+const char *orr_fsdp_strategy_name(orr_fsdp_strategy x);
 /* "megatron", "megatron-fsdp", "torchtitan", "deepspeed", "nanotron", "automodel". */
 const char *orr_framework_name(orr_framework f);
 /* The framework of a name (case ignored); -1 if none. */

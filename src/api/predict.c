@@ -39,6 +39,8 @@ static void config_json(const orr_spec *s, orr_buf *b)
                    orr_spec_reshard_after_forward(s) ? "true" : "false",
                    s->compile ? "true" : "false", s->caching_allocator ? "true" : "false");
     if (s->precision == ORR_FP8) orr_buf_printf(b, ", \"fp8_recipe\": \"%s\"", orr_fp8_recipe_name(s->fp8_recipe));
+    if (s->framework == ORR_FW_MEGATRON_FSDP)
+        orr_buf_printf(b, ", \"data_parallel_sharding_strategy\": \"%s\"", orr_fsdp_strategy_name(s->fsdp_strategy));
     if (s->net == ORR_NET_FLOW || s->net == ORR_NET_PACKET)
         orr_buf_printf(b, ", \"topology\": \"%s\", \"oversub\": %.17g, \"pxn\": %s", orr_topo_kind_name(s->topo.kind),
                        s->topo.oversub, s->pxn ? "true" : "false");

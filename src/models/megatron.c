@@ -173,8 +173,27 @@ static const recipe megatron_fsdp = {
     .optimizer_temps = fsdp_optimizer_temps,
 };
 
+/* The strategies that keep the parameters whole (--data-parallel-sharding-strategy optim or no_shard):
+ * one full bf16 buffer of parameters and one of gradients in the model dtype, accumulated locally and
+ * reduced over dp x cp in buckets in the last micro-batch's backward (reduce-scattered with optim, whose
+ * fp32 main parameters and Adam moments are sharded and whose parameters are all-gathered after the step,
+ * overlapped with the next forward under --overlap-param-gather; all-reduced with no_shard, nothing
+ * sharded): the megatron recipe's distributed optimizer or DDP buckets with model-dtype gradients,
+ * 4 + 12 / N and 16 B per parameter. */
+static void fsdp_flat_setup(gen *G)
+{
+    G->dist = G->s->fsdp_strategy == ORR_FSDP_OPTIM;
+    G->overlap_pg = G->s->overlap_param_gather;
+    G->grad_B = G->act_B;
+}
+
+static const recipe megatron_fsdp_flat = {
+    MEGATRON_RECIPE,
+    .setup = fsdp_flat_setup,
+    .persistent_memory = persistent_memory,
+};
+
 const recipe *orr_recipe_megatron_fsdp(const orr_spec *s)
 {
-    (void)s;
-    return &megatron_fsdp;
+    return s->fsdp_strategy == ORR_FSDP_OPTIM_GRADS_PARAMS ? &megatron_fsdp : &megatron_fsdp_flat;
 }

@@ -31,7 +31,12 @@ uint64_t orr_search_memory_lower_bound(const orr_spec *s)
     double shard = (double)s->dp * s->cp, per_param = 0;
     switch (s->framework) {
     case ORR_FW_MEGATRON: per_param = 2.0 + 2.0 + 12.0 / (s->dist_opt ? shard : 1.0); break;
-    case ORR_FW_MEGATRON_FSDP: per_param = 16.0 / shard; break; /* every state sharded over dp x cp */
+    case ORR_FW_MEGATRON_FSDP: /* what --data-parallel-sharding-strategy shards over dp x cp */
+        per_param = s->fsdp_strategy == ORR_FSDP_OPTIM_GRADS_PARAMS ? 16.0 / shard
+                  : s->fsdp_strategy == ORR_FSDP_OPTIM         ? 4.0 + 12.0 / shard
+                  : s->fsdp_strategy == ORR_FSDP_NO_SHARD      ? 16.0
+                                                               : 2.0 + 14.0 / shard;
+        break;
     case ORR_FW_TORCHTITAN:
     case ORR_FW_AUTOMODEL: /* FSDP2: parameter shards and the two Adam moments in the parameters' dtype,
                              * fp32, or bf16 with --bf16-params (gradients come later) */

@@ -25,7 +25,7 @@ typedef enum flag_id {
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW, F_PACKET_SEED,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
-    F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP, F_MOE_A2A_OVERLAP,
+    F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP, F_MOE_A2A_OVERLAP, F_FSDP_STRATEGY,
     F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_LIVE, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
     F_VARIABILITY, F_VARIABILITY_SEED, F_HW_PROFILE
 } flag_id;
@@ -133,6 +133,9 @@ static const flag_def flags[] = {
      "balanced", "MoE: tokens the most loaded expert-parallel rank receives, x the average (or each rank's)", P},
     {"--moe-shared-expert-overlap", F_MOE_SHARED_OVERLAP, NULL, "off",
      "MoE: shared experts computed while the dispatch and combine all-to-alls are in flight", P},
+    {"--data-parallel-sharding-strategy", F_FSDP_STRATEGY, "no_shard, optim, optim_grads or optim_grads_params",
+     "optim_grads_params", "megatron-fsdp: what Megatron-FSDP shards over dp x cp (optimizer state; and gradients; and "
+     "parameters)", P},
     {"--overlap-moe-expert-parallel-comm", F_MOE_A2A_OVERLAP, NULL, "off",
      "megatron MoE: one micro-batch's forward and another's backward co-scheduled layer by layer, each's "
      "all-to-alls under the other's compute (combined 1F1B)", P},
@@ -403,6 +406,11 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_EP: return parse_count(f, val, &s->ep, err);
     case F_MOE_SHARED_OVERLAP: s->moe_shared_expert_overlap = 1; return 0;
     case F_MOE_A2A_OVERLAP: s->moe_a2a_overlap = 1; return 0;
+    case F_FSDP_STRATEGY:
+        for (int x = ORR_FSDP_OPTIM_GRADS_PARAMS; x <= ORR_FSDP_OPTIM_GRADS; x++)
+            if (strcasecmp(val, orr_fsdp_strategy_name((orr_fsdp_strategy)x)) == 0)
+                return s->fsdp_strategy = (orr_fsdp_strategy)x, s->fsdp_strategy_set = 1, 0;
+        return bad_value(f, val, err);
     case F_ETP: return parse_count(f, val, &s->etp, err);
     case F_MOE_DISPATCHER:
         for (int k = ORR_MOE_ALLTOALL; k <= ORR_MOE_DEEPEP; k++)

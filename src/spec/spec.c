@@ -96,6 +96,14 @@ const char *orr_fp8_recipe_name(orr_fp8_recipe r)
     return (unsigned)r < NFP8_RECIPES ? fp8_recipe_names[r] : "unknown";
 }
 
+static const char *const fsdp_strategy_names[] = {"optim_grads_params", "no_shard", "optim", "optim_grads"};
+#define NFSDP_STRATEGIES (sizeof fsdp_strategy_names / sizeof fsdp_strategy_names[0])
+
+const char *orr_fsdp_strategy_name(orr_fsdp_strategy x)
+{
+    return (unsigned)x < NFSDP_STRATEGIES ? fsdp_strategy_names[x] : "unknown";
+}
+
 const char *orr_recompute_name(orr_recompute r)
 {
     switch (r) {
@@ -144,7 +152,7 @@ static const orr_yfield training_fields[] = {
 /* training: keys that are enums, read by hand in apply_section */
 static const char *const training_enums[] = {"recompute", "precision", "fp8_recipe", NULL};
 /* options: keys that are enums */
-static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing", NULL};
+static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing", "data_parallel_sharding_strategy", NULL};
 static const char *const dispatcher_names[] = {"alltoall", "allgather", "deepep"};
 static const char *const routing_names[] = {"random", "round-robin"}; /* index = orr_moe_routing */
 
@@ -256,6 +264,10 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         } else if (strcmp(c->key, "precision") == 0) {
             if (orr_y_choice(c, precision_names, NPRECISIONS, &idx, err)) return -1;
             s->precision = precision_dtypes[idx];
+        } else if (strcmp(c->key, "data_parallel_sharding_strategy") == 0) {
+            if (orr_y_choice(c, fsdp_strategy_names, NFSDP_STRATEGIES, &idx, err)) return -1;
+            s->fsdp_strategy = (orr_fsdp_strategy)idx;
+            s->fsdp_strategy_set = 1;
         } else if (strcmp(c->key, "fp8_recipe") == 0) {
             if (orr_y_choice(c, fp8_recipe_names, NFP8_RECIPES, &idx, err)) return -1;
             s->fp8_recipe = (orr_fp8_recipe)idx;
@@ -542,6 +554,15 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
                               "Megatron's eager activation path", err);
     if (s->moe_a2a_overlap && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, a2a_overlap_opt, "Megatron-Core's combined 1F1B schedule", err);
+    if (s->fsdp_strategy_set && fw != ORR_FW_MEGATRON_FSDP)
+        return foreign_option(s, ORR_FW_MEGATRON_FSDP, "--data-parallel-sharding-strategy "
+                              "(options.data_parallel_sharding_strategy)", "Megatron-FSDP's sharding", err);
+    if (fw == ORR_FW_MEGATRON_FSDP && s->fsdp_strategy == ORR_FSDP_OPTIM_GRADS)
+        return orr_fail(err, "--data-parallel-sharding-strategy optim_grads (options.data_parallel_sharding_strategy): "
+                             "not modelled (optim_grads_params, optim and no_shard are)");
+    if ((unsigned)s->fsdp_strategy >= NFSDP_STRATEGIES)
+        return orr_fail(err, "--data-parallel-sharding-strategy (options.data_parallel_sharding_strategy): expected "
+                             "no_shard, optim, optim_grads or optim_grads_params");
     if (fw == ORR_FW_MEGATRON_FSDP) s->dist_opt = 1; /* Megatron-FSDP forces --use-distributed-optimizer */
     if (s->fp8_param_gather && (s->precision != ORR_FP8 || !s->dist_opt))
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
