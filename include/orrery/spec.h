@@ -48,8 +48,8 @@ typedef enum orr_fsdp_strategy {
  * spec's `framework:` key or --framework, never guessed from other options (docs/spec.md). */
 typedef enum orr_framework {
     ORR_FW_MEGATRON,       /* Megatron-LM / Megatron-Core: DDP buckets or the distributed optimizer (default) */
-    ORR_FW_MEGATRON_FSDP,  /* Megatron-Core's own FSDP (Megatron-FSDP v1, strategy optim_grads_params): Megatron's layers,
-                            * each TransformerLayer a unit of a flat sharded buffer (megatron.c) */
+    ORR_FW_MEGATRON_FSDP,  /* Megatron-Core's own FSDP (Megatron-FSDP v1, --data-parallel-sharding-strategy):
+                            * Megatron's layers, each TransformerLayer a unit of a flat sharded buffer (megatron.c) */
     ORR_FW_TORCHTITAN,     /* TorchTitan: FSDP2 (HSDP), DTensor TP/SP, context_parallel, torch.compile */
     ORR_FW_DEEPSPEED,      /* DeepSpeed ZeRO stage 1, 2 or 3 */
     ORR_FW_NANOTRON,       /* nanotron's Llama: TP/SP with its async linears, ZeRO-1, fp32 gradient accumulation */

@@ -322,8 +322,8 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
     [ORR_VALID_NEMO_H100] = {
         "nemo_24_07_perf_summary.csv", "NeMo 24.07 performance summary, DGX-H100, FP8 (pre-training rows)",
         "tokens/s per GPU",
-        "Megatron-Core recipe; FP8 (Transformer Engine hybrid, delayed scaling); distributed optimizer, overlapped; SP and TP comm "
-        "overlap when TP > 1; mbs, vp and cp as published, with vp the interleaved schedule's p2p overlapped (the "
+        "Megatron-Core recipe; FP8 (Transformer Engine hybrid, delayed scaling); distributed optimizer, overlapped; "
+        "SP and TP comm overlap when TP > 1; mbs, vp and cp as published, with vp the interleaved schedule's p2p overlapped (the "
         "launcher's overlap_p2p_comm: true); selective recompute for GPT-3, none for Llama; gradients "
         "reduced in bf16 (the launcher's grad_sync_dtype: bf16; Megatron-LM's Llama 3 FP8 script, which follows "
         "NeMo's); Llama weights in FP8 (--fp8-param-gather, as that script); GPT3-5B "
@@ -333,8 +333,8 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
     [ORR_VALID_LLAMA3_FP8] = {
         "megatron_lm_llama3_fp8_example.csv", "Megatron-LM examples/llama FP8 performance, H100",
         "tokens/s per GPU",
-        "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid with delayed scaling, "
-        "--grad-reduce-in-bf16, --fp8-param-gather, distributed optimizer, SP and TP comm overlap when TP > 1, no "
+        "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid with "
+        "delayed scaling, --grad-reduce-in-bf16, --fp8-param-gather, distributed optimizer, SP and TP comm overlap when TP > 1, no "
         "recompute, no dropout; cp and vp as the README's table gives them (the 8B script itself sets CP 1), with vp "
         "Megatron-LM's default overlap_p2p_comm",
         0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL},
@@ -1145,7 +1145,8 @@ int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *
 
 void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
 {
-    orr_buf_printf(out, "Kernels measured on one H100 (" MEASURED_DIR "; nothing fitted to them but the fp8 scaling rates)\n"
+    orr_buf_printf(out, "Kernels measured on one H100 (" MEASURED_DIR
+                        "; nothing fitted to them but the fp8 scaling rates)\n"
                         "  error: predicted throughput / measured - 1 (positive = predicted faster)\n");
     orr_buf_printf(out, "  bf16 GEMMs at the Megatron-Core rows' shapes: %zu, median |error| %.1f%%, median error %+.1f%% "
                         "(micro-batch 4: %+.1f%% over %zu; micro-batch 1: %+.1f%% over %zu)\n",

@@ -803,8 +803,9 @@ static double layer_grad_temp_bytes(const gen *G)
  * once and writes both orientations, 4 B. */
 double gen_fp8_cast_B(const gen *G) { return G->s->fp8_recipe == ORR_FP8_BLOCKWISE ? 4.0 : 6.0; }
 
-/* Float8 training: before each fp8 GEMM its operands are cast (gen_fp8_cast_B per element). Forward: the inputs of QKV (shared by wq/wk/wv), of the output projection, of the
- * up projections (shared) and of the down projection, and the layer's weights (2 B per element:
+/* Float8 training: before each fp8 GEMM its operands are cast (gen_fp8_cast_B per element). Forward:
+ * the inputs of QKV (shared by wq/wk/wv), of the output projection, of the up projections (shared)
+ * and of the down projection, and the layer's weights (2 B per element:
  * the transposed copy only when FSDP all-gathers them already in fp8). Backward: the gradients of
  * every projection's output. Attention and the LM head stay in bf16. */
 static double layer_params_local(const gen *G, uint32_t layer);
@@ -1268,9 +1269,9 @@ static uint32_t prefetch_units(const gen *G)
     return n < 1 ? 1 : n > G->rank_layers ? G->rank_layers : (uint32_t)n;
 }
 
-/* The unit's all-gather (if it is not gathered): on the all-gather stream, after the forward of the
- * unit two before it has finished (FSDP2 keeps about two unsharded blocks in flight); the compute
- * stream waits for it. */
+/* The unit's all-gather (if it is not gathered): on the all-gather stream, after the forward of unit
+ * after_unit has finished (prefetch_units + 1 before it: FSDP2 keeps about two unsharded blocks in
+ * flight); the compute stream waits for it. */
 static void unit_gather(gen *G, uint32_t c, int root, uint32_t li, orr_phase ph, uint32_t after_unit)
 {
     double p = unit_params(G, c, root, li), pe = unit_expert_params(G, c, root, li), B = unit_gather_B(G, root);
@@ -1550,7 +1551,8 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
     for (uint32_t k = chunk_layers(G, c); k-- > 0;) {
         cx.layer = first + k;
         unit_gather(G, c, 0, k, ORR_PHASE_BWD, UINT32_MAX);
-        for (uint32_t j = 1; j <= ahead && j <= k; j++) unit_gather(G, c, 0, k - j, ORR_PHASE_BWD, UINT32_MAX); /* prefetch */
+        for (uint32_t j = 1; j <= ahead && j <= k; j++) /* backward prefetch */
+            unit_gather(G, c, 0, k - j, ORR_PHASE_BWD, UINT32_MAX);
         unit_wait(G, c, 0, k);
         uint32_t rbuf = UINT32_MAX;
         double rbytes = layer_recompute_bytes(G);

@@ -152,7 +152,8 @@ static const orr_yfield training_fields[] = {
 /* training: keys that are enums, read by hand in apply_section */
 static const char *const training_enums[] = {"recompute", "precision", "fp8_recipe", NULL};
 /* options: keys that are enums */
-static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing", "data_parallel_sharding_strategy", NULL};
+static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing",
+                                            "data_parallel_sharding_strategy", NULL};
 static const char *const dispatcher_names[] = {"alltoall", "allgather", "deepep"};
 static const char *const routing_names[] = {"random", "round-robin"}; /* index = orr_moe_routing */
 
