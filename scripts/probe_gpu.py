@@ -331,6 +331,7 @@ def blockwise_mm():
             sb = torch.ones(k // 128, n, device=DEV, dtype=torch.float32)  # (K/128, N), b.t() 1x128
         return sa, sb
 
+    candidates = []
     errors = []
     try:
         from torch.nn.functional import ScalingType, scaled_mm  # noqa: PLC0415
@@ -340,26 +341,25 @@ def blockwise_mm():
             rb = ScalingType.BlockWise128x128 if kind_b == "128x128" else ScalingType.BlockWise1x128
             return scaled_mm(a8, b8t, sa, ScalingType.BlockWise1x128, sb, rb, output_dtype=torch.bfloat16)
 
-        a = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
-        b = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
-        v2(a, b.t(), "128x128")
-        v2(a, b.t(), "1x128")
-        return v2, "torch.nn.functional.scaled_mm (ScalingType.BlockWise1x128 / BlockWise128x128)"
-    except Exception as exc:  # noqa: BLE001
+        candidates.append((v2, "torch.nn.functional.scaled_mm (ScalingType.BlockWise1x128 / BlockWise128x128)"))
+    except ImportError as exc:
         errors.append(f"F.scaled_mm: {exc!r}"[:400])
 
     def v1(a8, b8t, kind_b):
         sa, sb = scales(a8, b8t, kind_b)
         return torch._scaled_mm(a8, b8t, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
 
-    try:
-        a = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
-        b = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
-        v1(a, b.t(), "128x128")
-        v1(a, b.t(), "1x128")
-        return v1, "torch._scaled_mm (blockwise scales by shape and stride)"
-    except Exception as exc:  # noqa: BLE001
-        errors.append(f"torch._scaled_mm: {exc!r}"[:400])
+    candidates.append((v1, "torch._scaled_mm (blockwise scales by shape and stride)"))
+    # the first candidate that runs both kinds on a small shape
+    for fn, name in candidates:
+        try:
+            a = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
+            b = torch.randn(256, 512, device=DEV).to(torch.float8_e4m3fn)
+            fn(a, b.t(), "128x128")
+            fn(a, b.t(), "1x128")
+            return fn, name
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"{name}: {exc!r}"[:400])
     return None, "; ".join(errors)
 
 

@@ -663,13 +663,12 @@ static void test_megatron_fsdp(void)
         const orr_rank *rk = &w->ranks[0];
         const double P = 8030261248.0; /* llama3-8b's parameters (orrery list models) */
         int gathers5 = 0, rs5 = 0, copies = 0, root_gathers = 0, before_wait = 0, waited = 0;
-        double param = 0, grad = 0, optim = 0, rs5_bytes = 0, layer5_params = 0;
+        double rs5_bytes = 0, layer5_params = 0;
+        double param = alloc_bytes(w, "parameters", ORR_NO_LAYER), grad = alloc_bytes(w, "gradients", ORR_NO_LAYER);
+        double optim = alloc_bytes(w, "optimizer_state", ORR_NO_LAYER);
         for (size_t i = 0; i < rk->nops; i++) {
             const orr_op *op = &rk->ops[i];
             const char *n = w->names[op->name];
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) param = (double)op->bytes;
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "gradients") == 0) grad = (double)op->bytes;
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "optimizer_state") == 0) optim = (double)op->bytes;
             if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_unsharded_param") == 0) copies++;
             if (op->kind == ORR_OP_ALLOC && strcmp(n, "fsdp_allgather_output") == 0) {
                 if (op->layer == 5) gathers5++, layer5_params = (double)op->bytes / 2.0;
@@ -717,13 +716,12 @@ static void test_megatron_fsdp_flat(void)
         orr_workload *w = gen(&s);
         if (!w) return;
         const orr_rank *rk = &w->ranks[0];
-        double param = 0, grad = 0, optim_B = 0, reduced = 0, gathered = 0;
+        double reduced = 0, gathered = 0;
+        double param = alloc_bytes(w, "parameters", ORR_NO_LAYER), grad = alloc_bytes(w, "gradients", ORR_NO_LAYER);
+        double optim_B = alloc_bytes(w, "optimizer_state", ORR_NO_LAYER);
         for (size_t i = 0; i < rk->nops; i++) {
             const orr_op *op = &rk->ops[i];
             const char *n = w->names[op->name];
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) param = (double)op->bytes;
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "gradients") == 0) grad = (double)op->bytes;
-            if (op->kind == ORR_OP_ALLOC && strcmp(n, "optimizer_state") == 0) optim_B = (double)op->bytes;
             if (op->kind == ORR_OP_COLL && strcmp(n, optim ? "dp_grad_reducescatter" : "dp_grad_allreduce") == 0)
                 reduced += (double)op->bytes;
             if (op->kind == ORR_OP_COLL && strncmp(n, "fsdp_", 5) == 0) gathered += (double)op->bytes;
@@ -752,15 +750,14 @@ static void test_megatron_fsdp_moe(void)
     const orr_model *m = &s.model;
     double experts = (double)orr_model_moe_layers(m) * m->experts / 8 * orr_model_expert_params(m);
     double dense = orr_model_params(m) - (double)orr_model_moe_layers(m) * m->experts * orr_model_expert_params(m);
-    double want = dense / 16 + experts / 2, param = 0, grad = 0, optim = 0;
+    double want = dense / 16 + experts / 2;
+    double param = alloc_bytes(w, "parameters", ORR_NO_LAYER), grad = alloc_bytes(w, "gradients", ORR_NO_LAYER);
+    double optim = alloc_bytes(w, "optimizer_state", ORR_NO_LAYER);
     int expert_gathers = 0, expert_rs = 0;
     const orr_rank *rk = &w->ranks[0];
     for (size_t i = 0; i < rk->nops; i++) {
         const orr_op *op = &rk->ops[i];
         const char *n = w->names[op->name];
-        if (op->kind == ORR_OP_ALLOC && strcmp(n, "parameters") == 0) param = (double)op->bytes;
-        if (op->kind == ORR_OP_ALLOC && strcmp(n, "gradients") == 0) grad = (double)op->bytes;
-        if (op->kind == ORR_OP_ALLOC && strcmp(n, "optimizer_state") == 0) optim = (double)op->bytes;
         if (op->kind == ORR_OP_COLL && op->layer == 3) {
             expert_gathers += strcmp(n, "fsdp_allgather_experts") == 0;
             expert_rs += strcmp(n, "fsdp_reducescatter_experts") == 0;

@@ -1507,7 +1507,7 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         wait_param_gather(G, c, mb, 0, 0);
         embedding_fwd(G, &cx);
     }
-    uint32_t first = chunk_first_layer(G, c), ahead = prefetch_units(G);
+    uint32_t first = chunk_first_layer(G, c), ahead = G->prefetch_units;
     for (uint32_t li = 0; li < chunk_layers(G, c); li++) {
         cx.layer = first + li;
         /* a unit's all-gather waits for the forward of the unit ahead + 1 before it (FSDP2: two units) */
@@ -1547,7 +1547,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         head_bwd(G, &cx);
         after_bwd_element(G, c, mb, 1, 0, 0);
     }
-    uint32_t first = chunk_first_layer(G, c), ahead = prefetch_units(G);
+    uint32_t first = chunk_first_layer(G, c), ahead = G->prefetch_units;
     for (uint32_t k = chunk_layers(G, c); k-- > 0;) {
         cx.layer = first + k;
         unit_gather(G, c, 0, k, ORR_PHASE_BWD, UINT32_MAX);
@@ -2117,6 +2117,7 @@ static void rank_reset(gen *G)
     G->nbuf += G->nmb * G->rank_layers;
     G->head_tmp = UINT32_MAX;
     G->rs_buf_pending = UINT32_MAX;
+    G->prefetch_units = prefetch_units(G);
     if (G->rp->shards_params) {
         uint32_t nu = rank_units(G);
         for (uint32_t u = 0; u < nu; u++)

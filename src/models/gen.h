@@ -130,6 +130,8 @@ struct gen {
     int eager;                    /* eager PyTorch kernels (recipe, options.compile) */
     int dist;                     /* gradients reduce-scattered, optimizer on the shard, params gathered */
     int overlap_pg;               /* that gather overlapped with the next forward */
+    uint32_t prefetch_units;      /* sharded: units the all-gathers run ahead of the compute (gen.c prefetch_units,
+                                   * per rank) */
     orr_dtype dt;
     int head_gemms;               /* emitting the LM head's GEMMs: bf16 under fp8 training */
     double act_B;                 /* bytes per activation element */
