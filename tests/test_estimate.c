@@ -161,6 +161,14 @@ static void test_attention(void)
     uint64_t huge = 40ull << 30;
     CHECK_EQ_I64(orr_est_attention_ps(&g, 0, one, ORR_BF16, f1, huge),
                  llround(ps_of((double)huge / (3.35e12 * 0.9))));
+    /* cuDNN's fused attention: the same shape at the GPU's attn_cudnn_*_eff */
+    g.attn_cudnn_fwd_eff = 0.56;
+    g.attn_cudnn_bwd_eff = 0.46;
+    CHECK_EQ_I64(orr_est_attention_kernel_ps(&g, 0, 1, dims, ORR_BF16, causal, 0),
+                 llround(ps_of(causal / (989.4e12 * 0.56 * wave))));
+    CHECK_EQ_I64(orr_est_attention_kernel_ps(&g, 1, 1, dims, ORR_BF16, 0, 0),
+                 llround(ps_of(2.5 * fwd_flops / (989.4e12 * 0.46 * wave * sb))));
+    CHECK_EQ_I64(orr_est_attention_kernel_ps(&g, 1, 0, dims, ORR_BF16, 0, 0), tb);
 }
 
 static void test_memory_bound(void)
@@ -224,6 +232,10 @@ static void test_dispatch(void)
     CHECK(model == ORR_EST_ROOFLINE);
     orr_op att = kernel_op(ORR_CLS_ATTENTION_BWD, 64, 2048, 2048, 0);
     CHECK_EQ_I64(orr_est_op_ps(&g, &att, NULL), orr_est_attention_ps(&g, 1, att.dims, ORR_BF16, 0, 0));
+    g.attn_cudnn_fwd_eff = 0.56, g.attn_cudnn_bwd_eff = 0.46;
+    att.flags |= ORR_OPF_ATTN_CUDNN; /* the flag picks cuDNN's level */
+    CHECK_EQ_I64(orr_est_op_ps(&g, &att, NULL), orr_est_attention_kernel_ps(&g, 1, 1, att.dims, ORR_BF16, 0, 0));
+    CHECK(orr_est_op_ps(&g, &att, NULL) < orr_est_attention_ps(&g, 1, att.dims, ORR_BF16, 0, 0));
     orr_op norm = kernel_op(ORR_CLS_NORM, 0, 0, 0, 100ull << 20);
     CHECK_EQ_I64(orr_est_op_ps(&g, &norm, NULL), orr_est_memory_bound_ps(&g, 100ull << 20));
     orr_op cp = norm;
@@ -249,16 +261,19 @@ static void test_dispatch(void)
 static void test_workload_cache(void)
 {
     orr_gpu g = h100();
+    g.attn_cudnn_fwd_eff = 0.56, g.attn_cudnn_bwd_eff = 0.46;
     orr_workload *w = orr_workload_new(4, 4);
     for (uint32_t r = 0; r < 4; r++) orr_workload_add_rank(w, r, 1, "r");
-    orr_op shapes[6] = {
+    orr_op shapes[7] = {
         kernel_op(ORR_CLS_GEMM, 4096, 4096, 4096, 0),
         kernel_op(ORR_CLS_GEMM, 4096, 12288, 4096, 0),
         kernel_op(ORR_CLS_ATTENTION_FWD, 64, 4096, 4096, 0),
         kernel_op(ORR_CLS_ELEMENTWISE, 0, 0, 0, 64ull << 20),
         kernel_op(ORR_CLS_OPTIMIZER, 0, 0, 0, 3ull << 30),
         kernel_op(ORR_CLS_REDUCTION, 0, 0, 0, 1ull << 20),
+        kernel_op(ORR_CLS_ATTENTION_FWD, 64, 4096, 4096, 0), /* as the third, but cuDNN's: its own cache entry */
     };
+    shapes[6].flags |= ORR_OPF_ATTN_CUDNN;
     orr_op given = shapes[0];
     given.dur_ps = 777;
     orr_op host;
@@ -266,7 +281,7 @@ static void test_workload_cache(void)
     host.kind = ORR_OP_HOST;
     for (uint32_t r = 0; r < 4; r++) {
         for (int i = 0; i < 3000; i++) {
-            orr_op op = shapes[(i * 7 + r) % 6];
+            orr_op op = shapes[(i * 7 + r) % 7];
             op.bytes += (uint64_t)(i % 5); /* a few distinct sizes */
             orr_rank_push(&w->ranks[r], &op);
         }

@@ -783,6 +783,26 @@ static void test_bad_resolve(void)
         CHECK(ok.fp8_recipe == ORR_FP8_BLOCKWISE);
         orr_spec_free(&ok);
     }
+    /* --attention cudnn: on a GPU with cuDNN's attention rate measured, without dropout, not under nanotron */
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "A100", "--gpus", "8", "--attention", "cudnn");
+    EXPECT_FAIL(rc_, err, "--attention cudnn (options.attention): no cuDNN fused-attention rate measured for GPU "
+                          "A100-SXM4-80GB");
+    RESOLVE_FAIL("--model", "gpt3-13b", "--gpu", "H100", "--gpus", "8", "--attention", "cudnn");
+    EXPECT_FAIL(rc_, err, "--attention cudnn (options.attention) with dropout 0.1 (model.dropout)");
+    RESOLVE_FAIL("--framework", "nanotron", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--attention",
+                 "cudnn");
+    EXPECT_FAIL(rc_, err, "--attention cudnn (options.attention) with framework nanotron");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--attention", "fa3");
+    EXPECT_FAIL(rc_, err, "--attention: expected flash, cudnn or unfused");
+    {
+        orr_spec ok;
+        const char *ov[] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--attention", "cudnn", NULL};
+        orr_spec_init(&ok);
+        CHECK(orr_spec_apply_flags(&ok, 8, (char **)ov, &err) == 0 && orr_spec_resolve(&ok, &err) == 0);
+        CHECK(ok.attention == ORR_ATTN_CUDNN);
+        CHECK(strcmp(orr_attention_name(ok.attention), "cudnn") == 0);
+        orr_spec_free(&ok);
+    }
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--mem-capacity", "80 parsecs");
     EXPECT_FAIL(rc_, err, "--mem-capacity: expected a memory size like 80GiB, 96GB or 81920MiB");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--zero", "4");

@@ -13,8 +13,9 @@
  *   row and held to their current medians so that a regression fails:
  *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 4.5% (3.7% today, 5.2%
  *     before Megatron's overlap_p2p_comm of the interleaved schedule; issue 18 asks 5%);
- *   - Megatron-LM's Llama 3 FP8 example (3 rows), median within 14% (12.0% today: a known miss;
- *     its Llama 3 8B row measures 12.5% above NeMo's for the same configuration);
+ *   - Megatron-LM's Llama 3 FP8 example (3 rows, June 2025), median within 4% (2.4% today, with
+ *     cuDNN's fused attention at its measured rate; 12.0% with FlashAttention-2's level, which NeMo
+ *     24.07 and Megatron-Core r0.8.0 rows of mid-2024 still fit: docs/models.md "Attention kernels");
  *   - Megatron-LM's 2020 DGX A100 scaling cases (iteration time), median within 5% (4.2% today, 7.8%
  *     before the 2020 gradient all-reduce and variability; TP cost is still under-priced: +6, +10,
  *     +16% at TP 2, 4, 8 on one node, as issue 18 reports), and their weak-scaling slope.
@@ -180,7 +181,7 @@ int main(void)
     check_set(ORR_VALID_MEGATRON_H100, 9, 0.15, 0.07, 0.08);
     check_set(ORR_VALID_SELENE_A100, 10, 0.15, 0.05, 0.05);
     check_set(ORR_VALID_NEMO_H100, 9, 0, 0, 0.045);
-    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0, 0.14);
+    check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0, 0.04);
     check_set(ORR_VALID_MEGATRON_2020, 8, 0, 0, 0.05);
     gpt3_175b_example();
     gemm_eff_fit("GA100", "A100-SXM4-80GB", ORR_VALID_SELENE_A100);

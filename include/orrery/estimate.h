@@ -33,7 +33,10 @@ double orr_est_gemm_wave_eff(const orr_gpu *g, uint32_t m, uint32_t n, uint32_t 
  * kernel's rate, the head dim (roofline.c). useful: the op's flops over the unmasked count
  * 4 x dims[0] x dims[1] x dims[2] x dims[3] (x 2.5 backward), i.e. the share of key blocks visited. */
 double orr_est_attention_shape(int backward, const uint32_t dims[4], double useful);
-/* Duration of a flash-attention kernel (forward or backward). dims as in orr_op. */
+/* Duration of a flash-attention kernel (forward or backward). dims as in orr_op. FlashAttention-2's
+ * (attn_*_eff), or with cudnn cuDNN's fused attention (attn_cudnn_*_eff; same shape model). */
+int64_t orr_est_attention_kernel_ps(const orr_gpu *g, int backward, int cudnn, const uint32_t dims[4], orr_dtype dt,
+                                    double flops, uint64_t bytes);
 int64_t orr_est_attention_ps(const orr_gpu *g, int backward, const uint32_t dims[4], orr_dtype dt,
                              double flops, uint64_t bytes);
 /* Duration of a memory-bound kernel moving bytes (read + written). */

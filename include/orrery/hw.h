@@ -27,6 +27,9 @@ typedef struct orr_gpu {
     double gemm_eff;                      /* large, well-shaped GEMMs: achieved / peak */
     double attn_fwd_eff;                  /* flash-attention forward: achieved / peak */
     double attn_bwd_eff;                  /* flash-attention backward */
+    double attn_cudnn_fwd_eff;            /* cuDNN fused attention (--attention cudnn) forward, backward:
+                                             achieved / peak (0: not measured, so refused) */
+    double attn_cudnn_bwd_eff;
     double mem_eff;                       /* streaming memory-bound kernels: achieved / HBM bw */
     uint32_t gemm_tile_m, gemm_tile_n;    /* CTA tile of the typical cuBLAS kernel (wave quantisation) */
     double gemm_k_overhead;               /* per-tile fixed cost (prologue, epilogue) in K elements:

@@ -22,7 +22,7 @@
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
 /* Attention kernels: flash attention (fused, Megatron-Core/TE default) or the unfused path of
  * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
-typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED } orr_attention;
+typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED, ORR_ATTN_CUDNN } orr_attention;
 /* How an MoE layer moves tokens to their experts' ranks (Megatron-Core's token dispatchers): an
  * all-to-all of the routed copies with permute/unpermute kernels around it; an all-gather of the
  * EP group's tokens with a reduce-scatter back; DeepEP's fused dispatch/combine, which sends a token

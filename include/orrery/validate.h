@@ -117,7 +117,9 @@ void orr_valid_kernels_free(orr_valid_kernels *k);
  *     dense shapes of two runs; the MoE experts' shapes and a run on a second machine are held out;
  *   - the experts' bf16 grouped GEMMs of MoE Table 2's AutoModel rows against the batched-GEMM model;
  *   - causal flash attention (PyTorch's flash and cuDNN kernels, dropout 0 and 0.1, batch 1 and 4,
- *     7-18 heads): orr_est_attention_ps against the measured time, median signed error per series.
+ *     7-18 heads): orr_est_attention_kernel_ps (FlashAttention-2's level, or cuDNN's for its rows)
+ *     against the measured time, median signed error per series; cuDNN's level was fitted on its
+ *     dropout-0 rows, and the grouped-query shapes of attention_gqa.csv are held out.
  * Errors are predicted throughput over measured - 1 (positive: predicted faster). */
 typedef struct orr_valid_attn_series {
     char label[96];           /* kernel, dropout, direction, batch */
@@ -134,6 +136,11 @@ typedef struct orr_valid_measured {
     double fp8_speedup_median_error;   /* median of predicted / measured speed-up - 1 */
     orr_valid_attn_series attn[32];
     size_t attn_n;
+    /* cuDNN's fused attention at the GPU's attn_cudnn_{fwd,bwd}_eff ([0] forward, [1] backward): the
+     * median signed error over the rows that level was fitted on (attention.csv, dropout 0) and over
+     * the held-out grouped-query shapes (attention_gqa.csv) */
+    size_t cudnn_n[2][2];
+    double cudnn_error[2][2];
     /* compute beside a contender holding k SMs (overlap.csv): the median measured slowdown of the
      * GEMMs and of attention at each k, against the GPU's overlap_slowdown and nccl_gemm_slowdown */
     uint32_t overlap_blocks[4];

@@ -121,6 +121,9 @@ typedef enum orr_mem_cat {
  * fp8_{rowwise,block,block_1d}_rate (estimate.h) */
 #define ORR_OPF_FP8_SCALING 0x18u
 #define ORR_OPF_FP8_SCALING_SHIFT 3
+/* KERNEL (ATTENTION_FWD/BWD): cuDNN's fused attention (--attention cudnn), at the GPU's
+ * attn_cudnn_{fwd,bwd}_eff instead of FlashAttention-2's attn_{fwd,bwd}_eff */
+#define ORR_OPF_ATTN_CUDNN 0x20u
 typedef enum orr_fp8_scaling {
     ORR_FP8_SCALE_TENSOR,   /* one scale per tensor */
     ORR_FP8_SCALE_ROW,      /* one per row of A and per column of B */

@@ -44,6 +44,9 @@ struct set_def {
     row_fn row;
     double flops_factor, vocab_div; /* M_TFLOPS: 72 and 12, or 96 and 16 */
     const char *max_mbs_col;  /* the largest micro-batch that ran (orr_validate_max_batch), or NULL */
+    orr_attention attention;  /* recipe_row: the attention kernels' rate, by the software's date (docs/models.md
+                               * "Attention kernels"): FlashAttention-2's level for releases before 2025,
+                               * cuDNN's as measured since */
 };
 
 /* The first column of the row being read whose value is not a whole number below 2^32 (NULL: none):
@@ -163,7 +166,6 @@ static const char *catalog_name(const char *model, orr_model *custom)
  * bf16; FP8 parameters for Llama (Megatron-LM's train_llama3_8b_h100_fp8.sh). */
 static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
 {
-    (void)d;
     if (orr_csv_col(t, "task") >= 0 && strcmp(orr_csv_get(t, r, "task"), "pretrain") != 0)
         return *skip = "fine-tuning (packed sequences, LoRA adapters): not modelled", 1;
     orr_model custom;
@@ -193,6 +195,7 @@ static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, co
      * FP8 parameters (--fp8-param-gather) as that script keeps them, for the Llama rows */
     s->grad_reduce_bf16 = 1;
     s->fp8_param_gather = !gpt;
+    s->attention = d->attention;
     return 0;
 }
 
@@ -336,8 +339,9 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "train_llama3_8b_h100_fp8.sh's flags (the README: \"follows NeMo performance scripts\"): FP8 hybrid with "
         "delayed scaling, --grad-reduce-in-bf16, --fp8-param-gather, distributed optimizer, SP and TP comm overlap when TP > 1, no "
         "recompute, no dropout; cp and vp as the README's table gives them (the 8B script itself sets CP 1), with vp "
-        "Megatron-LM's default overlap_p2p_comm",
-        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL},
+        "Megatron-LM's default overlap_p2p_comm; cuDNN fused attention at its measured rate (Transformer Engine's "
+        "FusedAttention, its choice on Hopper; the README of June 2025)",
+        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL, ORR_ATTN_CUDNN},
     [ORR_VALID_MEGATRON_2020] = {
         "megatron_lm_2020_v100_a100.csv", "Megatron-LM 2020 README scaling cases, DGX A100 (seq 1024)",
         "iteration time (the error is on throughput: published / predicted time - 1)",
@@ -1012,25 +1016,45 @@ static int measured_grouped(const char *dir, const orr_gpu *g, orr_valid_measure
     return 0;
 }
 
+/* One causal attention row of attention*.csv: measured time over the model's (FlashAttention-2's level,
+ * or cuDNN's for the cuDNN backend) - 1, i.e. predicted throughput over measured - 1; 0 with *ok 0 when
+ * the row is not a forward or backward time. */
+static double attention_row_error(const orr_csv *t, int r, const orr_gpu *g, int *bwd, int *cudnn, int *ok)
+{
+    const char *dirn = orr_csv_get(t, r, "direction");
+    *ok = 0;
+    *bwd = strcmp(dirn, "bwd") == 0;
+    *cudnn = strstr(orr_csv_get(t, r, "impl"), "cuDNN") != NULL;
+    if (!*bwd && strcmp(dirn, "fwd") != 0) return 0; /* fwd+bwd is their sum */
+    uint32_t b = measured_dim(t, r, "batch"), h = measured_dim(t, r, "nheads"), s = measured_dim(t, r, "seqlen_q");
+    uint32_t d = measured_dim(t, r, "headdim");
+    double ms = orr_csv_num(t, r, "time_ms");
+    if (!b || !h || !s || !d || !(ms > 0) || !isfinite(ms) || (uint64_t)b * h > UINT32_MAX) return 0;
+    /* the generator's causal count: (nq + 1) / 2nq of the unmasked FLOPs */
+    uint32_t dims[4] = {b * h, s, s, d};
+    double nq = ceil(s / 128.0), full = 4.0 * b * h * (double)s * s * d * (*bwd ? 2.5 : 1.0);
+    double pred_s = (double)orr_est_attention_kernel_ps(g, *bwd, *cudnn, dims, ORR_BF16, full * (nq + 1) / (2 * nq), 0) /
+                    (double)ORR_PS_PER_S;
+    if (!(pred_s > 0)) return 0;
+    *ok = 1;
+    return ms * 1e-3 / pred_s - 1.0;
+}
+
 static int measured_attention(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
 {
     orr_csv t;
     if (measured_load(&t, dir, "attention.csv", err) < 0) return -1;
-    double e[32][16];
+    double e[32][16], cf[2][64], ch[2][64];
+    size_t ncf[2] = {0, 0}, nch[2] = {0, 0};
     for (int r = 1; r < t.nrows; r++) {
-        const char *dirn = orr_csv_get(&t, r, "direction"), *impl = orr_csv_get(&t, r, "impl");
-        const char *notes = orr_csv_get(&t, r, "notes");
-        int bwd = strcmp(dirn, "bwd") == 0;
-        if (!bwd && strcmp(dirn, "fwd") != 0) continue; /* fwd+bwd is their sum */
-        uint32_t b = measured_dim(&t, r, "batch"), h = measured_dim(&t, r, "nheads"), s = measured_dim(&t, r, "seqlen_q");
-        uint32_t d = measured_dim(&t, r, "headdim");
-        double ms = orr_csv_num(&t, r, "time_ms");
-        if (!b || !h || !s || !d || !(ms > 0) || !isfinite(ms) || (uint64_t)b * h > UINT32_MAX) continue;
-        const char *kernel = strstr(impl, "cuDNN") ? "cuDNN" : "flash (FlashAttention-2)";
-        const char *p = strstr(notes, "dropout_p ");
+        int bwd, cudnn, ok;
+        double x = attention_row_error(&t, r, g, &bwd, &cudnn, &ok);
+        if (!ok) continue;
+        const char *p = strstr(orr_csv_get(&t, r, "notes"), "dropout_p ");
+        double dropout = p ? strtod(p + 10, NULL) : 0.0;
         char label[96];
-        snprintf(label, sizeof label, "%s, dropout %.1f, %s, batch %u", kernel, p ? strtod(p + 10, NULL) : 0.0,
-                 bwd ? "bwd" : "fwd", b);
+        snprintf(label, sizeof label, "%s, dropout %.1f, %s, batch %u", cudnn ? "cuDNN" : "flash (FlashAttention-2)",
+                 dropout, bwd ? "bwd" : "fwd", measured_dim(&t, r, "batch"));
         size_t i = 0;
         while (i < out->attn_n && strcmp(out->attn[i].label, label) != 0) i++;
         if (i == out->attn_n) {
@@ -1038,16 +1062,24 @@ static int measured_attention(const char *dir, const orr_gpu *g, orr_valid_measu
             snprintf(out->attn[out->attn_n++].label, sizeof out->attn[0].label, "%s", label);
         }
         if (out->attn[i].n == sizeof e[0] / sizeof e[0][0]) continue;
-        /* the generator's causal count: (nq + 1) / 2nq of the unmasked FLOPs */
-        uint32_t dims[4] = {b * h, s, s, d};
-        double nq = ceil(s / 128.0), full = 4.0 * b * h * (double)s * s * d * (bwd ? 2.5 : 1.0);
-        double pred_s = (double)orr_est_attention_ps(g, bwd, dims, ORR_BF16, full * (nq + 1) / (2 * nq), 0) /
-                        (double)ORR_PS_PER_S;
-        if (!(pred_s > 0)) continue;
-        e[i][out->attn[i].n++] = ms * 1e-3 / pred_s - 1.0;
+        e[i][out->attn[i].n++] = x;
+        if (cudnn && dropout == 0.0 && ncf[bwd] < 64) cf[bwd][ncf[bwd]++] = x; /* what attn_cudnn_*_eff was fitted on */
     }
     orr_csv_free(&t);
     for (size_t i = 0; i < out->attn_n; i++) out->attn[i].median_error = median_of(e[i], out->attn[i].n);
+    /* held out: the grouped-query shapes (attention_gqa.csv), cuDNN's rows */
+    if (measured_load(&t, dir, "attention_gqa.csv", err) < 0) return -1;
+    for (int r = 1; r < t.nrows; r++) {
+        int bwd, cudnn, ok;
+        double x = attention_row_error(&t, r, g, &bwd, &cudnn, &ok);
+        if (ok && cudnn && nch[bwd] < 64) ch[bwd][nch[bwd]++] = x;
+    }
+    orr_csv_free(&t);
+    for (int b = 0; b < 2; b++) {
+        out->cudnn_n[b][0] = ncf[b], out->cudnn_n[b][1] = nch[b];
+        out->cudnn_error[b][0] = median_of(cf[b], ncf[b]);
+        out->cudnn_error[b][1] = median_of(ch[b], nch[b]);
+    }
     return 0;
 }
 
@@ -1172,6 +1204,10 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
     orr_buf_printf(out, "  causal attention, sequence 4096, head dim 128, median error over the head counts:\n");
     for (size_t i = 0; i < m->attn_n; i++)
         orr_buf_printf(out, "    %-52s %2zu  %+6.1f%%\n", m->attn[i].label, m->attn[i].n, 100 * m->attn[i].median_error);
+    for (int b = 0; b < 2; b++)
+        orr_buf_printf(out, "  cuDNN's level (attn_cudnn_%s_eff) fitted on %zu dropout-0 rows: %+.1f%%; held out, %zu "
+                            "grouped-query rows (attention_gqa.csv): %+.1f%%\n", b ? "bwd" : "fwd", m->cudnn_n[b][0],
+                       100 * m->cudnn_error[b][0], m->cudnn_n[b][1], 100 * m->cudnn_error[b][1]);
     orr_buf_printf(out, "  compute beside a kernel holding k SMs (a copy or a spin loop, as NCCL's channels), median "
                         "slowdown over %zu rows (%zu not compared: the contender ended first); Orrery slows a GEMM that "
                         "starts under an NCCL collective by %.0f%%, any other kernel under communication by %.0f%%:\n",

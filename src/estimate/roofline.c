@@ -189,17 +189,24 @@ double orr_est_attention_shape(int backward, const uint32_t dims[4], double usef
     return rel;
 }
 
-int64_t orr_est_attention_ps(const orr_gpu *g, int backward, const uint32_t dims[4], orr_dtype dt,
-                             double flops, uint64_t bytes)
+int64_t orr_est_attention_kernel_ps(const orr_gpu *g, int backward, int cudnn, const uint32_t dims[4], orr_dtype dt,
+                                    double flops, uint64_t bytes)
 {
     double full = attention_flops(backward, dims);
     if (flops <= 0) flops = full;
     uint64_t units = (uint64_t)dims[0] * ceil_div_u64(dims[1], ATTN_QUERY_BLOCK);
     double wave = wave_efficiency(units, g->sms) * orr_est_attention_shape(backward, dims, full > 0 ? flops / full : 1.0);
-    double eff = backward ? g->attn_bwd_eff : g->attn_fwd_eff;
+    double eff = cudnn ? (backward ? g->attn_cudnn_bwd_eff : g->attn_cudnn_fwd_eff)
+                       : (backward ? g->attn_bwd_eff : g->attn_fwd_eff);
     double tc = compute_seconds(flops, peak_flops_for_dtype(g, dt), eff, wave);
     double tm = memory_seconds(g, bytes);
     return floor_at_min(g, seconds_to_ps(tc > tm ? tc : tm));
+}
+
+int64_t orr_est_attention_ps(const orr_gpu *g, int backward, const uint32_t dims[4], orr_dtype dt,
+                             double flops, uint64_t bytes)
+{
+    return orr_est_attention_kernel_ps(g, backward, 0, dims, dt, flops, bytes);
 }
 
 /*
@@ -242,9 +249,9 @@ static int64_t kernel_ps(const orr_gpu *g, const orr_op *op)
         return gemm_ps(g, op->dims[0], op->dims[1], op->dims[2], op->dims[3], dt, op->flops, op->bytes, rate);
     }
     case ORR_CLS_ATTENTION_FWD:
-        return orr_est_attention_ps(g, 0, op->dims, dt, op->flops, op->bytes);
     case ORR_CLS_ATTENTION_BWD:
-        return orr_est_attention_ps(g, 1, op->dims, dt, op->flops, op->bytes);
+        return orr_est_attention_kernel_ps(g, op->cls == ORR_CLS_ATTENTION_BWD, (op->flags & ORR_OPF_ATTN_CUDNN) != 0,
+                                           op->dims, dt, op->flops, op->bytes);
     default:
         return orr_est_memory_bound_ps(g, op->bytes);
     }
@@ -269,7 +276,7 @@ int64_t orr_est_op_ps(const orr_gpu *g, const orr_op *op, orr_est_model *model)
  * op is estimated directly, so the cache can never change a result.
  */
 typedef struct est_key { /* no implicit padding: keys are compared with memcmp */
-    uint8_t kind, cls, dtype, scaling; /* scaling: a kernel's ORR_OPF_FP8_SCALING bits */
+    uint8_t kind, cls, dtype, kflags; /* kflags: a kernel's ORR_OPF_FP8_SCALING and ORR_OPF_ATTN_CUDNN bits */
     uint32_t dims[4];
     uint32_t pad2;
     uint64_t bytes;
@@ -288,7 +295,7 @@ static est_key key_of(const orr_op *op)
     k.kind = op->kind;
     k.cls = op->kind == ORR_OP_KERNEL ? op->cls : 0;
     k.dtype = op->dtype;
-    k.scaling = op->kind == ORR_OP_KERNEL ? (uint8_t)(op->flags & ORR_OPF_FP8_SCALING) : 0;
+    k.kflags = op->kind == ORR_OP_KERNEL ? (uint8_t)(op->flags & (ORR_OPF_FP8_SCALING | ORR_OPF_ATTN_CUDNN)) : 0;
     memcpy(k.dims, op->dims, sizeof k.dims);
     k.bytes = op->bytes;
     k.flops = op->flops;
@@ -299,7 +306,7 @@ static uint64_t hash_key(const est_key *k)
 {
     uint64_t fbits;
     memcpy(&fbits, &k->flops, sizeof fbits);
-    uint64_t h = orr_hash64(((uint64_t)k->kind << 16) | ((uint64_t)k->cls << 8) | k->dtype);
+    uint64_t h = orr_hash64(((uint64_t)k->kflags << 24) | ((uint64_t)k->kind << 16) | ((uint64_t)k->cls << 8) | k->dtype);
     h = orr_hash64(h ^ (((uint64_t)k->dims[0] << 32) | k->dims[1]));
     h = orr_hash64(h ^ (((uint64_t)k->dims[2] << 32) | k->dims[3]));
     h = orr_hash64(h ^ k->bytes);

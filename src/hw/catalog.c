@@ -47,6 +47,8 @@ static const orr_yfield gpu_fields[] = {
     GF("gemm_eff", ORR_YF_DOUBLE, gemm_eff, 1, 0, 1, 1),
     GF("attn_fwd_eff", ORR_YF_DOUBLE, attn_fwd_eff, 1, 0, 1, 1),
     GF("attn_bwd_eff", ORR_YF_DOUBLE, attn_bwd_eff, 1, 0, 1, 1),
+    GF("attn_cudnn_fwd_eff", ORR_YF_DOUBLE, attn_cudnn_fwd_eff, 1, 0, 0, 1),
+    GF("attn_cudnn_bwd_eff", ORR_YF_DOUBLE, attn_cudnn_bwd_eff, 1, 0, 0, 1),
     GF("mem_eff", ORR_YF_DOUBLE, mem_eff, 1, 0, 1, 1),
     GF("gemm_tile_m", ORR_YF_U32, gemm_tile_m, 1, 1, 0, 4096),
     GF("gemm_tile_n", ORR_YF_U32, gemm_tile_n, 1, 1, 0, 4096),

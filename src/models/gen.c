@@ -278,6 +278,7 @@ void gen_flash_block(gen *G, const ctx *c, int backward, double q_len, double kv
     tag_op(op, c);
     op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8/fp4 training */
     op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
+    if (G->s->attention == ORR_ATTN_CUDNN) op->flags |= ORR_OPF_ATTN_CUDNN;
     op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
     double qkvo = G->b * G->hd * (2.0 * heads * q_len + 2.0 * kvh * kv_len) * G->act_B;
     op->bytes = (uint64_t)(backward ? 2.0 * qkvo : qkvo);
@@ -342,6 +343,7 @@ static void flash_attention(gen *G, const ctx *c, int backward)
     tag_op(op, c);
     op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8/fp4 training */
     op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
+    if (G->s->attention == ORR_ATTN_CUDNN) op->flags |= ORR_OPF_ATTN_CUDNN;
     /* backward: dQ, dK, dV, dP and the recomputed S = 2.5x the forward's matmul work (FA2) */
     op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
     double qkvo = G->b * G->sq * G->hd * (2.0 * heads + 2.0 * kvh) * G->act_B;

@@ -28,7 +28,7 @@ static double layer_saved_bytes(const gen *G, orr_recompute rc)
 {
     if (rc == ORR_RECOMPUTE_FULL) return 2.0 * gen_tokens(G) * G->h / (G->sp ? G->T : 1.0);
     double t = G->T, q = G->a * G->hd, kv = G->g * G->hd;
-    int flash = G->s->attention == ORR_ATTN_FLASH;
+    int flash = G->s->attention != ORR_ATTN_UNFUSED; /* flash or cuDNN: fused, no scores kept */
     int sel = rc == ORR_RECOMPUTE_SELECTIVE;
     double gemm_in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0; /* a GEMM's saved input, per element */
     double masks = G->s->model.dropout > 0 ? 2.0 * G->h : 0.0;

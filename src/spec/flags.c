@@ -141,7 +141,7 @@ static const flag_def flags[] = {
     {"--overlap-moe-expert-parallel-comm", F_MOE_A2A_OVERLAP, NULL, "off",
      "megatron MoE: one micro-batch's forward and another's backward co-scheduled layer by layer, each's "
      "all-to-alls under the other's compute (combined 1F1B)", P},
-    {"--attention", F_ATTENTION, "flash or unfused", "flash", "attention kernels", P},
+    {"--attention", F_ATTENTION, "flash, cudnn or unfused", "flash", "attention kernels: FlashAttention-2, cuDNN's fused attention (Transformer Engine's FusedAttention, SDPA's cuDNN backend) or unfused", P},
     {"--compile", F_COMPILE, NULL, "off", "torch.compile's fused kernels and saved tensors", P},
     {"--no-compile", F_NO_COMPILE, NULL, NULL, "eager PyTorch", P},
     {"--compile-loss", F_COMPILE_LOSS, NULL, "as --compile", "the loss under torch.compile too", P},
@@ -387,6 +387,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_ATTENTION:
         if (strcasecmp(val, "flash") == 0) s->attention = ORR_ATTN_FLASH;
         else if (strcasecmp(val, "unfused") == 0) s->attention = ORR_ATTN_UNFUSED;
+        else if (strcasecmp(val, "cudnn") == 0) s->attention = ORR_ATTN_CUDNN;
         else return bad_value(f, val, err);
         return 0;
     case F_PRECISION:

@@ -78,7 +78,10 @@ int orr_spec_reshard_after_forward(const orr_spec *s)
 
 int orr_spec_compile_loss(const orr_spec *s) { return s->compile_loss >= 0 ? s->compile_loss : s->compile; }
 
-const char *orr_attention_name(orr_attention a) { return a == ORR_ATTN_UNFUSED ? "unfused" : "flash"; }
+const char *orr_attention_name(orr_attention a)
+{
+    return a == ORR_ATTN_UNFUSED ? "unfused" : a == ORR_ATTN_CUDNN ? "cudnn" : "flash";
+}
 const char *orr_moe_dispatcher_name(orr_moe_dispatcher d)
 {
     return d == ORR_MOE_ALLGATHER ? "allgather" : d == ORR_MOE_DEEPEP ? "deepep" : "alltoall";
@@ -208,7 +211,7 @@ static const orr_yfield network_fields[] = {
 static const char *const network_enums[] = {"backend", "topology", "cc", NULL};
 
 static const char *const recompute_names[] = {"none", "selective", "full"};
-static const char *const attention_names[] = {"flash", "unfused"};
+static const char *const attention_names[] = {"flash", "unfused", "cudnn"}; /* orr_attention order */
 static const char *const precision_names[] = {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
 static const orr_dtype precision_dtypes[] = {ORR_BF16, ORR_FP16, ORR_FP8, ORR_MXFP8, ORR_NVFP4};
 #define NPRECISIONS (sizeof precision_dtypes / sizeof precision_dtypes[0])
@@ -240,7 +243,7 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
             if (orr_y_choice(c, recompute_names, 3, &idx, err)) return -1;
             s->recompute = (orr_recompute)idx;
         } else if (strcmp(c->key, "attention") == 0) {
-            if (orr_y_choice(c, attention_names, 2, &idx, err)) return -1;
+            if (orr_y_choice(c, attention_names, 3, &idx, err)) return -1;
             s->attention = (orr_attention)idx;
         } else if (strcmp(c->key, "moe_dispatcher") == 0) {
             if (orr_y_choice(c, dispatcher_names, 3, &idx, err)) return -1;
@@ -656,9 +659,9 @@ static int resolve_nanotron(const orr_spec *s, orr_err *err)
     if (s->tp_comm_overlap)
         return orr_fail(err, "--tp-comm-overlap (options.tp_comm_overlap) with framework nanotron: nanotron's own "
                              "overlap (the async linears of tp_mode REDUCE_SCATTER) comes with --sp");
-    if (s->attention == ORR_ATTN_UNFUSED)
-        return orr_fail(err, "--attention unfused (options.attention) with framework nanotron: its Llama runs "
-                             "flash-attn (flash_attn_varlen_func)");
+    if (s->attention != ORR_ATTN_FLASH)
+        return orr_fail(err, "--attention %s (options.attention) with framework nanotron: its Llama runs "
+                             "flash-attn (flash_attn_varlen_func)", orr_attention_name(s->attention));
     return 0;
 }
 
@@ -1125,13 +1128,29 @@ static int check_fp8_recipe(const orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* --attention cudnn: cuDNN's fused attention needs its rate measured on the GPU (attn_cudnn_*_eff). */
+static int check_attention(const orr_spec *s, orr_err *err)
+{
+    const orr_gpu *g = &s->gpu;
+    if (s->attention != ORR_ATTN_CUDNN) return 0;
+    if (s->model.dropout > 0)
+        return orr_fail(err, "--attention cudnn (options.attention) with dropout %g (model.dropout): cuDNN's attention "
+                             "with dropout runs at about half its rate (data/validation/measured/h100_2026-11-26/"
+                             "attention.csv), which is not modelled; use flash, or a model with dropout 0",
+                        s->model.dropout);
+    if (g->attn_cudnn_fwd_eff > 0 && g->attn_cudnn_bwd_eff > 0) return 0;
+    return orr_fail(err, "--attention cudnn (options.attention): no cuDNN fused-attention rate measured for GPU %s "
+                         "(attn_cudnn_fwd_eff and attn_cudnn_bwd_eff in data/gpus.yaml or a --profile); use flash",
+                    g->name);
+}
+
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
     if (s->njobs) return resolve_jobs(s, err);
     if (resolve_framework(s, err) || resolve_hardware(s, err) || resolve_sizes(s, err) || resolve_parallel(s, err) ||
         resolve_sharding(s, err) || resolve_moe(s, err))
         return -1;
-    if (check_precision(s, err) || check_fp8_recipe(s, err)) return -1;
+    if (check_precision(s, err) || check_fp8_recipe(s, err) || check_attention(s, err)) return -1;
     if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)
         return orr_fail(err, "--recompute (training.recompute): expected none, selective or full");
     if (resolve_nanotron(s, err)) return -1;
