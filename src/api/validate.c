@@ -159,6 +159,17 @@ static const char *catalog_name(const char *model, orr_model *custom)
     return NULL;
 }
 
+/* A NeMo-style row's batch, sequence, cp and vp ("n/a" or empty: 1). */
+static void recipe_batch(const orr_csv *t, int r, orr_spec *s)
+{
+    s->gbs = csv_u32(t, r, "gbs");
+    s->mbs = csv_u32(t, r, "mbs");
+    s->seq = csv_u32(t, r, "seq_len");
+    double cp = orr_csv_num(t, r, "cp"), vp = orr_csv_num(t, r, "vp");
+    s->cp = cp > 1 ? (uint32_t)cp : 1;
+    s->vpp = vp > 1 ? (uint32_t)vp : 1;
+}
+
 /* NeMo 24.07's performance summary and Megatron-LM's examples/llama FP8 rows: Megatron-Core with
  * Transformer Engine FP8 (hybrid), the distributed optimizer with overlapped reduce-scatter and
  * all-gather, SP and TP communication overlap with TP > 1; mbs, vp, cp as published; selective
@@ -177,12 +188,7 @@ static int recipe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, co
         s->model = custom;
     }
     if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
-    s->gbs = csv_u32(t, r, "gbs");
-    s->mbs = csv_u32(t, r, "mbs");
-    s->seq = csv_u32(t, r, "seq_len");
-    double cp = orr_csv_num(t, r, "cp"), vp = orr_csv_num(t, r, "vp");
-    s->cp = cp > 1 ? (uint32_t)cp : 1;
-    s->vpp = vp > 1 ? (uint32_t)vp : 1;
+    recipe_batch(t, r, s);
     s->sp = s->tp > 1;
     s->tp_comm_overlap = s->tp > 1;
     s->dist_opt = 1;
@@ -260,6 +266,53 @@ static int nanotron_tp_row(const set_def *d, const orr_csv *t, int r, orr_spec *
     s->gbs = s->mbs;
     s->seq = m->seq;
     s->precision = ORR_BF16;
+    return 0;
+}
+
+/* Megatron-Bridge's DGX-H100 performance summaries (NeMo containers 25.09 to 26.06), their dense
+ * pre-training rows as the performance scripts of the time configure them (scripts/performance/configs/
+ * llama3 and llama31 at 2637e6ca, 2025-11; src/megatron/bridge/perf_recipes/llama/h100 at 067f987d):
+ * FP8 with per-tensor current scaling (fp8_cs: Transformer Engine's Float8CurrentScaling, per-tensor,
+ * no amax history; first and last layers in FP8 too), FP8 parameters (fp8_param_gather), gradients
+ * reduced in bf16 (grad_reduce_in_fp32 False), the distributed optimizer, SP and the userbuffers TP
+ * overlap with TP > 1, no recompute; Llama 3 8B over Megatron-FSDP (use_megatron_fsdp, FSDP 8); Llama
+ * 3.1 405B's 126 layers split with the embedding and the loss each counted as a layer
+ * (account_for_embedding/loss_in_pipeline_split: 64 virtual stages of 2, the first and last of 1);
+ * Llama 3 70B evenly (its explicit layout came in August 2026, after these rows); cuDNN's fused
+ * attention (2025-2026 software: docs/models.md "Attention kernels"). */
+static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d;
+    if (strcmp(orr_csv_get(t, r, "task"), "pretrain") != 0)
+        return *skip = "fine-tuning (SFT on packed sequences, LoRA adapters): not modelled", 1;
+    const char *model = orr_csv_get(t, r, "model"), *name = NULL;
+    if (strcmp(model, "LLAMA3_8B") == 0) name = "llama3-8b";
+    else if (strcmp(model, "LLAMA3_70B") == 0) name = "llama3-70b";
+    else if (strcmp(model, "LLAMA3.1_405B") == 0) name = "llama3-405b";
+    else if (strncmp(model, "Nemotron_3", 10) == 0)
+        return *skip = "Nemotron 3 (hybrid Mamba-Transformer MoE): not modelled", 1;
+    else
+        return *skip = "MoE recipes (recompute_modules, DeepEP/HybridEP dispatch, explicit pipeline layouts with "
+                       "MTP) not mapped to Orrery's options yet", 1;
+    if (orr_catalog_model(name, &s->model, err) < 0) return -1;
+    const char *size = strrchr(model, '_'); /* "LLAMA3.1_405B" -> "405B 26.06" */
+    snprintf(s->model.name, sizeof s->model.name, "%s %s", size ? size + 1 : model, orr_csv_get(t, r, "container"));
+    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
+    if (csv_u32(t, r, "fsdp") > 1) s->framework = ORR_FW_MEGATRON_FSDP;
+    recipe_batch(t, r, s);
+    s->sp = s->tp_comm_overlap = s->tp > 1;
+    s->dist_opt = s->framework == ORR_FW_MEGATRON;
+    s->precision = ORR_FP8;
+    s->fp8_recipe = ORR_FP8_TENSORWISE;
+    s->fp8_param_gather = 1;
+    s->grad_reduce_bf16 = s->framework == ORR_FW_MEGATRON;
+    s->attention = ORR_ATTN_CUDNN;
+    uint32_t nv = s->pp * s->vpp;
+    if (s->model.layers % nv != 0 && (s->model.layers + 2) % nv == 0 && nv <= ORR_PP_LAYERS_MAX) {
+        uint32_t per = (s->model.layers + 2) / nv; /* the embedding and the loss each take one layer's place */
+        s->npp_layers = nv;
+        for (uint32_t v = 0; v < nv; v++) s->pp_layers[v] = per - (v == 0 || v == nv - 1);
+    }
     return 0;
 }
 
@@ -372,13 +425,23 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "and 8 swept); 1T and 2T rows not predicted (run-1t.sh offloads the optimizer to the CPU: not modelled), nor the rows "
         "without a configuration (V100 ZeRO-Offload, Ulysses)",
         0, M_TFLOPS, "tflops_per_gpu", deepspeed_row, 96.0, 16.0, NULL},
+    [ORR_VALID_MBRIDGE_H100] = {
+        "megatron_bridge_h100_perf_summary.csv",
+        "Megatron-Bridge performance summaries, DGX-H100 (NeMo containers 25.09-26.06, dense pre-training rows)",
+        "tokens/s per GPU",
+        "the performance scripts' recipes: FP8 with per-tensor current scaling (the 25.09 rows state no precision; the "
+        "25.11 rows of the same configurations say FP8-CS), FP8 parameters, bf16 gradient reduction, distributed "
+        "optimizer, SP and TP comm overlap when TP > 1, no recompute; Llama 3 8B on Megatron-FSDP (FSDP 8); 405B's "
+        "embedding and loss counted as pipeline layers; 70B split evenly; cuDNN fused attention (2025-2026 software); "
+        "MoE, Nemotron 3 and fine-tuning rows not predicted",
+        0, M_TOKENS, "tokens_per_sec_per_gpu", mbridge_row, 0, 0, NULL},
 };
 
 const char *orr_valid_set_name(orr_valid_set set)
 {
     static const char *const names[ORR_VALID_SET_COUNT] = {"megatron-h100", "selene-a100", "nemo-h100",
                                                             "llama3-fp8", "megatron-2020", "nanotron-tp",
-                                                            "nanotron-dp", "deepspeed-azure"};
+                                                            "nanotron-dp", "deepspeed-azure", "mbridge-h100"};
     return (unsigned)set < ORR_VALID_SET_COUNT ? names[set] : "?";
 }
 
