@@ -20,8 +20,9 @@
 #define ORR_VARIABILITY_MAX 0.2
 
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
-/* Attention kernels: flash attention (fused, Megatron-Core/TE default) or the unfused path of
- * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM). */
+/* Attention kernels: flash attention at FlashAttention-2's level (the default), the unfused path of
+ * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM), or
+ * cuDNN's fused attention (Transformer Engine's choice on Hopper; the GPU's attn_cudnn_*_eff). */
 typedef enum orr_attention { ORR_ATTN_FLASH, ORR_ATTN_UNFUSED, ORR_ATTN_CUDNN } orr_attention;
 /* How an MoE layer moves tokens to their experts' ranks (Megatron-Core's token dispatchers): an
  * all-to-all of the routed copies with permute/unpermute kernels around it; an all-gather of the

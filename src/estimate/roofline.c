@@ -196,8 +196,9 @@ int64_t orr_est_attention_kernel_ps(const orr_gpu *g, int backward, int cudnn, c
     if (flops <= 0) flops = full;
     uint64_t units = (uint64_t)dims[0] * ceil_div_u64(dims[1], ATTN_QUERY_BLOCK);
     double wave = wave_efficiency(units, g->sms) * orr_est_attention_shape(backward, dims, full > 0 ? flops / full : 1.0);
-    double eff = cudnn ? (backward ? g->attn_cudnn_bwd_eff : g->attn_cudnn_fwd_eff)
-                       : (backward ? g->attn_bwd_eff : g->attn_fwd_eff);
+    double eff = backward ? g->attn_bwd_eff : g->attn_fwd_eff;
+    double cudnn_eff = backward ? g->attn_cudnn_bwd_eff : g->attn_cudnn_fwd_eff;
+    if (cudnn && cudnn_eff > 0) eff = cudnn_eff; /* not measured (0): the spec refuses --attention cudnn there */
     double tc = compute_seconds(flops, peak_flops_for_dtype(g, dt), eff, wave);
     double tm = memory_seconds(g, bytes);
     return floor_at_min(g, seconds_to_ps(tc > tm ? tc : tm));
