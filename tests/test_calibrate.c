@@ -363,6 +363,13 @@ static void compute_recovery(void)
     if (rc == 0) {
         CHECK(strcmp(res.params[0].key, "compute_scale") == 0);
         CHECK_REL(res.params[0].after, 0.8, 0.005);
+        /* cuDNN's attention levels (measured on the H100) move with the others, so that a profile keeps
+         * --attention cudnn's ratio to them */
+        CHECK(hw.gpu.attn_cudnn_fwd_eff > 0);
+        CHECK_REL(res.profile.gpu.attn_cudnn_fwd_eff, round(hw.gpu.attn_cudnn_fwd_eff * res.params[0].after * 1e4) / 1e4,
+                  1e-9);
+        CHECK_REL(res.profile.gpu.attn_cudnn_bwd_eff, round(hw.gpu.attn_cudnn_bwd_eff * res.params[0].after * 1e4) / 1e4,
+                  1e-9);
         orr_spec s = t.v[3].spec;
         orr_prediction p;
         s.profile = res.profile;

@@ -25,8 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The GPU fields a compute scale multiplies (the compute-bound kernels' efficiencies). */
-static const char *const compute_keys[] = {"gemm_eff", "attn_fwd_eff", "attn_bwd_eff"};
+/* The GPU fields a compute scale multiplies (the compute-bound kernels' efficiencies; cuDNN's attention
+ * levels only where the GPU has them, so that --attention cudnn keeps its ratio to the others). */
+static const char *const compute_keys[] = {"gemm_eff", "attn_fwd_eff", "attn_bwd_eff", "attn_cudnn_fwd_eff",
+                                           "attn_cudnn_bwd_eff"};
 #define NCOMPUTE_KEYS (sizeof compute_keys / sizeof compute_keys[0])
 
 #define LAT_GRID 40             /* grid steps over a latency's range */
@@ -179,7 +181,9 @@ typedef struct step_fit {
 
 static double *compute_field(orr_gpu *g, size_t k)
 {
-    return k == 0 ? &g->gemm_eff : k == 1 ? &g->attn_fwd_eff : &g->attn_bwd_eff;
+    double *f[NCOMPUTE_KEYS] = {&g->gemm_eff, &g->attn_fwd_eff, &g->attn_bwd_eff, &g->attn_cudnn_fwd_eff,
+                                &g->attn_cudnn_bwd_eff};
+    return f[k < NCOMPUTE_KEYS ? k : 0];
 }
 
 /* The predicted iteration time of row i with profile prof (NULL: the catalog's values). */
@@ -230,9 +234,10 @@ static int fit_compute(const orr_spec *hw, const orr_step_rows *t, orr_hw_profil
     step_fit f = {.rows = t, .prof = *prof, .base = hw->gpu, .err = err};
     double hi = INFINITY, e;
     for (size_t k = 0; k < NCOMPUTE_KEYS; k++) {
-        orr_hw_profile_mark(&f.prof, 1, compute_keys[k]);
         double v = *compute_field(&f.base, k);
-        if (v > 0 && 1.0 / v < hi) hi = 1.0 / v; /* no efficiency above 1 */
+        if (!(v > 0)) continue; /* not measured on this GPU (cuDNN's attention): left out of the profile */
+        orr_hw_profile_mark(&f.prof, 1, compute_keys[k]);
+        if (1.0 / v < hi) hi = 1.0 / v; /* no efficiency above 1 */
     }
     double scale = round_to(exp(golden(step_error, &f, log(SCALE_MIN), log(hi), 1e-3, &e)), 1e4);
     if (f.failed) return -1;
@@ -241,8 +246,9 @@ static int fit_compute(const orr_spec *hw, const orr_step_rows *t, orr_hw_profil
     *prof = f.prof;
     add_param(out, "compute_scale", "", 1.0, scale, "measured step times");
     for (size_t k = 0; k < NCOMPUTE_KEYS; k++)
-        add_param(out, compute_keys[k], "", *compute_field(&f.base, k), *compute_field(&prof->gpu, k),
-                  "measured step times (compute_scale x the catalog's)");
+        if (*compute_field(&f.base, k) > 0)
+            add_param(out, compute_keys[k], "", *compute_field(&f.base, k), *compute_field(&prof->gpu, k),
+                      "measured step times (compute_scale x the catalog's)");
     return 0;
 }
 
