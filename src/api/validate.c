@@ -44,9 +44,9 @@ struct set_def {
     row_fn row;
     double flops_factor, vocab_div; /* M_TFLOPS: 72 and 12, or 96 and 16 */
     const char *max_mbs_col;  /* the largest micro-batch that ran (orr_validate_max_batch), or NULL */
-    orr_attention attention;  /* recipe_row: the attention kernels' rate, by the software's date (docs/models.md
-                               * "Attention kernels"): FlashAttention-2's level for releases before 2025,
-                               * cuDNN's as measured since */
+    orr_attention attention;  /* recipe_row, mbridge_row: the attention kernels' rate, by the software's date
+                               * (docs/models.md "Attention kernels"): FlashAttention-2's level for releases
+                               * before 2025, cuDNN's as measured since */
 };
 
 /* The first column of the row being read whose value is not a whole number below 2^32 (NULL: none):
@@ -282,7 +282,6 @@ static int nanotron_tp_row(const set_def *d, const orr_csv *t, int r, orr_spec *
  * attention (2025-2026 software: docs/models.md "Attention kernels"). */
 static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
 {
-    (void)d;
     if (strcmp(orr_csv_get(t, r, "task"), "pretrain") != 0)
         return *skip = "fine-tuning (SFT on packed sequences, LoRA adapters): not modelled", 1;
     const char *model = orr_csv_get(t, r, "model"), *name = NULL;
@@ -306,7 +305,7 @@ static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, c
     s->fp8_recipe = ORR_FP8_TENSORWISE;
     s->fp8_param_gather = 1;
     s->grad_reduce_bf16 = s->framework == ORR_FW_MEGATRON;
-    s->attention = ORR_ATTN_CUDNN;
+    s->attention = d->attention;
     uint32_t nv = s->pp * s->vpp;
     if (s->model.layers % nv != 0 && (s->model.layers + 2) % nv == 0 && nv <= ORR_PP_LAYERS_MAX) {
         uint32_t per = (s->model.layers + 2) / nv; /* the embedding and the loss each take one layer's place */
@@ -369,12 +368,12 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "SP when TP > 1; distributed optimizer with overlapped grad reduce-scatter and param "
         "all-gather; TP comm overlap; no recompute; no virtual stages; untied embeddings (the table's parameter "
         "counts); bf16 (fp32 grad reduction)",
-        1, M_TFLOPS, "tflops_per_gpu", megatron_h100_row, 72.0, 12.0, NULL},
+        1, M_TFLOPS, "tflops_per_gpu", megatron_h100_row, 72.0, 12.0, NULL, ORR_ATTN_FLASH},
     [ORR_VALID_SELENE_A100] = {
         "megatron_lm_a100_selene.csv", "Megatron-LM on A100 Selene (April 2021, seq 2048)",
         "TFLOP/s per GPU by Narayanan et al. 2021: 96 B s L h^2 (1 + s/6h + V/16Lh), counts full recompute",
         "micro-batch 1; full recompute; fp16; unfused attention; no SP; no distributed optimizer; no virtual stages",
-        1, M_TFLOPS, "tflops_per_gpu", selene_row, 96.0, 16.0, NULL},
+        1, M_TFLOPS, "tflops_per_gpu", selene_row, 96.0, 16.0, NULL, ORR_ATTN_FLASH},
     [ORR_VALID_NEMO_H100] = {
         "nemo_24_07_perf_summary.csv", "NeMo 24.07 performance summary, DGX-H100, FP8 (pre-training rows)",
         "tokens/s per GPU",
@@ -385,7 +384,7 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "NeMo's); Llama weights in FP8 (--fp8-param-gather, as that script); GPT3-5B "
         "and GPT3-20B shapes from NeMo-Framework-Launcher's gpt3 *_fp8_performance.yaml; Nemotron rows not "
         "predicted (shapes not in the catalog); fine-tuning rows not modelled",
-        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL},
+        0, M_TOKENS, "tokens_per_sec_per_gpu", recipe_row, 0, 0, NULL, ORR_ATTN_FLASH},
     [ORR_VALID_LLAMA3_FP8] = {
         "megatron_lm_llama3_fp8_example.csv", "Megatron-LM examples/llama FP8 performance, H100",
         "tokens/s per GPU",
@@ -401,7 +400,7 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "fp16; full recompute; unfused attention; no SP; no distributed optimizer; micro-batch batch / dp; the "
         "gradient all-reduce after the backward, in fp16 (2020's local DDP); A100 40GB; V100 rows not predicted (no "
         "V100 in the GPU catalog)",
-        0, M_ITER_MS, "iteration_time_ms", megatron2020_row, 0, 0, NULL},
+        0, M_ITER_MS, "iteration_time_ms", megatron2020_row, 0, 0, NULL, ORR_ATTN_FLASH},
     [ORR_VALID_NANOTRON_TP] = {
         "nanotron_ultrascale_tp_scaling.csv", "Ultra-Scale Playbook TP scaling, nanotron 3.57B on H100 (seq 4096)",
         "tokens/s per GPU",
@@ -410,12 +409,12 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "DP 1, one micro-batch per step; SP rows tp_mode REDUCE_SCATTER with async linears, TP-only rows "
         "ALL_REDUCE; micro-batch as measured for SP rows (the script's comment), the figure's largest for TP-only "
         "rows (not given); AWS p5 (aws-p5-efa: TP 16 and 32 cross EFA); no recompute",
-        0, M_TOKENS, "tokens_per_sec_per_gpu", nanotron_tp_row, 0, 0, "max_batch_size"},
+        0, M_TOKENS, "tokens_per_sec_per_gpu", nanotron_tp_row, 0, 0, "max_batch_size", ORR_ATTN_FLASH},
     [ORR_VALID_NANOTRON_DP] = {
         "nanotron_ultrascale_dp_scaling_partial.csv", "Ultra-Scale Playbook DP scaling (nanotron, H100)",
         "tokens/s per GPU",
         "none: the rows are not predicted (model, sequence length, micro-batch and ZeRO stage not stated)",
-        0, M_TOKENS, "tokens_per_sec_per_gpu", nanotron_dp_row, 0, 0, NULL},
+        0, M_TOKENS, "tokens_per_sec_per_gpu", nanotron_dp_row, 0, 0, NULL, ORR_ATTN_FLASH},
     [ORR_VALID_DEEPSPEED] = {
         "deepspeed_published.csv", "DeepSpeed ZeRO-3 on Azure A100 80GB (2022, peak TFLOP/s)",
         "TFLOP/s per GPU by the post's formula: 96 B s L h^2 (1 + s/6h + V/16Lh), counts full recompute",
@@ -424,7 +423,7 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "vocabulary 50257, no gradient accumulation; the 530B row not predicted (micro-batch not stated: 1, 2, 4 "
         "and 8 swept); 1T and 2T rows not predicted (run-1t.sh offloads the optimizer to the CPU: not modelled), nor the rows "
         "without a configuration (V100 ZeRO-Offload, Ulysses)",
-        0, M_TFLOPS, "tflops_per_gpu", deepspeed_row, 96.0, 16.0, NULL},
+        0, M_TFLOPS, "tflops_per_gpu", deepspeed_row, 96.0, 16.0, NULL, ORR_ATTN_FLASH},
     [ORR_VALID_MBRIDGE_H100] = {
         "megatron_bridge_h100_perf_summary.csv",
         "Megatron-Bridge performance summaries, DGX-H100 (NeMo containers 25.09-26.06, dense pre-training rows)",
@@ -434,7 +433,7 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "optimizer, SP and TP comm overlap when TP > 1, no recompute; Llama 3 8B on Megatron-FSDP (FSDP 8); 405B's "
         "embedding and loss counted as pipeline layers; 70B split evenly; cuDNN fused attention (2025-2026 software); "
         "MoE, Nemotron 3 and fine-tuning rows not predicted",
-        0, M_TOKENS, "tokens_per_sec_per_gpu", mbridge_row, 0, 0, NULL},
+        0, M_TOKENS, "tokens_per_sec_per_gpu", mbridge_row, 0, 0, NULL, ORR_ATTN_CUDNN},
 };
 
 const char *orr_valid_set_name(orr_valid_set set)
