@@ -18,7 +18,7 @@
  *     24.07 and Megatron-Core r0.8.0 rows of mid-2024 still fit: docs/models.md "Attention kernels");
  *   - Megatron-LM's 2020 DGX A100 scaling cases (iteration time), median within 5% (4.2% today, 7.8%
  *     before the 2020 gradient all-reduce and variability; TP cost is still under-priced: +6, +10,
- *     +16% at TP 2, 4, 8 on one node, as issue 18 reports), and their weak-scaling slope.
+ *     +16% at TP 2, 4, 8 on one node, as issue 18 reports), and their weak-scaling slope;
  *   - Megatron-Bridge's DGX-H100 performance summaries (NeMo containers 25.09-26.06), the 13 dense
  *     pre-training rows (Llama 3 8B on Megatron-FSDP, 70B, 3.1 405B, FP8 current scaling, cuDNN's
  *     attention), median within 4% (2.0% today; 405B +4..+15%; with FlashAttention-2's level 8B and
