@@ -269,16 +269,24 @@ static double causal_fraction(double s)
     return (nb + 1.0) / (2.0 * nb);
 }
 
+/* A flash-attention kernel op: bf16 under fp8/fp4 training (as Transformer Engine runs it), at cuDNN's
+ * level with --attention cudnn; the caller sets its work. */
+static orr_op *flash_op(gen *G, const ctx *c, int backward)
+{
+    orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
+    tag_op(op, c);
+    op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt;
+    op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
+    if (G->s->attention == ORR_ATTN_CUDNN) op->flags |= ORR_OPF_ATTN_CUDNN;
+    return op;
+}
+
 /* One flash-attention kernel over q_len queries and kv_len keys with the given causal fraction. */
 void gen_flash_block(gen *G, const ctx *c, int backward, double q_len, double kv_len, double frac)
 {
     double heads = G->a / G->T, kvh = G->g / G->T;
     double fwd_flops = 4.0 * G->b * heads * q_len * kv_len * G->hd * frac;
-    orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
-    tag_op(op, c);
-    op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8/fp4 training */
-    op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
-    if (G->s->attention == ORR_ATTN_CUDNN) op->flags |= ORR_OPF_ATTN_CUDNN;
+    orr_op *op = flash_op(G, c, backward);
     op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
     double qkvo = G->b * G->hd * (2.0 * heads * q_len + 2.0 * kvh * kv_len) * G->act_B;
     op->bytes = (uint64_t)(backward ? 2.0 * qkvo : qkvo);
@@ -339,11 +347,7 @@ static void flash_attention(gen *G, const ctx *c, int backward)
     double frac = causal_fraction(G->sq), wf = moe_window_fraction(G, c->layer); /* sliding window */
     if (wf > 0 && wf < frac) frac = wf;
     double fwd_flops = 4.0 * G->b * heads * G->sq * G->sq * G->hd * frac;
-    orr_op *op = emit(G, ORR_OP_KERNEL, S_COMPUTE, backward ? "flash_attn_bwd" : "flash_attn_fwd");
-    tag_op(op, c);
-    op->dtype = orr_dtype_is_narrow(G->dt) ? ORR_BF16 : G->dt; /* attention stays in bf16 under fp8/fp4 training */
-    op->cls = backward ? ORR_CLS_ATTENTION_BWD : ORR_CLS_ATTENTION_FWD;
-    if (G->s->attention == ORR_ATTN_CUDNN) op->flags |= ORR_OPF_ATTN_CUDNN;
+    orr_op *op = flash_op(G, c, backward);
     /* backward: dQ, dK, dV, dP and the recomputed S = 2.5x the forward's matmul work (FA2) */
     op->flops = backward ? 2.5 * fwd_flops : fwd_flops;
     double qkvo = G->b * G->sq * G->hd * (2.0 * heads + 2.0 * kvh) * G->act_B;
