@@ -8,13 +8,16 @@
  *   4. the Megatron-LM / Transformer Engine recipe's own arithmetic: no dropout masks without dropout,
  *      FP8 GEMM inputs saved at 1 B (the projection's on top of the attention output), TE's cached FP8
  *      weight and transpose (2 B per linear parameter) unless --fp8-param-gather, the gradient buffer
- *      and its reduction in bf16 with --grad-reduce-in-bf16 — each exact.
+ *      and its reduction in bf16 with --grad-reduce-in-bf16 — each exact;
+ *   5. Megatron-Core's recompute_modules (--recompute-modules), each module's saved bytes exact and
+ *      the ops it re-runs before the layer's backward (transformer_layer.py, attention.py, experts.py).
  */
 #include "check.h"
 #include "orrery/orrery.h"
 
-#include <string.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 static int build_spec(orr_spec *s, const char *const *flags)
 {
@@ -227,11 +230,111 @@ static void test_megatron_te_recipe(void)
     CHECK_REL(with - without, 2.0 * 2048 * 2 * 5120, 1e-9);
 }
 
+/* Bytes of rank 0's first ALLOC named name (-1: none) and how many ops of the recompute phase it
+ * runs whose name starts with prefix. */
+static double alloc_and_recomputed(const orr_spec *s, const char *name, const char *prefix, int *nrc)
+{
+    orr_err err;
+    orr_workload *w = orr_gen_training(s, &err);
+    *nrc = -1;
+    if (!w) return -1;
+    double b = -1;
+    int n = 0;
+    const orr_rank *rk = &w->ranks[0];
+    for (size_t i = 0; i < rk->nops; i++) {
+        const orr_op *op = &rk->ops[i];
+        const char *nm = w->names[op->name];
+        if (op->kind == ORR_OP_ALLOC && b < 0 && strcmp(nm, name) == 0) b = (double)op->bytes;
+        if (op->phase == ORR_PHASE_RECOMPUTE && strncmp(nm, prefix, strlen(prefix)) == 0) n++;
+    }
+    orr_workload_free(w);
+    *nrc = n;
+    return b;
+}
+
+static void test_recompute_modules(void)
+{
+    /* Llama 3 8B as in test_megatron_te_recipe: T tokens, h 4096, q 4096, kv 1024, f 14336, 32 layers */
+    const double T = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
+    struct { const char *prec, *mods, *prefix; double act; int reruns; } dense[] = {
+        /* core_attn (the default) keeps Q, K, V; flash keeps no scores, bf16's projection keeps the
+         * attention output: as without recompute, and the fused attention re-run once a layer */
+        {"bf16", NULL, "flash_attn", T * (8 * h + 2 * (q + 2 * kv) + 2 * q + 6 * f), 32},
+        /* under fp8 the bf16 attention output goes (the projection keeps its FP8 cast, q) */
+        {"fp8", NULL, "flash_attn", T * (6 * h + 2 * (q + 2 * kv) + q + 5 * f), 32},
+        /* the dense norms are fused into the QKV and FC1 linears: layernorm has nothing to recompute */
+        {"bf16", "layernorm", "post_attn_norm", T * (8 * h + 2 * (q + 2 * kv) + 2 * q + 6 * f), 0},
+        /* mlp: FC1's input and everything inside the MLP dropped, the MLP re-run with its fused norm */
+        {"bf16", "mlp", "fc", T * (6 * h + 2 * (q + 2 * kv) + 2 * q), 64},
+    };
+    for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++) {
+        const char *fl[24] = {"--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--mbs", "1", "--seq", "4096",
+                              "--dist-opt", "--attention", "cudnn", "--precision", dense[i].prec, "--recompute",
+                              "selective"};
+        int n = 17;
+        if (dense[i].mods) fl[n++] = "--recompute-modules", fl[n++] = dense[i].mods;
+        fl[n] = NULL;
+        orr_spec sp;
+        if (build_spec(&sp, fl)) {
+            CHECK(0);
+            continue;
+        }
+        int reruns;
+        double act = alloc_and_recomputed(&sp, "alloc_activations", dense[i].prefix, &reruns);
+        printf("recompute_modules %-9s %s: layer %.6g B (formula %.6g), %d %s* ops re-run\n",
+               dense[i].mods ? dense[i].mods : "(default)", dense[i].prec, act, dense[i].act, reruns, dense[i].prefix);
+        CHECK_REL(act, dense[i].act, 1e-9);
+        CHECK_EQ_I64(reruns, dense[i].reruns);
+    }
+    /* Qwen3-30B-A3B, every layer MoE (h 2048, 8 of 128 experts of width 768), one GPU: what the MoE
+     * layer keeps beyond the attention part (moe_activations) */
+    const double h3 = 2048, k = 8, fe = 768;
+    struct { const char *mods, *prefix; double delta; int reruns; } moe[] = {
+        {"core_attn", "moe_", 0, 0},
+        /* moe_act: each routed copy's activation output (FC2's input, 2 B) re-created */
+        {"core_attn,moe_act", "moe_swiglu", -T * k * 2 * fe, 48},
+        /* layernorm: the pre-MLP norm's output, the router's saved input, re-created */
+        {"core_attn,layernorm", "post_attn_norm", -T * 2 * h3, 48},
+    };
+    double base = 0;
+    for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
+        const char *fl[] = {"--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "1", "--mbs", "1", "--seq", "4096",
+                            "--attention", "cudnn", "--recompute", "selective", "--recompute-modules", moe[i].mods, NULL};
+        orr_spec sp;
+        if (build_spec(&sp, fl)) {
+            CHECK(0);
+            continue;
+        }
+        int reruns;
+        double b = alloc_and_recomputed(&sp, "moe_activations", moe[i].prefix, &reruns);
+        if (i == 0) base = b;
+        printf("recompute_modules %-20s: MoE layer keeps %.6g B (%+.6g, expected %+.6g), %d %s* ops re-run\n",
+               moe[i].mods, b, b - base, moe[i].delta, reruns, moe[i].prefix);
+        CHECK_MSG(fabs(b - base - moe[i].delta) < 1.0, "kept %.0f B more, expected %.0f", b - base, moe[i].delta);
+        CHECK_EQ_I64(reruns, moe[i].reruns);
+    }
+    /* moe: the layer checkpointed whole, its input (the norm's output) kept; with layernorm nothing,
+     * the whole MoE forward re-run, its router included */
+    const char *m1[] = {"--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "1", "--mbs", "1", "--seq", "4096",
+                        "--recompute", "selective", "--recompute-modules", "moe", NULL};
+    const char *m2[] = {"--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "1", "--mbs", "1", "--seq", "4096",
+                        "--recompute", "selective", "--recompute-modules", "moe,layernorm", NULL};
+    orr_spec sp;
+    int reruns;
+    if (build_spec(&sp, m1) == 0) {
+        CHECK_REL(alloc_and_recomputed(&sp, "moe_activations", "router_gemm", &reruns), T * 2 * h3, 1e-12);
+        CHECK_EQ_I64(reruns, 48);
+    } else CHECK(0);
+    if (build_spec(&sp, m2) == 0) CHECK(alloc_and_recomputed(&sp, "moe_activations", "router", &reruns) == 0);
+    else CHECK(0);
+}
+
 int main(void)
 {
     test_korthikanti();
     test_pipeline_inflight();
     test_oom();
     test_megatron_te_recipe();
+    test_recompute_modules();
     return check_done();
 }

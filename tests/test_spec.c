@@ -465,6 +465,15 @@ static void test_bad_spec_files(void)
     EXPECT_FAIL(rc, err, "parallel.sp: expected true or false, got \"maybe\"");
     rc = load_text(&s, "training: {recompute: some}\n", &err, NULL);
     EXPECT_FAIL(rc, err, "training.recompute: expected one of none|selective|full, got \"some\"");
+    rc = load_text(&s, "training: {recompute: selective, recompute_modules: layernorm}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, ":1: training.recompute_modules: expected a list of Megatron-Core recompute modules (of "
+                         "core_attn,layernorm,moe_act,mlp,moe,shared_experts,mla_up_proj)");
+    rc = load_text(&s, "training: {recompute: selective, recompute_modules: [layernorm, act]}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "training.recompute_modules[1]: expected one of core_attn,layernorm");
+    rc = load_text(&s, "training: {recompute: selective, recompute_modules: [mlp, mlp]}\n", &err, NULL);
+    EXPECT_FAIL(rc, err, "training.recompute_modules[1]: mlp is listed twice");
+    rc = load_text(&s, "training: {recompute: selective, recompute_modules: [moe_act, layernorm]}\n", &err, NULL);
+    CHECK(rc == 0 && s.recompute_modules == (ORR_RCM_MOE_ACT | ORR_RCM_LAYERNORM));
     rc = load_text(&s, "training: {precision: fp4}\n", &err, NULL);
     EXPECT_FAIL(rc, err, "training.precision: expected one of bf16|fp16|fp8");
     rc = load_text(&s, "options: {data_parallel_sharding_strategy: zero2}\n", &err, NULL);
@@ -553,6 +562,11 @@ static void test_bad_flags(void)
     EXPECT_FAIL(rc_, err, "--gbs: expected a positive integer");
     FLAGS_FAIL("--recompute", "bogus");
     EXPECT_FAIL(rc_, err, "--recompute: expected none, selective or full, got \"bogus\"");
+    FLAGS_FAIL("--recompute-modules", "layernorm,,moe_act");
+    EXPECT_FAIL(rc_, err, "--recompute-modules: expected comma-separated core_attn, layernorm, moe_act, mlp, moe, "
+                          "shared_experts, mla_up_proj, got \"layernorm,,moe_act\"");
+    FLAGS_FAIL("--recompute-modules", "moe,moe");
+    EXPECT_FAIL(rc_, err, "--recompute-modules: moe is listed twice");
     FLAGS_FAIL("--precision", "int4");
     EXPECT_FAIL(rc_, err, "--precision: expected bf16, fp16, fp8, mxfp8 or nvfp4");
     FLAGS_FAIL("--launch-us", "soon");
@@ -680,6 +694,28 @@ static void test_bad_resolve(void)
     orr_spec s;
     orr_err err;
     int rc_;
+    /* Megatron-Core's recompute_modules: selective only, Megatron only, its own checks */
+    RESOLVE_FAIL("--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "8", "--ep", "8", "--recompute-modules",
+                 "layernorm,moe_act");
+    EXPECT_FAIL(rc_, err, "--recompute-modules (training.recompute_modules) with --recompute none (training.recompute): "
+                          "Megatron-Core applies recompute_modules under recompute_granularity selective only");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--recompute",
+                 "selective", "--recompute-modules", "mlp");
+    EXPECT_FAIL(rc_, err, "--recompute-modules (training.recompute_modules) with", "--framework megatron");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--recompute", "selective",
+                 "--recompute-modules", "moe_act");
+    EXPECT_FAIL(rc_, err, "--recompute-modules (training.recompute_modules) moe_act: model llama3-8b has no experts");
+    RESOLVE_FAIL("--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "8", "--ep", "8", "--recompute", "selective",
+                 "--recompute-modules", "mla_up_proj");
+    EXPECT_FAIL(rc_, err, "mla_up_proj: model qwen3-30b-a3b has no multi-latent attention");
+    RESOLVE_FAIL("--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "8", "--ep", "8", "--recompute", "selective",
+                 "--recompute-modules", "moe", "--overlap-moe-expert-parallel-comm");
+    EXPECT_FAIL(rc_, err, "moe with --overlap-moe-expert-parallel-comm", "Megatron-Core requires moe out of");
+    RESOLVE_FAIL("--model", "deepseek-v3", "--gpu", "H100", "--gpus", "64", "--pp", "8", "--ep", "8", "--recompute",
+                 "selective", "--recompute-modules", "shared_experts", "--moe-shared-expert-overlap");
+    EXPECT_FAIL(rc_, err, "shared_experts with --moe-shared-expert-overlap");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--recompute", "selective");
+    CHECK(rc_ == 0 && s.recompute_modules == ORR_RCM_CORE_ATTN); /* Megatron-Core's default */
     RESOLVE_FAIL("--model", "gpt3-175b", "--gpu", "A100", "--gpus", "40", "--tp", "5");
     EXPECT_FAIL(rc_, err, "--tp 5 (parallel.tp): the model's heads (96) must be divisible by tp");
     RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "16", "--tp", "16");

@@ -11,7 +11,8 @@
  *   - both gemm_eff fits re-run on a 0.01 grid around data/gpus.yaml's values;
  *   held-out sources, never used for fitting (issue 18: the number that matters), reported row by
  *   row and held to their current medians so that a regression fails:
- *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 4.5% (3.7% today, 5.2%
+ *   - NeMo 24.07's FP8 pre-training rows (tokens/s per GPU), median within 4.5% (2.9% today, 3.7%
+ *     before selective recompute re-ran the fused attention core as Megatron's core_attn does, 5.2%
  *     before Megatron's overlap_p2p_comm of the interleaved schedule; issue 18 asks 5%);
  *   - Megatron-LM's Llama 3 FP8 example (3 rows, June 2025), median within 4% (2.4% today, with
  *     cuDNN's fused attention at its measured rate; 12.0% with FlashAttention-2's level, which NeMo

@@ -20,6 +20,20 @@
 #define ORR_VARIABILITY_MAX 0.2
 
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
+/* Megatron-Core's recompute_modules (TransformerConfig): what --recompute selective re-runs, a bit set
+ * in this order (orr_recompute_module_name). core_attn, mlp, moe and shared_experts are checkpointed
+ * (their saved tensors dropped, the forward re-run before their backward); layernorm, moe_act and
+ * mla_up_proj discard their outputs and re-create them (docs/models.md "Selective recompute"). */
+enum {
+    ORR_RCM_CORE_ATTN = 1u << 0,      /* the attention core */
+    ORR_RCM_LAYERNORM = 1u << 1,      /* the norms that are modules of their own (not fused into a linear) */
+    ORR_RCM_MOE_ACT = 1u << 2,        /* the routed experts' activation */
+    ORR_RCM_MLP = 1u << 3,            /* a dense layer's MLP */
+    ORR_RCM_MOE = 1u << 4,            /* the whole MoE layer */
+    ORR_RCM_SHARED_EXPERTS = 1u << 5, /* the shared experts */
+    ORR_RCM_MLA_UP_PROJ = 1u << 6,    /* MLA's up projections and rotary */
+    ORR_RCM_COUNT = 7
+};
 /* Attention kernels: flash attention at FlashAttention-2's level (the default), the unfused path of
  * Megatron before 2022 (batched QK^T GEMM, fused scale-mask-softmax, dropout, batched AV GEMM), or
  * cuDNN's fused attention (Transformer Engine's choice on Hopper; the GPU's attn_cudnn_*_eff). */
@@ -138,6 +152,8 @@ typedef struct orr_spec {
     uint32_t nmoe_loads;
     double moe_loads[ORR_MOE_LOADS_MAX];
     orr_recompute recompute;
+    uint32_t recompute_modules; /* ORR_RCM_* (--recompute-modules); resolve: core_attn when megatron's
+                                 * selective recompute names none, 0 otherwise */
     orr_dtype precision;  /* bf16 / fp16 / fp8 */
     orr_fp8_recipe fp8_recipe; /* precision fp8: how the GEMMs' operands are scaled (default tensorwise) */
     int fp8_recipe_set;   /* fp8_recipe was given (an error without --precision fp8) */
@@ -284,6 +300,12 @@ uint64_t orr_spec_alloc_capacity(const orr_spec *s);
 int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
+/* The name of recompute module bit i (ORR_RCM_* = 1 << i), "core_attn" ... "mla_up_proj"; NULL past them. */
+const char *orr_recompute_module_name(unsigned i);
+/* The set's names, comma-separated ("layernorm,moe_act"; "" for none), into buf. */
+void orr_recompute_modules_format(uint32_t set, char *buf, size_t cap);
+/* One module's name to its bit; -1 if it names none. */
+int orr_recompute_module_parse(const char *name, uint32_t *bit);
 const char *orr_fp8_recipe_name(orr_fp8_recipe r);
 const char *orr_fsdp_strategy_name(orr_fsdp_strategy x);
 /* "megatron", "megatron-fsdp", "torchtitan", "deepspeed", "nanotron", "automodel". */

@@ -38,6 +38,11 @@ static void config_json(const orr_spec *s, orr_buf *b)
                    orr_net_kind_name(s->net), s->cp, s->fsdp, s->zero,
                    orr_spec_reshard_after_forward(s) ? "true" : "false",
                    s->compile ? "true" : "false", s->caching_allocator ? "true" : "false");
+    if (s->recompute_modules) {
+        char m[160];
+        orr_recompute_modules_format(s->recompute_modules, m, sizeof m);
+        orr_buf_printf(b, ", \"recompute_modules\": \"%s\"", m);
+    }
     if (s->precision == ORR_FP8) orr_buf_printf(b, ", \"fp8_recipe\": \"%s\"", orr_fp8_recipe_name(s->fp8_recipe));
     if (s->framework == ORR_FW_MEGATRON_FSDP)
         orr_buf_printf(b, ", \"data_parallel_sharding_strategy\": \"%s\"", orr_fsdp_strategy_name(s->fsdp_strategy));

@@ -785,12 +785,26 @@ static double layer_saved(const gen *G, orr_recompute rc)
 /* Bytes one layer keeps for its backward, per rank, under the configured recomputation. */
 double gen_layer_activation_bytes(const gen *G) { return layer_saved(G, G->s->recompute); }
 
-/* Bytes a recomputed layer re-creates for its backward (the full set minus what was kept). */
-static double layer_recompute_bytes(const gen *G)
+uint32_t gen_rc_modules(const gen *G, orr_recompute rc)
 {
-    if (G->s->recompute == ORR_RECOMPUTE_NONE) return 0;
-    double full = layer_saved(G, ORR_RECOMPUTE_NONE);
-    double kept = gen_layer_activation_bytes(G);
+    if (rc != ORR_RECOMPUTE_SELECTIVE || G->rp->per_op_sac) return 0;
+    return G->s->recompute_modules ? G->s->recompute_modules : ORR_RCM_CORE_ATTN;
+}
+
+/* What layer `layer` keeps under recomputation rc in the activation buffer of its forward: the
+ * recipe's layer, less the dense MLP's part in an MoE layer (whose own is moe_layer_saved_bytes). */
+static double layer_kept_bytes(const gen *G, uint32_t layer, orr_recompute rc)
+{
+    return layer_saved(G, rc) - moe_layer_dense_mlp_bytes(G, layer, rc);
+}
+
+/* Bytes a recomputed layer re-creates for its backward (all it would keep minus what it kept). */
+static double layer_recompute_bytes(const gen *G, uint32_t layer)
+{
+    orr_recompute rc = G->s->recompute;
+    if (rc == ORR_RECOMPUTE_NONE) return 0;
+    double full = layer_kept_bytes(G, layer, ORR_RECOMPUTE_NONE) + moe_layer_saved_bytes(G, layer, ORR_RECOMPUTE_NONE);
+    double kept = layer_kept_bytes(G, layer, rc) + moe_layer_saved_bytes(G, layer, rc);
     return full > kept ? full - kept : 0;
 }
 
@@ -901,8 +915,12 @@ static void layer_bwd(gen *G, const ctx *c)
     residual(G, c, "bias_dropout_add_bwd");
     gemm_tp(G, c, "proj_dgrad", M, G->attn_out / t, G->h, "tp_allgather_attn_grad", ORR_COLL_ALLGATHER);
     gemm(G, c, "proj_wgrad", G->attn_out / t, G->h, M);
-    if (G->s->recompute == ORR_RECOMPUTE_SELECTIVE && G->s->attention == ORR_ATTN_UNFUSED) {
-        ctx rc = *c; /* selective recompute re-runs the unfused attention core */
+    /* Megatron's core_attn recompute re-runs the attention core, fused or not (attention.py's
+     * _checkpointed_attention_forward); the per-op recipes' selective recompute the unfused one */
+    int per_op_unfused = G->s->recompute == ORR_RECOMPUTE_SELECTIVE && G->rp->per_op_sac &&
+                         G->s->attention == ORR_ATTN_UNFUSED;
+    if ((gen_rc_modules(G, G->s->recompute) & ORR_RCM_CORE_ATTN) || per_op_unfused) {
+        ctx rc = *c;
         rc.phase = ORR_PHASE_RECOMPUTE;
         attention(G, &rc, 0);
     }
@@ -1226,6 +1244,31 @@ static void sac_recompute(gen *G, const ctx *c)
     if (eager(G)) residual(G, c, "residual_add");
 }
 
+/* Megatron's selective recompute (gen_rc_modules) re-runs, before a layer's backward, what its modules
+ * discarded or checkpointed: the norms that are modules of their own (MLA's input norm, an MoE
+ * layer's pre-MLP norm), MLA's up projections and rotary, a dense layer's MLP with its fused norm and
+ * its TP collectives, and an MoE layer's parts (moe.c). The attention core is re-run in layer_bwd,
+ * just before its backward. */
+static void module_recompute(gen *G, const ctx *c)
+{
+    uint32_t m = gen_rc_modules(G, G->s->recompute);
+    int moe = moe_is_moe_layer(G, c->layer);
+    double M = gen_tokens(G), t = G->T;
+    if ((m & ORR_RCM_LAYERNORM) && G->mla) norm(G, c, "input_norm", 0);
+    if ((m & ORR_RCM_LAYERNORM) && moe) norm(G, c, "post_attn_norm", 0);
+    if ((m & ORR_RCM_MLA_UP_PROJ) && G->mla) {
+        mla_up_proj(G, c);
+        rotary(G, c, 0);
+    }
+    if ((m & ORR_RCM_MLP) && !moe) {
+        norm(G, c, "post_attn_norm", 0);
+        gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
+        mlp_act(G, c, 0);
+        gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
+    }
+    moe_module_recompute(G, c, m);
+}
+
 /* ---- sharding units (recipe.shards_params): each block, and the root (embedding, final norm,
  * output), gathered before use and reduce-scattered after its backward ---- */
 
@@ -1524,7 +1567,7 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
         gen_mem_op(G, &cx, ORR_OP_ALLOC, S_COMPUTE, "alloc_activations", act_buf(G, c, li, mb),
-                   gen_layer_activation_bytes(G) - moe_layer_dense_mlp_bytes(G, cx.layer), ORR_MEM_ACT);
+                   layer_kept_bytes(G, cx.layer, G->s->recompute), ORR_MEM_ACT);
         moe_save_activations(G, &cx, G->moe_buf_base + act_buf(G, c, li, mb));
         if (G->rp->shards_params) {
             G->unit_fwd_ev[unit_id(G, c, 0, li)] = gen_record(G, S_COMPUTE);
@@ -1561,8 +1604,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
             unit_gather(G, c, 0, k - j, ORR_PHASE_BWD, UINT32_MAX);
         unit_wait(G, c, 0, k);
         uint32_t rbuf = UINT32_MAX;
-        double rbytes = layer_recompute_bytes(G);
-        if (G->s->recompute == ORR_RECOMPUTE_FULL) rbytes += moe_layer_activation_bytes(G, cx.layer);
+        double rbytes = layer_recompute_bytes(G, cx.layer);
         if (rbytes > 0) rbuf = gen_mem_alloc(G, &cx, S_COMPUTE, "recomputed_activations", rbytes, ORR_MEM_ACT);
         if (G->s->recompute == ORR_RECOMPUTE_FULL) {
             ctx rc = cx;
@@ -1572,6 +1614,10 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
             ctx rc = cx;
             rc.phase = ORR_PHASE_RECOMPUTE;
             sac_recompute(G, &rc);
+        } else if (gen_rc_modules(G, G->s->recompute)) {
+            ctx rc = cx;
+            rc.phase = ORR_PHASE_RECOMPUTE;
+            module_recompute(G, &rc);
         }
         uint32_t gbuf = gen_mem_alloc(G, &cx, S_COMPUTE, "activation_grads", layer_grad_temp_bytes(G), ORR_MEM_TEMP);
         unit_accumulate(G, &cx, c, 0, k);
@@ -1579,7 +1625,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         gen_mem_free(G, &cx, S_COMPUTE, gbuf);
         gen_mem_free(G, &cx, S_COMPUTE, rbuf);
         gen_mem_op(G, &cx, ORR_OP_FREE, S_COMPUTE, "free_activations", act_buf(G, c, k, mb),
-                   gen_layer_activation_bytes(G), ORR_MEM_ACT);
+                   layer_kept_bytes(G, cx.layer, G->s->recompute), ORR_MEM_ACT);
         moe_free_activations(G, &cx, G->moe_buf_base + act_buf(G, c, k, mb));
         after_bwd_element(G, c, mb, 0, 0, cx.layer);
         if (last_mb(G, mb)) moe_expert_grad_reduce(G, &cx);

@@ -231,6 +231,10 @@ uint32_t gen_param_tensors(const gen *G, double *out, double *shard, uint32_t ca
 uint32_t gen_param_tensor_count(const gen *G);
 /* The layer's saved bytes of the recipe under the configured recomputation. */
 double gen_layer_activation_bytes(const gen *G);
+/* What recomputation rc re-runs of a Megatron layer (ORR_RCM_*): under selective the spec's
+ * recompute_modules (core_attn when it names none: Megatron-Core's default); 0 otherwise and for the
+ * recipes with per-op checkpointing (recipe.per_op_sac), which have no modules. */
+uint32_t gen_rc_modules(const gen *G, orr_recompute rc);
 /* The persistent parameter and gradient buffers (no gradient buffer when grad is 0), in that order. */
 void gen_persistent_buffers(gen *G, const ctx *cx, double param, double grad);
 /* A GEMM (m x k) x (k x n) on the compute stream; a batched one (batch GEMMs of that shape: a grouped
@@ -265,16 +269,22 @@ double moe_layer_dense_params_local(const gen *G, uint32_t layer);
 double moe_layer_expert_params_local(const gen *G, uint32_t layer);
 /* Routed-expert parameters of the current rank over all its layers. */
 double moe_rank_expert_params(const gen *G);
-/* Of what the recipe says a layer keeps for its backward, the dense MLP's part, which an MoE layer
- * does not keep (0 for a dense layer or under full recomputation); what an MoE layer keeps instead
- * (the routed tokens' GEMM inputs and outputs, scores, shared experts), allocated after its forward
- * as buffer buf unless under full recomputation, freed after its backward. */
-double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer);
-double moe_layer_activation_bytes(const gen *G, uint32_t layer);
+/* Of what the recipe says a layer keeps for its backward under recomputation rc, the dense MLP's
+ * part, which an MoE layer does not keep (0 for a dense layer or under full recomputation); what an
+ * MoE layer keeps instead under rc (the pre-MLP norm's output, the routed tokens' GEMM inputs and
+ * outputs, scores, shared experts), allocated after its forward as buffer buf unless under full
+ * recomputation, freed after its backward. */
+double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer, orr_recompute rc);
+double moe_layer_saved_bytes(const gen *G, uint32_t layer, orr_recompute rc);
 void moe_save_activations(gen *G, const ctx *c, uint32_t buf);
 void moe_free_activations(gen *G, const ctx *c, uint32_t buf);
+/* Before an MoE layer's backward, what Megatron's recompute_modules m re-run of it: the whole layer
+ * (moe), or the experts' activation (moe_act) and the shared experts (shared_experts). */
+void moe_module_recompute(gen *G, const ctx *c, uint32_t m);
 void moe_expert_grad_reduce(gen *G, const ctx *c);
 void mla_qkv(gen *G, const ctx *c, int backward);
+/* MLA's up projections of the queries and of the keys/values (forward), which mla_up_proj recomputes. */
+void mla_up_proj(gen *G, const ctx *c);
 /* Model FLOPs of an MoE model's iteration (the MFU convention of docs/models.md "MoE"). */
 double moe_model_flops(const gen *G, double gbs);
 /* The fraction of the s x s score blocks a windowed layer computes (0: a full-attention layer). */

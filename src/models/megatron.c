@@ -23,21 +23,37 @@
  * Under FP8 (Transformer Engine's Linear, LayerNormLinear, LayerNormMLP) each GEMM saves its input
  * as the FP8 tensor it casts for the weight gradient, 1 B per element: the QKV and FC1 inputs h
  * instead of 2h, the FC2 input f instead of 2f; the projection's FP8 input q comes on top of the
- * attention output the bf16 fused attention keeps for its own backward (2q). */
+ * attention output the bf16 fused attention keeps for its own backward (2q).
+ * Selective recompute drops what its recompute_modules (gen_rc_modules) re-create (Megatron-Core's
+ * transformer_layer.py, attention.py, mlp.py; docs/models.md "Selective recompute"):
+ *   core_attn: the attention core is checkpointed (tensor_parallel.checkpoint: only its inputs Q, K,
+ *     V kept): the scores of unfused attention; under FP8 the bf16 attention output, which then only
+ *     the projection's FP8 cast outlives (in bf16 the projection keeps that output as its input);
+ *   layernorm: a norm that is a module of its own has its output discarded; in the layer specs of
+ *     Transformer Engine that is MLA's input norm (the QKV input here: the down projections'), and an
+ *     MoE layer's pre-MLP norm (moe.c); elsewhere the norms are fused into the next linear;
+ *   mlp: a dense layer's MLP checkpointed, its input (the pre-MLP residual, one of the norm inputs)
+ *     kept: the FC1 input and everything inside the MLP dropped (an MoE layer has none: moe.c);
+ *   mla_up_proj: MLA's up projections and rotary discard their outputs, the Q, K, V. */
 static double layer_saved_bytes(const gen *G, orr_recompute rc)
 {
     if (rc == ORR_RECOMPUTE_FULL) return 2.0 * gen_tokens(G) * G->h / (G->sp ? G->T : 1.0);
+    uint32_t m = gen_rc_modules(G, rc);
     double t = G->T, q = G->a * G->hd, kv = G->g * G->hd;
     int flash = G->s->attention != ORR_ATTN_UNFUSED; /* flash or cuDNN: fused, no scores kept */
-    int sel = rc == ORR_RECOMPUTE_SELECTIVE;
-    double gemm_in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0; /* a GEMM's saved input, per element */
+    int core = (m & ORR_RCM_CORE_ATTN) != 0, narrow = orr_dtype_is_narrow(G->dt);
+    double gemm_in_B = narrow ? 1.0 : 2.0; /* a GEMM's saved input, per element */
     double masks = G->s->model.dropout > 0 ? 2.0 * G->h : 0.0;
-    double outside = 4.0 * G->h + 2.0 * gemm_in_B * G->h + masks;
-    double proj_in = 2.0 * q + (gemm_in_B < 2.0 ? gemm_in_B * q : 0.0);
-    double inside = 2.0 * (q + 2.0 * kv) + proj_in + 2.0 * G->f * (G->gated ? 2.0 : 1.0) + gemm_in_B * G->f;
-    if (!G->s->bias_activation_fusion && G->gated) inside += 2.0 * G->f; /* glu's silu output, kept by its product */
-    double scores = (flash || sel) ? 0.0 : 5.0 * G->a * G->sq / G->C;
-    double per_token = outside / (G->sp ? t : 1.0) + (inside + scores) / t;
+    double qkv_in = G->mla && (m & ORR_RCM_LAYERNORM) ? 0.0 : gemm_in_B * G->h;
+    double fc1_in = gemm_in_B * G->h;
+    double mlp = 2.0 * G->f * (G->gated ? 2.0 : 1.0) + gemm_in_B * G->f;
+    if (!G->s->bias_activation_fusion && G->gated) mlp += 2.0 * G->f; /* glu's silu output, kept by its product */
+    if (m & ORR_RCM_MLP) fc1_in = mlp = 0;
+    double outside = 4.0 * G->h + qkv_in + fc1_in + masks;
+    double qkv = G->mla && (m & ORR_RCM_MLA_UP_PROJ) ? 0.0 : 2.0 * (q + 2.0 * kv);
+    double proj_in = narrow ? gemm_in_B * q + (core ? 0.0 : 2.0 * q) : 2.0 * q;
+    double scores = (flash || core) ? 0.0 : 5.0 * G->a * G->sq / G->C;
+    double per_token = outside / (G->sp ? t : 1.0) + (qkv + proj_in + mlp + scores) / t;
     return per_token * gen_tokens(G);
 }
 

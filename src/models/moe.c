@@ -537,49 +537,71 @@ double moe_rank_expert_params(const gen *G)
     return p;
 }
 
-/* Per routed copy received: the grouped FC1 input (FP8 under fp8 training, as Transformer Engine
+/* What an MoE layer keeps under recomputation rc (Megatron's recompute_modules m, gen_rc_modules).
+ * Per routed copy received: the grouped FC1 input (FP8 under fp8 training, as Transformer Engine
  * saves it), its output (both halves when gated) and the activation's output (the FC2 input), and
  * the expert output kept for the score-weighted unpermute (none where the recipe multiplies the
  * scores inside its fused activation: recipe.moe_scores_in_act); per token: the scores and routing
- * map (fp32, per expert) and the shared experts' tensors like a dense MLP's. */
-double moe_layer_activation_bytes(const gen *G, uint32_t layer)
+ * map (fp32, per expert) and the shared experts' tensors like a dense MLP's. In Megatron's MoE layer
+ * the pre-MLP norm is a module of its own (gpt_layer_specs: TENorm, not fused into a linear): its
+ * output is the router's saved input (bf16) and, under FP8, the shared experts' FP8 cast; in the
+ * autograd recipes it is among the layer's norm outputs (gen_autograd_layer_bytes).
+ *   layernorm: that output discarded and re-created (Transformer Engine then keeps the original
+ *     input, set_save_original_input, which is the discarded tensor);
+ *   moe_act: the activation's output discarded and re-created from FC1's (and, unfused, what its
+ *     eager ops keep);
+ *   shared_experts: the shared experts checkpointed, their tensors dropped;
+ *   moe: the whole layer checkpointed, its input (the norm's output) kept unless layernorm. */
+double moe_layer_saved_bytes(const gen *G, uint32_t layer, orr_recompute rc)
 {
-    if (!moe_is_moe_layer(G, layer)) return 0;
+    if (!moe_is_moe_layer(G, layer) || rc == ORR_RECOMPUTE_FULL) return 0;
     const orr_model *m = model(G);
-    double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, fe = (double)m->expert_ffn / G->ETP;
+    uint32_t rm = gen_rc_modules(G, rc);
+    int narrow = orr_dtype_is_narrow(G->dt);
+    double in_B = narrow ? 1.0 : 2.0, fe = (double)m->expert_ffn / G->ETP, N = gen_local_tokens(G);
+    double norm_in = 0, norm_fp8 = 0;
+    if (G->rp->layer_saved_bytes != gen_autograd_layer_bytes && !(rm & ORR_RCM_LAYERNORM)) {
+        norm_in = N * 2.0 * G->h;
+        if (narrow && m->shared_experts && !(rm & (ORR_RCM_MOE | ORR_RCM_SHARED_EXPERTS))) norm_fp8 = N * in_B * G->h;
+    }
+    if (rm & ORR_RCM_MOE) return norm_in;
     /* unfused (expert_act): the activation's output kept by the score product (and glu's silu output by
      * its product), and the scores applied inside, so no expert output kept for the combine */
-    int unfused = expert_act_unfused(G);
-    double act = unfused ? 2.0 * fe * (G->gated ? 2.0 : 1.0) : 0.0;
-    double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + in_B * fe + act +
+    int unfused = expert_act_unfused(G), act_rc = (rm & ORR_RCM_MOE_ACT) != 0;
+    double act = unfused && !act_rc ? 2.0 * fe * (G->gated ? 2.0 : 1.0) : 0.0;
+    double per_copy = in_B * G->h + 2.0 * fe * (G->gated ? 2.0 : 1.0) + (act_rc ? 0.0 : in_B * fe) + act +
                       (G->rp->moe_scores_in_act || unfused ? 0.0 : 2.0 * G->h);
     double routed = routed_received(G) * G->ETP * per_copy;
     double fs = (double)m->shared_experts * m->shared_expert_ffn / G->T;
-    double shared = m->shared_experts ? gen_tokens(G) * (2.0 * fs * (G->gated ? 2.0 : 1.0) + in_B * fs) : 0;
-    double scores = gen_local_tokens(G) * m->experts * 4.0 * 2.0;
-    return routed + shared + scores;
+    double shared = m->shared_experts && !(rm & ORR_RCM_SHARED_EXPERTS)
+                        ? gen_tokens(G) * (2.0 * fs * (G->gated ? 2.0 : 1.0) + in_B * fs) : 0;
+    double scores = N * m->experts * 4.0 * 2.0;
+    return norm_in + norm_fp8 + routed + shared + scores;
 }
 
 /* The recipe's dense-MLP terms: PyTorch autograd's (gen_autograd_layer_bytes) those that depend on
  * the MLP width; megatron.c's layer_saved_bytes inside TP 2f (x2 gated) and the FC2 input, the FC1
- * input 2h (1 B under fp8) outside, split by tp with SP. */
-double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer)
+ * input 2h (1 B under fp8) outside, split by tp with SP (none left to take when mlp recompute
+ * dropped them: megatron.c). */
+double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer, orr_recompute rc)
 {
-    if (!moe_is_moe_layer(G, layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return 0;
+    if (!moe_is_moe_layer(G, layer) || rc == ORR_RECOMPUTE_FULL) return 0;
     if (G->rp->layer_saved_bytes == gen_autograd_layer_bytes) {
         gen no_mlp = *G;
         no_mlp.f = 0;
-        return gen_autograd_layer_bytes(G, G->s->recompute) - gen_autograd_layer_bytes(&no_mlp, G->s->recompute);
+        return gen_autograd_layer_bytes(G, rc) - gen_autograd_layer_bytes(&no_mlp, rc);
     }
+    if (gen_rc_modules(G, rc) & ORR_RCM_MLP) return 0;
     double in_B = orr_dtype_is_narrow(G->dt) ? 1.0 : 2.0, t = G->T;
     double inside = 2.0 * G->f * (G->gated ? 2.0 : 1.0) + in_B * G->f;
+    if (!G->s->bias_activation_fusion && G->gated) inside += 2.0 * G->f;
     return gen_tokens(G) * (inside / t + in_B * G->h / (G->sp ? t : 1.0));
 }
 
 void moe_save_activations(gen *G, const ctx *c, uint32_t buf)
 {
     if (!moe_is_moe_layer(G, c->layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return;
-    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "moe_activations", buf, moe_layer_activation_bytes(G, c->layer),
+    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "moe_activations", buf, moe_layer_saved_bytes(G, c->layer, G->s->recompute),
                ORR_MEM_ACT);
 }
 
@@ -587,6 +609,23 @@ void moe_free_activations(gen *G, const ctx *c, uint32_t buf)
 {
     if (!moe_is_moe_layer(G, c->layer) || G->s->recompute == ORR_RECOMPUTE_FULL) return;
     gen_mem_free(G, c, S_COMPUTE, buf);
+}
+
+void moe_module_recompute(gen *G, const ctx *c, uint32_t m)
+{
+    if (!moe_is_moe_layer(G, c->layer)) return;
+    if (m & ORR_RCM_MOE) {
+        moe_mlp(G, c, 0);
+        return;
+    }
+    if (m & ORR_RCM_MOE_ACT) {
+        double fe = (double)model(G)->expert_ffn / G->ETP;
+        expert_act(G, c, 0, tokens_per_expert(G) * local_experts(G), fe);
+    }
+    if ((m & ORR_RCM_SHARED_EXPERTS) && has_shared(G)) {
+        shared_half(G, c, 0, 0);
+        shared_half(G, c, 0, 1);
+    }
 }
 
 /* The expert gradients of one MoE layer reduced over the expert-data-parallel group on the DP
@@ -618,9 +657,7 @@ void mla_qkv(gen *G, const ctx *c, int backward)
     if (!backward) {
         gen_gemm_tp(G, c, "mla_down_gemm", M, down, G->h, "tp_allgather_attn", ORR_COLL_ALLGATHER);
         gen_memop(G, c, "mla_latent_norms", ORR_CLS_NORM, 2.0 * M * (ql + kvl) * G->act_B, 5.0 * M * (ql + kvl));
-        if (ql > 0) gen_gemm(G, c, "mla_q_up_gemm", M, q_up, ql);
-        else gen_gemm(G, c, "mla_q_gemm", M, q_up, G->h);
-        gen_gemm(G, c, "mla_kv_up_gemm", M, kv_up, kvl);
+        mla_up_proj(G, c);
         return;
     }
     gen_gemm(G, c, "mla_kv_up_dgrad", M, kvl, kv_up);
@@ -635,6 +672,17 @@ void mla_qkv(gen *G, const ctx *c, int backward)
     gen_memop(G, c, "mla_latent_norms_bwd", ORR_CLS_NORM, 3.0 * M * (ql + kvl) * G->act_B, 8.0 * M * (ql + kvl));
     gen_gemm_tp(G, c, "mla_down_dgrad", M, G->h, down, "tp_reducescatter_grad", gen_g_fwd_kind(G));
     gen_gemm(G, c, "mla_down_wgrad", down, G->h, M);
+}
+
+void mla_up_proj(gen *G, const ctx *c)
+{
+    const orr_model *m = model(G);
+    double M = gen_tokens(G), t = G->T, a = G->a;
+    double qk = (double)m->qk_nope_dim + m->qk_rope_dim, ql = m->q_lora_rank, kvl = m->kv_lora_rank;
+    double q_up = a * qk / t, kv_up = a * ((double)m->qk_nope_dim + m->v_head_dim) / t;
+    if (ql > 0) gen_gemm(G, c, "mla_q_up_gemm", M, q_up, ql);
+    else gen_gemm(G, c, "mla_q_gemm", M, q_up, G->h);
+    gen_gemm(G, c, "mla_kv_up_gemm", M, kv_up, kvl);
 }
 
 double moe_window_fraction(const gen *G, uint32_t layer)

@@ -212,6 +212,8 @@ int search_trial_spec(const search_base *b, const orr_trial *t, const char *net,
     add_arg(argv, &argc, t->v[ORR_AX_DIST_OPT] ? "--dist-opt" : "--no-dist-opt", NULL);
     if (net) add_arg(argv, &argc, "--net", net);
     if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
+    /* the job's --recompute-modules hold for the trials that recompute selectively under Megatron */
+    if (s->recompute != ORR_RECOMPUTE_SELECTIVE || !orr_fw_megatron(s->framework)) s->recompute_modules = 0;
     return orr_spec_resolve(s, err);
 }
 

@@ -17,7 +17,7 @@
 
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
-    F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_FP8_RECIPE, F_JSON, F_TRACE,
+    F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_RECOMPUTE_MODULES, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_FP8_RECIPE, F_JSON, F_TRACE,
     F_HTML,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_P2P_OVERLAP, F_NO_ASYNC_TP_AR, F_NO_ACT_FUSION, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
@@ -107,6 +107,9 @@ static const flag_def flags[] = {
      "torchtitan/automodel with pp > 1: sequences per DP rank in one pipeline schedule step", P},
     {"--seq", F_SEQ, COUNT, "the model's seq", "sequence length, tokens", P},
     {"--recompute", F_RECOMPUTE, "none, selective or full", "none", "activation recomputation", P},
+    {"--recompute-modules", F_RECOMPUTE_MODULES,
+     "comma-separated core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj", "core_attn",
+     "megatron with --recompute selective: what is recomputed (Megatron-Core's recompute_modules)", P},
     {"--precision", F_PRECISION, "bf16, fp16, fp8, mxfp8 or nvfp4", "bf16", "compute precision of the GEMMs", P},
     {"--fp8-recipe", F_FP8_RECIPE, "tensorwise, delayed, rowwise or blockwise", "tensorwise",
      "--precision fp8: how the GEMMs' operands are scaled (per tensor; Transformer Engine's delayed or blockwise; "
@@ -257,6 +260,28 @@ static int parse_pp_layers(const flag_def *f, const char *val, orr_spec *s, orr_
     return 0;
 }
 
+/* --recompute-modules layernorm,moe_act: Megatron-Core's module names, each at most once. */
+static int parse_recompute_modules(const flag_def *f, const char *val, orr_spec *s, orr_err *err)
+{
+    uint32_t set = 0, bit;
+    const char *p = val;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[24];
+        if (len == 0 || len >= sizeof name) return bad_value(f, val, err);
+        memcpy(name, p, len);
+        name[len] = 0;
+        if (orr_recompute_module_parse(name, &bit)) return bad_value(f, val, err);
+        if (set & bit) return orr_fail(err, "%s: %s is listed twice", f->name, name);
+        set |= bit;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    s->recompute_modules = set;
+    return 0;
+}
+
 /* --model takes a file if it names one, or looks like one (so a typo in a path is not reported as
  * an unknown model). */
 static int looks_like_file(const char *val)
@@ -362,6 +387,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_PP_FIRST: return parse_count(f, val, &s->pp_first_layers, err);
     case F_PP_LAST: return parse_count(f, val, &s->pp_last_layers, err);
     case F_PP_LAYERS: return parse_pp_layers(f, val, s, err);
+    case F_RECOMPUTE_MODULES: return parse_recompute_modules(f, val, s, err);
     case F_MBS: return parse_count(f, val, &s->mbs, err);
     case F_GBS: return parse_count(f, val, &s->gbs, err);
     case F_LBS: return parse_count(f, val, &s->lbs, err);

@@ -107,6 +107,30 @@ const char *orr_fsdp_strategy_name(orr_fsdp_strategy x)
     return (unsigned)x < NFSDP_STRATEGIES ? fsdp_strategy_names[x] : "unknown";
 }
 
+static const char *const recompute_module_names[ORR_RCM_COUNT] = {
+    "core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "mla_up_proj"};
+
+const char *orr_recompute_module_name(unsigned i) { return i < ORR_RCM_COUNT ? recompute_module_names[i] : NULL; }
+
+void orr_recompute_modules_format(uint32_t set, char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap) buf[0] = 0;
+    for (unsigned i = 0; i < ORR_RCM_COUNT && cap; i++) {
+        if (!(set & (1u << i))) continue;
+        int w = snprintf(buf + n, cap - n, "%s%s", n ? "," : "", recompute_module_names[i]);
+        if (w < 0 || (size_t)w >= cap - n) break;
+        n += (size_t)w;
+    }
+}
+
+int orr_recompute_module_parse(const char *name, uint32_t *bit)
+{
+    for (unsigned i = 0; i < ORR_RCM_COUNT; i++)
+        if (strcmp(name, recompute_module_names[i]) == 0) return *bit = 1u << i, 0;
+    return -1;
+}
+
 const char *orr_recompute_name(orr_recompute r)
 {
     switch (r) {
@@ -153,7 +177,7 @@ static const orr_yfield training_fields[] = {
     SF("mbs", ORR_YF_U32, mbs), SF("gbs", ORR_YF_U32, gbs), SF("seq", ORR_YF_U32, seq), SF("lbs", ORR_YF_U32, lbs),
 };
 /* training: keys that are enums, read by hand in apply_section */
-static const char *const training_enums[] = {"recompute", "precision", "fp8_recipe", NULL};
+static const char *const training_enums[] = {"recompute", "recompute_modules", "precision", "fp8_recipe", NULL};
 /* options: keys that are enums */
 static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing",
                                             "data_parallel_sharding_strategy", NULL};
@@ -232,6 +256,27 @@ static int read_pp_layers(orr_spec *s, const orr_ynode *n, orr_err *err)
     return 0;
 }
 
+/* training.recompute_modules: a list of Megatron-Core's module names, each at most once. */
+static int read_recompute_modules(orr_spec *s, const orr_ynode *n, orr_err *err)
+{
+    char names[160];
+    orr_recompute_modules_format((1u << ORR_RCM_COUNT) - 1, names, sizeof names);
+    if (n->kind != ORR_YSEQ || n->n == 0) {
+        char got[96];
+        orr_y_describe(n, got, sizeof got);
+        return orr_y_fail(n, err, "expected a list of Megatron-Core recompute modules (of %s), got %s", names, got);
+    }
+    uint32_t set = 0, bit;
+    for (const orr_ynode *c = n->first; c; c = c->next) {
+        if (c->kind != ORR_YSCALAR || strlen(c->str) != c->len || orr_recompute_module_parse(c->str, &bit))
+            return orr_y_fail(c, err, "expected one of %s", names);
+        if (set & bit) return orr_y_fail(c, err, "%s is listed twice", c->str);
+        set |= bit;
+    }
+    s->recompute_modules = set;
+    return 0;
+}
+
 /* Reads one of the sections parallel:, training:, options: (extra: keys read by hand, or NULL) */
 static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f, size_t nf,
                          const char *const *extra, orr_err *err)
@@ -242,6 +287,8 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
         if (strcmp(c->key, "recompute") == 0) {
             if (orr_y_choice(c, recompute_names, 3, &idx, err)) return -1;
             s->recompute = (orr_recompute)idx;
+        } else if (strcmp(c->key, "recompute_modules") == 0) {
+            if (read_recompute_modules(s, c, err)) return -1;
         } else if (strcmp(c->key, "attention") == 0) {
             if (orr_y_choice(c, attention_names, 3, &idx, err)) return -1;
             s->attention = (orr_attention)idx;
@@ -1144,6 +1191,36 @@ static int check_attention(const orr_spec *s, orr_err *err)
                     g->name);
 }
 
+/* Megatron-Core's recompute_modules, with its own checks (TransformerConfig.__post_init__): under
+ * --recompute selective only; moe_act needs experts (its grouped GEMMs), mla_up_proj MLA;
+ * shared_experts not with the shared-expert overlap, moe not with the combined 1F1B all-to-all
+ * overlap. Modules the model has nothing for (mlp on an all-MoE model, moe on a dense one) are no-ops,
+ * as in Megatron. Not given: core_attn, Megatron's default. */
+static int resolve_recompute_modules(orr_spec *s, orr_err *err)
+{
+    static const char opt[] = "--recompute-modules (training.recompute_modules)";
+    uint32_t m = s->recompute_modules;
+    if (m && !orr_fw_megatron(s->framework))
+        return foreign_option(s, ORR_FW_MEGATRON, opt, "Megatron-Core's selective recompute", err);
+    if (m && s->recompute != ORR_RECOMPUTE_SELECTIVE)
+        return orr_fail(err, "%s with --recompute %s (training.recompute): Megatron-Core applies recompute_modules "
+                             "under recompute_granularity selective only (--recompute selective)",
+                        opt, orr_recompute_name(s->recompute));
+    if (m >> ORR_RCM_COUNT) return orr_fail(err, "%s: unknown module bits 0x%x", opt, (unsigned)m);
+    if ((m & ORR_RCM_MOE_ACT) && !s->model.experts)
+        return orr_fail(err, "%s moe_act: model %s has no experts", opt, s->model.name);
+    if ((m & ORR_RCM_MLA_UP_PROJ) && s->model.attn_kind != ORR_ATTN_KIND_MLA)
+        return orr_fail(err, "%s mla_up_proj: model %s has no multi-latent attention", opt, s->model.name);
+    if ((m & ORR_RCM_SHARED_EXPERTS) && s->model.shared_experts && s->moe_shared_expert_overlap)
+        return orr_fail(err, "%s shared_experts with --moe-shared-expert-overlap: Megatron-Core cannot recompute the "
+                             "shared experts while they overlap the dispatch", opt);
+    if ((m & ORR_RCM_MOE) && s->moe_a2a_overlap)
+        return orr_fail(err, "%s moe with %s: Megatron-Core requires moe out of recompute_modules", opt, a2a_overlap_opt);
+    if (!m && s->recompute == ORR_RECOMPUTE_SELECTIVE && orr_fw_megatron(s->framework))
+        s->recompute_modules = ORR_RCM_CORE_ATTN;
+    return 0;
+}
+
 int orr_spec_resolve(orr_spec *s, orr_err *err)
 {
     if (s->njobs) return resolve_jobs(s, err);
@@ -1153,7 +1230,7 @@ int orr_spec_resolve(orr_spec *s, orr_err *err)
     if (check_precision(s, err) || check_fp8_recipe(s, err) || check_attention(s, err)) return -1;
     if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)
         return orr_fail(err, "--recompute (training.recompute): expected none, selective or full");
-    if (resolve_nanotron(s, err)) return -1;
+    if (resolve_recompute_modules(s, err) || resolve_nanotron(s, err)) return -1;
     if (s->launch_ps < 0) return orr_fail(err, "--launch-us (options.launch_us): must not be negative");
     if (!(s->bucket_params > 0) && s->framework == ORR_FW_NANOTRON) {
         s->bucket_params = 25.0 * 1024 * 1024 / 2.0; /* DDP's bucket_cap_mb 25 (model.ddp_bucket_cap_mb) of bf16 */
