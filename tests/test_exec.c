@@ -244,14 +244,17 @@ static void test_collective_late_rank(void)
 /* Compute under communication (docs/models.md, "Compute under communication"): a GEMM that starts
  * while an NCCL collective of its GPU is in flight is slowed by nccl_gemm_slowdown (the collective's
  * channels hold SMs the GEMM's tiles wait for), any other kernel by overlap_slowdown; beside
- * Transformer Engine's userbuffers (ORR_OPF_USERBUFFERS) a GEMM too only by overlap_slowdown. */
+ * Transformer Engine's userbuffers (ORR_OPF_USERBUFFERS) a GEMM too only by overlap_slowdown; beside
+ * DeepEP's exchange (ORR_OPF_DEEPEP) by deepep_gemm_slowdown, or nccl_gemm_slowdown where the GPU has
+ * none. */
 static void test_overlap_slowdown(void)
 {
-    static const uint8_t flags[2] = {0, ORR_OPF_USERBUFFERS};
-    static const int64_t gemm_us[2] = {13, 11};
+    static const uint8_t flags[4] = {0, ORR_OPF_USERBUFFERS, ORR_OPF_DEEPEP, ORR_OPF_DEEPEP};
+    static const int64_t gemm_us[4] = {13, 11, 15, 13};
     gpu.overlap_slowdown = 0.10;
     gpu.nccl_gemm_slowdown = 0.30;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 4; i++) {
+        gpu.deepep_gemm_slowdown = i == 3 ? 0 : 0.50;
         orr_workload *w = orr_workload_new(2, 8);
         orr_workload_add_rank(w, 0, 2, "r0");
         uint32_t m[2] = {0, 1};
@@ -280,7 +283,7 @@ static void test_overlap_slowdown(void)
         orr_exec_result_free(&x);
         orr_workload_free(w);
     }
-    gpu.overlap_slowdown = gpu.nccl_gemm_slowdown = 0;
+    gpu.overlap_slowdown = gpu.nccl_gemm_slowdown = gpu.deepep_gemm_slowdown = 0;
 }
 
 static orr_op p2p(orr_op_kind kind, uint32_t peer, uint32_t tag, uint64_t bytes, int batch_next)

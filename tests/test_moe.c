@@ -451,8 +451,10 @@ static double deepep_dispatch_bytes_with(const char *groups, const char *routing
     double bytes = 0;
     for (size_t i = 0; w && i < w->ranks[0].nops && !bytes; i++) {
         const orr_op *op = &w->ranks[0].ops[i];
-        if (op->kind == ORR_OP_COLL && strstr(w->names[op->name], "dispatch") && !strstr(w->names[op->name], "count"))
+        if (op->kind == ORR_OP_COLL && strstr(w->names[op->name], "dispatch") && !strstr(w->names[op->name], "count")) {
             bytes = (double)op->bytes;
+            CHECK(op->flags & ORR_OPF_DEEPEP); /* a kernel holding its SMs: deepep_gemm_slowdown beside it */
+        }
     }
     orr_workload_free(w);
     orr_spec_free(&s);

@@ -65,7 +65,9 @@
  * Megatron's recompute_modules (they had been --recompute selective, which recomputes the attention
  * core instead); with the router's saved input counted (moe.c) the old mapping predicts 80.0 GiB, out of
  * memory, the right one 73.3 GiB: rows 36, 37, 105 -8.9 / -22.5 / -11.2% -> -8.3 / -21.8 / -10.5%,
- * median 11.2 -> 10.5%.
+ * median 11.2 -> 10.5%. Then GEMMs beside DeepEP's exchanges (its 20 SMs, deepep_gemm_slowdown 0.27,
+ * measured: docs/models.md "Compute under communication") slowed: rows 37 and 105 (1F1B EP overlap)
+ * -18.3 / -6.5%, median 10.0%.
  */
 #include "check.h"
 #include "csv.h"
@@ -299,8 +301,8 @@ static void end_to_end(void)
     double m = median_of(errs, n);
     printf("median |error| %.1f%% over %d rows (all held out)\n", m, n);
     CHECK(n >= 8);
-    CHECK(m <= 11.5); /* 10.0% with FlashAttention-2's level on the Megatron rows, 11.2% with cuDNN's, 10.5% with
-                       * their recompute_modules (2026-11-27) */
+    CHECK(m <= 11.0); /* 10.0% with FlashAttention-2's level on the Megatron rows, 11.2% with cuDNN's, 10.5% with
+                       * their recompute_modules, 10.0% with DeepEP's SMs (2026-11-27) */
     orr_csv_free(&t);
 }
 

@@ -38,6 +38,8 @@ typedef struct orr_gpu {
     double overlap_slowdown;              /* compute slowdown factor - 1 while communication runs */
     double nccl_gemm_slowdown;            /* a GEMM's slowdown factor - 1 while an NCCL collective runs
                                              (its channels hold SMs the GEMM's tiles wait for) */
+    double deepep_gemm_slowdown;          /* the same beside DeepEP's dispatch or combine, which holds 20
+                                             SMs (0: not measured, nccl_gemm_slowdown applies) */
     /* An fp8 GEMM's rate by its scaling, relative to per-tensor scaling's (0: not measured on this GPU,
      * so --fp8-recipe refuses it): rowwise (per row of A, per column of B), blockwise with 1x128
      * blocks of A and 128x128 of B (DeepSeek-V3's and Transformer Engine's forward and data gradient),

@@ -147,7 +147,7 @@ typedef struct orr_valid_measured {
     uint32_t overlap_blocks[4];
     double overlap_gemm[4], overlap_attn[4];
     size_t overlap_k, overlap_rows, overlap_skipped; /* k values; rows compared; rows whose contender ended first */
-    double overlap_model, overlap_model_nccl_gemm;
+    double overlap_model, overlap_model_nccl_gemm, overlap_model_deepep_gemm;
     /* bf16 GEMMs at random shapes (gemm_sweep.csv), kernels of at least 100 us (below, the timing is
      * the host's), and the first of them beside 16 held SMs (overlap_sweep.csv) */
     size_t sweep_n, sweep_short;       /* compared; left out as host-bound */

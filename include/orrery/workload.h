@@ -124,6 +124,10 @@ typedef enum orr_mem_cat {
 /* KERNEL (ATTENTION_FWD/BWD): cuDNN's fused attention (--attention cudnn), at the GPU's
  * attn_cudnn_{fwd,bwd}_eff instead of FlashAttention-2's attn_{fwd,bwd}_eff */
 #define ORR_OPF_ATTN_CUDNN 0x20u
+/* COLL: DeepEP's dispatch or combine (--moe-dispatcher deepep): a kernel that holds its SMs while it
+ * runs (Megatron's moe_flex_dispatcher_num_sms, 20 by default), so a GEMM beside it slows by the
+ * GPU's deepep_gemm_slowdown */
+#define ORR_OPF_DEEPEP 0x40u
 typedef enum orr_fp8_scaling {
     ORR_FP8_SCALE_TENSOR,   /* one scale per tensor */
     ORR_FP8_SCALE_ROW,      /* one per row of A and per column of B */

@@ -1178,6 +1178,7 @@ static int measured_overlap(const char *dir, const orr_gpu *g, orr_valid_measure
     }
     out->overlap_model = g->overlap_slowdown;
     out->overlap_model_nccl_gemm = g->nccl_gemm_slowdown;
+    out->overlap_model_deepep_gemm = g->deepep_gemm_slowdown;
     return 0;
 }
 
@@ -1272,8 +1273,11 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
                        100 * m->cudnn_error[b][0], m->cudnn_n[b][1], 100 * m->cudnn_error[b][1]);
     orr_buf_printf(out, "  compute beside a kernel holding k SMs (a copy or a spin loop, as NCCL's channels), median "
                         "slowdown over %zu rows (%zu not compared: the contender ended first); Orrery slows a GEMM that "
-                        "starts under an NCCL collective by %.0f%%, any other kernel under communication by %.0f%%:\n",
-                   m->overlap_rows, m->overlap_skipped, 100 * m->overlap_model_nccl_gemm, 100 * m->overlap_model);
+                        "starts under an NCCL collective by %.0f%% (beside DeepEP's 20 SMs by %.0f%%), any other kernel "
+                        "under communication by %.0f%%:\n",
+                   m->overlap_rows, m->overlap_skipped, 100 * m->overlap_model_nccl_gemm,
+                   100 * (m->overlap_model_deepep_gemm > 0 ? m->overlap_model_deepep_gemm : m->overlap_model_nccl_gemm),
+                   100 * m->overlap_model);
     for (size_t i = 0; i < m->overlap_k; i++)
         orr_buf_printf(out, "    k = %2u: GEMMs %+6.1f%%, flash attention %+6.1f%%\n", m->overlap_blocks[i],
                        100 * m->overlap_gemm[i], 100 * m->overlap_attn[i]);

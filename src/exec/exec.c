@@ -78,6 +78,7 @@ typedef struct rank_st {
     int64_t kern_end_ps;       /* its end; an end event at another time is stale */
     uint32_t comm_active;      /* collectives/p2p in flight (compute slowdown) */
     uint32_t comm_nccl;        /* of them, NCCL collectives (not userbuffers, not p2p) */
+    uint32_t comm_deepep;      /* of them, DeepEP's dispatch and combine (ORR_OPF_DEEPEP) */
     uint32_t *stream_issued;   /* per stream: ops issued so far */
     uint32_t *stream_done;     /* per stream: ops completed so far */
     orr_memtrack mem;          /* ALLOC/FREE played in host order, as PyTorch allocates */
@@ -379,13 +380,15 @@ static void kernel_end_ev(void *ctx, uint64_t arg);
 
 /* How much communication in flight slows a kernel (factor - 1). An NCCL collective's channels hold
  * SMs for its whole run, one thread block each; a GEMM whose tiles are handed to its blocks up front
- * waits for them (nccl_gemm_slowdown, measured on the H100). Other kernels, and kernels beside p2p
- * (one or two channels) or userbuffers, by overlap_slowdown. docs/models.md, "Compute under
- * communication". */
+ * waits for them (nccl_gemm_slowdown, measured on the H100), and for DeepEP's 20 SMs by
+ * deepep_gemm_slowdown where the GPU has it. Other kernels, and kernels beside p2p (one or two
+ * channels) or userbuffers, by overlap_slowdown. docs/models.md, "Compute under communication". */
 static double overlap_factor(const exec *x, const rank_st *rs, const orr_op *op)
 {
     if (rs->comm_active == 0) return 0;
-    if (rs->comm_nccl > 0 && op->kind == ORR_OP_KERNEL && op->cls == ORR_CLS_GEMM) return x->gpu->nccl_gemm_slowdown;
+    int gemm = op->kind == ORR_OP_KERNEL && op->cls == ORR_CLS_GEMM;
+    if (gemm && rs->comm_deepep > 0 && x->gpu->deepep_gemm_slowdown > 0) return x->gpu->deepep_gemm_slowdown;
+    if (gemm && rs->comm_nccl > 0) return x->gpu->nccl_gemm_slowdown;
     return x->gpu->overlap_slowdown;
 }
 
@@ -468,6 +471,7 @@ static void comm_begin(exec *x, uint32_t r, uint32_t i, uint32_t dep_rank, uint3
         set_dep(t, ORR_DEP_PEER, dep_rank, dep_op);
     x->rs[r].comm_active++;
     if (is_nccl_coll(OP(x, r, i))) x->rs[r].comm_nccl++;
+    if (OP(x, r, i)->flags & ORR_OPF_DEEPEP) x->rs[r].comm_deepep++;
     slow_kernel_started_now(x, r);
 }
 
@@ -475,6 +479,7 @@ static void comm_end(exec *x, uint32_t r, uint32_t i)
 {
     x->rs[r].comm_active--;
     if (is_nccl_coll(OP(x, r, i))) x->rs[r].comm_nccl--;
+    if (OP(x, r, i)->flags & ORR_OPF_DEEPEP) x->rs[r].comm_deepep--;
     op_finished(x, r, i);
 }
 

@@ -56,6 +56,7 @@ static const orr_yfield gpu_fields[] = {
     GF("kernel_min_us", ORR_YF_I64, kernel_min_ps, 1e6, 0, 0, 1e6),
     GF("overlap_slowdown", ORR_YF_DOUBLE, overlap_slowdown, 1, 0, 0, 100),
     GF("nccl_gemm_slowdown", ORR_YF_DOUBLE, nccl_gemm_slowdown, 1, 0, 0, 100),
+    GF("deepep_gemm_slowdown", ORR_YF_DOUBLE, deepep_gemm_slowdown, 1, 0, 0, 100),
     GF("fp8_rowwise_rate", ORR_YF_DOUBLE, fp8_rowwise_rate, 1, 0, 0, 1),
     GF("fp8_block_rate", ORR_YF_DOUBLE, fp8_block_rate, 1, 0, 0, 1),
     GF("fp8_block_1d_rate", ORR_YF_DOUBLE, fp8_block_1d_rate, 1, 0, 0, 1),

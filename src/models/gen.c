@@ -408,8 +408,8 @@ orr_op *gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_col
 }
 
 /* A collective on an explicit group (FSDP shard and replicate groups). */
-void gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
-                    uint32_t group, uint32_t *seq, double bytes)
+orr_op *gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+                       uint32_t group, uint32_t *seq, double bytes)
 {
     orr_op *op = emit(G, ORR_OP_COLL, stream, name);
     tag_op(op, c);
@@ -418,6 +418,7 @@ void gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_
     op->a = group;
     op->seq = (*seq)++;
     op->bytes = (uint64_t)bytes;
+    return op;
 }
 
 static void coll_in(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, uint32_t group,

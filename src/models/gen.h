@@ -248,8 +248,8 @@ void gen_gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n, do
 orr_coll_kind gen_g_fwd_kind(const gen *G);
 /* The communicator of the given members (deduplicated by role and members); a collective on it. */
 uint32_t gen_group(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label);
-void gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
-                    uint32_t group, uint32_t *seq, double bytes);
+orr_op *gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
+                       uint32_t group, uint32_t *seq, double bytes);
 /* Tokens of one micro-batch each rank holds outside the TP regions (split over TP with SP). */
 double gen_local_tokens(const gen *G);
 

@@ -204,9 +204,15 @@ static double deepep_bytes(const gen *G)
 
 /* ---- the MoE MLP ---- */
 
+/* DeepEP's exchanges are kernels that hold their SMs (ORR_OPF_DEEPEP). */
+static void ep_flag(const gen *G, orr_op *op)
+{
+    if (G->s->moe_dispatcher == ORR_MOE_DEEPEP) op->flags |= ORR_OPF_DEEPEP;
+}
+
 static void ep_coll(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes)
 {
-    if (G->EP > 1) gen_coll_group(G, c, S_COMPUTE, name, kind, ORR_ROLE_EP, G->g_ep, &G->seq_ep, bytes);
+    if (G->EP > 1) ep_flag(G, gen_coll_group(G, c, S_COMPUTE, name, kind, ORR_ROLE_EP, G->g_ep, &G->seq_ep, bytes));
 }
 
 static void etp_coll(gen *G, const ctx *c, const char *name, orr_coll_kind kind, double bytes)
@@ -280,7 +286,7 @@ static void ep_exchange(gen *G, const ctx *c, const char *name, orr_coll_kind ki
     }
     uint32_t ready = gen_record(G, S_COMPUTE);
     gen_wait(G, S_EP, ready);
-    gen_coll_group(G, c, S_EP, name, kind, ORR_ROLE_EP, G->g_ep, &G->seq_ep, bytes);
+    ep_flag(G, gen_coll_group(G, c, S_EP, name, kind, ORR_ROLE_EP, G->g_ep, &G->seq_ep, bytes));
     uint32_t done = gen_record(G, S_EP);
     shared_half(G, c, backward, half);
     gen_wait(G, S_COMPUTE, done);
