@@ -3,7 +3,8 @@
  * validation tables nothing else checks, all held out (nothing was fitted on them):
  *   - data/validation/nanotron_ultrascale_tp_scaling.csv (the Ultra-Scale Playbook's 3.57B on H100,
  *     TP 2-32 with and without SP): tokens/s per GPU, held-out median within 10% (TP 2
- *     and 4 predicted 5-9% fast, TP 16 and 32 with SP 7-14% slow, TP-only TP 32 +44%; 7.5% today); no row
+ *     and 4 predicted 5-6% fast, TP 16 and 32 with SP 7-14% slow, TP-only TP 32 +44%; 5.5% today, 7.5%
+ *     before GEMMs beside NCCL slowed by the measured 0.22); no row
  *     predicted out of memory at the micro-batch it ran at, nor at the largest the figure shows
  *     (max_batch_size); one more than that is reported row by row (a known miss: the figure implies
  *     out of memory, 53-77 GiB is predicted, none over the 80 GB);
