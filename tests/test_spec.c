@@ -694,6 +694,33 @@ static void test_bad_resolve(void)
     orr_spec s;
     orr_err err;
     int rc_;
+    /* Megatron-Core's account_for_embedding/loss_in_pipeline_split: 94 layers + 2 over 32 x 3 virtual
+     * stages, one each, the first and the last none */
+    RESOLVE_FAIL("--model", "qwen3-235b-a22b", "--gpu", "H100", "--gpus", "256", "--tp", "2", "--sp", "--pp", "32",
+                 "--vpp", "3", "--ep", "8", "--gbs", "2048", "--account-for-embedding-in-pipeline-split",
+                 "--account-for-loss-in-pipeline-split");
+    CHECK_MSG(rc_ == 0, "%s", err.msg);
+    if (rc_ == 0) {
+        uint32_t split[96];
+        CHECK(orr_pp_split(&s, split, &err) == 0);
+        uint32_t sum = 0, ones = 0;
+        for (int v = 0; v < 96; v++) sum += split[v], ones += split[v] == 1;
+        CHECK(split[0] == 0 && split[95] == 0 && sum == 94 && ones == 94);
+    }
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--pp", "4",
+                 "--account-for-embedding-in-pipeline-split");
+    EXPECT_FAIL(rc_, err, "--account-for-embedding-in-pipeline-split (parallel.account_for_embedding_in_pipeline_split): "
+                          "the model's 32 layers + 1 (33) must be divisible by --pp 4");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--pp", "2", "--vpp", "4", "--gbs", "16",
+                 "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split");
+    EXPECT_FAIL(rc_, err, "each pipeline rank's 17 layers (the embedding and loss counted) must be divisible by --vpp 4");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--pp", "2", "--pp-layers", "15,16",
+                 "--account-for-loss-in-pipeline-split");
+    EXPECT_FAIL(rc_, err, "not with --pp-layers or --decoder-first/last-pipeline-num-layers");
+    RESOLVE_FAIL("--framework", "torchtitan", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--pp", "2",
+                 "--account-for-loss-in-pipeline-split");
+    EXPECT_FAIL(rc_, err, "--account-for-loss-in-pipeline-split (parallel.account_for_loss_in_pipeline_split) with",
+                "--framework megatron");
     /* Megatron-Core's recompute_modules: selective only, Megatron only, its own checks */
     RESOLVE_FAIL("--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "8", "--ep", "8", "--recompute-modules",
                  "layernorm,moe_act");

@@ -106,6 +106,10 @@ typedef struct orr_spec {
      * (parallel.pp_layers). Neither: TorchTitan's generate_split_points (even when divisible). */
     uint32_t pp_first_layers;
     uint32_t pp_last_layers;
+    /* megatron: the embedding and/or the loss counted as one layer each in the even split (Megatron-Core's
+     * account_for_{embedding,loss}_in_pipeline_split), so the first / last virtual stage holds one decoder
+     * layer fewer than the others (possibly none). Not with the two above or pp_layers. */
+    int pp_account_embedding, pp_account_loss;
     uint32_t npp_layers;                  /* entries of pp_layers given (0: none) */
     uint32_t pp_layers[ORR_PP_LAYERS_MAX];/* layers of virtual stage v = chunk*pp + stage, model order */
     uint32_t mbs, gbs, seq;

@@ -306,12 +306,9 @@ static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, c
     s->fp8_param_gather = 1;
     s->grad_reduce_bf16 = s->framework == ORR_FW_MEGATRON;
     s->attention = d->attention;
-    uint32_t nv = s->pp * s->vpp;
-    if (s->model.layers % nv != 0 && (s->model.layers + 2) % nv == 0 && nv <= ORR_PP_LAYERS_MAX) {
-        uint32_t per = (s->model.layers + 2) / nv; /* the embedding and the loss each take one layer's place */
-        s->npp_layers = nv;
-        for (uint32_t v = 0; v < nv; v++) s->pp_layers[v] = per - (v == 0 || v == nv - 1);
-    }
+    /* the 405B recipe counts the embedding and the loss as pipeline layers (its 126 layers in 64 virtual
+     * stages); the 8B and 70B ones split evenly */
+    s->pp_account_embedding = s->pp_account_loss = strcmp(name, "llama3-405b") == 0;
     return 0;
 }
 

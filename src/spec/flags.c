@@ -24,7 +24,7 @@ typedef enum flag_id {
     F_CACHING, F_NO_CACHING,
     F_NET, F_TOPOLOGY,
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW, F_PACKET_SEED,
-    F_PP_FIRST, F_PP_LAST, F_PP_LAYERS,
+    F_PP_FIRST, F_PP_LAST, F_PP_LAYERS, F_PP_ACCOUNT_EMB, F_PP_ACCOUNT_LOSS,
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP, F_MOE_A2A_OVERLAP,
     F_FSDP_STRATEGY,
@@ -82,6 +82,10 @@ static const flag_def flags[] = {
      "Megatron-Core's later name of --decoder-first-pipeline-num-layers", P},
     {"--num-layers-in-last-pipeline-stage", F_PP_LAST, COUNT, "even split",
      "Megatron-Core's later name of --decoder-last-pipeline-num-layers", P},
+    {"--account-for-embedding-in-pipeline-split", F_PP_ACCOUNT_EMB, NULL, "off",
+     "megatron: the embedding counts as one layer of the first virtual stage in the even split", P},
+    {"--account-for-loss-in-pipeline-split", F_PP_ACCOUNT_LOSS, NULL, "off",
+     "megatron: the loss (LM head) counts as one layer of the last virtual stage in the even split", P},
     {"--pp-layers", F_PP_LAYERS, "comma-separated positive layer counts, one per virtual pipeline stage", "none",
      "explicit layers of each of the pp*vpp virtual stages, in model order", P},
     {"--sp", F_SP, NULL, "off", "sequence parallelism (tp > 1)", P},
@@ -387,6 +391,8 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_PP_FIRST: return parse_count(f, val, &s->pp_first_layers, err);
     case F_PP_LAST: return parse_count(f, val, &s->pp_last_layers, err);
     case F_PP_LAYERS: return parse_pp_layers(f, val, s, err);
+    case F_PP_ACCOUNT_EMB: s->pp_account_embedding = 1; return 0;
+    case F_PP_ACCOUNT_LOSS: s->pp_account_loss = 1; return 0;
     case F_RECOMPUTE_MODULES: return parse_recompute_modules(f, val, s, err);
     case F_MBS: return parse_count(f, val, &s->mbs, err);
     case F_GBS: return parse_count(f, val, &s->gbs, err);

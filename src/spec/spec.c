@@ -169,6 +169,8 @@ static const orr_yfield parallel_fields[] = {
     SF("bf16_params", ORR_YF_BOOL, bf16_params), SF("plain_experts", ORR_YF_BOOL, plain_experts),
     SF("decoder_first_pipeline_num_layers", ORR_YF_U32, pp_first_layers),
     SF("decoder_last_pipeline_num_layers", ORR_YF_U32, pp_last_layers),
+    SF("account_for_embedding_in_pipeline_split", ORR_YF_BOOL, pp_account_embedding),
+    SF("account_for_loss_in_pipeline_split", ORR_YF_BOOL, pp_account_loss),
 };
 /* parallel: keys read by hand in apply_section */
 static const char *const parallel_lists[] = {"pp_layers", NULL};
@@ -590,6 +592,10 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
     if (s->dist_opt && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--dist-opt (parallel.dist_opt)",
                               "--dist-opt is Megatron-LM's distributed optimizer", err);
+    if ((s->pp_account_embedding || s->pp_account_loss) && !orr_fw_megatron(fw))
+        return foreign_option(s, ORR_FW_MEGATRON, s->pp_account_embedding ? "--account-for-embedding-in-pipeline-split "
+                              "(parallel.account_for_embedding_in_pipeline_split)" : "--account-for-loss-in-pipeline-split "
+                              "(parallel.account_for_loss_in_pipeline_split)", "Megatron-Core's pipeline split", err);
     if (s->grad_reduce_bf16 && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--grad-reduce-in-bf16 (options.grad_reduce_in_bf16)",
                               "Megatron-LM's gradient buffer in bf16", err);
@@ -846,6 +852,32 @@ static int megatron_first_last(const orr_spec *s, uint32_t *per_rank, orr_err *e
     return 0;
 }
 
+/* Megatron-Core's account_for_embedding/loss_in_pipeline_split (TransformerConfig.__post_init__ and
+ * get_num_layers_to_build): the embedding and the loss each take one layer's place, layers + e + l
+ * must be divisible by pp and each rank's share by vpp; every virtual stage then holds that share / vpp,
+ * less one in the first (the embedding) and in the last (the loss). */
+static int megatron_account_for(const orr_spec *s, uint32_t *out, orr_err *err)
+{
+    uint32_t P = s->pp ? s->pp : 1, V = s->vpp ? s->vpp : 1, e = s->pp_account_embedding != 0,
+             l = s->pp_account_loss != 0;
+    uint64_t n = (uint64_t)s->model.layers + e + l, S = (uint64_t)P * V;
+    const char *opt = e && l ? "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"
+                      : e    ? "--account-for-embedding-in-pipeline-split (parallel.account_for_embedding_in_pipeline_split)"
+                             : "--account-for-loss-in-pipeline-split (parallel.account_for_loss_in_pipeline_split)";
+    if (s->npp_layers || s->pp_first_layers || s->pp_last_layers)
+        return orr_fail(err, "%s: not with --pp-layers or --decoder-first/last-pipeline-num-layers (Megatron-Core "
+                             "refuses the combination)", opt);
+    if (n % P)
+        return orr_fail(err, "%s: the model's %u layers + %u (%llu) must be divisible by --pp %u, as Megatron-Core "
+                             "requires", opt, s->model.layers, e + l, (unsigned long long)n, P);
+    if ((n / P) % V)
+        return orr_fail(err, "%s: each pipeline rank's %llu layers (the embedding and loss counted) must be divisible "
+                             "by --vpp %u, as Megatron-Core requires", opt, (unsigned long long)(n / P), V);
+    uint32_t per = (uint32_t)(n / S);
+    for (uint64_t v = 0; v < S; v++) out[v] = per - (v == 0 ? e : 0) - (v == S - 1 ? l : 0);
+    return 0;
+}
+
 int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err)
 {
     uint32_t P = s->pp ? s->pp : 1, V = s->vpp ? s->vpp : 1, L = s->model.layers;
@@ -853,6 +885,7 @@ int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err)
     if (s->npp_layers && (s->pp_first_layers || s->pp_last_layers))
         return orr_fail(err, "--pp-layers (parallel.pp_layers): give either the layers of every stage or "
                              "--decoder-first/last-pipeline-num-layers, not both");
+    if (s->pp_account_embedding || s->pp_account_loss) return megatron_account_for(s, out, err);
     if (s->npp_layers) {
         if (s->npp_layers != S)
             return orr_fail(err, "--pp-layers (parallel.pp_layers): expected pp*vpp = %llu layer counts (one per "
