@@ -146,6 +146,34 @@ static void test_oom(void)
  * neighbour freed later cannot borrow it. On one 20 MiB segment: q 9 + n 11; free q; y 8.5 MiB into
  * q's 9 (the 0.5 MiB tail not split off); free n: 11 MiB free, not 11.5; so 11.25 MiB needs a new
  * (12 MiB) segment. Splitting whenever 512 B would remain would serve it from y's tail + n. */
+/* Fragmentation: ten 4 MiB blocks fill two 20 MiB segments; every other one freed leaves 20 MiB in
+ * holes but no segment wholly free. A 30 MiB request in a 60 MiB capacity then fails with the caching
+ * allocator (40 + 30 reserved, nothing to release) and fits with expandable segments, whose release
+ * unmaps the free blocks (20 + 30); a block next to an unmapped one is not merged across it. */
+static void test_expandable(void)
+{
+    for (int mode = ORR_MEM_CACHING; mode <= ORR_MEM_EXPANDABLE; mode++) {
+        orr_memtrack m;
+        orr_mem_rank r;
+        orr_mem_init(&m, 12, 60 * MiB, mode, &r);
+        for (uint32_t i = 0; i < 10; i++) CHECK_EQ_I64(orr_mem_alloc(&m, i, 4 * MiB, ORR_MEM_ACT, 0, i, i), 0);
+        CHECK_EQ_I64(m.reserved_bytes, 40 * MiB);
+        for (uint32_t i = 0; i < 10; i += 2) CHECK_EQ_I64(orr_mem_release(&m, i, 20 + i), 0);
+        int rc = orr_mem_alloc(&m, 10, 30 * MiB, ORR_MEM_ACT, 0, 40, 10);
+        CHECK_EQ_I64(rc, mode == ORR_MEM_CACHING ? 1 : 0);
+        CHECK_EQ_I64(r.oom, mode == ORR_MEM_CACHING);
+        CHECK_EQ_I64(m.reserved_bytes, mode == ORR_MEM_CACHING ? 70 * MiB : 50 * MiB);
+        if (mode == ORR_MEM_EXPANDABLE) { /* block 1's free neighbours are gone: freeing it merges nothing, */
+            CHECK_EQ_I64(orr_mem_release(&m, 1, 50), 0);
+            /* so 12 MiB does not fit it: a new range, block 1 unmapped under pressure (50 - 4 + 12) */
+            CHECK_EQ_I64(orr_mem_alloc(&m, 11, 12 * MiB, ORR_MEM_ACT, 0, 51, 11), 0);
+            CHECK_EQ_I64(m.reserved_bytes, 58 * MiB);
+        }
+        orr_mem_free_tracker(&m);
+        orr_mem_rank_free(&r);
+    }
+}
+
 static void test_no_large_split(void)
 {
     orr_memtrack m;
@@ -247,6 +275,7 @@ int main(void)
     test_rounding();
     test_caching();
     test_peak_moment();
+    test_expandable();
     test_no_large_split();
     test_best_fit();
     test_oom();

@@ -721,6 +721,11 @@ static void test_bad_resolve(void)
                  "--account-for-loss-in-pipeline-split");
     EXPECT_FAIL(rc_, err, "--account-for-loss-in-pipeline-split (parallel.account_for_loss_in_pipeline_split) with",
                 "--framework megatron");
+    RESOLVE_FAIL("--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--expandable-segments",
+                 "--no-caching-allocator");
+    EXPECT_FAIL(rc_, err, "--expandable-segments (options.expandable_segments) with --no-caching-allocator");
+    rc_ = load_text(&s, "model: llama3-8b\noptions: {expandable_segments: true}\n", &err, NULL);
+    CHECK(rc_ == 0 && s.expandable_segments == 1);
     /* Megatron-Core's recompute_modules: selective only, Megatron only, its own checks */
     RESOLVE_FAIL("--model", "qwen3-30b-a3b", "--gpu", "H100", "--gpus", "8", "--ep", "8", "--recompute-modules",
                  "layernorm,moe_act");

@@ -8,7 +8,12 @@
  *     with free neighbours of the same segment;
  *   - when a new segment would exceed the capacity, every fully free cached segment is released
  *     and the request retried; if it still does not fit, that allocation is the out-of-memory one.
- * With caching off, reserved == allocated (raw live bytes, no rounding).
+ * With caching off, reserved == allocated (raw live bytes, no rounding). With expandable segments
+ * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: each stream's pool one virtual range whose pages
+ * are mapped on demand), the release under pressure unmaps every free cached block, not only whole
+ * free segments (release_expandable_segment unmaps the whole pages inside each; modelled as the whole
+ * block), so fragmentation no longer makes an allocation fail: a block next to an unmapped one is not
+ * merged across it (its pages would need mapping again).
  *
  * After an OOM the tracker goes on (the allocation is granted beyond capacity), so the peak shows
  * how much the job would need; the first failing allocation is recorded.
@@ -64,6 +69,8 @@ typedef struct orr_memtrack {
 } orr_memtrack;
 
 /* Starts tracking for a rank with buffer ids 0..nbufs-1; results go to out (zeroed here). */
+/* caching: 0 raw live bytes, ORR_MEM_CACHING the caching allocator, ORR_MEM_EXPANDABLE with expandable segments */
+enum { ORR_MEM_CACHING = 1, ORR_MEM_EXPANDABLE = 2 };
 void orr_mem_init(orr_memtrack *m, uint32_t nbufs, uint64_t capacity_bytes, int caching, orr_mem_rank *out);
 void orr_mem_free_tracker(orr_memtrack *m);
 /* Returns 0 if it fits, 1 if it is (or follows) an out-of-memory, -1 if buf is out of range or

@@ -187,6 +187,8 @@ typedef struct orr_spec {
     int symmetry;              /* simulate identical ranks once (default 1; off under --net flow/packet) */
     uint64_t mem_capacity_bytes; /* device memory for the OOM verdict (0: the GPU's HBM) */
     int caching_allocator;     /* model PyTorch's caching allocator (default 1), else raw live bytes */
+    int expandable_segments;   /* the caching allocator with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+                                * (default 0): under memory pressure it unmaps every free cached block */
     /* Network (docs/spec.md "network"). */
     orr_net_kind net;          /* analytic (default), flow or packet */
     int topology_set;          /* topo.kind was given (else: the cluster's topology) */

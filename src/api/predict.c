@@ -29,7 +29,8 @@ static void config_json(const orr_spec *s, orr_buf *b)
                       "\"dist_opt\": %s, \"precision\": \"%s\", \"overlap_grad_reduce\": %s, "
                       "\"overlap_param_gather\": %s, \"tp_comm_overlap\": %s, \"bucket_params\": %.17g, "
                       "\"launch_s\": %.17g, \"symmetry\": %s, \"network\": \"%s\", \"cp\": %u, \"fsdp\": %u, "
-                      "\"zero\": %u, \"reshard_after_forward\": %s, \"compile\": %s, \"caching_allocator\": %s",
+                      "\"zero\": %u, \"reshard_after_forward\": %s, \"compile\": %s, \"caching_allocator\": %s, "
+                      "\"expandable_segments\": %s",
                    s->gpus, s->cluster.gpus_per_node, s->tp, s->pp, s->dp, s->vpp, s->sp ? "true" : "false", s->mbs,
                    s->gbs, s->seq, orr_recompute_name(s->recompute), s->dist_opt ? "true" : "false",
                    orr_dtype_name(s->precision), s->overlap_grad_reduce ? "true" : "false",
@@ -37,7 +38,8 @@ static void config_json(const orr_spec *s, orr_buf *b)
                    s->bucket_params, (double)s->launch_ps / 1e12, s->symmetry ? "true" : "false",
                    orr_net_kind_name(s->net), s->cp, s->fsdp, s->zero,
                    orr_spec_reshard_after_forward(s) ? "true" : "false",
-                   s->compile ? "true" : "false", s->caching_allocator ? "true" : "false");
+                   s->compile ? "true" : "false", s->caching_allocator ? "true" : "false",
+                   s->expandable_segments ? "true" : "false");
     if (s->recompute_modules) {
         char m[160];
         orr_recompute_modules_format(s->recompute_modules, m, sizeof m);
@@ -101,9 +103,9 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
     cfg.ss_theta = s->ss_theta;
     cfg.ss_window = s->ss_window;
     cfg.seed = s->packet_seed;
+    int caching = !s->caching_allocator ? 0 : s->expandable_segments ? ORR_MEM_EXPANDABLE : ORR_MEM_CACHING;
     orr_exec_opts opts = {.net = s->net, .launch_ps = s->launch_ps, .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH,
-                          .net_cfg = &cfg,
-                          .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = s->caching_allocator,
+                          .net_cfg = &cfg, .mem_capacity_bytes = orr_spec_alloc_capacity(s), .mem_caching = caching,
                           .variability = s->variability, .variability_seed = s->variability_seed,
                           .link_tracks = traced && (s->trace_path[0] || s->html_path[0]) ? ORR_LINK_TRACKS_DEFAULT : 0,
                           .progress = s->progress};

@@ -148,14 +148,17 @@ static uint32_t best_fit(const orr_memtrack *m, uint8_t stream, uint8_t small, u
     return b->stream == stream && b->small == small ? m->free_set[lo] : NONE;
 }
 
-/* Releases every cached segment that is entirely free (release_cached_blocks). */
+/* Releases every cached segment that is entirely free (release_cached_blocks); with expandable
+ * segments every free cached block (unmapped), its neighbours no longer linked across it. */
 static void release_cached_segments(orr_memtrack *m)
 {
     size_t k = 0;
     for (size_t i = 0; i < m->nfree; i++) {
         uint32_t id = m->free_set[i];
         orr_mem_block *b = &m->blocks[id];
-        if (b->prev == NONE && b->next == NONE) {
+        if ((b->prev == NONE && b->next == NONE) || m->caching == ORR_MEM_EXPANDABLE) {
+            if (b->prev != NONE) m->blocks[b->prev].next = NONE;
+            if (b->next != NONE) m->blocks[b->next].prev = NONE;
             m->reserved_bytes -= b->size;
             block_release(m, id);
         } else {

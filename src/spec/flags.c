@@ -21,7 +21,7 @@ typedef enum flag_id {
     F_HTML,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_P2P_OVERLAP, F_NO_ASYNC_TP_AR, F_NO_ACT_FUSION, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
     F_CP, F_FSDP, F_ZERO, F_RESHARD, F_NO_RESHARD, F_FP8_AG, F_BF16_PARAMS, F_PLAIN_EXPERTS, F_COMPILE, F_NO_COMPILE, F_COMPILE_LOSS, F_NO_COMPILE_LOSS, F_MEM_CAPACITY,
-    F_CACHING, F_NO_CACHING,
+    F_CACHING, F_NO_CACHING, F_EXPANDABLE,
     F_NET, F_TOPOLOGY,
     F_TOPOLOGY_FILE, F_OVERSUB, F_PXN, F_NO_PXN, F_CC, F_PACKET_PAYLOAD, F_NO_ACCEL, F_ACCEL, F_NO_MEMO, F_MEMO, F_SS_THETA, F_SS_WINDOW, F_PACKET_SEED,
     F_PP_FIRST, F_PP_LAST, F_PP_LAYERS, F_PP_ACCOUNT_EMB, F_PP_ACCOUNT_LOSS,
@@ -163,6 +163,8 @@ static const flag_def flags[] = {
      "device memory for the OOM verdict", P | E | J},
     {"--caching-allocator", F_CACHING, NULL, "on", "model PyTorch's caching allocator (reserved memory)", P | J},
     {"--no-caching-allocator", F_NO_CACHING, NULL, NULL, "count raw live bytes only", P | J},
+    {"--expandable-segments", F_EXPANDABLE, NULL, "off",
+     "the caching allocator with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", P | J},
     /* network */
     {"--net", F_NET, "analytic, flow or packet", "analytic", "network backend", P | J},
     {"--topology", F_TOPOLOGY, "rail-fat-tree, fat-tree, clos3 or hpcc", "the cluster's", "scale-out fabric", P | J},
@@ -486,6 +488,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_NO_COMPILE_LOSS: s->compile_loss = 0; return 0;
     case F_CACHING: s->caching_allocator = 1; return 0;
     case F_NO_CACHING: s->caching_allocator = 0; return 0;
+    case F_EXPANDABLE: s->expandable_segments = 1; return 0;
     case F_MEM_CAPACITY: {
         static const struct { const char *unit; double mul; } units[] = {
             {"GiB", 1073741824.0}, {"GB", 1e9}, {"MiB", 1048576.0}, {"MB", 1e6}, {"TiB", 1099511627776.0}};

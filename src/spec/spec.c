@@ -199,6 +199,7 @@ static const orr_yfield options_fields[] = {
     SF("compile", ORR_YF_BOOL, compile),
     SF("compile_loss", ORR_YF_BOOL, compile_loss),
     SF("caching_allocator", ORR_YF_BOOL, caching_allocator),
+    SF("expandable_segments", ORR_YF_BOOL, expandable_segments),
     SF("moe_shared_expert_overlap", ORR_YF_BOOL, moe_shared_expert_overlap),
     SF("overlap_moe_expert_parallel_comm", ORR_YF_BOOL, moe_a2a_overlap),
     {.key = "moe_capacity_factor", .type = ORR_YF_DOUBLE, .offset = offsetof(orr_spec, moe_capacity_factor),
@@ -337,8 +338,8 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
 static const char *const job_keys[] = {"name", "framework", "model", "gpus", "parallel", "training", "options",
                                        "first_gpu", "nodes", NULL};
 /* Options the executor applies to the whole run, so every job of a multi-job spec shares them. */
-static const char *const run_options[] = {"launch_us", "symmetry", "caching_allocator", "mem_capacity_gib",
-                                          "variability", "variability_seed", NULL};
+static const char *const run_options[] = {"launch_us", "symmetry", "caching_allocator", "expandable_segments",
+                                          "mem_capacity_gib", "variability", "variability_seed", NULL};
 
 static int apply_sections(orr_spec *s, const orr_ynode *map, orr_err *err)
 {
@@ -1264,6 +1265,9 @@ int orr_spec_resolve(orr_spec *s, orr_err *err)
     if ((unsigned)s->recompute > ORR_RECOMPUTE_FULL)
         return orr_fail(err, "--recompute (training.recompute): expected none, selective or full");
     if (resolve_recompute_modules(s, err) || resolve_nanotron(s, err)) return -1;
+    if (s->expandable_segments && !s->caching_allocator)
+        return orr_fail(err, "--expandable-segments (options.expandable_segments) with --no-caching-allocator: expandable "
+                             "segments are a mode of PyTorch's caching allocator");
     if (s->launch_ps < 0) return orr_fail(err, "--launch-us (options.launch_us): must not be negative");
     if (!(s->bucket_params > 0) && s->framework == ORR_FW_NANOTRON) {
         s->bucket_params = 25.0 * 1024 * 1024 / 2.0; /* DDP's bucket_cap_mb 25 (model.ddp_bucket_cap_mb) of bf16 */
