@@ -23,6 +23,7 @@ typedef enum orr_valid_set {
     ORR_VALID_NANOTRON_DP,   /* nanotron_ultrascale_dp_scaling_partial.csv: no row predicted (model not stated) */
     ORR_VALID_DEEPSPEED,     /* deepspeed_published.csv: DeepSpeed ZeRO-3 on Azure A100 (held out) */
     ORR_VALID_MBRIDGE_H100,  /* megatron_bridge_h100_perf_summary.csv: Megatron-Bridge 25.09-26.06 (held out) */
+    ORR_VALID_MBRIDGE_MOE_H100, /* the same file's MoE rows, NeMo 26.02-26.06 (held out) */
     ORR_VALID_SET_COUNT
 } orr_valid_set;
 
@@ -53,7 +54,7 @@ typedef struct orr_valid_table {
 } orr_valid_table;
 
 /* "megatron-h100", "selene-a100", "nemo-h100", "llama3-fp8", "megatron-2020", "nanotron-tp", "nanotron-dp",
- * "deepspeed-azure", "mbridge-h100". */
+ * "deepspeed-azure", "mbridge-h100", "mbridge-moe-h100". */
 const char *orr_valid_set_name(orr_valid_set set);
 
 /* Predicts every row of the set; dir is the data/validation folder. */

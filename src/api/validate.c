@@ -291,8 +291,7 @@ static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, c
     else if (strncmp(model, "Nemotron_3", 10) == 0)
         return *skip = "Nemotron 3 (hybrid Mamba-Transformer MoE): not modelled", 1;
     else
-        return *skip = "MoE recipes (recompute_modules, DeepEP/HybridEP dispatch, explicit pipeline layouts with "
-                       "MTP) not mapped to Orrery's options yet", 1;
+        return *skip = "MoE (set mbridge-moe-h100)", 1;
     if (orr_catalog_model(name, &s->model, err) < 0) return -1;
     const char *size = strrchr(model, '_'); /* "LLAMA3.1_405B" -> "405B 26.06" */
     snprintf(s->model.name, sizeof s->model.name, "%s %s", size ? size + 1 : model, orr_csv_get(t, r, "container"));
@@ -309,6 +308,63 @@ static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, c
     /* the 405B recipe counts the embedding and the loss as pipeline layers (its 126 layers in 64 virtual
      * stages); the 8B and 70B ones split evenly */
     s->pp_account_embedding = s->pp_account_loss = strcmp(name, "llama3-405b") == 0;
+    return 0;
+}
+
+/* Megatron-Bridge's DGX-H100 MoE pre-training rows of NeMo 26.02-26.06 (Megatron-Bridge v0.3.0, v0.3.1,
+ * v0.4.0, v0.4.1 assumed for 26.04.01, v0.5.0; docs/releases/software-versions.md @067f987d), as
+ * scripts/performance/configs/{qwen,gpt_oss} of those tags configure them (set ORR_VALID_MBRIDGE_MOE_H100's
+ * assumptions; docs/models.md "Megatron-Bridge's MoE rows"). The 25.09 and 25.11 rows are left out:
+ * precision not published or token-dropping runs (25.09), micro-batch and layout of the table not those of
+ * the config (25.11). A row the docs list twice is counted once. */
+static int mbridge_moe_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    if (strcmp(orr_csv_get(t, r, "task"), "pretrain") != 0) return *skip = "fine-tuning: not modelled", 1;
+    const char *model = orr_csv_get(t, r, "model"), *c = orr_csv_get(t, r, "container"), *name = NULL;
+    int q235 = strcmp(model, "Qwen3_235B_a22B") == 0, q30 = strcmp(model, "Qwen3_30B_a3B") == 0,
+        oss = strcmp(model, "GPT OSS 120B") == 0;
+    if (!q235 && !q30 && !oss)
+        return *skip = "dense (set mbridge-h100), Nemotron 3, or DeepSeek-V3 (MTP and its layout not modelled)", 1;
+    if (strncmp(c, "25.", 3) == 0)
+        return *skip = "25.09/25.11: precision not published or token dropping (25.09); the table's micro-batch and "
+                       "layout are not the config's (25.11)", 1;
+    if (q30 && (strcmp(c, "26.02") == 0 || strcmp(c, "26.02.01") == 0))
+        return *skip = "Qwen3-30B 26.02/26.02.01: DeepEP unsupported in 26.02 (its known issues), what ran is unknown; "
+                       "the 26.02.01 table's PP 2 x VP 12, EP 8 is not its config's PP 1, EP 16", 1;
+    int dup = r > 1 && r < t->nrows; /* rows[0] is the header */
+    for (int k = 0; dup && k < t->ncols; k++) dup = strcmp(t->rows[r][k], t->rows[r - 1][k]) == 0;
+    if (dup) return *skip = "listed twice in the docs: counted once", 1;
+    name = q235 ? "qwen3-235b-a22b" : q30 ? "qwen3-30b-a3b" : "gpt-oss-120b";
+    if (orr_catalog_model(name, &s->model, err) < 0) return -1;
+    snprintf(s->model.name, sizeof s->model.name, "%s %s", q235 ? "Qwen3-235B" : q30 ? "Qwen3-30B" : "GPT-OSS-120B", c);
+    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
+    recipe_batch(t, r, s);
+    s->ep = csv_u32(t, r, "ep");
+    s->sp = s->tp > 1;
+    s->dist_opt = 1;
+    s->grad_reduce_bf16 = 1;
+    s->attention = d->attention;
+    /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: set by the DGX Cloud launcher from v0.3.0 and for
+     * every job from 26.06, not by the Slurm one for these models before; which launcher made the published
+     * numbers is not stated (without it the Qwen3-235B rows come out out of memory, 79.6 GiB reserved for
+     * 69.0 allocated: the modelled fragmentation alone) */
+    s->expandable_segments = 1;
+    if (oss) {
+        s->recompute = ORR_RECOMPUTE_SELECTIVE;
+        s->recompute_modules = ORR_RCM_LAYERNORM | ORR_RCM_MOE_ACT;
+        s->moe_dispatcher = ORR_MOE_ALLTOALL;
+        return 0;
+    }
+    s->precision = ORR_FP8;
+    s->fp8_recipe = ORR_FP8_TENSORWISE;
+    s->fp8_param_gather = 1;
+    if (q30) {
+        s->moe_dispatcher = ORR_MOE_DEEPEP; /* HybridEP */
+        return 0;
+    }
+    s->moe_dispatcher = ORR_MOE_ALLTOALL;
+    s->moe_a2a_overlap = 1;
+    s->pp_account_embedding = s->pp_account_loss = 1;
     return 0;
 }
 
@@ -429,15 +485,29 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "25.11 rows of the same configurations say FP8-CS), FP8 parameters, bf16 gradient reduction, distributed "
         "optimizer, SP and TP comm overlap when TP > 1, no recompute; Llama 3 8B on Megatron-FSDP (FSDP 8); 405B's "
         "embedding and loss counted as pipeline layers; 70B split evenly; cuDNN fused attention (2025-2026 software); "
-        "MoE, Nemotron 3 and fine-tuning rows not predicted",
+        "MoE rows in set mbridge-moe-h100; Nemotron 3 and fine-tuning rows not predicted",
         0, M_TOKENS, "tokens_per_sec_per_gpu", mbridge_row, 0, 0, NULL, ORR_ATTN_CUDNN},
+    [ORR_VALID_MBRIDGE_MOE_H100] = {
+        "megatron_bridge_h100_perf_summary.csv",
+        "Megatron-Bridge performance summaries, DGX-H100 (NeMo containers 26.02-26.06, MoE pre-training rows)",
+        "tokens/s per GPU",
+        "scripts/performance/configs/{qwen,gpt_oss} at the containers' Megatron-Bridge tags (v0.3.0-v0.5.0): bf16 "
+        "gradient reduction, distributed optimizer, forced load balancing (random routing, dropless), cuDNN fused "
+        "attention, expandable segments (the DGX Cloud launcher's; the Slurm one's not stated); Qwen3-235B-A22B TP 2 SP, PP 8 x VP 4, EP 32, FP8 per-tensor current scaling with FP8 parameters, "
+        "no recompute, alltoall with the combined 1F1B EP overlap (its delay_wgrad_compute not modelled), embedding "
+        "and loss counted as pipeline layers; Qwen3-30B-A3B TP 1, PP 1, EP 16, FP8 as above, HybridEP as DeepEP, no "
+        "overlap; GPT-OSS 120B TP 1, PP 4, EP 8, bf16, selective recompute of layernorm and moe_act, alltoall; the "
+        "25.09/25.11 rows, Qwen3-30B of 26.02 and 26.02.01 (dispatcher unknown; the table's layout disagrees with the "
+        "config) and DeepSeek-V3 (MTP layout) not predicted",
+        0, M_TOKENS, "tokens_per_sec_per_gpu", mbridge_moe_row, 0, 0, NULL, ORR_ATTN_CUDNN},
 };
 
 const char *orr_valid_set_name(orr_valid_set set)
 {
     static const char *const names[ORR_VALID_SET_COUNT] = {"megatron-h100", "selene-a100", "nemo-h100",
                                                             "llama3-fp8", "megatron-2020", "nanotron-tp",
-                                                            "nanotron-dp", "deepspeed-azure", "mbridge-h100"};
+                                                            "nanotron-dp", "deepspeed-azure", "mbridge-h100",
+                                                            "mbridge-moe-h100"};
     return (unsigned)set < ORR_VALID_SET_COUNT ? names[set] : "?";
 }
 

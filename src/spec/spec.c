@@ -593,10 +593,12 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
     if (s->dist_opt && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--dist-opt (parallel.dist_opt)",
                               "--dist-opt is Megatron-LM's distributed optimizer", err);
-    if ((s->pp_account_embedding || s->pp_account_loss) && !orr_fw_megatron(fw))
-        return foreign_option(s, ORR_FW_MEGATRON, s->pp_account_embedding ? "--account-for-embedding-in-pipeline-split "
-                              "(parallel.account_for_embedding_in_pipeline_split)" : "--account-for-loss-in-pipeline-split "
-                              "(parallel.account_for_loss_in_pipeline_split)", "Megatron-Core's pipeline split", err);
+    if ((s->pp_account_embedding || s->pp_account_loss) && !orr_fw_megatron(fw)) {
+        const char *o = s->pp_account_embedding
+                            ? "--account-for-embedding-in-pipeline-split (parallel.account_for_embedding_in_pipeline_split)"
+                            : "--account-for-loss-in-pipeline-split (parallel.account_for_loss_in_pipeline_split)";
+        return foreign_option(s, ORR_FW_MEGATRON, o, "Megatron-Core's pipeline split", err);
+    }
     if (s->grad_reduce_bf16 && !orr_fw_megatron(fw))
         return foreign_option(s, ORR_FW_MEGATRON, "--grad-reduce-in-bf16 (options.grad_reduce_in_bf16)",
                               "Megatron-LM's gradient buffer in bf16", err);
@@ -863,8 +865,8 @@ static int megatron_account_for(const orr_spec *s, uint32_t *out, orr_err *err)
              l = s->pp_account_loss != 0;
     uint64_t n = (uint64_t)s->model.layers + e + l, S = (uint64_t)P * V;
     const char *opt = e && l ? "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"
-                      : e    ? "--account-for-embedding-in-pipeline-split (parallel.account_for_embedding_in_pipeline_split)"
-                             : "--account-for-loss-in-pipeline-split (parallel.account_for_loss_in_pipeline_split)";
+                      : e ? "--account-for-embedding-in-pipeline-split (parallel.account_for_embedding_in_pipeline_split)"
+                          : "--account-for-loss-in-pipeline-split (parallel.account_for_loss_in_pipeline_split)";
     if (s->npp_layers || s->pp_first_layers || s->pp_last_layers)
         return orr_fail(err, "%s: not with --pp-layers or --decoder-first/last-pipeline-num-layers (Megatron-Core "
                              "refuses the combination)", opt);
@@ -1249,7 +1251,8 @@ static int resolve_recompute_modules(orr_spec *s, orr_err *err)
         return orr_fail(err, "%s shared_experts with --moe-shared-expert-overlap: Megatron-Core cannot recompute the "
                              "shared experts while they overlap the dispatch", opt);
     if ((m & ORR_RCM_MOE) && s->moe_a2a_overlap)
-        return orr_fail(err, "%s moe with %s: Megatron-Core requires moe out of recompute_modules", opt, a2a_overlap_opt);
+        return orr_fail(err, "%s moe with %s: Megatron-Core requires moe out of recompute_modules", opt,
+                        a2a_overlap_opt);
     if (!m && s->recompute == ORR_RECOMPUTE_SELECTIVE && orr_fw_megatron(s->framework))
         s->recompute_modules = ORR_RCM_CORE_ATTN;
     return 0;
