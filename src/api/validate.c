@@ -493,7 +493,9 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "tokens/s per GPU",
         "scripts/performance/configs/{qwen,gpt_oss} at the containers' Megatron-Bridge tags (v0.3.0-v0.5.0): bf16 "
         "gradient reduction, distributed optimizer, forced load balancing (random routing, dropless), cuDNN fused "
-        "attention, expandable segments (the DGX Cloud launcher's; the Slurm one's not stated); Qwen3-235B-A22B TP 2 SP, PP 8 x VP 4, EP 32, FP8 per-tensor current scaling with FP8 parameters, "
+        "attention, expandable segments (the DGX Cloud launcher sets it, the Slurm one did not before 26.06; which "
+        "launcher ran the rows is not stated); Qwen3-235B-A22B TP 2 SP, PP 8 x VP 4, EP 32, FP8 per-tensor current "
+        "scaling with FP8 parameters, "
         "no recompute, alltoall with the combined 1F1B EP overlap (its delay_wgrad_compute not modelled), embedding "
         "and loss counted as pipeline layers; Qwen3-30B-A3B TP 1, PP 1, EP 16, FP8 as above, HybridEP as DeepEP, no "
         "overlap; GPT-OSS 120B TP 1, PP 4, EP 8, bf16, selective recompute of layernorm and moe_act, alltoall; the "
