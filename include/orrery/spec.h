@@ -21,7 +21,7 @@
 
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
 /* Megatron-Core's recompute_modules (TransformerConfig): what --recompute selective re-runs, a bit set
- * in this order (orr_recompute_module_name). core_attn, mlp, moe and shared_experts are checkpointed
+ * in this order (orr_recompute_modules_format names them). core_attn, mlp, moe and shared_experts are checkpointed
  * (their saved tensors dropped, the forward re-run before their backward); layernorm, moe_act and
  * mla_up_proj discard their outputs and re-create them (docs/models.md "Selective recompute"). */
 enum {
@@ -306,8 +306,6 @@ uint64_t orr_spec_alloc_capacity(const orr_spec *s);
 int orr_pp_split(const orr_spec *s, uint32_t *out, orr_err *err);
 
 const char *orr_recompute_name(orr_recompute r);
-/* The name of recompute module bit i (ORR_RCM_* = 1 << i), "core_attn" ... "mla_up_proj"; NULL past them. */
-const char *orr_recompute_module_name(unsigned i);
 /* The set's names, comma-separated ("layernorm,moe_act"; "" for none), into buf. */
 void orr_recompute_modules_format(uint32_t set, char *buf, size_t cap);
 /* One module's name to its bit; -1 if it names none. */

@@ -280,6 +280,28 @@ static int nanotron_tp_row(const set_def *d, const orr_csv *t, int r, orr_spec *
  * (account_for_embedding/loss_in_pipeline_split: 64 virtual stages of 2, the first and last of 1);
  * Llama 3 70B evenly (its explicit layout came in August 2026, after these rows); cuDNN's fused
  * attention (2025-2026 software: docs/models.md "Attention kernels"). */
+/* What every Megatron-Bridge row shares: catalog model `name` shown as "<label> <container>", the row's
+ * H100 layout, batch, sequence, CP and VP, SP with TP, and the set's attention kernels. */
+static int mbridge_common(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char *name, const char *label,
+                          orr_err *err)
+{
+    if (orr_catalog_model(name, &s->model, err) < 0) return -1;
+    snprintf(s->model.name, sizeof s->model.name, "%s %s", label, orr_csv_get(t, r, "container"));
+    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
+    recipe_batch(t, r, s);
+    s->sp = s->tp > 1;
+    s->attention = d->attention;
+    return 0;
+}
+
+/* The performance scripts' fp8_cs: FP8 with per-tensor current scaling, the parameters kept in FP8. */
+static void mbridge_fp8_cs(orr_spec *s)
+{
+    s->precision = ORR_FP8;
+    s->fp8_recipe = ORR_FP8_TENSORWISE;
+    s->fp8_param_gather = 1;
+}
+
 static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
 {
     if (strcmp(orr_csv_get(t, r, "task"), "pretrain") != 0)
@@ -292,19 +314,13 @@ static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, c
         return *skip = "Nemotron 3 (hybrid Mamba-Transformer MoE): not modelled", 1;
     else
         return *skip = "MoE (set mbridge-moe-h100)", 1;
-    if (orr_catalog_model(name, &s->model, err) < 0) return -1;
     const char *size = strrchr(model, '_'); /* "LLAMA3.1_405B" -> "405B 26.06" */
-    snprintf(s->model.name, sizeof s->model.name, "%s %s", size ? size + 1 : model, orr_csv_get(t, r, "container"));
-    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
+    if (mbridge_common(d, t, r, s, name, size ? size + 1 : model, err) < 0) return -1;
     if (csv_u32(t, r, "fsdp") > 1) s->framework = ORR_FW_MEGATRON_FSDP;
-    recipe_batch(t, r, s);
-    s->sp = s->tp_comm_overlap = s->tp > 1;
+    s->tp_comm_overlap = s->tp > 1;
     s->dist_opt = s->framework == ORR_FW_MEGATRON;
-    s->precision = ORR_FP8;
-    s->fp8_recipe = ORR_FP8_TENSORWISE;
-    s->fp8_param_gather = 1;
+    mbridge_fp8_cs(s);
     s->grad_reduce_bf16 = s->framework == ORR_FW_MEGATRON;
-    s->attention = d->attention;
     /* the 405B recipe counts the embedding and the loss as pipeline layers (its 126 layers in 64 virtual
      * stages); the 8B and 70B ones split evenly */
     s->pp_account_embedding = s->pp_account_loss = strcmp(name, "llama3-405b") == 0;
@@ -335,15 +351,11 @@ static int mbridge_moe_row(const set_def *d, const orr_csv *t, int r, orr_spec *
     for (int k = 0; dup && k < t->ncols; k++) dup = strcmp(t->rows[r][k], t->rows[r - 1][k]) == 0;
     if (dup) return *skip = "listed twice in the docs: counted once", 1;
     name = q235 ? "qwen3-235b-a22b" : q30 ? "qwen3-30b-a3b" : "gpt-oss-120b";
-    if (orr_catalog_model(name, &s->model, err) < 0) return -1;
-    snprintf(s->model.name, sizeof s->model.name, "%s %s", q235 ? "Qwen3-235B" : q30 ? "Qwen3-30B" : "GPT-OSS-120B", c);
-    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
-    recipe_batch(t, r, s);
+    if (mbridge_common(d, t, r, s, name, q235 ? "Qwen3-235B" : q30 ? "Qwen3-30B" : "GPT-OSS-120B", err) < 0)
+        return -1;
     s->ep = csv_u32(t, r, "ep");
-    s->sp = s->tp > 1;
     s->dist_opt = 1;
     s->grad_reduce_bf16 = 1;
-    s->attention = d->attention;
     /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: set by the DGX Cloud launcher from v0.3.0 and for
      * every job from 26.06, not by the Slurm one for these models before; which launcher made the published
      * numbers is not stated (without it the Qwen3-235B rows come out out of memory, 79.6 GiB reserved for
@@ -355,9 +367,7 @@ static int mbridge_moe_row(const set_def *d, const orr_csv *t, int r, orr_spec *
         s->moe_dispatcher = ORR_MOE_ALLTOALL;
         return 0;
     }
-    s->precision = ORR_FP8;
-    s->fp8_recipe = ORR_FP8_TENSORWISE;
-    s->fp8_param_gather = 1;
+    mbridge_fp8_cs(s);
     if (q30) {
         s->moe_dispatcher = ORR_MOE_DEEPEP; /* HybridEP */
         return 0;

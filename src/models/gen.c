@@ -847,6 +847,16 @@ static void fp8_casts(gen *G, const ctx *c, int backward)
     }
 }
 
+/* A dense layer's MLP forward: FC1 (with SP, its input all-gathered), the activation, FC2 (its
+ * output reduced or reduce-scattered over TP). */
+static void dense_mlp_fwd(gen *G, const ctx *c)
+{
+    double M = gen_tokens(G), t = G->T;
+    gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
+    mlp_act(G, c, 0);
+    gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
+}
+
 static void layer_fwd(gen *G, const ctx *c)
 {
     double M = gen_tokens(G), t = G->T;
@@ -862,13 +872,8 @@ static void layer_fwd(gen *G, const ctx *c)
     gemm_tp(G, c, "proj_gemm", M, G->h, G->attn_out / t, "tp_attn_out", g_fwd_kind(G));
     residual(G, c, "bias_dropout_add");
     norm(G, c, "post_attn_norm", 0);
-    if (moe_is_moe_layer(G, c->layer)) {
-        moe_mlp(G, c, 0);
-    } else {
-        gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
-        mlp_act(G, c, 0);
-        gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
-    }
+    if (moe_is_moe_layer(G, c->layer)) moe_mlp(G, c, 0);
+    else dense_mlp_fwd(G, c);
     residual(G, c, "bias_dropout_add");
 }
 
@@ -1254,7 +1259,6 @@ static void module_recompute(gen *G, const ctx *c)
 {
     uint32_t m = gen_rc_modules(G, G->s->recompute);
     int moe = moe_is_moe_layer(G, c->layer);
-    double M = gen_tokens(G), t = G->T;
     if ((m & ORR_RCM_LAYERNORM) && G->mla) norm(G, c, "input_norm", 0);
     if ((m & ORR_RCM_LAYERNORM) && moe) norm(G, c, "post_attn_norm", 0);
     if ((m & ORR_RCM_MLA_UP_PROJ) && G->mla) {
@@ -1263,9 +1267,7 @@ static void module_recompute(gen *G, const ctx *c)
     }
     if ((m & ORR_RCM_MLP) && !moe) {
         norm(G, c, "post_attn_norm", 0);
-        gemm_tp(G, c, "fc1_gemm", M, G->f * (G->gated ? 2.0 : 1.0) / t, G->h, "tp_allgather_mlp", ORR_COLL_ALLGATHER);
-        mlp_act(G, c, 0);
-        gemm_tp(G, c, "fc2_gemm", M, G->h, G->f / t, "tp_mlp_out", g_fwd_kind(G));
+        dense_mlp_fwd(G, c);
     }
     moe_module_recompute(G, c, m);
 }

@@ -110,8 +110,6 @@ const char *orr_fsdp_strategy_name(orr_fsdp_strategy x)
 static const char *const recompute_module_names[ORR_RCM_COUNT] = {
     "core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "mla_up_proj"};
 
-const char *orr_recompute_module_name(unsigned i) { return i < ORR_RCM_COUNT ? recompute_module_names[i] : NULL; }
-
 void orr_recompute_modules_format(uint32_t set, char *buf, size_t cap)
 {
     size_t n = 0;
