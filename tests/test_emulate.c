@@ -152,6 +152,15 @@ static void test_collate_library_ops(void)
         CHECK(bias && bias->cls == ORR_CLS_ELEMENTWISE && bias->bytes == 4 * 128 * 8); /* geometry, not the tag */
         CHECK(attn && attn->cls == ORR_CLS_ATTENTION_FWD && attn->dtype == ORR_BF16 && attn->dims[1] == 1024 &&
               attn->flops == 2147483648.0 && attn->bytes == 16908288);
+        /* cuDNN's attention at cuDNN's rates (the GPU's attn_cudnn_*_eff), not FlashAttention-2's */
+        CHECK(attn && (attn->flags & ORR_OPF_ATTN_CUDNN) && conv && !(conv->flags & ORR_OPF_ATTN_CUDNN));
+        orr_gpu g;
+        if (attn && orr_catalog_gpu("H100", &g, &err) == 0) {
+            orr_estimate_workload(w, &g);
+            int64_t cudnn = orr_est_attention_kernel_ps(&g, 0, 1, attn->dims, ORR_BF16, attn->flops, attn->bytes);
+            CHECK_EQ_I64(attn->dur_ps, cudnn);
+            CHECK(cudnn < orr_est_attention_kernel_ps(&g, 0, 0, attn->dims, ORR_BF16, attn->flops, attn->bytes));
+        }
         CHECK_EQ_I64(info.kernels, 3);
         CHECK_EQ_I64(info.kernels_lib, 2);
         CHECK_EQ_I64(info.kernels_tagged, 0);

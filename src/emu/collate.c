@@ -1123,6 +1123,8 @@ static int lower(collator *k, eproc *p, orr_workload *w, uint32_t ri, const orr_
             memcpy(op.dims, r->lib.shape, sizeof r->lib.shape);
             op.flops = r->lib.flops;
             op.bytes = r->n;
+            /* every library op is cuDNN's: its attention runs at cuDNN's fused-attention rates */
+            if (op.cls == ORR_CLS_ATTENTION_FWD || op.cls == ORR_CLS_ATTENTION_BWD) op.flags |= ORR_OPF_ATTN_CUDNN;
             in->kernels++;
             in->kernels_lib++;
             k->flops += op.flops;
