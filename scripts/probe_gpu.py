@@ -26,6 +26,11 @@ read them like the public rows):
     grouped_moe.csv
                    the experts' bf16 grouped GEMMs of MoE Table 2's AutoModel rows (torch._grouped_mm
                    and one torch.mm per expert; forward, data and weight gradient; --only grouped_moe)
+    te_grouped_moe.csv
+                   the same at the expert shapes of Megatron-Core's MoE rows (Megatron-Bridge's Qwen3-30B-A3B,
+                   GPT-OSS 120B, Qwen3-235B-A22B; MoE Table 2 rows 39 and 40), also as Transformer Engine's
+                   GroupedLinear issues them on Hopper (one cuBLAS GEMM per expert over 4 streams) with the
+                   host's time per GEMM issued (--only te_grouped_moe)
     membw.csv      memory-bound kernels by bytes moved (copy, add, layer norm, GELU, fused AdamW)
     overlap.csv    GEMMs and flash attention alone and while k thread blocks of a copy (NCCL-like)
                    or spin kernel run on another stream: compute's slowdown under communication
@@ -455,15 +460,54 @@ GROUPED_MOE = [
 ]
 
 
-def grouped_moe_section(out_dir):
+# The experts' GEMMs on one EP rank of Megatron-Core's MoE rows under balanced routing, as Transformer
+# Engine's GroupedLinear runs them on Hopper (te_multi_stream below): Megatron-Bridge's DGX-H100 rows
+# (Qwen3-30B-A3B EP16, GPT-OSS 120B EP8, Qwen3-235B-A22B TP2 EP32) and MoE Table 2's ModelZoo rows 39
+# and 40 (Qwen3-235B-A22B EP8 at TP2 and TP4): name, hidden, expert FFN, local experts, tokens each.
+# These models are predicted 1.2-1.9x too fast where an EP rank holds many experts of few tokens
+# (docs/models.md "Megatron-Bridge's MoE rows"); the section times what the batched-GEMM model assumes.
+TE_GROUPED_MOE = [
+    ("Qwen3-30B-A3B ep16 mbs1", 2048, 768, 8, 4096),
+    ("gpt-oss-120b ep8 mbs1", 2880, 2880, 16, 1024),
+    ("Qwen3-235B-A22B tp2 ep32 mbs1", 4096, 1536, 4, 4096),
+    ("Qwen3-235B-A22B tp2 ep8 mbs1", 4096, 1536, 16, 1024),
+    ("Qwen3-235B-A22B tp4 ep8 mbs1", 4096, 1536, 16, 512),
+]
+TE_GEMM_STREAMS = 4  # transformer_engine/common/util/multi_stream.cpp: num_compute_streams
+
+
+def te_multi_stream(gemms, streams, start, ends):
+    """Transformer Engine's multi_stream_cublas_gemm (common/gemm/cublaslt_gemm.cu, its Hopper path without
+    NVTE_USE_CUTLASS_GROUPED_GEMM): the side streams wait for the current one, GEMM i runs on side stream
+    i % 4, then the current stream waits for every side stream used."""
+    cur = torch.cuda.current_stream()
+    used = streams[:min(len(streams), len(gemms))]
+    start.record(cur)
+    for st in used:
+        st.wait_event(start)
+    for i, g in enumerate(gemms):
+        with torch.cuda.stream(used[i % len(used)]):
+            g()
+    for st, ev in zip(used, ends):
+        ev.record(st)
+        cur.wait_event(ev)
+
+
+def grouped_moe_section(out_dir, shapes=None, csv_name="grouped_moe.csv", te=False):
     """The experts' grouped GEMMs of MoE Table 2's AutoModel rows in bf16: torch._grouped_mm (CUTLASS
     grouped GEMM) and one torch.mm per expert, forward (fc1, fc2), data gradient and weight gradient
-    (2-D x 2-D with the groups along K). M, N, K are per expert; the op names the expert count."""
-    sink = Sink(os.path.join(out_dir, "grouped_moe.csv"), GEMM_HEADER)
+    (2-D x 2-D with the groups along K). M, N, K are per expert; the op names the expert count. With te,
+    also as Transformer Engine issues them (te_multi_stream), and the host's time to issue that (us per
+    GEMM, the GPU kept busy so that no launch waits; Python's loop, so an upper bound of TE's C++ one),
+    in the notes."""
+    sink = Sink(os.path.join(out_dir, csv_name), GEMM_HEADER)
     note = "random normal inputs; median of CUDA-event-timed calls; M N K per expert"
-    for name, h, f, nloc, tok in GROUPED_MOE:
+    streams = [torch.cuda.Stream() for _ in range(TE_GEMM_STREAMS)] if te else []
+    start = torch.cuda.Event()
+    ends = [torch.cuda.Event() for _ in range(TE_GEMM_STREAMS)]
+    for name, h, f, nloc, tok in (shapes or GROUPED_MOE):
         if left_s() < 20:
-            log("grouped_moe: budget, stopping")
+            log(f"{csv_name}: budget, stopping")
             break
         up = 2 * f  # gated: gate and up projections in one fc1
         offs = torch.arange(1, nloc + 1, device=DEV, dtype=torch.int32) * tok
@@ -495,8 +539,40 @@ def grouped_moe_section(out_dir):
                 log(f"grouped {label}: {exc!r}"[:300])
             gemm_row(sink, f"torch.mm x{nloc} (one per expert)", label, "bf16", "none", "bf16", m, n, k,
                      time_ms(loop) / nloc, note)
+            if not te:
+                continue
+            per = per_expert_gemms(op, tok, nloc, x, act, dy1, dy2, w1, w2)
+            ms = time_ms(lambda: te_multi_stream(per, streams, start, ends))
+            torch.cuda.synchronize()
+            torch.cuda._sleep(int(2e8))  # about 0.1 s of GPU work ahead, so that the launches below never wait
+            t0 = time.perf_counter()
+            for _ in range(10):
+                te_multi_stream(per, streams, start, ends)
+            host_us = (time.perf_counter() - t0) / (10 * nloc) * 1e6
+            torch.cuda.synchronize()
+            gemm_row(sink, f"TE multi-stream x{nloc} ({TE_GEMM_STREAMS} streams)", label, "bf16", "none", "bf16",
+                     m, n, k, ms / nloc, note + f"; host {host_us:.1f} us per GEMM issued")
         del x, act, dy1, dy2, w1, w2
-        log(f"grouped_moe {name} done; clocks {smi_clocks()}")
+        log(f"{csv_name} {name} done; clocks {smi_clocks()}")
+
+
+def per_expert_gemms(op, tok, nloc, x, act, dy1, dy2, w1, w2):
+    """One closure per expert for the grouped_moe case op (its orientation as in the cases above)."""
+    def sl(t, i):
+        return t[i * tok:(i + 1) * tok]
+    make = {
+        "fc1 fwd": lambda i: lambda: torch.mm(sl(x, i), w1[i].t()),
+        "fc2 fwd": lambda i: lambda: torch.mm(sl(act, i), w2[i].t()),
+        "fc2 dgrad": lambda i: lambda: torch.mm(sl(dy2, i), w2[i]),
+        "fc1 dgrad": lambda i: lambda: torch.mm(sl(dy1, i), w1[i]),
+        "fc1 wgrad": lambda i: lambda: torch.mm(sl(dy1, i).t(), sl(x, i)),
+        "fc2 wgrad": lambda i: lambda: torch.mm(sl(dy2, i).t(), sl(act, i)),
+    }[op]
+    return [make(i) for i in range(nloc)]
+
+
+def te_grouped_moe_section(out_dir):
+    grouped_moe_section(out_dir, TE_GROUPED_MOE, "te_grouped_moe.csv", te=True)
 
 
 # The LM head and Megatron-style vocab-parallel cross-entropy of the Megatron-Core weak-scaling rows'
@@ -1024,7 +1100,8 @@ def main():
                 ("step", step_section), ("membw", membw_section), ("fp8", fp8_section),
                 ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section),
                 ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section),
-                ("grouped_moe", grouped_moe_section), ("loss", loss_section)]
+                ("grouped_moe", grouped_moe_section), ("loss", loss_section),
+                ("te_grouped_moe", te_grouped_moe_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:
