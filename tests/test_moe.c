@@ -874,8 +874,77 @@ static void a2a_overlap_interleaved(void)
     for (int ov = 0; ov < 2; ov++) orr_prediction_free(&p[ov]), orr_spec_free(&s[ov]);
 }
 
+/* Megatron's dispatchers synchronise the host once per MoE layer forward (recipe moe_sync_host_ps,
+ * megatron.c): in layer 0's forward of micro-batch 0, the alltoall dispatcher records an event after the
+ * token counts' exchange, launches the permutation, waits on that event and runs the host work before the
+ * token all-to-all; DeepEP waits before its dispatch; nothing in the backward, under the combined 1F1B
+ * overlap, or for TorchTitan. On the timeline the host work shows as the GPU's idle time where the queued
+ * permutation does not cover it. */
+static void dispatch_host_sync(void)
+{
+    static const char *y4 = "model: {layers: 4, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 4096, mlp: swiglu, "
+                            "norm: rmsnorm, bias: false, dropout: 0, tied_embeddings: false, experts: 8, top_k: 2, "
+                            "expert_ffn: 4096}\n";
+    static const struct { const char *flags; int deepep, syncs; } cases[] = {
+        {"", 0, 1},
+        {"--moe-dispatcher deepep", 1, 1},
+        {"--framework torchtitan", 0, 0},
+        {"--pp 2 --vpp 2 --overlap-moe-expert-parallel-comm", 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        orr_spec s;
+        orr_err err;
+        int rc = strstr(cases[k].flags, "--pp")
+                 ? spec_from_text(&s, "t.yaml", y4, "--gpu H100-SXM --gpus 16 --ep 8 --mbs 1 --gbs 16 --no-symmetry "
+                                  "--variability none --pp 2 --vpp 2 --overlap-moe-expert-parallel-comm", &err)
+                 : small_moe(&s, cases[k].flags, &err);
+        CHECK_MSG(rc == 0, "%s: %s", cases[k].flags, err.msg);
+        if (rc) continue;
+        orr_workload *w = orr_gen_training(&s, &err);
+        CHECK_MSG(w != NULL, "%s", err.msg);
+        if (!w) {
+            orr_spec_free(&s);
+            continue;
+        }
+        const orr_rank *rk = &w->ranks[0];
+        int syncs = 0, ok = 1;
+        for (size_t i = 2; i + 1 < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (strcmp(w->names[op->name], "moe_dispatch_host_sync") != 0) continue;
+            syncs += op->layer == 0 && op->mb == 0 && op->phase == ORR_PHASE_FWD;
+            ok &= op->kind == ORR_OP_EVENT_SYNC && op->phase != ORR_PHASE_BWD && rk->ops[i + 1].kind == ORR_OP_HOST &&
+                  rk->ops[i + 1].dur_ps == INT64_C(300000000);
+            if (cases[k].deepep) ok &= rk->ops[i - 1].kind == ORR_OP_EVENT_RECORD; /* the router's output */
+            else /* the counts' event, then the permutation queued behind it */
+                ok &= strcmp(w->names[rk->ops[i - 1].name], "moe_permute") == 0 && rk->ops[i - 2].kind == ORR_OP_EVENT_RECORD;
+        }
+        CHECK_MSG(syncs == cases[k].syncs && ok, "%s: %d syncs in layer 0's first forward (want %d), order %s",
+                  cases[k].flags, syncs, cases[k].syncs, ok ? "right" : "wrong");
+        orr_workload_free(w);
+        orr_spec_free(&s);
+    }
+    /* on the timeline: each of the 2 layers' forward host work (1 micro-batch), less the permutation queued
+     * behind the event (about 10 us here), is time the GPU waits; TorchTitan's has none */
+    int64_t idle[2];
+    for (int megatron = 0; megatron < 2; megatron++) {
+        orr_spec s;
+        orr_err err;
+        CHECK(small_moe(&s, megatron ? "" : "--framework torchtitan", &err) == 0);
+        orr_prediction p;
+        CHECK_MSG(orr_predict(&s, &p, &err) == 0, "%s", err.msg);
+        idle[megatron] = p.r.mean.idle_ps;
+        orr_prediction_free(&p);
+        orr_spec_free(&s);
+    }
+    printf("dispatcher host sync: GPU idle %.3f ms (Megatron) against %.3f ms (TorchTitan)\n", idle[1] / 1e9,
+           idle[0] / 1e9);
+    CHECK(idle[0] < INT64_C(50000000));
+    CHECK(idle[1] - idle[0] > 2 * (INT64_C(300000000) - INT64_C(50000000)) && idle[1] - idle[0] < 2 * INT64_C(300000000));
+}
+
 int main(void)
 {
+    dispatch_host_sync();
     fsdp_ep();
     automodel();
     shared_overlap();

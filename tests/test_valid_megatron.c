@@ -190,10 +190,11 @@ int main(void)
     check_set(ORR_VALID_LLAMA3_FP8, 3, 0, 0, 0.04);
     check_set(ORR_VALID_MEGATRON_2020, 8, 0, 0, 0.05);
     check_set(ORR_VALID_MBRIDGE_H100, 13, 0, 0, 0.04);
-    /* Held to its state when added (2026-11-27), 42.6%: a regression guard, not a target: the MoE model is
-     * far too fast on Qwen3-30B-A3B (+51..+53%) and GPT-OSS 120B (+42..+47%), Qwen3-235B +7..+14%
-     * (docs/models.md "Megatron-Bridge's MoE rows") */
-    check_set(ORR_VALID_MBRIDGE_MOE_H100, 11, 0, 0, 0.45);
+    /* A regression guard, not a target: 42.6% when added (2026-11-27), 39.9% with the dispatcher's host
+     * synchronisation (Megatron's moe_sync_host_ps); the MoE model is far too fast on Qwen3-30B-A3B
+     * (+44..+46%) and GPT-OSS 120B (+40..+44%), Qwen3-235B +7..+14% (docs/models.md "Megatron-Bridge's MoE
+     * rows") */
+    check_set(ORR_VALID_MBRIDGE_MOE_H100, 11, 0, 0, 0.42);
     gpt3_175b_example();
     gemm_eff_fit("GA100", "A100-SXM4-80GB", ORR_VALID_SELENE_A100);
     gemm_eff_fit("GH100", "H100-SXM5-80GB", ORR_VALID_MEGATRON_H100);

@@ -77,11 +77,18 @@
  * PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (its config's ENV_VARS), whose allocator unmaps free
  * blocks under pressure (--expandable-segments): 78.3 GiB, fits (0.2 GiB to spare). The median is 13.7%
  * over the 10 rows.
+ * 2026-11-27: Megatron's dispatchers stop the host once per MoE forward (the recipe's moe_sync_host_ps,
+ * moe.c, docs/models.md "The dispatcher's host synchronisation"); Table 1 is now read off the executed
+ * timeline, so the GPU's wait for the host is in its forward time as in the benchmark's CUDA events. The
+ * 300 us were fitted on the six bf16 rows (their forward as far off as their backward on average: the
+ * forward-minus-backward check below); the six fp8 rows are held out: 5.5% -> 3.4%; all twelve 6.4% ->
+ * 4.3%, held to 5% (held out 4.5%). Table 2 stays at 13.7% (rows 36, 39, 40 -7.3 / -18.4 / -47.4% ->
+ * -5.1 / -17.5 / -44.5%).
  */
 #include "check.h"
 #include "csv.h"
-#include "orrery/comm.h"
 #include "orrery/estimate.h"
+#include "orrery/exec.h"
 #include "orrery/orrery.h"
 #include "spec_text.h"
 
@@ -99,36 +106,36 @@ static double metric(const char *cell, const char *key)
     return atof(p + 1);
 }
 
-/* Time of op i of rank r: its kernel estimate, or the collective's analytic cost. */
-static int64_t op_ps(const orr_workload *w, const orr_op *op, const orr_spec *s)
+/* The MoE MLP of layer 0, micro-batch 0, on the executed timeline (the analytic network, no
+ * variability): from the end of post_attn_norm to the start of the residual add (forward), from the end of the first residual
+ * backward to the start of post_attn_norm_bwd (backward), so that what the GPU waits for (the host
+ * after a synchronisation, launches) counts as the benchmark's CUDA events count it. -1 on error. */
+static int moe_span_ms(const orr_workload *w, const orr_spec *s, double *fwd, double *bwd)
 {
-    if (op->kind != ORR_OP_COLL) return op->dur_ps;
-    const orr_group *g = &w->groups[op->a];
-    orr_coll_desc d = {(orr_coll_kind)op->cls, op->bytes, g->size, g->nodes, g->per_node, ORR_ALGO_AUTO};
-    return orr_comm_coll_ps(&s->gpu, &s->cluster, &d, NULL);
-}
-
-/* Sum of the MoE MLP's op times of layer 0, micro-batch 0: forward from after post_attn_norm to the
- * residual add, backward from after the first residual backward to post_attn_norm_bwd. */
-static double moe_ms(const orr_workload *w, const orr_spec *s, int backward)
-{
+    orr_exec_opts o = {.net = ORR_NET_ANALYTIC, .launch_ps = s->launch_ps, .launch_queue_depth = ORR_LAUNCH_QUEUE_DEPTH};
+    orr_exec_result x;
+    orr_err err;
+    if (orr_execute(w, &s->gpu, &s->cluster, &o, &x, &err) < 0) return -1;
     const orr_rank *rk = &w->ranks[0];
-    const char *from = backward ? "bias_dropout_add_bwd" : "post_attn_norm";
-    const char *to = backward ? "post_attn_norm_bwd" : "bias_dropout_add";
-    int in = 0;
-    int64_t sum = 0;
-    for (size_t i = 0; i < rk->nops; i++) {
-        const orr_op *op = &rk->ops[i];
-        if (op->phase != (backward ? ORR_PHASE_BWD : ORR_PHASE_FWD) || op->layer != 0 || op->mb != 0) continue;
-        const char *name = w->names[op->name];
-        if (!in) {
-            if (strcmp(name, from) == 0) in = 1;
-            continue;
+    for (int backward = 0; backward < 2; backward++) {
+        const char *from = backward ? "bias_dropout_add_bwd" : "post_attn_norm";
+        const char *to = backward ? "post_attn_norm_bwd" : "bias_dropout_add";
+        size_t a = rk->nops, b = rk->nops;
+        for (size_t i = 0; i < rk->nops; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->phase != (backward ? ORR_PHASE_BWD : ORR_PHASE_FWD) || op->layer != 0 || op->mb != 0) continue;
+            const char *name = w->names[op->name];
+            if (a == rk->nops && strcmp(name, from) == 0) a = i;
+            else if (a < rk->nops && strcmp(name, to) == 0) {
+                b = i;
+                break;
+            }
         }
-        if (strcmp(name, to) == 0) break;
-        if (op->kind == ORR_OP_KERNEL || op->kind == ORR_OP_COLL || op->kind == ORR_OP_MEMCPY) sum += op_ps(w, op, s);
+        double ms = a < b && b < rk->nops ? (double)(x.ranks[0].t[b].start_ps - x.ranks[0].t[a].end_ps) / 1e9 : -1;
+        *(backward ? bwd : fwd) = ms;
     }
-    return sum / 1e9;
+    orr_exec_result_free(&x);
+    return *fwd > 0 && *bwd > 0 ? 0 : -1;
 }
 
 /* Bytes of the first ALLOC named `name` of layer 0, micro-batch 0 on rank 0 (0 if none). */
@@ -164,7 +171,8 @@ static void layer_benchmarks(void)
 {
     csv t;
     if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
-    double err_fwd[16], err_bwd[16], err_mem[16];
+    double err_fwd[16], err_bwd[16], err_mem[16], fwd_minus_bwd = 0;
+    int is_fit[16], nfit = 0;
     int n = 0;
     printf("Table 1: single MoE layer, H100, EP8, 4096 tokens/rank (ms; balanced routing forced)\n");
     printf("%4s %-10s %-14s %-5s %9s %9s %7s %9s %9s %7s %8s %8s %7s\n", "row", "proxy", "dispatcher", "prec", "fwd",
@@ -203,27 +211,42 @@ static void layer_benchmarks(void)
         CHECK(w != NULL);
         if (!w) continue;
         orr_estimate_workload(w, &s.gpu);
-        double fwd = moe_ms(w, &s, 0), bwd = moe_ms(w, &s, 1);
+        double fwd = 0, bwd = 0;
+        CHECK(moe_span_ms(w, &s, &fwd, &bwd) == 0);
+        int fitted = strncmp(prec, "FP8", 3) != 0; /* the bf16 rows set Megatron's moe_sync_host_ps */
         double mf = metric(om, "forward_ms"), mb = metric(om, "backward_ms"), mm = metric(om, "max_allocated_bytes");
         double mem = harness_peak_bytes(w, &s);
         err_fwd[n] = fabs(fwd / mf - 1) * 100;
         err_bwd[n] = fabs(bwd / mb - 1) * 100;
         err_mem[n] = fabs(mem / mm - 1) * 100;
-        printf("%4s %-10s %-14s %-5s %9.3f %9.3f %+7.1f %9.3f %9.3f %+7.1f %8.2f %8.2f %+7.1f\n", csv_get(&t, r, "row_id"),
-               dsv3 ? "dsv3" : "mixtral", disp, strncmp(prec, "FP8", 3) == 0 ? "fp8" : "bf16", mf, fwd,
-               (fwd / mf - 1) * 100, mb, bwd, (bwd / mb - 1) * 100, mm / 1e9, mem / 1e9, (mem / mm - 1) * 100);
+        is_fit[n] = fitted;
+        if (fitted) fwd_minus_bwd += (fwd / mf - bwd / mb) * 100, nfit++;
+        printf("%4s %-10s %-14s %-5s %9.3f %9.3f %+7.1f %9.3f %9.3f %+7.1f %8.2f %8.2f %+7.1f  %s\n",
+               csv_get(&t, r, "row_id"), dsv3 ? "dsv3" : "mixtral", disp, fitted ? "bf16" : "fp8", mf, fwd,
+               (fwd / mf - 1) * 100, mb, bwd, (bwd / mb - 1) * 100, mm / 1e9, mem / 1e9, (mem / mm - 1) * 100,
+               fitted ? "fitted" : "held out");
         n++;
         orr_workload_free(w);
         orr_spec_free(&s);
     }
-    double all[32];
-    for (int i = 0; i < n; i++) all[i] = err_fwd[i], all[n + i] = err_bwd[i];
+    double all[32], held[32];
+    int nheld = 0;
+    for (int i = 0; i < n; i++) {
+        all[i] = err_fwd[i], all[n + i] = err_bwd[i];
+        if (!is_fit[i]) held[nheld++] = err_fwd[i], held[nheld++] = err_bwd[i];
+    }
     double mfwd = median_of(err_fwd, n), mbwd = median_of(err_bwd, n), mall = median_of(all, 2 * n);
-    double mmem = median_of(err_mem, n);
-    printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%%, peak memory %.1f%% (%d rows, all held out)\n\n",
-           mfwd, mbwd, mall, mmem, n);
+    double mheld = median_of(held, nheld), mmem = median_of(err_mem, n);
+    fwd_minus_bwd /= nfit ? nfit : 1;
+    printf("median |error|: forward %.1f%%, backward %.1f%%, fwd+bwd %.1f%% (%d rows), held out (the fp8 rows) %.1f%%; "
+           "peak memory %.1f%%; the bf16 rows' forward minus backward error %+.1f points (what moe_sync_host_ps was "
+           "fitted on)\n\n",
+           mfwd, mbwd, mall, n, mheld, mmem, fwd_minus_bwd);
     CHECK_EQ_I64(n, 12);
-    CHECK(mall <= 7.5);
+    CHECK_EQ_I64(nheld, 12);
+    CHECK(mall <= 5.0);
+    CHECK(mheld <= 4.5);
+    CHECK(fabs(fwd_minus_bwd) <= 1.5); /* the fit itself: the forward no faster than the backward on average */
     CHECK(mmem <= 10.0);
     orr_csv_free(&t);
 }

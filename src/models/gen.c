@@ -464,6 +464,20 @@ void gen_wait(gen *G, uint8_t stream, uint32_t ev)
     op->a = ev;
 }
 
+void gen_host_sync(gen *G, const ctx *c, const char *name, uint32_t ev)
+{
+    orr_op *op = emit(G, ORR_OP_EVENT_SYNC, S_COMPUTE, name);
+    tag_op(op, c);
+    op->a = ev;
+}
+
+void gen_host_work(gen *G, const ctx *c, const char *name, int64_t dur_ps)
+{
+    orr_op *op = emit(G, ORR_OP_HOST, S_COMPUTE, name);
+    tag_op(op, c);
+    op->dur_ps = dur_ps;
+}
+
 /* A TP collective issued from the compute stream. Synchronous unless async: then it runs on the TP
  * side stream while the compute stream goes on; returns the event to wait on (or UINT32_MAX). Async
  * under tp_comm_overlap it is Transformer Engine's userbuffers, not NCCL (ORR_OPF_USERBUFFERS). */

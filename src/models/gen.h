@@ -64,6 +64,9 @@ typedef struct recipe {
                                * the compute stream (not overlapped with the weight gradient) */
     int moe_scores_in_act;    /* MoE: the routing scores multiply the experts' hidden activation inside a fused
                                * (compiled) activation, so no expert output is kept for the score-weighted combine */
+    int64_t moe_sync_host_ps; /* MoE forward: the dispatcher makes the host wait for the routing's token counts
+                               * (alltoall: the all-to-all's splits; DeepEP: its receive counts), then runs this
+                               * long in Python before its next launch (0: no such sync) */
     int clips_always;         /* gradient clipping multiplies every fp32 gradient by the clamped coefficient,
                                * clipping or not (no host sync on the norm); else only the norm is taken */
     int keeps_root_gathered;  /* sharded: the root unit (embedding, final norm, output) stays gathered from its
@@ -196,6 +199,11 @@ void gen_mem_free(gen *G, const ctx *c, uint8_t stream, uint32_t buf);
 /* Events: record on a stream (returns its id), make a stream wait for one. */
 uint32_t gen_record(gen *G, uint8_t stream);
 void gen_wait(gen *G, uint8_t stream, uint32_t ev);
+/* The host waits until event ev has been reached (a device-to-host read: .item(), .tolist(),
+ * torch.cuda.Stream.synchronize()); then host work of dur_ps (the framework's Python before its next
+ * launch), which the GPU waits for once its queue has drained. */
+void gen_host_sync(gen *G, const ctx *c, const char *name, uint32_t ev);
+void gen_host_work(gen *G, const ctx *c, const char *name, int64_t dur_ps);
 /* A collective of the rank's group of the role (TP, DP, EMB, CP; else model-parallel); returns the op,
  * valid until the next op is emitted. */
 orr_op *gen_coll(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,

@@ -115,9 +115,19 @@ static void setup(gen *G)
     if (G->s->grad_reduce_bf16 && G->dt != ORR_FP32) G->grad_B = 2.0; /* --grad-reduce-in-bf16 */
 }
 
+/* Megatron's MoE dispatchers synchronise the host once per MoE layer forward (token_dispatcher.py: the
+ * alltoall dispatcher's cuda_sync_point "before_ep_alltoall", its token counts copied to the host for the
+ * all-to-all's splits; the flex dispatcher's DeepEP waits on the CPU for its receive counts), then run
+ * Python (the splits, the all-to-all call, the sort, Transformer Engine's grouped linear) before the next
+ * launch. Its length is fitted (docs/models.md "The dispatcher's host synchronisation"): 300 us makes the
+ * six bf16 rows of MoE Table 1 (Megatron's own single-layer benchmark) as far off in the forward as in the
+ * backward on average (forward minus backward error +0.4 points; -4.9 without it); the six fp8 rows, MoE
+ * Table 2 and Megatron-Bridge's MoE rows are held out. A host property as much as Megatron's. */
+#define MEGATRON_MOE_SYNC_HOST_PS INT64_C(300000000)
+
 /* What the Megatron recipes share (with and without Megatron-FSDP): the layers, loss, CP and schedules. */
 #define MEGATRON_RECIPE                                                                                    \
-    .reduces_over_cp = 1, .overlaps_p2p = 1,                                                               \
+    .reduces_over_cp = 1, .overlaps_p2p = 1, .moe_sync_host_ps = MEGATRON_MOE_SYNC_HOST_PS,                \
     .pads_vocab_to = 128.0, /* --make-vocab-size-divisible-by 128, times tp */                             \
     .layer_saved_bytes = layer_saved_bytes, .cp_attention = gen_ring_attention, .loss_mem_fwd = loss_mem_fwd, \
     .loss_mem_bwd = gen_loss_mem_bwd_plain

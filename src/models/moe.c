@@ -305,10 +305,24 @@ static double exchange_buffer_bytes(const gen *G)
     }
 }
 
+/* The forward dispatch's host synchronisation (recipe.moe_sync_host_ps): the host waits for what the
+ * GPU has reached at event ev (the token counts), then spends the recipe's time in Python before its
+ * next launch; the GPU idles for whatever of it the work queued behind ev does not cover. */
+static void dispatch_host_sync(gen *G, const ctx *c, uint32_t ev)
+{
+    gen_host_sync(G, c, "moe_dispatch_host_sync", ev);
+    gen_host_work(G, c, "moe_dispatch_host", G->rp->moe_sync_host_ps);
+}
+
 static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
 {
     char name[48];
     double sent = routed_sent(G), recv = routed_received(G);
+    /* not under the combined 1F1B overlap: TransformerLayerSchedulePlan.run (model_chunk_schedule_plan.py)
+     * issues one micro-batch's pre-dispatch forward (the routing and its copy to the host), then the other's
+     * MLP backward, then the dispatch that waits: the GPU has that backward queued through the wait and the
+     * Python after it */
+    int host_sync = !backward && G->rp->moe_sync_host_ps > 0 && !G->s->moe_a2a_overlap;
     uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_dispatch_buffers", exchange_buffer_bytes(G), ORR_MEM_COMM);
     switch (G->s->moe_dispatcher) {
     case ORR_MOE_ALLGATHER:
@@ -318,15 +332,29 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
         gen_memop(G, c, "moe_gather_local", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     case ORR_MOE_DEEPEP:
+        /* DeepEP's dispatch waits on the CPU for the receive counts its notify kernel writes (the router's
+         * output), then allocates and launches the dispatch */
+        if (host_sync && G->EP > 1) dispatch_host_sync(G, c, gen_record(G, S_COMPUTE));
         snprintf(name, sizeof name, "ep_deepep_%s", dir);
         ep_exchange(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G), backward, 0);
         gen_memop(G, c, "moe_permute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     default:
-        /* reads each token once, writes its top_k copies */
-        gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
-        snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
-        ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+        /* Megatron's MoEAlltoAllTokenDispatcher: the counts exchanged, copied to the host on a side
+         * stream ("before_permutation_1"), the permutation launched, and the host synchronised on the
+         * copies before the token all-to-all, whose splits it needs ("before_ep_alltoall") */
+        if (host_sync && (G->EP > 1 || G->T > 1)) {
+            snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
+            ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+            uint32_t counts = gen_record(G, S_COMPUTE);
+            gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
+            dispatch_host_sync(G, c, counts);
+        } else {
+            /* reads each token once, writes its top_k copies */
+            gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
+            snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
+            ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+        }
         snprintf(name, sizeof name, "ep_alltoall_%s", dir);
         ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 0);
         if (local_experts(G) > 1)
