@@ -339,27 +339,25 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
         ep_exchange(G, c, name, ORR_COLL_ALLTOALL, deepep_bytes(G), backward, 0);
         gen_memop(G, c, "moe_permute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
-    default:
-        /* Megatron's MoEAlltoAllTokenDispatcher: the counts exchanged, copied to the host on a side
-         * stream ("before_permutation_1"), the permutation launched, and the host synchronised on the
-         * copies before the token all-to-all, whose splits it needs ("before_ep_alltoall") */
-        if (host_sync && (G->EP > 1 || G->T > 1)) {
-            snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
-            ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
-            uint32_t counts = gen_record(G, S_COMPUTE);
-            gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
-            dispatch_host_sync(G, c, counts);
-        } else {
-            /* reads each token once, writes its top_k copies */
-            gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
-            snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
-            ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
-        }
+    default: {
+        /* Megatron's MoEAlltoAllTokenDispatcher with EP or TP: the counts exchanged, copied to the host on
+         * a side stream ("before_permutation_1"), the permutation launched, and the host synchronised on
+         * the copies before the token all-to-all, whose splits it needs ("before_ep_alltoall"). Without the
+         * sync the counts go after the permutation (what the combined 1F1B schedule was built on). */
+        int sync = host_sync && (G->EP > 1 || G->T > 1);
+        snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
+        if (sync) ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+        uint32_t counts = sync ? gen_record(G, S_COMPUTE) : UINT32_MAX;
+        /* reads each token once, writes its top_k copies */
+        gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
+        if (sync) dispatch_host_sync(G, c, counts);
+        else ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
         snprintf(name, sizeof name, "ep_alltoall_%s", dir);
         ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 0);
         if (local_experts(G) > 1)
             gen_memop(G, c, "moe_sort_chunks", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
+    }
     }
     gen_mem_free(G, c, S_COMPUTE, buf);
     snprintf(name, sizeof name, "etp_allgather_%s", dir);
