@@ -59,13 +59,12 @@ def median_ms(samples):
     return statistics.median(samples) if samples else float("nan")
 
 
-def build_layer(torch, F, name, h, nq, nkv, hd, fe, E, k, te):
+def build_layer(torch, F, h, nq, nkv, hd, fe, E, k, qk, te):
     from megatron.core.transformer.transformer_config import TransformerConfig
     from megatron.core.transformer.spec_utils import build_module
     import megatron.core.transformer.moe.moe_utils as mu
     if not hasattr(mu, "te_general_gemm"):
         mu.te_general_gemm = None  # megatron-core 0.16 names it only when transformer_engine imports
-    qk = next(c[9] for c in CONFIGS if c[0] == name)
     cfg = TransformerConfig(num_layers=1, hidden_size=h, num_attention_heads=nq, num_query_groups=nkv, kv_channels=hd,
                             ffn_hidden_size=4 * h, moe_ffn_hidden_size=fe, num_moe_experts=E, moe_router_topk=k,
                             moe_token_dispatcher_type="alltoall", moe_grouped_gemm=te, gated_linear_unit=True,
@@ -185,14 +184,14 @@ def main():
     with open(os.path.join(args.out_dir, "megatron_moe_layer.csv"), "w", newline="") as fcsv:
         w = csv.writer(fcsv)
         w.writerow(HEADER)
-        for i, (name, h, nq, nkv, hd, fe, E, k, T, _) in enumerate(CONFIGS):
+        for i, (name, h, nq, nkv, hd, fe, E, k, T, qk) in enumerate(CONFIGS):
             if only and i not in only:
                 continue
             if time.time() - t0 > args.budget_s:
                 log(t0, "budget, stopping")
                 break
             try:
-                layer = build_layer(torch, F, name, h, nq, nkv, hd, fe, E, k, te)
+                layer = build_layer(torch, F, h, nq, nkv, hd, fe, E, k, qk, te)
                 fw, fh, fb, bw, bh, bb, syncs = time_layer(torch, layer, T, h, args.iters, sleep_cycles)
             except Exception:  # noqa: BLE001 - one configuration's failure must not cost the others
                 traceback.print_exc()

@@ -21,9 +21,10 @@
 
 typedef enum orr_recompute { ORR_RECOMPUTE_NONE, ORR_RECOMPUTE_SELECTIVE, ORR_RECOMPUTE_FULL } orr_recompute;
 /* Megatron-Core's recompute_modules (TransformerConfig): what --recompute selective re-runs, a bit set
- * in this order (orr_recompute_modules_format names them). core_attn, mlp, moe and shared_experts are checkpointed
- * (their saved tensors dropped, the forward re-run before their backward); layernorm, moe_act and
- * mla_up_proj discard their outputs and re-create them (docs/models.md "Selective recompute"). */
+ * in this order (orr_recompute_modules_format names them). core_attn, mlp, moe and shared_experts are
+ * checkpointed (their saved tensors dropped, the forward re-run before their backward); layernorm,
+ * moe_act and mla_up_proj discard their outputs and re-create them (docs/models.md "Selective
+ * recompute"). */
 enum {
     ORR_RCM_CORE_ATTN = 1u << 0,      /* the attention core */
     ORR_RCM_LAYERNORM = 1u << 1,      /* the norms that are modules of their own (not fused into a linear) */

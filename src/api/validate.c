@@ -269,17 +269,6 @@ static int nanotron_tp_row(const set_def *d, const orr_csv *t, int r, orr_spec *
     return 0;
 }
 
-/* Megatron-Bridge's DGX-H100 performance summaries (NeMo containers 25.09 to 26.06), their dense
- * pre-training rows as the performance scripts of the time configure them (scripts/performance/configs/
- * llama3 and llama31 at 2637e6ca, 2025-11; src/megatron/bridge/perf_recipes/llama/h100 at 067f987d):
- * FP8 with per-tensor current scaling (fp8_cs: Transformer Engine's Float8CurrentScaling, per-tensor,
- * no amax history; first and last layers in FP8 too), FP8 parameters (fp8_param_gather), gradients
- * reduced in bf16 (grad_reduce_in_fp32 False), the distributed optimizer, SP and the userbuffers TP
- * overlap with TP > 1, no recompute; Llama 3 8B over Megatron-FSDP (use_megatron_fsdp, FSDP 8); Llama
- * 3.1 405B's 126 layers split with the embedding and the loss each counted as a layer
- * (account_for_embedding/loss_in_pipeline_split: 64 virtual stages of 2, the first and last of 1);
- * Llama 3 70B evenly (its explicit layout came in August 2026, after these rows); cuDNN's fused
- * attention (2025-2026 software: docs/models.md "Attention kernels"). */
 /* What every Megatron-Bridge row shares: catalog model `name` shown as "<label> <container>", the row's
  * H100 layout, batch, sequence, CP and VP, SP with TP, and the set's attention kernels. */
 static int mbridge_common(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char *name, const char *label,
@@ -302,6 +291,17 @@ static void mbridge_fp8_cs(orr_spec *s)
     s->fp8_param_gather = 1;
 }
 
+/* Megatron-Bridge's DGX-H100 performance summaries (NeMo containers 25.09 to 26.06), their dense
+ * pre-training rows as the performance scripts of the time configure them (scripts/performance/configs/
+ * llama3 and llama31 at 2637e6ca, 2025-11; src/megatron/bridge/perf_recipes/llama/h100 at 067f987d):
+ * FP8 with per-tensor current scaling (fp8_cs: Transformer Engine's Float8CurrentScaling, per-tensor,
+ * no amax history; first and last layers in FP8 too), FP8 parameters (fp8_param_gather), gradients
+ * reduced in bf16 (grad_reduce_in_fp32 False), the distributed optimizer, SP and the userbuffers TP
+ * overlap with TP > 1, no recompute; Llama 3 8B over Megatron-FSDP (use_megatron_fsdp, FSDP 8); Llama
+ * 3.1 405B's 126 layers split with the embedding and the loss each counted as a layer
+ * (account_for_embedding/loss_in_pipeline_split: 64 virtual stages of 2, the first and last of 1);
+ * Llama 3 70B evenly (its explicit layout came in August 2026, after these rows); cuDNN's fused
+ * attention (2025-2026 software: docs/models.md "Attention kernels"). */
 static int mbridge_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
 {
     if (strcmp(orr_csv_get(t, r, "task"), "pretrain") != 0)
