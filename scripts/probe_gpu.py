@@ -42,6 +42,10 @@ read them like the public rows):
     layer.csv      a Megatron GPT layer (LN, QKV, flash attention with dropout, projection,
                    dropout+residual, LN, FC1, GELU, FC2, dropout+residual) at each row's TP shard,
                    forward+backward of two stacked layers, time and peak memory
+    gemm_sustained.csv
+                   eight of gemm.csv's shapes timed in one burst (as there) and after 2 s of back-to-back
+                   large GEMMs, with the clock and power after each: the rate the power cap leaves a
+                   training step (--only gemm_sustained)
     env.txt        the GPU, clocks, power limit, driver, torch/CUDA/cuDNN versions
 
 Each kernel is timed with CUDA events around each call after warm-up; the value is the median.
@@ -262,6 +266,63 @@ def gemm_section(out_dir):
             seen["accum"] = 0
         del x, w, dy, y, dx, dw
         log(f"gemm {label} done; clocks {smi_clocks()}")
+    torch.cuda.empty_cache()
+
+
+def sustained_ms(fn, soak_fn, soak_s=2.0, run_s=1.0):
+    """Median milliseconds of one call of fn in back-to-back calls lasting run_s, right after soak_fn
+    ran back to back for soak_s: the clock a training step's GEMMs see once the power cap holds it."""
+    t_end = time.time() + soak_s
+    while time.time() < t_end:
+        for _ in range(8):
+            soak_fn()
+        torch.cuda.synchronize()
+    one = max(once_ms(fn), 1e-3)
+    n = int(max(5, min(20000, math.ceil(run_s * 1e3 / one))))
+    evs = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
+    evs[0].record()
+    for i in range(n):
+        fn()
+        evs[i + 1].record()
+    evs[-1].synchronize()
+    return statistics.median(evs[i].elapsed_time(evs[i + 1]) for i in range(n))
+
+
+def gemm_sustained_section(out_dir):
+    """The GEMMs of gemm.csv whose measured rate depends on how long the probe ran them: gemm.csv times
+    each shape in one burst (3 ms of calls for a 100 us kernel, 40-64 ms for the long ones), and the
+    log shows 1800-1965 MHz after short bursts, 1305-1530 MHz at 650-690 W after long ones. Here each
+    shape is timed twice: in that burst (as gemm.csv), and after 2 s of back-to-back large GEMMs then
+    for 1 s, with nvidia-smi's clock and power after each."""
+    sink = Sink(os.path.join(out_dir, "gemm_sustained.csv"), GEMM_HEADER)
+    big_x = torch.randn(16384, 2048, device=DEV, dtype=torch.bfloat16)
+    big_w = torch.randn(VOCAB, 2048, device=DEV, dtype=torch.bfloat16)
+    big_y = torch.empty(16384, VOCAB, device=DEV, dtype=torch.bfloat16)
+    soak = lambda: torch.mm(big_x, big_w.t(), out=big_y)  # noqa: E731 - 1.7B mbs4 logits, ~12 ms
+    picks = [("GPT 1.7B mbs1 qkv", 4096, 6144, 2048), ("GPT 7.1B mbs1 proj", 4096, 4096, 2048),
+             ("GPT 119B mbs1 proj", 4096, 10240, 1280), ("GPT 32B mbs1 fc1", 4096, 3584, 7168),
+             ("GPT 70B mbs1 fc1", 4096, 4096, 8192), ("GPT 7.1B mbs4 qkv", 16384, 6144, 4096),
+             ("GPT 177B mbs4 fc2", 16384, 12288, 6144), ("GPT 462B mbs4 fc2", 16384, 18432, 9216)]
+    for label, m, n, k in picks:
+        if left_s() < 60:
+            log("gemm_sustained: budget, stopping")
+            break
+        x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
+        y = torch.empty(m, n, device=DEV, dtype=torch.bfloat16)
+        fn = lambda: torch.mm(x, w.t(), out=y)  # noqa: E731
+        time.sleep(2.0)  # let the clock recover before the burst, as between gemm.csv's shapes
+        t_burst = time_ms(fn)
+        c_burst = smi_clocks()
+        t_sus = sustained_ms(fn, soak)
+        c_sus = smi_clocks()
+        gemm_row(sink, "torch.mm (cuBLAS via PyTorch)", f"fwd ({label}) burst", "bf16", "none", "bf16", m, n, k,
+                 t_burst, f"as gemm.csv: one burst after 2 s idle; then nvidia-smi {c_burst}")
+        gemm_row(sink, "torch.mm (cuBLAS via PyTorch)", f"fwd ({label}) sustained", "bf16", "none", "bf16", m, n,
+                 k, t_sus, f"1 s of calls after 2 s of 16384x131072x2048 GEMMs; then nvidia-smi {c_sus}")
+        log(f"gemm_sustained {label}: burst {t_burst:.3f} ms ({c_burst}), sustained {t_sus:.3f} ms ({c_sus})")
+        del x, w, y
+    del big_x, big_w, big_y
     torch.cuda.empty_cache()
 
 
@@ -1096,7 +1157,7 @@ def main():
                 ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section),
                 ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section),
                 ("grouped_moe", grouped_moe_section), ("loss", loss_section),
-                ("te_grouped_moe", te_grouped_moe_section)]
+                ("te_grouped_moe", te_grouped_moe_section), ("gemm_sustained", gemm_sustained_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:

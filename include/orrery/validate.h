@@ -153,6 +153,12 @@ typedef struct orr_valid_measured {
      * the host's), and the first of them beside 16 held SMs (overlap_sweep.csv) */
     size_t sweep_n, sweep_short;       /* compared; left out as host-bound */
     double sweep_median_abs, sweep_median_signed;
+    /* the bf16 GEMMs above (Megatron-Core shapes and the sweep's kernels of at least 100 us) by their
+     * measured duration: [0] under 0.8 ms, [1] 0.8-3 ms, [2] 3 ms and over. The probe times each shape
+     * in one burst of back-to-back calls (3 ms for a 100 us kernel, 40-64 ms from 1.3 ms up), so the
+     * long ones ran at the clock the 700 W cap allows, the short ones near the boost clock */
+    size_t dur_n[3];
+    double dur_median_signed[3];
     size_t sweep_overlap_n;            /* copy and spin rows compared */
     double sweep_overlap_copy, sweep_overlap_spin; /* median slowdowns */
     /* fp8 GEMMs by scaling against per-tensor at the same shape (gemm_fp8_block*.csv): [s - 1] for

@@ -962,8 +962,9 @@ static int cmp_plain(const void *a, const void *b)
 /* Median of v (sorted in place); 0 when empty. */
 static double median_of(double *v, size_t n)
 {
+    if (!n) return 0;
     qsort(v, n, sizeof *v, cmp_plain);
-    return !n ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* A positive whole-number column of row r below 2^31, or 0. */
@@ -979,6 +980,9 @@ static int measured_mnk(const orr_csv *t, int r, uint32_t *m, uint32_t *n, uint3
     *m = measured_dim(t, r, "M"), *n = measured_dim(t, r, "N"), *k = measured_dim(t, r, "K");
     return *m && *n && *k;
 }
+
+/* The duration bins of orr_valid_measured.dur_*: under 0.8 ms, 0.8-3 ms, 3 ms and over. */
+static int duration_bin(double us) { return us < 800.0 ? 0 : us < 3000.0 ? 1 : 2; }
 
 /* Row r's measured bf16 GEMM (time_us) against orr_est_gemm_ps: *e = predicted throughput over
  * measured - 1. 0 when the row has no shape or time, or the GPU no bf16 rate. */
@@ -1001,7 +1005,20 @@ static int measured_load(orr_csv *t, const char *dir, const char *name, orr_err 
     return orr_csv_load(t, path, err);
 }
 
-static int measured_gemm(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+/* Errors of bf16 GEMMs by duration_bin, gathered over gemm.csv and gemm_sweep.csv. */
+typedef struct dur_errors {
+    double *e[3];
+    size_t n[3], cap[3];
+} dur_errors;
+
+static void dur_add(dur_errors *d, double us, double e)
+{
+    int b = duration_bin(us);
+    if (d->n[b] == d->cap[b]) orr_grow((void **)&d->e[b], &d->cap[b], d->n[b] + 1, sizeof *d->e[b]);
+    d->e[b][d->n[b]++] = e;
+}
+
+static int measured_gemm(const char *dir, const orr_gpu *g, orr_valid_measured *out, dur_errors *dur, orr_err *err)
 {
     orr_csv t;
     if (measured_load(&t, dir, "gemm.csv", err) < 0) return -1;
@@ -1014,6 +1031,7 @@ static int measured_gemm(const char *dir, const orr_gpu *g, orr_valid_measured *
         double us, e;
         if (!measured_gemm_error(&t, r, g, &us, &e)) continue;
         all[out->gemm_n++] = e;
+        dur_add(dur, us, e);
         /* micro-batch 4: 16384 tokens in M (forward, data gradient) or K (weight gradient) */
         if (strstr(orr_csv_get(&t, r, "op"), " mbs4 ")) e4[out->gemm_n_mbs4++] = e;
         else e1[out->gemm_n_mbs1++] = e;
@@ -1264,7 +1282,7 @@ static int measured_overlap(const char *dir, const orr_gpu *g, orr_valid_measure
 /* Kernels shorter than this are timed with PyTorch's host time between the events in the files. */
 #define MEASURED_MIN_KERNEL_US 100.0
 
-static int measured_sweep(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+static int measured_sweep(const char *dir, const orr_gpu *g, orr_valid_measured *out, dur_errors *dur, orr_err *err)
 {
     orr_csv t;
     if (measured_load(&t, dir, "gemm_sweep.csv", err) < 0) return -1;
@@ -1273,8 +1291,12 @@ static int measured_sweep(const char *dir, const orr_gpu *g, orr_valid_measured 
     for (int r = 1; r < t.nrows; r++) {
         double us, err_r;
         if (!measured_gemm_error(&t, r, g, &us, &err_r)) continue;
-        if (us < MEASURED_MIN_KERNEL_US) out->sweep_short++;
-        else e[out->sweep_n++] = err_r;
+        if (us < MEASURED_MIN_KERNEL_US) {
+            out->sweep_short++;
+        } else {
+            e[out->sweep_n++] = err_r;
+            dur_add(dur, us, err_r);
+        }
     }
     orr_csv_free(&t);
     out->sweep_median_abs = median_of_abs(e, out->sweep_n);
@@ -1306,11 +1328,17 @@ int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *
     orr_gpu g;
     if (orr_catalog_gpu("H100-SXM5-80GB", &g, err) < 0) return -1;
     if (gemm_eff > 0) g.gemm_eff = gemm_eff;
-    if (measured_gemm(dir, &g, out, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
-        measured_fp8_scaling(dir, &g, out, err) < 0 || measured_grouped(dir, &g, out, err) < 0 ||
-        measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0 ||
-        measured_sweep(dir, &g, out, err) < 0)
-        return -1;
+    dur_errors dur = {{0}, {0}, {0}};
+    int rc = measured_gemm(dir, &g, out, &dur, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
+             measured_fp8_scaling(dir, &g, out, err) < 0 || measured_grouped(dir, &g, out, err) < 0 ||
+             measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0 ||
+             measured_sweep(dir, &g, out, &dur, err) < 0;
+    for (int b = 0; b < 3; b++) {
+        out->dur_n[b] = dur.n[b];
+        out->dur_median_signed[b] = median_of(dur.e[b], dur.n[b]);
+        free(dur.e[b]);
+    }
+    if (rc) return -1;
     if (out->gemm_n == 0 || out->fp8_n == 0 || out->attn_n == 0)
         return orr_fail(err, "%s/" MEASURED_DIR ": expected bf16 GEMM, fp8 GEMM and attention rows, found %zu, %zu "
                              "and %zu", dir, out->gemm_n, out->fp8_n, out->attn_n);
@@ -1329,6 +1357,12 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
     orr_buf_printf(out, "  bf16 GEMMs at random shapes (M, N, K 256-32768): %zu of at least 100 us, median |error| "
                         "%.1f%%, median error %+.1f%% (%zu shorter ones left out: host-bound timing)\n", m->sweep_n,
                    100 * m->sweep_median_abs, 100 * m->sweep_median_signed, m->sweep_short);
+    orr_buf_printf(out, "  the same bf16 GEMMs by measured duration, median error: under 0.8 ms %+.1f%% (%zu), 0.8-3 ms "
+                        "%+.1f%% (%zu), 3 ms and over %+.1f%% (%zu): the probe times a shape in one burst of calls "
+                        "(3-64 ms), long kernels at the clock the 700 W cap allows, short ones near boost "
+                        "(docs/models.md \"Power-capped clocks\")\n",
+                   100 * m->dur_median_signed[0], m->dur_n[0], 100 * m->dur_median_signed[1], m->dur_n[1],
+                   100 * m->dur_median_signed[2], m->dur_n[2]);
     orr_buf_printf(out, "  fp8 (tensorwise) over bf16 GEMMs: %zu shapes, measured speed-up %.2fx (median), predicted / "
                         "measured %+.1f%%\n", m->fp8_n, m->fp8_speedup_measured, 100 * m->fp8_speedup_median_error);
     static const char *const sc[] = {"rowwise", "blockwise 1x128 x 128x128", "blockwise 1x128 x 1x128"};
