@@ -148,7 +148,11 @@ def time_ms(fn, min_total_ms=40.0, max_iters=30, warmup=3):
         fn()
     torch.cuda.synchronize()
     one = max(once_ms(fn), 1e-3)
-    n = int(max(5, min(max_iters, math.ceil(min_total_ms / one))))
+    return burst_median_ms(fn, int(max(5, min(max_iters, math.ceil(min_total_ms / one)))))
+
+
+def burst_median_ms(fn, n):
+    """Median milliseconds of one call of fn over n back-to-back calls, a CUDA event after each."""
     evs = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
     evs[0].record()
     for i in range(n):
@@ -278,14 +282,7 @@ def sustained_ms(fn, soak_fn, soak_s=2.0, run_s=1.0):
             soak_fn()
         torch.cuda.synchronize()
     one = max(once_ms(fn), 1e-3)
-    n = int(max(5, min(20000, math.ceil(run_s * 1e3 / one))))
-    evs = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
-    evs[0].record()
-    for i in range(n):
-        fn()
-        evs[i + 1].record()
-    evs[-1].synchronize()
-    return statistics.median(evs[i].elapsed_time(evs[i + 1]) for i in range(n))
+    return burst_median_ms(fn, int(max(5, min(20000, math.ceil(run_s * 1e3 / one)))))
 
 
 def gemm_sustained_section(out_dir):
