@@ -90,9 +90,10 @@ static void describe_symmetry(gen *G)
     if (y->nimages != T * G->D) memset(y, 0, sizeof *y);
 }
 
-static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)
+/* salt 0: the communicator of role over members m; else another one over the same members. */
+static uint32_t group_salted(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label, uint64_t salt)
 {
-    uint64_t key = orr_hash64(role);
+    uint64_t key = orr_hash64(role ^ salt);
     for (uint32_t i = 0; i < n; i++) key = orr_hash64(key ^ m[i]);
     if (key == UINT64_MAX) key--;
     uint32_t *p = orr_map_get(&G->group_ids, key);
@@ -100,6 +101,11 @@ static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t
     uint32_t id = orr_workload_add_group(G->w, role, m, n, label);
     orr_map_put(&G->group_ids, key, id);
     return id;
+}
+
+static uint32_t group_of(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)
+{
+    return group_salted(G, role, m, n, label, 0);
 }
 
 /* The data-parallel group of the gradient reduction and the optimizer's shard (R ranks): the dp
@@ -171,6 +177,11 @@ static void rank_groups(gen *G)
 uint32_t gen_group(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label)
 {
     return group_of(G, role, m, n, label);
+}
+
+uint32_t gen_group_own(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label, uint32_t tag)
+{
+    return group_salted(G, role, m, n, label, (uint64_t)tag << 32);
 }
 
 /* ---- op emission ---- */
@@ -1769,22 +1780,26 @@ typedef struct a2a_layer {
 
 typedef struct a2a_step {
     const orr_op *ops;
+    uint32_t counts_group; /* the tp_ep group: its collective (the routing counts' all-gather) is compute's */
     size_t pre_end;    /* ops before the first layer (embedding; the head's backward) */
     a2a_layer *layer;
     size_t nlayer;
     uint32_t pending;  /* the event of this step's last exchange, not yet waited for (UINT32_MAX: none) */
 } a2a_step;
 
-static int ep_exchange_op(const orr_op *op)
+/* A token exchange: an EP collective issued on the compute stream, other than the routing counts' all-gather
+ * over the tp_ep group, which Megatron runs inside pre_dispatch_computation on the compute stream. */
+static int ep_exchange_op(const a2a_step *st, const orr_op *op)
 {
-    return op->kind == ORR_OP_COLL && op->role == ORR_ROLE_EP && op->stream == S_COMPUTE;
+    return op->kind == ORR_OP_COLL && op->role == ORR_ROLE_EP && op->stream == S_COMPUTE && op->a != st->counts_group;
 }
 
 /* Cuts ops [0, n) of one step into the part before its first layer and its layers, each at its first
  * and last run of EP exchanges. An op of no layer belongs to the layer before it. */
-static void a2a_cut(a2a_step *st, const orr_op *ops, size_t n)
+static void a2a_cut(const gen *G, a2a_step *st, const orr_op *ops, size_t n)
 {
     st->ops = ops;
+    st->counts_group = G->g_tpep;
     st->layer = orr_xcalloc(n ? n : 1, sizeof *st->layer);
     st->nlayer = 0;
     st->pending = UINT32_MAX;
@@ -1798,9 +1813,9 @@ static void a2a_cut(a2a_step *st, const orr_op *ops, size_t n)
         a2a_layer *L = &st->layer[st->nlayer++];
         size_t first = i, first_end = i, last = i, last_end = i;
         for (size_t j = a; j < i; j++) {
-            if (!ep_exchange_op(&ops[j])) continue;
+            if (!ep_exchange_op(st, &ops[j])) continue;
             size_t k = j;
-            while (k < i && ep_exchange_op(&ops[k])) k++;
+            while (k < i && ep_exchange_op(st, &ops[k])) k++;
             if (first == i) first = j, first_end = k;
             else last = j, last_end = k;
             j = k - 1;
@@ -1815,9 +1830,9 @@ static void a2a_cut(a2a_step *st, const orr_op *ops, size_t n)
 static void a2a_emit(gen *G, a2a_step *st, size_t a, size_t b)
 {
     for (size_t i = a; i < b; i++) {
-        if (ep_exchange_op(&st->ops[i])) {
+        if (ep_exchange_op(st, &st->ops[i])) {
             gen_wait(G, S_EP, gen_record(G, S_COMPUTE));
-            for (; i < b && ep_exchange_op(&st->ops[i]); i++) {
+            for (; i < b && ep_exchange_op(st, &st->ops[i]); i++) {
                 orr_op op = st->ops[i];
                 op.stream = S_EP;
                 orr_rank_push(G->rk, &op);
@@ -1863,8 +1878,8 @@ static void combined_step(gen *G, uint32_t fc, uint32_t fmb, uint32_t bc, uint32
     memcpy(ops, rk->ops + s0, (s2 - s0) * sizeof *ops);
     rk->nops = s0;
     a2a_step f, b;
-    a2a_cut(&f, ops, s1 - s0);
-    a2a_cut(&b, ops + (s1 - s0), s2 - s1);
+    a2a_cut(G, &f, ops, s1 - s0);
+    a2a_cut(G, &b, ops + (s1 - s0), s2 - s1);
     a2a_emit(G, &f, 0, f.pre_end);
     a2a_emit(G, &b, 0, b.pre_end);
     size_t o = f.nlayer < b.nlayer ? f.nlayer : b.nlayer;

@@ -177,6 +177,7 @@ struct gen {
     uint32_t EP, ETP, EDP;        /* expert-parallel, expert-tensor-parallel and expert-data-parallel degrees */
     uint32_t ep_r;                /* the current rank's position in its EP group */
     uint32_t g_ep, g_etp, g_edp, seq_ep, seq_etp, seq_edp;
+    uint32_t g_tpep, seq_tpep;    /* Megatron's tp_ep group (ETP x EP ranks, a communicator of its own) */
     int mla;                      /* MLA attention */
     uint32_t moe_buf_base;        /* buffer ids moe_buf_base + act_buf(c, li, mb): an MoE layer's saved tensors */
     double attn_out;              /* width of the attention output before the TP split: heads x head_dim, or
@@ -256,6 +257,10 @@ void gen_gemm_tp(gen *G, const ctx *c, const char *gname, double m, double n, do
 orr_coll_kind gen_g_fwd_kind(const gen *G);
 /* The communicator of the given members (deduplicated by role and members); a collective on it. */
 uint32_t gen_group(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label);
+/* A communicator of its own over the members (tag > 0 tells it from gen_group's and from other tags'):
+ * what a framework gets when it creates a second process group over the same ranks, whose
+ * collectives do not queue behind the first one's. */
+uint32_t gen_group_own(gen *G, orr_comm_role role, const uint32_t *m, uint32_t n, const char *label, uint32_t tag);
 orr_op *gen_coll_group(gen *G, const ctx *c, uint8_t stream, const char *name, orr_coll_kind kind, orr_comm_role role,
                        uint32_t group, uint32_t *seq, double bytes);
 /* Tokens of one micro-batch each rank holds outside the TP regions (split over TP with SP). */

@@ -65,12 +65,12 @@ static uint32_t stage_rank(const gen *G, uint32_t local) { return local + G->T *
 
 void moe_groups(gen *G)
 {
-    G->seq_ep = G->seq_etp = G->seq_edp = 0;
+    G->seq_ep = G->seq_etp = G->seq_edp = G->seq_tpep = 0;
     G->ep_r = 0;
     if (!model(G)->experts) return;
     uint32_t L = stage_local_index(G), etp = L % G->ETP, ep = (L / G->ETP) % G->EP, edp = L / (G->ETP * G->EP);
     G->ep_r = ep;
-    uint32_t n = G->EP > G->ETP ? G->EP : G->ETP;
+    uint32_t n = G->EP * G->ETP;
     if (G->EDP > n) n = G->EDP;
     uint32_t *m = orr_xmalloc(n * sizeof *m);
     char label[32];
@@ -80,6 +80,11 @@ void moe_groups(gen *G)
     for (uint32_t t = 0; t < G->ETP; t++) m[t] = stage_rank(G, t + G->ETP * (ep + G->EP * edp));
     snprintf(label, sizeof label, "etp(pp%u,g%u)", G->pp_r, ep + G->EP * edp);
     G->g_etp = gen_group(G, ORR_ROLE_EP, m, G->ETP, label);
+    /* Megatron's tp_ep process group (parallel_state's expert tensor-and-model-parallel group): the ETP x
+     * EP ranks, created apart from the EP group, so its collectives have their own NCCL stream */
+    for (uint32_t i = 0; i < G->ETP * G->EP; i++) m[i] = stage_rank(G, i + G->ETP * G->EP * edp);
+    snprintf(label, sizeof label, "tp_ep(pp%u,g%u)", G->pp_r, edp);
+    G->g_tpep = gen_group_own(G, ORR_ROLE_EP, m, G->ETP * G->EP, label, 1);
     /* Megatron's EDP group spans the stage; FSDP2's (the experts' shard group) its replica only */
     uint32_t base = edp - edp % G->EDP;
     for (uint32_t d = 0; d < G->EDP; d++) m[d] = stage_rank(G, etp + G->ETP * (ep + G->EP * (base + d)));
@@ -340,18 +345,22 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
         gen_memop(G, c, "moe_permute_fused", ORR_CLS_ELEMENTWISE, 2.0 * recv * token_bytes(G), 0);
         break;
     default: {
-        /* Megatron's MoEAlltoAllTokenDispatcher with EP or TP: the counts exchanged, copied to the host on
-         * a side stream ("before_permutation_1"), the permutation launched, and the host synchronised on
-         * the copies before the token all-to-all, whose splits it needs ("before_ep_alltoall"). Without the
-         * sync the counts go after the permutation (what the combined 1F1B schedule was built on). */
-        int sync = host_sync && (G->EP > 1 || G->T > 1);
-        snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
-        if (sync) ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+        /* Megatron's MoEAlltoAllTokenDispatcher with EP or expert TP (token_dispatcher.py preprocess): the
+         * forward all-gathers every rank's tokens per expert over the tp_ep group (int64 each;
+         * gather_from_sequence_parallel_region), copies them to the host on a side stream
+         * ("before_permutation_1"), launches the permutation, and synchronises the host on the copies
+         * before the token all-to-all, whose splits it needs ("before_ep_alltoall"). The backward's
+         * all-to-alls reuse the forward's splits: no exchange there. */
+        int counts_needed = !backward && (G->EP > 1 || G->ETP > 1), sync = host_sync && counts_needed;
+        if (counts_needed && G->ETP * G->EP > 1) {
+            snprintf(name, sizeof name, "tp_ep_allgather_counts_%s", dir);
+            gen_coll_group(G, c, S_COMPUTE, name, ORR_COLL_ALLGATHER, ORR_ROLE_EP, G->g_tpep, &G->seq_tpep,
+                           (double)G->ETP * G->EP * model(G)->experts * 8.0);
+        }
         uint32_t counts = sync ? gen_record(G, S_COMPUTE) : UINT32_MAX;
         /* reads each token once, writes its top_k copies */
         gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
         if (sync) dispatch_host_sync(G, c, counts);
-        else ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
         snprintf(name, sizeof name, "ep_alltoall_%s", dir);
         ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 0);
         if (local_experts(G) > 1)
