@@ -910,8 +910,8 @@ static void a2a_overlap_interleaved(void)
 
 /* Megatron's dispatchers synchronise the host once per MoE layer forward (recipe moe_sync_host_ps,
  * megatron.c): in layer 0's forward of micro-batch 0, the alltoall dispatcher records an event after the
- * token counts' exchange, launches the permutation, waits on that event and runs the host work before the
- * token all-to-all; DeepEP waits before its dispatch; nothing in the backward, under the combined 1F1B
+ * token counts' exchange (after the router at EP 1, which has none), launches the permutation, waits on that
+ * event and runs the host work before the token all-to-all; DeepEP waits before its dispatch; nothing in the backward, under the combined 1F1B
  * overlap, or for TorchTitan. On the timeline the host work shows as the GPU's idle time where the queued
  * permutation does not cover it. */
 static void dispatch_host_sync(void)
@@ -921,6 +921,7 @@ static void dispatch_host_sync(void)
                             "expert_ffn: 4096}\n";
     static const struct { const char *flags; int deepep, syncs; } cases[] = {
         {"", 0, 1},
+        {"--ep 1", 0, 1}, /* no exchange; the sync "before_finish", after the permutation */
         {"--moe-dispatcher deepep", 1, 1},
         {"--framework torchtitan", 0, 0},
         {"--pp 2 --vpp 2 --overlap-moe-expert-parallel-comm", 0, 0},

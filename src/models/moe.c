@@ -349,9 +349,11 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
          * forward all-gathers every rank's tokens per expert over the tp_ep group (int64 each;
          * gather_from_sequence_parallel_region), copies them to the host on a side stream
          * ("before_permutation_1"), launches the permutation, and synchronises the host on the copies
-         * before the token all-to-all, whose splits it needs ("before_ep_alltoall"). The backward's
-         * all-to-alls reuse the forward's splits: no exchange there. */
-        int counts_needed = !backward && (G->EP > 1 || G->ETP > 1), sync = host_sync && counts_needed;
+         * before the token all-to-all, whose splits it needs ("before_ep_alltoall"); with neither EP nor
+         * expert TP it has no exchange but still waits, at the end of the dispatch ("before_finish"), for the
+         * counts the experts' grouped GEMM takes as a list. The backward's all-to-alls reuse the forward's
+         * splits: no exchange there. */
+        int counts_needed = !backward && (G->EP > 1 || G->ETP > 1), sync = host_sync;
         if (counts_needed && G->ETP * G->EP > 1) {
             snprintf(name, sizeof name, "tp_ep_allgather_counts_%s", dir);
             gen_coll_group(G, c, S_COMPUTE, name, ORR_COLL_ALLGATHER, ORR_ROLE_EP, G->g_tpep, &G->seq_tpep,
