@@ -67,6 +67,7 @@ void moe_groups(gen *G)
 {
     G->seq_ep = G->seq_etp = G->seq_edp = G->seq_tpep = 0;
     G->ep_r = 0;
+    G->g_tpep = UINT32_MAX;
     if (!model(G)->experts) return;
     uint32_t L = stage_local_index(G), etp = L % G->ETP, ep = (L / G->ETP) % G->EP, edp = L / (G->ETP * G->EP);
     G->ep_r = ep;
@@ -80,11 +81,14 @@ void moe_groups(gen *G)
     for (uint32_t t = 0; t < G->ETP; t++) m[t] = stage_rank(G, t + G->ETP * (ep + G->EP * edp));
     snprintf(label, sizeof label, "etp(pp%u,g%u)", G->pp_r, ep + G->EP * edp);
     G->g_etp = gen_group(G, ORR_ROLE_EP, m, G->ETP, label);
-    /* Megatron's tp_ep process group (parallel_state's expert tensor-and-model-parallel group): the ETP x
-     * EP ranks, created apart from the EP group, so its collectives have their own NCCL stream */
-    for (uint32_t i = 0; i < G->ETP * G->EP; i++) m[i] = stage_rank(G, i + G->ETP * G->EP * edp);
-    snprintf(label, sizeof label, "tp_ep(pp%u,g%u)", G->pp_r, edp);
-    G->g_tpep = gen_group_own(G, ORR_ROLE_EP, m, G->ETP * G->EP, label, 1);
+    /* the alltoall dispatcher's tp_ep process group (parallel_state's expert tensor-and-model-parallel
+     * group): the ETP x EP ranks, created apart from the EP group, so its collectives have their own NCCL
+     * stream (UINT32_MAX: not used) */
+    if (G->s->moe_dispatcher == ORR_MOE_ALLTOALL && G->ETP * G->EP > 1) {
+        for (uint32_t i = 0; i < G->ETP * G->EP; i++) m[i] = stage_rank(G, i + G->ETP * G->EP * edp);
+        snprintf(label, sizeof label, "tp_ep(pp%u,g%u)", G->pp_r, edp);
+        G->g_tpep = gen_group_own(G, ORR_ROLE_EP, m, G->ETP * G->EP, label, 1);
+    }
     /* Megatron's EDP group spans the stage; FSDP2's (the experts' shard group) its replica only */
     uint32_t base = edp - edp % G->EDP;
     for (uint32_t d = 0; d < G->EDP; d++) m[d] = stage_rank(G, etp + G->ETP * (ep + G->EP * (base + d)));
