@@ -240,6 +240,27 @@ static void layouts(void)
     CHECK(counts_group != a2a_group);
     orr_workload_free(w);
     orr_spec_free(&s);
+    /* TorchTitan's AllToAllTokenDispatcher (models/common/token_dispatcher.py _token_count_exchange):
+     * the counts all-to-all'ed on the EP group itself, in the forward only (2 layers, 1 micro-batch) */
+    CHECK(small_moe(&s, "--framework torchtitan", &err) == 0);
+    w = orr_gen_training(&s, &err);
+    CHECK(w != NULL);
+    int tt_counts = 0, tt_gathers = 0;
+    uint32_t tt_counts_group = UINT32_MAX, tt_a2a_group = UINT32_MAX;
+    for (size_t i = 0; w && i < w->ranks[0].nops; i++) {
+        const orr_op *op = &w->ranks[0].ops[i];
+        if (op->kind != ORR_OP_COLL || op->role != ORR_ROLE_EP) continue;
+        int is_counts = strncmp(w->names[op->name], "ep_alltoall_counts_", 19) == 0;
+        if (is_counts) tt_counts++, tt_counts_group = op->a;
+        else if (op->cls == ORR_COLL_ALLTOALL) tt_a2a_group = op->a;
+        tt_gathers += op->cls == ORR_COLL_ALLGATHER;
+        CHECK(!is_counts || op->phase == ORR_PHASE_FWD);
+    }
+    CHECK_EQ_I64(tt_counts, 2);
+    CHECK_EQ_I64(tt_gathers, 0);
+    CHECK(tt_counts_group == tt_a2a_group);
+    orr_workload_free(w);
+    orr_spec_free(&s);
 }
 
 /* Sum of the bytes of rank 0's ALLOCs named `name`. */

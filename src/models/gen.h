@@ -64,6 +64,8 @@ typedef struct recipe {
                                * the compute stream (not overlapped with the weight gradient) */
     int moe_scores_in_act;    /* MoE: the routing scores multiply the experts' hidden activation inside a fused
                                * (compiled) activation, so no expert output is kept for the score-weighted combine */
+    int moe_counts_tp_ep;     /* MoE alltoall dispatcher: the forward all-gathers the tokens per expert over a
+                               * tp_ep group of its own (Megatron), not an all-to-all on the EP group (TorchTitan) */
     int64_t moe_sync_host_ps; /* MoE forward: the dispatcher makes the host wait for the routing's token counts
                                * (alltoall: the all-to-all's splits; DeepEP: its receive counts), then runs this
                                * long in Python before its next launch (0: no such sync) */

@@ -84,7 +84,7 @@ void moe_groups(gen *G)
     /* the alltoall dispatcher's tp_ep process group (parallel_state's expert tensor-and-model-parallel
      * group): the ETP x EP ranks, created apart from the EP group, so its collectives have their own NCCL
      * stream (UINT32_MAX: not used) */
-    if (G->s->moe_dispatcher == ORR_MOE_ALLTOALL && G->ETP * G->EP > 1) {
+    if (G->rp->moe_counts_tp_ep && G->s->moe_dispatcher == ORR_MOE_ALLTOALL && G->ETP * G->EP > 1) {
         for (uint32_t i = 0; i < G->ETP * G->EP; i++) m[i] = stage_rank(G, i + G->ETP * G->EP * edp);
         snprintf(label, sizeof label, "tp_ep(pp%u,g%u)", G->pp_r, edp);
         G->g_tpep = gen_group_own(G, ORR_ROLE_EP, m, G->ETP * G->EP, label, 1);
@@ -355,13 +355,17 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
          * ("before_permutation_1"), launches the permutation, and synchronises the host on the copies
          * before the token all-to-all, whose splits it needs ("before_ep_alltoall"); with neither EP nor
          * expert TP it has no exchange but still waits, at the end of the dispatch ("before_finish"), for the
-         * counts the experts' grouped GEMM takes as a list. The backward's all-to-alls reuse the forward's
-         * splits: no exchange there. */
-        int counts_needed = !backward && (G->EP > 1 || G->ETP > 1), sync = host_sync;
-        if (counts_needed && G->ETP * G->EP > 1) {
+         * counts the experts' grouped GEMM takes as a list. TorchTitan's AllToAllTokenDispatcher
+         * (models/common/token_dispatcher.py _token_count_exchange) all-to-alls the counts on the EP group
+         * itself. Either way the backward's all-to-alls reuse the forward's splits: no exchange there. */
+        int sync = host_sync;
+        if (!backward && G->rp->moe_counts_tp_ep && G->g_tpep != UINT32_MAX) {
             snprintf(name, sizeof name, "tp_ep_allgather_counts_%s", dir);
             gen_coll_group(G, c, S_COMPUTE, name, ORR_COLL_ALLGATHER, ORR_ROLE_EP, G->g_tpep, &G->seq_tpep,
                            (double)G->ETP * G->EP * model(G)->experts * 8.0);
+        } else if (!backward && !G->rp->moe_counts_tp_ep) {
+            snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
+            ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
         }
         uint32_t counts = sync ? gen_record(G, S_COMPUTE) : UINT32_MAX;
         /* reads each token once, writes its top_k copies */
