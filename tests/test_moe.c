@@ -931,10 +931,10 @@ static void a2a_overlap_interleaved(void)
 
 /* Megatron's dispatchers synchronise the host once per MoE layer forward (recipe moe_sync_host_ps,
  * megatron.c): in layer 0's forward of micro-batch 0, the alltoall dispatcher records an event after the
- * token counts' exchange (after the router at EP 1, which has none), launches the permutation, waits on that
- * event and runs the host work before the token all-to-all; DeepEP waits before its dispatch; nothing in the backward, under the combined 1F1B
- * overlap, or for TorchTitan. On the timeline the host work shows as the GPU's idle time where the queued
- * permutation does not cover it. */
+ * token counts' exchange (after the router at EP 1, which has none), launches the permutation, waits on
+ * that event and runs the host work before the token all-to-all; DeepEP waits before its dispatch;
+ * nothing in the backward, under the combined 1F1B overlap, or for TorchTitan. On the timeline the host
+ * work shows as the GPU's idle time where the queued permutation does not cover it. */
 static void dispatch_host_sync(void)
 {
     static const char *y4 = "model: {layers: 4, hidden: 1024, heads: 8, ffn: 4096, vocab: 1024, seq: 4096, mlp: swiglu, "
