@@ -253,6 +253,8 @@ static void layouts(void)
         int is_counts = strncmp(w->names[op->name], "ep_alltoall_counts_", 19) == 0;
         if (is_counts) tt_counts++, tt_counts_group = op->a;
         else if (op->cls == ORR_COLL_ALLTOALL) tt_a2a_group = op->a;
+        /* after the reorder, as dispatch issues it */
+        CHECK(!is_counts || (i > 0 && strcmp(w->names[w->ranks[0].ops[i - 1].name], "moe_permute") == 0));
         tt_gathers += op->cls == ORR_COLL_ALLGATHER;
         CHECK(!is_counts || op->phase == ORR_PHASE_FWD);
     }
