@@ -230,6 +230,14 @@ def gemm_shapes_megatron():
     return out
 
 
+def forward_gemm(m, n, k):
+    """A call of y = x w^T on fresh random bf16 operands, x (m, k) and w (n, k): the forward orientation."""
+    x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
+    y = torch.empty(m, n, device=DEV, dtype=torch.bfloat16)
+    return lambda: torch.mm(x, w.t(), out=y)
+
+
 def gemm_section(out_dir):
     sink = Sink(os.path.join(out_dir, "gemm.csv"), GEMM_HEADER)
     seen = {}
@@ -292,23 +300,18 @@ def gemm_sustained_section(out_dir):
     shape is timed twice: in that burst (as gemm.csv), and after 2 s of back-to-back large GEMMs then
     for 1 s, with nvidia-smi's clock and power after each."""
     sink = Sink(os.path.join(out_dir, "gemm_sustained.csv"), GEMM_HEADER)
-    big_x = torch.randn(16384, 2048, device=DEV, dtype=torch.bfloat16)
-    big_w = torch.randn(VOCAB, 2048, device=DEV, dtype=torch.bfloat16)
-    big_y = torch.empty(16384, VOCAB, device=DEV, dtype=torch.bfloat16)
-    soak = lambda: torch.mm(big_x, big_w.t(), out=big_y)  # noqa: E731 - 1.7B mbs4 logits, ~12 ms
-    picks = [("GPT 1.7B mbs1 qkv", 4096, 6144, 2048), ("GPT 7.1B mbs1 proj", 4096, 4096, 2048),
-             ("GPT 119B mbs1 proj", 4096, 10240, 1280), ("GPT 32B mbs1 fc1", 4096, 3584, 7168),
-             ("GPT 70B mbs1 fc1", 4096, 4096, 8192), ("GPT 7.1B mbs4 qkv", 16384, 6144, 4096),
-             ("GPT 177B mbs4 fc2", 16384, 12288, 6144), ("GPT 462B mbs4 fc2", 16384, 18432, 9216)]
-    for label, m, n, k in picks:
+    shapes = {label: (m, n, k) for label, m, n, k in gemm_shapes_megatron()}
+    soak_label = "GPT 1.7B mbs4 logits"  # the longest forward GEMM there, ~12 ms
+    soak = forward_gemm(*shapes[soak_label])
+    picks = ["GPT 1.7B mbs1 qkv", "GPT 7.1B mbs1 proj", "GPT 119B mbs1 proj", "GPT 32B mbs1 fc1", "GPT 70B mbs1 fc1",
+             "GPT 7.1B mbs4 qkv", "GPT 177B mbs4 fc2", "GPT 462B mbs4 fc2"]
+    for label in picks:
         if left_s() < 60:
             log("gemm_sustained: budget, stopping")
             break
-        x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
-        w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
-        y = torch.empty(m, n, device=DEV, dtype=torch.bfloat16)
-        fn = lambda: torch.mm(x, w.t(), out=y)  # noqa: E731
-        time.sleep(2.0)  # let the clock recover before the burst, as between gemm.csv's shapes
+        m, n, k = shapes[label]
+        fn = forward_gemm(m, n, k)
+        time.sleep(2.0)  # let the clock recover from the previous shape's soak before the burst
         t_burst = time_ms(fn)
         c_burst = smi_clocks()
         t_sus = sustained_ms(fn, soak)
@@ -316,10 +319,10 @@ def gemm_sustained_section(out_dir):
         gemm_row(sink, "torch.mm (cuBLAS via PyTorch)", f"fwd ({label}) burst", "bf16", "none", "bf16", m, n, k,
                  t_burst, f"as gemm.csv: one burst after 2 s idle; then nvidia-smi {c_burst}")
         gemm_row(sink, "torch.mm (cuBLAS via PyTorch)", f"fwd ({label}) sustained", "bf16", "none", "bf16", m, n,
-                 k, t_sus, f"1 s of calls after 2 s of 16384x131072x2048 GEMMs; then nvidia-smi {c_sus}")
+                 k, t_sus, f"1 s of calls after 2 s of {soak_label} forward GEMMs; then nvidia-smi {c_sus}")
         log(f"gemm_sustained {label}: burst {t_burst:.3f} ms ({c_burst}), sustained {t_sus:.3f} ms ({c_sus})")
-        del x, w, y
-    del big_x, big_w, big_y
+        del fn
+    del soak
     torch.cuda.empty_cache()
 
 

@@ -1357,8 +1357,8 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
     orr_buf_printf(out, "  bf16 GEMMs at random shapes (M, N, K 256-32768): %zu of at least 100 us, median |error| "
                         "%.1f%%, median error %+.1f%% (%zu shorter ones left out: host-bound timing)\n", m->sweep_n,
                    100 * m->sweep_median_abs, 100 * m->sweep_median_signed, m->sweep_short);
-    orr_buf_printf(out, "  the same bf16 GEMMs by measured duration, median error: under 0.8 ms %+.1f%% (%zu), 0.8-3 ms "
-                        "%+.1f%% (%zu), 3 ms and over %+.1f%% (%zu): the probe times a shape in one burst of calls "
+    orr_buf_printf(out, "  the same bf16 GEMMs by measured duration, median error: under 0.8 ms %+.1f%% (%zu kernels), "
+                        "0.8-3 ms %+.1f%% (%zu), 3 ms and over %+.1f%% (%zu): the probe times a shape in one burst of calls "
                         "(3-64 ms), long kernels at the clock the 700 W cap allows, short ones near boost "
                         "(docs/models.md \"Power-capped clocks\")\n",
                    100 * m->dur_median_signed[0], m->dur_n[0], 100 * m->dur_median_signed[1], m->dur_n[1],

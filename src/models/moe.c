@@ -359,15 +359,18 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
          * (models/common/token_dispatcher.py dispatch) reorders the tokens first, then all-to-alls the counts
          * on the EP group itself (_token_count_exchange). Either way the backward's all-to-alls reuse the
          * forward's splits: no exchange there. */
-        snprintf(name, sizeof name, "tp_ep_allgather_counts_%s", dir);
-        if (!backward && G->rp->moe_counts_tp_ep && G->g_tpep != UINT32_MAX)
+        if (!backward && G->rp->moe_counts_tp_ep && G->g_tpep != UINT32_MAX) {
+            snprintf(name, sizeof name, "tp_ep_allgather_counts_%s", dir);
             gen_coll_group(G, c, S_COMPUTE, name, ORR_COLL_ALLGATHER, ORR_ROLE_EP, G->g_tpep, &G->seq_tpep,
                            (double)G->ETP * G->EP * model(G)->experts * 8.0);
+        }
         uint32_t counts = host_sync ? gen_record(G, S_COMPUTE) : UINT32_MAX;
         /* reads each token once, writes its top_k copies */
         gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
-        snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
-        if (!backward && !G->rp->moe_counts_tp_ep) ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+        if (!backward && !G->rp->moe_counts_tp_ep) {
+            snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
+            ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+        }
         if (host_sync) dispatch_host_sync(G, c, counts);
         snprintf(name, sizeof name, "ep_alltoall_%s", dir);
         ep_exchange(G, c, name, ORR_COLL_ALLTOALL, sent * token_bytes(G), backward, 0);
