@@ -45,9 +45,9 @@ test-san: build-san
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS) -LE slow
 
-# every parser's libFuzzer harness (fuzz/) for FUZZ_SECONDS each under ASan+UBSan; fails on a finding
+# every parser's libFuzzer harness (fuzz/) for FUZZ_SECONDS each under ASan+UBSan, JOBS at once; fails on a finding
 test-fuzz: build-fuzz
-	sh scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+	sh scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(JOBS)
 
 test: test-plain test-san test-fuzz
 

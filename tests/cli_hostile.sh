@@ -131,7 +131,7 @@ ORRERY_EMU_MAX_BYTES=1000000 "$ORR" emulate --trace-dir td2 -- ./put-trace.sh > 
 
 # output to a full disk: the reason, exit 1, for each command that prints
 if [ -w /dev/full ]; then
-    for c in "list gpus" "predict $M --mbs 1 --seq 128" "validate"; do
+    for c in "list gpus" "predict $M --mbs 1 --seq 128" "validate --set megatron-h100"; do
         "$ORR" $c > /dev/full 2> err.txt; rc=$?
         [ "$rc" -eq 1 ] && grep -q "cannot write the output: No space left on device" err.txt && ok \
             || bad "$c > /dev/full -> rc $rc: $(cat err.txt)"

@@ -3,7 +3,8 @@
  *
  *   orrery predict [SPEC.yaml] [FLAGS]   predict one training iteration (docs/spec.md)
  *   orrery list gpus|models|clusters     print the catalogs
- *   orrery validate [DIR]                 predict the published Megatron rows of DIR (data/validation)
+ *   orrery validate [DIR] [--set NAME]    predict the published rows of DIR (data/validation), every table
+ *                                         or those named
  *   orrery netsim TOPO FLOWS CONFIG [--out DIR]   packet-level RDMA simulation of a flow list (docs/netsim.md)
  *   orrery emulate [FLAGS] -- CMD ...     run an unmodified CUDA/NCCL program with no GPU and predict it
  *                                         (docs/emulate.md)
@@ -48,7 +49,8 @@ static const struct { const char *name, *synopsis, *what; } commands[] = {
      "packet-level RDMA simulation of a flow list, HPCC ns-3 formats (docs/netsim.md)"},
     {"calibrate", "orrery calibrate [SPEC.yaml] [FLAGS]",
      "fit a profile of your GPU and cluster on nccl-tests output and measured step times (docs/calibrate.md)"},
-    {"validate", "orrery validate [DIR]", "predict the published Megatron-LM rows (default: " ORRERY_DEFAULT_VALIDATION_DIR ")"},
+    {"validate", "orrery validate [DIR] [--set NAME]...",
+     "predict the published rows (default: " ORRERY_DEFAULT_VALIDATION_DIR "); --set NAME: only that table (--set list names them)"},
     {"list", "orrery list gpus|models|clusters", "print the catalogs"},
     {"help", "orrery help [COMMAND]", "this text, or every flag of COMMAND (also: orrery COMMAND --help)"},
 };
@@ -453,14 +455,50 @@ static int cmd_list(int argc, char **argv)
     return 0;
 }
 
+/* The kernel sections that follow the tables, by the name --set takes. */
+#define VALID_ATTENTION "attention-shape"
+#define VALID_KERNELS "kernels-h100"
+
+/* --set NAME: is NAME one of the sets asked for (all of them when none was named)? */
+static int valid_wanted(const char *const *names, int n, const char *name)
+{
+    if (n == 0) return 1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return 1;
+    return 0;
+}
+
 static int cmd_validate(int argc, char **argv)
 {
-    if (argc > 1) {
-        fprintf(stderr, "orrery: validate: expected at most one argument, the data/validation folder\n");
-        return ORR_EXIT_USAGE;
+    const char *dir = ORRERY_DEFAULT_VALIDATION_DIR, *names[ORR_VALID_SET_COUNT + 2];
+    int nnames = 0, ndirs = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--set") != 0) {
+            if (argv[i][0] == '-' || ndirs++ > 0) {
+                fprintf(stderr, "orrery: validate: unexpected argument \"%s\" (expected [DIR] [--set NAME]...)\n",
+                        argv[i]);
+                return ORR_EXIT_USAGE;
+            }
+            dir = argv[i];
+            continue;
+        }
+        const char *name = i + 1 < argc ? argv[++i] : "";
+        int known = strcmp(name, VALID_ATTENTION) == 0 || strcmp(name, VALID_KERNELS) == 0;
+        for (int set = 0; set < ORR_VALID_SET_COUNT; set++) known |= strcmp(name, orr_valid_set_name(set)) == 0;
+        if (!known || nnames == (int)(sizeof names / sizeof names[0])) {
+            int list = strcmp(name, "list") == 0;
+            FILE *f = list ? stdout : stderr;
+            if (!list) fprintf(f, "orrery: validate: --set \"%s\": expected one of", name);
+            for (int set = 0; set < ORR_VALID_SET_COUNT; set++)
+                fprintf(f, list ? "%s\n" : " %s", orr_valid_set_name(set));
+            fprintf(f, list ? VALID_ATTENTION "\n" VALID_KERNELS "\n" : " " VALID_ATTENTION " " VALID_KERNELS "\n");
+            return list ? 0 : ORR_EXIT_USAGE;
+        }
+        names[nnames++] = name;
     }
-    const char *dir = argc == 1 ? argv[0] : ORRERY_DEFAULT_VALIDATION_DIR;
+    int first = 1;
     for (int set = 0; set < ORR_VALID_SET_COUNT; set++) {
+        if (!valid_wanted(names, nnames, orr_valid_set_name(set))) continue;
         orr_valid_table t;
         orr_err err = {{0}};
         if (orr_validate((orr_valid_set)set, dir, &t, &err) < 0) return fail(&err);
@@ -470,22 +508,28 @@ static int cmd_validate(int argc, char **argv)
         fputc('\n', stdout);
         orr_buf_free(&b);
         orr_valid_table_free(&t);
+        first = 0;
     }
-    orr_valid_kernels k;
     orr_err err = {{0}};
-    if (orr_validate_attention_shape(dir, &k, &err) < 0) return fail(&err);
-    orr_buf b = {0};
-    orr_valid_kernels_print(&k, &b);
-    fwrite(b.s, 1, b.n, stdout);
-    orr_buf_free(&b);
-    orr_valid_kernels_free(&k);
-    orr_valid_measured m;
-    if (orr_validate_measured(dir, 0, &m, &err) < 0) return fail(&err);
-    orr_buf mb = {0};
-    orr_buf_printf(&mb, "\n");
-    orr_valid_measured_print(&m, &mb);
-    fwrite(mb.s, 1, mb.n, stdout);
-    orr_buf_free(&mb);
+    if (valid_wanted(names, nnames, VALID_ATTENTION)) {
+        orr_valid_kernels k;
+        if (orr_validate_attention_shape(dir, &k, &err) < 0) return fail(&err);
+        orr_buf b = {0};
+        orr_valid_kernels_print(&k, &b);
+        fwrite(b.s, 1, b.n, stdout);
+        orr_buf_free(&b);
+        orr_valid_kernels_free(&k);
+        first = 0;
+    }
+    if (valid_wanted(names, nnames, VALID_KERNELS)) {
+        orr_valid_measured m;
+        if (orr_validate_measured(dir, 0, &m, &err) < 0) return fail(&err);
+        orr_buf mb = {0};
+        if (!first) orr_buf_printf(&mb, "\n");
+        orr_valid_measured_print(&m, &mb);
+        fwrite(mb.s, 1, mb.n, stdout);
+        orr_buf_free(&mb);
+    }
     return 0;
 }
 
