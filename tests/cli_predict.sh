@@ -165,28 +165,7 @@ for what in gpus models clusters; do
 done
 grep -q "llama3-405b" "$TMP/list.txt" 2>/dev/null || "$ORR" list models | grep -q "llama3-405b" && ok || bad "list models lacks llama3-405b"
 
-# validate: the published Megatron rows, with a table per source
-# (no argument: the repository's own copy, data/validation; and the folder named explicitly)
-"$ORR" validate > "$TMP/v.txt" 2>&1 && grep -q "median |error|" "$TMP/v.txt" \
-    && grep -q "GPT 462B" "$TMP/v.txt" && ok || bad "validate"
-# the folder named, and --set: one table, as the whole run prints it (the first; the last, the kernels)
-"$ORR" validate "$SRC/data/validation" --set megatron-h100 > "$TMP/v2.txt" 2>&1 \
-    && sed '/^$/q' "$TMP/v.txt" | cmp -s - "$TMP/v2.txt" && ok || bad "validate DIR --set megatron-h100"
-"$ORR" validate --set kernels-h100 > "$TMP/v3.txt" 2>&1 && sed -n '/^Kernels measured/,$p' "$TMP/v.txt" | cmp -s - "$TMP/v3.txt" \
-    && ok || bad "validate --set kernels-h100"
-[ "$("$ORR" validate --set list | wc -l)" -eq 12 ] && ok || bad "validate --set list"
-
-# bad input: exit 2, exactly one line on stderr, naming what is wrong
-expect_error() { # expected-substring, then the arguments
-    want="$1"
-    shift
-    "$ORR" "$@" > "$TMP/o.txt" 2> "$TMP/e.txt"
-    rc=$?
-    lines=$(wc -l < "$TMP/e.txt")
-    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -q -- "$want" "$TMP/e.txt"; then ok; else
-        bad "orrery $* -> rc $rc, $lines lines: $(cat "$TMP/e.txt") (wanted '$want')"
-    fi
-}
+# bad input (expect_error, tests/check.sh)
 expect_error 'H300' predict --model gpt3-175b --gpu H300 --gpus 8
 expect_error 'gpt5' predict --model gpt5 --gpu H100 --gpus 8
 expect_error '--tp' predict --model gpt3-175b --gpu H100 --gpus 40 --tp 5
@@ -212,9 +191,6 @@ expect_error '--net' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packet
 expect_error '--pxn' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packet --pxn
 expect_error '--cc' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packet --cc reno
 expect_error '--packet-payload' predict --model gpt3-1.3b --gpu H100 --gpus 16 --net packet --packet-payload 64
-expect_error 'nowhere' validate "$TMP/nowhere"
-expect_error 'validate: --set "bogus": expected one of megatron-h100' validate --set bogus
-expect_error 'validate: unexpected argument "--sets"' validate --sets megatron-h100
 expect_error 'catalog' list nonsense
 expect_error 'command' frobnicate
 
