@@ -1591,6 +1591,8 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         unit_gather(G, c, 0, li, ORR_PHASE_FWD, li > ahead ? unit_id(G, c, 0, li - ahead - 1) : UINT32_MAX);
         for (uint32_t j = 1; j < ahead && li == 0 && j < chunk_layers(G, c); j++) /* the first window at once */
             unit_gather(G, c, 0, j, ORR_PHASE_FWD, UINT32_MAX);
+        if (G->rp->fwd_prefetch_ep && G->EP > 1 && li + 1 < chunk_layers(G, c)) /* the next block's, now */
+            unit_gather(G, c, 0, li + 1, ORR_PHASE_FWD, li + 1 > ahead ? unit_id(G, c, 0, li - ahead) : UINT32_MAX);
         unit_wait(G, c, 0, li);
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);

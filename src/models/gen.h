@@ -66,9 +66,12 @@ typedef struct recipe {
                                * (compiled) activation, so no expert output is kept for the score-weighted combine */
     int moe_counts_tp_ep;     /* MoE alltoall dispatcher: the forward all-gathers the tokens per expert over a
                                * tp_ep group of its own (Megatron), not an all-to-all on the EP group (TorchTitan) */
-    int64_t moe_sync_host_ps; /* MoE forward: the dispatcher makes the host wait for the routing's token counts
-                               * (alltoall: the all-to-all's splits; DeepEP: its receive counts), then runs this
-                               * long in Python before its next launch (0: no such sync) */
+    int fwd_prefetch_ep;      /* sharded, EP > 1: each block's pre-forward issues the next block's all-gather
+                               * (explicit prefetching), so that the dispatcher's host wait does not hold it back */
+    int moe_syncs_host;       /* MoE forward: the dispatcher makes the host wait for the routing's token counts
+                               * (alltoall: the all-to-all's splits; DeepEP: its receive counts) */
+    int64_t moe_sync_host_ps; /* ... and then runs this long in Python before its next launch (0: not measured;
+                               * the wait alone is modelled) */
     int clips_always;         /* gradient clipping multiplies every fp32 gradient by the clamped coefficient,
                                * clipping or not (no host sync on the norm); else only the norm is taken */
     int keeps_root_gathered;  /* sharded: the root unit (embedding, final norm, output) stays gathered from its

@@ -127,7 +127,7 @@ static void setup(gen *G)
 
 /* What the Megatron recipes share (with and without Megatron-FSDP): the layers, loss, CP and schedules. */
 #define MEGATRON_RECIPE                                                                                    \
-    .reduces_over_cp = 1, .overlaps_p2p = 1, .moe_sync_host_ps = MEGATRON_MOE_SYNC_HOST_PS,                \
+    .reduces_over_cp = 1, .overlaps_p2p = 1, .moe_syncs_host = 1, .moe_sync_host_ps = MEGATRON_MOE_SYNC_HOST_PS, \
     .moe_counts_tp_ep = 1, /* token_dispatcher.py preprocess: gather_from_sequence_parallel_region(tp_ep) */ \
     .pads_vocab_to = 128.0, /* --make-vocab-size-divisible-by 128, times tp */                             \
     .layer_saved_bytes = layer_saved_bytes, .cp_attention = gen_ring_attention, .loss_mem_fwd = loss_mem_fwd, \

@@ -314,13 +314,14 @@ static double exchange_buffer_bytes(const gen *G)
     }
 }
 
-/* The forward dispatch's host synchronisation (recipe.moe_sync_host_ps): the host waits for what the
- * GPU has reached at event ev (the token counts), then spends the recipe's time in Python before its
- * next launch; the GPU idles for whatever of it the work queued behind ev does not cover. */
+/* The forward dispatch's host synchronisation (recipe.moe_syncs_host): the host waits for what the GPU
+ * has reached at event ev (the token counts), then spends the recipe's time in Python (moe_sync_host_ps,
+ * where measured) before its next launch; the GPU idles for whatever of it the work queued behind ev does
+ * not cover, and for the next launch. */
 static void dispatch_host_sync(gen *G, const ctx *c, uint32_t ev)
 {
     gen_host_sync(G, c, "moe_dispatch_host_sync", ev);
-    gen_host_work(G, c, "moe_dispatch_host", G->rp->moe_sync_host_ps);
+    if (G->rp->moe_sync_host_ps > 0) gen_host_work(G, c, "moe_dispatch_host", G->rp->moe_sync_host_ps);
 }
 
 static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
@@ -331,7 +332,7 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
      * issues one micro-batch's pre-dispatch forward (the routing and its copy to the host), then the other's
      * MLP backward, then the dispatch that waits: the GPU has that backward queued through the wait and the
      * Python after it */
-    int host_sync = !backward && G->rp->moe_sync_host_ps > 0 && !G->s->moe_a2a_overlap;
+    int host_sync = !backward && G->rp->moe_syncs_host && !G->s->moe_a2a_overlap;
     uint32_t buf = gen_mem_alloc(G, c, S_COMPUTE, "moe_dispatch_buffers", exchange_buffer_bytes(G), ORR_MEM_COMM);
     switch (G->s->moe_dispatcher) {
     case ORR_MOE_ALLGATHER:
@@ -357,19 +358,22 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
          * expert TP it has no exchange but still waits, at the end of the dispatch ("before_finish"), for the
          * counts the experts' grouped GEMM takes as a list. TorchTitan's AllToAllTokenDispatcher
          * (models/common/token_dispatcher.py dispatch) reorders the tokens first, then all-to-alls the counts
-         * on the EP group itself (_token_count_exchange). Either way the backward's all-to-alls reuse the
-         * forward's splits: no exchange there. */
+         * on the EP group itself (_token_count_exchange) and waits for them on the host
+         * (_sync_token_count_exchange); at EP 1 it dispatches locally, with neither. Either way the backward's
+         * all-to-alls reuse the forward's splits: no exchange there. */
         if (!backward && G->rp->moe_counts_tp_ep && G->g_tpep != UINT32_MAX) {
             snprintf(name, sizeof name, "tp_ep_allgather_counts_%s", dir);
             gen_coll_group(G, c, S_COMPUTE, name, ORR_COLL_ALLGATHER, ORR_ROLE_EP, G->g_tpep, &G->seq_tpep,
                            (double)G->ETP * G->EP * model(G)->experts * 8.0);
         }
-        uint32_t counts = host_sync ? gen_record(G, S_COMPUTE) : UINT32_MAX;
+        if (!G->rp->moe_counts_tp_ep && G->EP == 1) host_sync = 0;
+        uint32_t counts = host_sync && G->rp->moe_counts_tp_ep ? gen_record(G, S_COMPUTE) : UINT32_MAX;
         /* reads each token once, writes its top_k copies */
         gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
         if (!backward && !G->rp->moe_counts_tp_ep) {
             snprintf(name, sizeof name, "ep_alltoall_counts_%s", dir);
             ep_coll(G, c, name, ORR_COLL_ALLTOALL, model(G)->experts * 8.0);
+            if (host_sync) counts = gen_record(G, S_COMPUTE);
         }
         if (host_sync) dispatch_host_sync(G, c, counts);
         snprintf(name, sizeof name, "ep_alltoall_%s", dir);

@@ -207,9 +207,16 @@ static void setup(gen *G)
 /* TorchTitan clips every step (training.max_norm, 1.0 by default): trainer.py calls
  * dist_utils.clip_grad_norm_, which ends in torch.nn.utils.clip_grads_with_norm_, a foreach multiply
  * of every gradient by the coefficient clamped at 1 (recipe.clips_always). */
+/* Its alltoall dispatcher (models/common/token_dispatcher.py _sync_token_count_exchange) waits on the host
+ * for the token counts' all-to-all (.to("cpu", non_blocking=False)) before the token all-to-all, whose
+ * splits it needs; the Python after the wait is not measured (recipe.moe_sync_host_ps 0). */
 static const recipe torchtitan = {
     FSDP2_RECIPE,
     .clips_always = 1,
+    .moe_syncs_host = 1,
+    /* distributed/fsdp.py apply_fsdp: with EP, each block prefetches the next in the forward
+     * (set_modules_to_forward_prefetch), "as D2H syncs in EP could interfere with implicit prefetching" */
+    .fwd_prefetch_ep = 1,
     .loss_mem_fwd = loss_mem_fwd,
     .loss_mem_bwd = loss_mem_bwd,
 };
