@@ -21,5 +21,9 @@
 expect_error 'nowhere' validate "$TMP/nowhere"
 expect_error 'validate: --set "bogus": expected one of megatron-h100' validate --set bogus
 expect_error 'validate: unexpected argument "--sets"' validate --sets megatron-h100
+expect_error 'validate: --set: expected a table' validate --set
+# a name given twice prints its table once
+"$ORR" validate --set megatron-h100 --set megatron-h100 > "$TMP/v4.txt" 2>&1 && cmp -s "$TMP/v2.txt" "$TMP/v4.txt" \
+    && ok || bad "validate --set twice"
 
 checks_done

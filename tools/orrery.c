@@ -482,10 +482,15 @@ static int cmd_validate(int argc, char **argv)
             dir = argv[i];
             continue;
         }
-        const char *name = i + 1 < argc ? argv[++i] : "";
+        if (i + 1 == argc) {
+            fprintf(stderr, "orrery: validate: --set: expected a table's name after it (--set list names them)\n");
+            return ORR_EXIT_USAGE;
+        }
+        const char *name = argv[++i];
         int known = strcmp(name, VALID_ATTENTION) == 0 || strcmp(name, VALID_KERNELS) == 0;
         for (int set = 0; set < ORR_VALID_SET_COUNT; set++) known |= strcmp(name, orr_valid_set_name(set)) == 0;
-        if (!known || nnames == (int)(sizeof names / sizeof names[0])) {
+        if (known && valid_wanted(names, nnames, name) && nnames > 0) continue; /* named twice */
+        if (!known) {
             int list = strcmp(name, "list") == 0;
             FILE *f = list ? stdout : stderr;
             if (!list) fprintf(f, "orrery: validate: --set \"%s\": expected one of", name);

@@ -366,7 +366,7 @@ static void dispatch(gen *G, const ctx *c, const char *dir, int backward)
             gen_coll_group(G, c, S_COMPUTE, name, ORR_COLL_ALLGATHER, ORR_ROLE_EP, G->g_tpep, &G->seq_tpep,
                            (double)G->ETP * G->EP * model(G)->experts * 8.0);
         }
-        if (!G->rp->moe_counts_tp_ep && G->EP == 1) host_sync = 0;
+        if (!G->rp->moe_counts_tp_ep && G->EP == 1) host_sync = 0; /* TorchTitan's local dispatch: no wait */
         uint32_t counts = host_sync && G->rp->moe_counts_tp_ep ? gen_record(G, S_COMPUTE) : UINT32_MAX;
         /* reads each token once, writes its top_k copies */
         gen_memop(G, c, "moe_permute", ORR_CLS_ELEMENTWISE, (gen_local_tokens(G) + sent) * token_bytes(G), 0);
