@@ -455,23 +455,21 @@ static int cmd_list(int argc, char **argv)
     return 0;
 }
 
-/* The kernel sections that follow the tables, by the name --set takes. */
-#define VALID_ATTENTION "attention-shape"
-#define VALID_KERNELS "kernels-h100"
+/* What `orrery validate --set` selects: the tables (orr_valid_set), then the two kernel sections. */
+#define VALID_ATTENTION ORR_VALID_SET_COUNT
+#define VALID_KERNELS (ORR_VALID_SET_COUNT + 1)
+#define VALID_SECTIONS (ORR_VALID_SET_COUNT + 2)
 
-/* --set NAME: is NAME one of the sets asked for (all of them when none was named)? */
-static int valid_wanted(const char *const *names, int n, const char *name)
+static const char *valid_section_name(int i)
 {
-    if (n == 0) return 1;
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0) return 1;
-    return 0;
+    return i < ORR_VALID_SET_COUNT ? orr_valid_set_name((orr_valid_set)i) : i == VALID_ATTENTION ? "attention-shape"
+                                                                                                  : "kernels-h100";
 }
 
 static int cmd_validate(int argc, char **argv)
 {
-    const char *dir = ORRERY_DEFAULT_VALIDATION_DIR, *names[ORR_VALID_SET_COUNT + 2];
-    int nnames = 0, ndirs = 0;
+    const char *dir = ORRERY_DEFAULT_VALIDATION_DIR;
+    int want[VALID_SECTIONS] = {0}, named = 0, ndirs = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--set") != 0) {
             if (argv[i][0] == '-' || ndirs++ > 0) {
@@ -487,23 +485,22 @@ static int cmd_validate(int argc, char **argv)
             return ORR_EXIT_USAGE;
         }
         const char *name = argv[++i];
-        int known = strcmp(name, VALID_ATTENTION) == 0 || strcmp(name, VALID_KERNELS) == 0;
-        for (int set = 0; set < ORR_VALID_SET_COUNT; set++) known |= strcmp(name, orr_valid_set_name(set)) == 0;
-        if (known && valid_wanted(names, nnames, name) && nnames > 0) continue; /* named twice */
-        if (!known) {
+        int sec = 0;
+        while (sec < VALID_SECTIONS && strcmp(name, valid_section_name(sec)) != 0) sec++;
+        if (sec == VALID_SECTIONS) { /* "list", or not a name: the names */
             int list = strcmp(name, "list") == 0;
             FILE *f = list ? stdout : stderr;
             if (!list) fprintf(f, "orrery: validate: --set \"%s\": expected one of", name);
-            for (int set = 0; set < ORR_VALID_SET_COUNT; set++)
-                fprintf(f, list ? "%s\n" : " %s", orr_valid_set_name(set));
-            fprintf(f, list ? VALID_ATTENTION "\n" VALID_KERNELS "\n" : " " VALID_ATTENTION " " VALID_KERNELS "\n");
+            for (int j = 0; j < VALID_SECTIONS; j++)
+                fprintf(f, list ? "%s\n" : j + 1 < VALID_SECTIONS ? " %s" : " %s\n", valid_section_name(j));
             return list ? 0 : ORR_EXIT_USAGE;
         }
-        names[nnames++] = name;
+        want[sec] = named = 1;
     }
-    int first = 1;
+    if (!named)
+        for (int j = 0; j < VALID_SECTIONS; j++) want[j] = 1;
     for (int set = 0; set < ORR_VALID_SET_COUNT; set++) {
-        if (!valid_wanted(names, nnames, orr_valid_set_name(set))) continue;
+        if (!want[set]) continue;
         orr_valid_table t;
         orr_err err = {{0}};
         if (orr_validate((orr_valid_set)set, dir, &t, &err) < 0) return fail(&err);
@@ -513,10 +510,9 @@ static int cmd_validate(int argc, char **argv)
         fputc('\n', stdout);
         orr_buf_free(&b);
         orr_valid_table_free(&t);
-        first = 0;
     }
     orr_err err = {{0}};
-    if (valid_wanted(names, nnames, VALID_ATTENTION)) {
+    if (want[VALID_ATTENTION]) {
         orr_valid_kernels k;
         if (orr_validate_attention_shape(dir, &k, &err) < 0) return fail(&err);
         orr_buf b = {0};
@@ -524,13 +520,16 @@ static int cmd_validate(int argc, char **argv)
         fwrite(b.s, 1, b.n, stdout);
         orr_buf_free(&b);
         orr_valid_kernels_free(&k);
-        first = 0;
     }
-    if (valid_wanted(names, nnames, VALID_KERNELS)) {
+    if (want[VALID_KERNELS]) {
         orr_valid_measured m;
         if (orr_validate_measured(dir, 0, &m, &err) < 0) return fail(&err);
         orr_buf mb = {0};
-        if (!first) orr_buf_printf(&mb, "\n");
+        for (int j = 0; j < VALID_KERNELS; j++) /* a blank line after what was printed before */
+            if (want[j]) {
+                orr_buf_printf(&mb, "\n");
+                break;
+            }
         orr_valid_measured_print(&m, &mb);
         fwrite(mb.s, 1, mb.n, stdout);
         orr_buf_free(&mb);
@@ -538,7 +537,6 @@ static int cmd_validate(int argc, char **argv)
     return 0;
 }
 
-/* Writes text to path (or, with dir, to dir/basename(path)); fails naming the file. */
 /* Writes text to dir/basename(path) (dir: --out, else the current directory). A path from the
  * config file never chooses the directory: a config's "../x" or "/etc/x" lands in --out as "x"
  * (docs/netsim.md "Where"); only the command line's --out places files elsewhere. */

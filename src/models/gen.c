@@ -1575,6 +1575,13 @@ static void wait_param_gather(gen *G, uint32_t c, uint32_t mb, int what, uint32_
     }
 }
 
+/* Block li's forward all-gather, which waits for the forward of the block ahead + 1 before it (FSDP2 keeps
+ * two units in flight). */
+static void fwd_gather(gen *G, uint32_t c, uint32_t li, uint32_t ahead)
+{
+    unit_gather(G, c, 0, li, ORR_PHASE_FWD, li > ahead ? unit_id(G, c, 0, li - ahead - 1) : UINT32_MAX);
+}
+
 static void fwd_step(gen *G, uint32_t c, uint32_t mb)
 {
     ctx cx = {ORR_PHASE_FWD, ORR_NO_LAYER, mb, c};
@@ -1587,12 +1594,11 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
     uint32_t first = chunk_first_layer(G, c), ahead = G->prefetch_units;
     for (uint32_t li = 0; li < chunk_layers(G, c); li++) {
         cx.layer = first + li;
-        /* a unit's all-gather waits for the forward of the unit ahead + 1 before it (FSDP2: two units) */
-        unit_gather(G, c, 0, li, ORR_PHASE_FWD, li > ahead ? unit_id(G, c, 0, li - ahead - 1) : UINT32_MAX);
+        fwd_gather(G, c, li, ahead);
         for (uint32_t j = 1; j < ahead && li == 0 && j < chunk_layers(G, c); j++) /* the first window at once */
             unit_gather(G, c, 0, j, ORR_PHASE_FWD, UINT32_MAX);
         if (G->rp->fwd_prefetch_ep && G->EP > 1 && li + 1 < chunk_layers(G, c)) /* the next block's, now */
-            unit_gather(G, c, 0, li + 1, ORR_PHASE_FWD, li + 1 > ahead ? unit_id(G, c, 0, li - ahead) : UINT32_MAX);
+            fwd_gather(G, c, li + 1, ahead);
         unit_wait(G, c, 0, li);
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
