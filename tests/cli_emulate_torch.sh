@@ -9,7 +9,8 @@
 # iteration time is within 15% of `orrery predict` of the same model and parallelism
 # (tests/emu/torch/gpt_small.yaml). The emulated runs drop the measured host time
 # (--no-host-time): on this loaded 2-core machine it grows with whatever else runs, and the
-# comparison is of the device-bound time, as predict's.
+# comparison is of the device-bound time, as predict's; one check is of the host time itself (a
+# PyTorch program's own, from a second run without the hook: docs/emulate.md "Host time").
 # The programs of issue 23 (workers, MoE dispatch, NVML, CUDA graphs, cuDNN, torch.compile, ...)
 # are in tests/cli_emulate_torch_programs.sh; the two run beside each other.
 # Usage: cli_emulate_torch.sh ORRERY_BINARY SOURCE_DIR
@@ -48,6 +49,20 @@ else
     python3 -c "import sys; e, m = float(sys.argv[1]), float(sys.argv[2]) / 1e3; sys.exit(0 if abs(e - m) <= 0.10 * m else 1)" \
         "$e" "$real_ms" && ok || bad "single: emulate $e s vs $real_ms ms measured on an H100 (more than 10% apart)"
 fi
+
+# host time (docs/emulate.md "Host time"): a PyTorch program's own, from a second run without the hook.
+# step.py's defaults are device-bound (here about 14 ms of host time a step against 16.7 ms of kernels);
+# with the hooked run's host time (about 35 ms a step) they came out host-bound at 28-45 ms
+"$ORR" emulate --gpu H100 -- "$PY" "$STEP" --steps 2 > "$TMP/h" 2>&1; rc=$?
+"$ORR" emulate --gpu H100 --no-host-time -- "$PY" "$STEP" --steps 2 > "$TMP/d" 2>&1
+[ $rc -eq 0 ] && grep -q "^host time: the program's own, from a second run without the PyTorch hook (1 process)" "$TMP/h" \
+    && ok || bad "host time from the run without the hook (rc $rc): $(grep -E 'host time|warning' "$TMP/h")"
+! grep -q "^host time" "$TMP/d" && ok || bad "--no-host-time: no second run"
+th=$(sed -n 's/^ *iteration time *\([0-9.]*\) s$/\1/p' "$TMP/h")
+td=$(sed -n 's/^ *iteration time *\([0-9.]*\) s$/\1/p' "$TMP/d")
+echo "step.py defaults: iteration $th s with host time, $td s without"
+python3 -c "import sys; h, d = map(float, sys.argv[1:]); sys.exit(0 if d <= h <= 1.5 * d else 1)" "$th" "$td" \
+    && ok || bad "host time: iteration $th s, more than 1.5 x the device-bound $td s"
 
 # too little memory: PyTorch's own out-of-memory error, no prediction
 "$ORR" emulate --gpu H100 --mem-capacity 4GiB -- "$PY" "$STEP" --steps 1 > "$TMP/o" 2>&1; rc=$?

@@ -129,6 +129,105 @@ static void test_collate_records(void)
     rm_dir(d);
 }
 
+/* The host time of a run without the PyTorch hook (opts.host_dir): each process takes its twin's host
+ * time between the same calls (the twin by RANK, else by trace order); where the calls differ, its own
+ * stays. Tags and iteration marks are the hooked run's. */
+static orr_workload *collate_rerun(const char *dir, const char *host_dir, int no_host_time, orr_emu_info *info,
+                                   orr_err *err)
+{
+    orr_emu_opts o = {.trace_dir = dir, .host_dir = host_dir, .no_host_time = no_host_time};
+    return orr_emu_collate(&o, &G, &C, info, err);
+}
+
+static void test_host_from_rerun(void)
+{
+    char *a = make_dir(), *b = make_dir(), *c = make_dir();
+    /* hooked: 900 + 400 ns before the first kernel (its tag between), 800 before the second, 50 after */
+    put(a, "trace-7.txt", HDR "N 0 k1\nH 900\nT 0 0 elementwise 0 4096\nH 400\nK 0 0 4 1 1 64 1 1 0 0\n"
+                             "TC 0 0 4096\nH 800\nA 0 4096\nK 0 0 4 1 1 64 1 1 0 -1\nH 50\nEND\n");
+    /* the same calls without the hook: 100, 200 (split by the allocation: 150 + 50), 30 */
+    put(b, "trace-8.txt", "orrery-emu-trace 1\nP pid=8 rank=- local_rank=- world=- capacity=1000000\n"
+                          "N 0 k1\nH 100\nK 0 0 4 1 1 64 1 1 0 -1\nH 150\nA 0 4096\nH 50\nK 0 0 4 1 1 64 1 1 0 -1\n"
+                          "H 30\nEND\n");
+    /* another kernel second: a path that differs */
+    put(c, "trace-9.txt", "orrery-emu-trace 1\nP pid=9 rank=- local_rank=- world=- capacity=1000000\n"
+                          "N 0 k1\nN 1 k2\nH 100\nK 0 0 4 1 1 64 1 1 0 -1\nH 200\nA 0 4096\nK 0 1 4 1 1 64 1 1 0 -1\n"
+                          "END\n");
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate_rerun(a, b, 0, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        const orr_rank *r = &w->ranks[0];
+        int64_t want[] = {100, 150, 50, 30};
+        CHECK_EQ_I64(count_kind(r, ORR_OP_HOST), 4);
+        for (size_t i = 0; i < 4; i++) {
+            const orr_op *h = nth(r, ORR_OP_HOST, i, NULL);
+            CHECK(h && h->dur_ps == want[i] * ORR_PS_PER_NS);
+        }
+        const orr_op *k0 = nth(r, ORR_OP_KERNEL, 0, NULL);
+        CHECK(k0 && k0->bytes == 4096); /* the hooked run's tag still sizes it */
+        CHECK(info.host_rerun == 1 && info.host_rerun_differ == 0);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    w = collate_rerun(a, c, 0, &info, &err); /* the calls differ: the hooked host time stays */
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        const orr_op *h = nth(&w->ranks[0], ORR_OP_HOST, 0, NULL);
+        CHECK(h && h->dur_ps == 1300 * ORR_PS_PER_NS);
+        CHECK(info.host_rerun == 0 && info.host_rerun_differ == 1);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    put(c, "trace-9.txt", "orrery-emu-trace 1\nP pid=9 rank=- local_rank=- world=- capacity=1000000\nQ\nEND\n");
+    w = collate_rerun(a, c, 0, &info, &err); /* a run whose traces cannot be read: the same, and why */
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        const orr_op *h = nth(&w->ranks[0], ORR_OP_HOST, 0, NULL);
+        CHECK(h && h->dur_ps == 1300 * ORR_PS_PER_NS);
+        CHECK(info.host_rerun_differ == 1 && strstr(info.host_rerun_error, "trace-9.txt line 3: unknown record"));
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    w = collate_rerun(a, b, 1, &info, &err); /* --no-host-time: not read */
+    CHECK(w && info.host_rerun == 0 && info.host_rerun_differ == 0);
+    orr_workload_free(w);
+    orr_emu_info_free(&info);
+    /* twins by RANK, whatever the trace order: rank 1's host time goes to rank 1 */
+    rm_dir(a);
+    rm_dir(b);
+    a = make_dir();
+    b = make_dir();
+    for (int rank = 0; rank < 2; rank++) {
+        char name[32], text[512];
+        snprintf(name, sizeof name, "trace-%d.txt", 10 + rank);
+        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=%d local_rank=%d world=2 capacity=1000000\n"
+                                    "N 0 k1\nH 5000\nT 0 0 elementwise 0 64\nK 0 0 4 1 1 64 1 1 0 0\nEND\n",
+                 10 + rank, rank, rank);
+        put(a, name, text);
+        snprintf(name, sizeof name, "trace-%d.txt", 21 - rank); /* rank 1 first in b's file order */
+        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=%d local_rank=%d world=2 capacity=1000000\n"
+                                    "N 0 k1\nH %d\nK 0 0 4 1 1 64 1 1 0 -1\nEND\n", 21 - rank, rank, rank, 100 * (rank + 1));
+        put(b, name, text);
+    }
+    w = collate_rerun(a, b, 0, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK_EQ_I64(w->nranks, 2);
+        for (uint32_t i = 0; i < w->nranks && i < 2; i++) {
+            const orr_op *h = nth(&w->ranks[i], ORR_OP_HOST, 0, NULL);
+            CHECK(h && h->dur_ps == (int64_t)(100 * (w->ranks[i].gpu + 1)) * ORR_PS_PER_NS);
+        }
+        CHECK(info.host_rerun == 2);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    rm_dir(a);
+    rm_dir(b);
+    rm_dir(c);
+}
+
 /* A library op of known shape (cuDNN, "L"): a kernel of its class, dims, dtype, FLOPs and bytes; the
  * tag it ran under gives it its FLOPs, so the tag's other kernel is sized by its launch geometry. */
 static void test_collate_library_ops(void)
@@ -1039,6 +1138,7 @@ int main(void)
     test_collate_records();
     test_collate_errors();
     test_collate_library_ops();
+    test_host_from_rerun();
     test_collate_group_p2p();
     test_collate_memory_budget();
     test_collate_many_names();

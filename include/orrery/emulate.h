@@ -42,6 +42,9 @@ typedef struct orr_emu_opts {
     int live;                /* --live's timeline: every iteration kept (not only the last), no
                               * deduplication, and each event record the program made lowered with
                               * seq = its number on its device (from 1) and dims[0] = device + 1 */
+    const char *host_dir;    /* traces of a second run of the same program without the PyTorch hook
+                              * (NULL: none): each process's host time is taken from its run there
+                              * when the two made the same calls (docs/emulate.md "Host time") */
 } orr_emu_opts;
 
 typedef struct orr_emu_api {
@@ -71,6 +74,10 @@ typedef struct orr_emu_info {
     size_t napis;
     uint32_t iterations;     /* iteration marks per process ("I", the PyTorch hook's optimizer
                               * steps); with 2 or more only the last iteration is simulated */
+    uint32_t host_rerun;     /* with opts.host_dir: processes whose host time came from that run */
+    uint32_t host_rerun_differ; /* and those whose calls differed there (the hooked run's host time kept) */
+    char host_rerun_error[200]; /* why that run's traces could not be read (then every process is in
+                                 * host_rerun_differ); empty when they were */
     long *rank_env;          /* with opts.live: per workload rank, its process's RANK (-1: none) */
     long *rank_pid;          /* and its process id */
 } orr_emu_info;
@@ -110,11 +117,15 @@ typedef struct orr_emu_run_opts {
     int profile;          /* ORR_EMU_PROFILE_*: run on the real libraries with the kernel profiler */
     int stdout_to_stderr; /* the program's standard output goes to stderr (keeps ours clean for JSON) */
     int stdout_to_null;   /* the program's standard output is discarded (--live's first run) */
+    int quiet;            /* its standard output and error are discarded (the host-time run) */
+    int no_torch_hook;    /* the PyTorch hook is not installed (ORRERY_EMU_TORCH_HOOK=0): the host-time run */
     const char *live_times; /* --live's second run: the simulated time of every event record
                              * (orr_emu_live_write's file, ORRERY_EMU_LIVE); "": --live's first
                              * run (no warning that its event timings are host time); NULL: none */
 } orr_emu_run_opts;
 int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_err *err);
+/* 1 when a trace of dir has operator tags ("T" records: the PyTorch hook ran in it), else 0. */
+int orr_emu_traces_tagged(const char *dir);
 const char *orr_emu_default_lib_dir(void);
 
 /* --live (docs/emulate.md "Live time"): simulates the whole run of eo->trace_dir (every iteration,

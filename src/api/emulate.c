@@ -127,7 +127,8 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     static const char *const ours[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "ORRERY_EMU_DIR", "ORRERY_EMU_MEM_BYTES",
                                        "ORRERY_EMU_DEVICES", "ORRERY_EMU_GPU", "ORRERY_EMU_SMS", "ORRERY_EMU_CC",
                                        "ORRERY_EMU_L2_BYTES", "ORRERY_EMU_ROUTING", "ORRERY_EMU_TOTAL_BYTES",
-                                       "ORRERY_EMU_TDP_W", "PYTHONPATH", "ORRERY_EMU_LIVE", "TRITON_LIBCUDA_PATH"};
+                                       "ORRERY_EMU_TDP_W", "PYTHONPATH", "ORRERY_EMU_LIVE", "TRITON_LIBCUDA_PATH",
+                                       "ORRERY_EMU_TORCH_HOOK"};
     size_t n = 0;
     while (environ[n]) n++;
     char **env = orr_xcalloc(n + 20, sizeof *env);
@@ -163,6 +164,8 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     env[k++] = env_entry("ORRERY_EMU_CC", num);
     env[k++] = env_entry("ORRERY_EMU_ROUTING", o->routing && *o->routing ? o->routing : "balanced");
     if (o->live_times) env[k++] = env_entry("ORRERY_EMU_LIVE", o->live_times); /* "": the first run */
+    const char *hook = getenv("ORRERY_EMU_TORCH_HOOK"); /* the caller's, unless this run goes without */
+    if (o->no_torch_hook || hook) env[k++] = env_entry("ORRERY_EMU_TORCH_HOOK", o->no_torch_hook ? "0" : hook);
     /* the PyTorch hook (python/orrery_emu), ahead of the caller's Python path */
     const char *pp = getenv("PYTHONPATH");
     orr_buf py = {0};
@@ -182,9 +185,13 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     pid_t pid = fork();
     if (pid == 0) {
         if (o->stdout_to_stderr) dup2(2, 1);
-        if (o->stdout_to_null) {
+        if (o->stdout_to_null || o->quiet) {
             int fd = open("/dev/null", O_WRONLY);
             if (fd >= 0) dup2(fd, 1), close(fd);
+        }
+        if (o->quiet) {
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) dup2(fd, 2), close(fd);
         }
         execvpe(argv[0], argv, env);
         fprintf(stderr, "emulate: cannot run %s: %s\n", argv[0], strerror(errno));

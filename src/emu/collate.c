@@ -1343,6 +1343,112 @@ static void collator_free(collator *k)
     orr_map_free(&k->api_map);
 }
 
+/* ---- host time from a run without the PyTorch hook (opts.host_dir; docs/emulate.md "Host time") ----
+ *
+ * The hook's dispatch mode costs the host far more per operator than the program itself (wrapping
+ * the operator's arguments for Python, its bookkeeping), and more than it can take off. So the
+ * program is run a second time without the hook, and each process's host time is taken from its
+ * twin there, between the same calls: every record but host time and iteration marks (the hook's)
+ * must be the same call in the same order (kind, stream, device, bytes; a kernel's name and launch
+ * geometry, a GEMM's shape). A program whose path depends on values it reads back (which the hook
+ * computes and the run without it reads as zeros) can differ: that process keeps the hooked run's
+ * host time. */
+
+static int anchored(const erec *r) { return r->t != R_HOST && r->t != R_MARK; }
+
+static int same_call(const eproc *a, const erec *x, const eproc *b, const erec *y)
+{
+    if (x->t != y->t || x->stream != y->stream || x->dev != y->dev || x->n != y->n) return 0;
+    if (x->t == R_KERNEL || x->t == R_LIB)
+        if (strcmp(a->names[x->a], b->names[y->a]) != 0) return 0;
+    if (x->t == R_KERNEL || x->t == R_GEMM || x->t == R_LIB) return memcmp(x->dims, y->dims, sizeof x->dims) == 0;
+    return 1;
+}
+
+/* Replaces a's host records by b's host time between the same calls; 0 (a unchanged) when b's calls
+ * differ, -1 when the records would pass the memory budget. */
+static int take_host(collator *k, eproc *a, const eproc *b, orr_err *err)
+{
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < a->nr; i++) na += (size_t)anchored(&a->r[i]);
+    for (size_t i = 0; i < b->nr; i++) nb += (size_t)anchored(&b->r[i]);
+    if (na != nb) return 0;
+    for (size_t i = 0, j = 0;; i++, j++) {
+        while (i < a->nr && !anchored(&a->r[i])) i++;
+        while (j < b->nr && !anchored(&b->r[j])) j++;
+        if (i == a->nr || j == b->nr) break;
+        if (!same_call(a, &a->r[i], b, &b->r[j])) return 0;
+    }
+    /* b's host time before each of its calls, and after the last */
+    if (mem_charge(k, a, (nb + 1) * (sizeof(uint64_t) + sizeof(erec)), err) < 0) return -1;
+    uint64_t *gap = orr_xcalloc(nb + 1, sizeof *gap);
+    for (size_t i = 0, j = 0; i < b->nr; i++) {
+        if (b->r[i].t == R_HOST) gap[j] = gap[j] + b->r[i].n > (uint64_t)EMU_MAX_HOST_NS ? (uint64_t)EMU_MAX_HOST_NS : gap[j] + b->r[i].n;
+        else if (anchored(&b->r[i])) j++;
+    }
+    erec *out = orr_xmalloc((a->nr + nb + 1) * sizeof *out), h;
+    memset(&h, 0, sizeof h);
+    h.t = R_HOST;
+    h.dev = EDEV_ALL;
+    size_t n = 0, j = 0;
+    for (size_t i = 0; i < a->nr; i++) {
+        const erec *r = &a->r[i];
+        if (r->t == R_HOST) continue;
+        if (anchored(r)) {
+            h.n = gap[j++];
+            h.line = r->line;
+            if (h.n) out[n++] = h;
+        }
+        out[n++] = *r;
+    }
+    h.n = gap[nb];
+    h.line = a->nr ? a->r[a->nr - 1].line : 0;
+    if (h.n) out[n++] = h;
+    free(gap);
+    free(a->r);
+    a->r = out;
+    a->nr = a->cap_r = n;
+    k->mem_bytes -= (nb + 1) * sizeof(uint64_t);
+    return 1;
+}
+
+/* Each process of k that used a GPU takes its host time from its twin in the traces of dir: the
+ * process with the same RANK, or without RANKs the one at the same place in trace file order. A
+ * run that cannot be read leaves every process as it was (counted in host_rerun_differ). */
+static int host_from_rerun(collator *k, const char *dir, orr_err *err)
+{
+    collator b;
+    orr_emu_info binfo;
+    memset(&b, 0, sizeof b);
+    memset(&binfo, 0, sizeof binfo);
+    b.info = &binfo;
+    b.dir = dir;
+    b.mem_budget = k->mem_budget > k->mem_bytes ? k->mem_budget - k->mem_bytes : 0;
+    orr_err berr = {{0}};
+    int read = read_dir(&b, dir, &berr) == 0, rc = 0;
+    if (!read) /* the start of the message: it names the file and the line first */
+        snprintf(k->info->host_rerun_error, sizeof k->info->host_rerun_error, "%.199s", berr.msg);
+    for (size_t i = 0, ia = 0; i < k->np && rc == 0; i++) {
+        eproc *a = &k->p[i];
+        if (!a->active) continue;
+        const eproc *twin = NULL;
+        for (size_t j = 0, ib = 0; read && j < b.np && !twin; j++) {
+            const eproc *q = &b.p[j];
+            if (!q->active) continue;
+            if (a->env_rank >= 0 ? q->env_rank == a->env_rank : q->env_rank < 0 && ib == ia) twin = q;
+            ib += q->env_rank < 0;
+        }
+        ia += a->env_rank < 0;
+        int took = twin ? take_host(k, a, twin, err) : 0;
+        if (took < 0) rc = -1;
+        else if (took) k->info->host_rerun++;
+        else k->info->host_rerun_differ++;
+    }
+    collator_free(&b);
+    orr_emu_info_free(&binfo);
+    return rc;
+}
+
 orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr_cluster *c, orr_emu_info *info,
                               orr_err *err)
 {
@@ -1357,7 +1463,8 @@ orr_workload *orr_emu_collate(const orr_emu_opts *o, const orr_gpu *g, const orr
     orr_workload *w = NULL;
     kdb db;
     if (kdb_open(&db, o->kernel_db, err) < 0) return NULL;
-    if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0 || select_iteration(&k, err) < 0)
+    if (read_dir(&k, o->trace_dir, err) < 0 || check_unimplemented(&k, err) < 0 ||
+        (o->host_dir && !o->no_host_time && host_from_rerun(&k, o->host_dir, err) < 0) || select_iteration(&k, err) < 0)
         goto out;
     /* after the iteration is chosen, so that waits between devices count the records kept */
     for (size_t i = 0, n = k.np; i < n; i++)
@@ -1439,6 +1546,29 @@ void orr_emu_info_free(orr_emu_info *info)
     free(info->rank_env);
     free(info->rank_pid);
     memset(info, 0, sizeof *info);
+}
+
+int orr_emu_traces_tagged(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int tagged = 0;
+    struct dirent *e;
+    while (!tagged && (e = readdir(d))) {
+        if (strncmp(e->d_name, "trace-", 6) != 0) continue;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        char line[512];
+        int start = 1; /* the piece read begins a line (a longer line comes in pieces) */
+        while (f && !tagged && fgets(line, sizeof line, f)) {
+            if (start && strncmp(line, "T ", 2) == 0) tagged = 1;
+            start = strchr(line, '\n') != NULL;
+        }
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return tagged;
 }
 
 size_t orr_emu_unimplemented_calls(const char *trace_dir, orr_buf *names)
