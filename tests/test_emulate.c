@@ -171,6 +171,24 @@ static void test_host_from_rerun(void)
         orr_workload_free(w);
     }
     orr_emu_info_free(&info);
+    orr_emu_opts po = {.trace_dir = a, .host_dir = b};
+    orr_prediction p;
+    if (predict_opts(&po, &p, &info) == 0) { /* the JSON report says where the host time came from */
+        CHECK(strstr(p.info.config_json, "\"host_time\": \"second run\", \"host_time_second_run\": 1, "
+                                         "\"host_time_hooked_run\": 0") != NULL);
+        orr_prediction_free(&p);
+    } else {
+        CHECK(0);
+    }
+    orr_emu_info_free(&info);
+    po.no_host_time = 1;
+    if (predict_opts(&po, &p, &info) == 0) {
+        CHECK(strstr(p.info.config_json, "\"host_time\": \"dropped\"") != NULL);
+        orr_prediction_free(&p);
+    } else {
+        CHECK(0);
+    }
+    orr_emu_info_free(&info);
     w = collate_rerun(a, c, 0, &info, &err); /* the calls differ: the hooked host time stays */
     CHECK_MSG(w != NULL, "%s", err.msg);
     if (w) {

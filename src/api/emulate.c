@@ -339,14 +339,20 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
                    "\"kernels_tagged\": %llu, \"kernels_gemm\": %llu, \"kernels_cudnn\": %llu, \"kernels_db\": %llu, \"kernels_geometry\": %llu, "
                    "\"collectives\": %llu, \"p2p\": %llu, \"p2p_bytes\": %llu, \"alltoall_bytes\": %llu, "
                    "\"program_oom\": %s, \"iteration_marks\": %u, "
-                   "\"iteration\": \"%s\", \"entry_points\": {",
+                   "\"iteration\": \"%s\", \"host_time\": \"%s\", \"host_time_second_run\": %u, "
+                   "\"host_time_hooked_run\": %u, \"entry_points\": {",
                    info->processes, cl.gpus_per_node, info->simulated, (unsigned long long)info->kernels,
                    (unsigned long long)info->kernels_tagged, (unsigned long long)info->kernels_gemm,
                    (unsigned long long)info->kernels_lib,
                    (unsigned long long)info->kernels_db, (unsigned long long)info->kernels_geometry,
                    (unsigned long long)info->collectives, (unsigned long long)info->p2p,
                    (unsigned long long)info->p2p_bytes, (unsigned long long)info->alltoall_bytes, info->oom ? "true" : "false",
-                   info->iterations, info->iterations >= 2 ? "last" : "whole program");
+                   info->iterations, info->iterations >= 2 ? "last" : "whole program",
+                   eo->no_host_time ? "dropped"
+                   : !info->kernels_tagged ? "measured" /* no operator tags: no hook in the host time */
+                   : !eo->host_dir || !info->host_rerun ? "hooked run"
+                   : info->host_rerun_differ ? "mixed" : "second run",
+                   info->host_rerun, info->host_rerun_differ);
     for (size_t i = 0; i < info->napis; i++) { /* every entry point the program called, and how often */
         orr_buf_puts(&p->config_json, i ? ", " : "");
         orr_json_str(&p->config_json, info->apis[i].name);
