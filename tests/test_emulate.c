@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,11 +234,42 @@ static void test_host_from_rerun(void)
     CHECK_MSG(w != NULL, "%s", err.msg);
     if (w) {
         CHECK_EQ_I64(w->nranks, 2);
+        CHECK(info.host_rerun == 2);
         for (uint32_t i = 0; i < w->nranks && i < 2; i++) {
             const orr_op *h = nth(&w->ranks[i], ORR_OP_HOST, 0, NULL);
             CHECK(h && h->dur_ps == (int64_t)(100 * (w->ranks[i].gpu + 1)) * ORR_PS_PER_NS);
         }
-        CHECK(info.host_rerun == 2);
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+    /* without RANKs, twins by process id: pids 8 and 9 here, 100 and 99 there ("trace-100.txt" sorts
+     * first): 8's twin is 99, whose kernel is its own (k8) */
+    rm_dir(a);
+    rm_dir(b);
+    a = make_dir();
+    b = make_dir();
+    static const int pa[2] = {8, 9}, pb[2] = {99, 100};
+    for (int i = 0; i < 2; i++) {
+        char name[32], text[512];
+        snprintf(name, sizeof name, "trace-%d.txt", pa[i]);
+        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=- local_rank=- world=- capacity=1000000\n"
+                                    "NC 0123456789abcdef0123456789abcdef 2 %d\n"
+                                    "N 0 k%d\nH 5000\nT 0 0 elementwise 0 64\nK 0 0 4 1 1 64 1 1 0 0\nEND\n", pa[i], i, i);
+        put(a, name, text);
+        snprintf(name, sizeof name, "trace-%d.txt", pb[i]);
+        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=- local_rank=- world=- capacity=1000000\n"
+                                    "NC fedcba9876543210fedcba9876543210 2 %d\n"
+                                    "N 0 k%d\nH %d\nK 0 0 4 1 1 64 1 1 0 -1\nEND\n", pb[i], i, i, 100 * (i + 1));
+        put(b, name, text);
+    }
+    w = collate_rerun(a, b, 0, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK(info.host_rerun == 2 && info.host_rerun_differ == 0);
+        for (uint32_t i = 0; i < w->nranks && i < 2; i++) { /* communicator rank i is pid pa[i]: 100 (i + 1) ns */
+            const orr_op *h = nth(&w->ranks[i], ORR_OP_HOST, 0, NULL);
+            CHECK(h && h->dur_ps == (int64_t)(100 * (w->ranks[i].gpu + 1)) * ORR_PS_PER_NS);
+        }
         orr_workload_free(w);
     }
     orr_emu_info_free(&info);
@@ -1143,6 +1175,15 @@ static void test_run_errors(void)
     char *f[] = {"false", NULL};
     o.lib_dir = NULL;
     CHECK(orr_emu_run(f, &o, &status, &err) == 0 && status == 1);
+    /* a time limit (the host-time run's): a shell and its child sleeping past it are stopped, both */
+    char *slow[] = {"sh", "-c", "sleep 30 & wait", NULL};
+    o.limit_s = 0.3;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(orr_emu_run(slow, &o, &status, &err) == 0 && status == -1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(t1.tv_sec - t0.tv_sec < 10);
+    CHECK(orr_emu_run(f, &o, &status, &err) == 0 && status == 1); /* within it: its own status */
     rm_dir(d);
 }
 

@@ -838,12 +838,19 @@ static int cmd_emulate(int argc, char **argv)
         ro2.trace_dir = host_dir;
         ro2.quiet = 1;
         ro2.no_torch_hook = 1;
+        /* without the hook the values it reads back are zeros, and a program that waits on one
+         * could wait for ever: stopped past four times the first run's wall time (at least a minute) */
+        ro2.limit_s = 4 * run_wall > 60 ? 4 * run_wall : 60;
         orr_err err2 = {{0}};
         int status2 = 0;
         double t2 = wall_s();
         if (!host_made)
             snprintf(err2.msg, sizeof err2.msg, "had no trace directory under /tmp");
-        else if (orr_emu_run(argv + dash + 1, &ro2, &status2, &err2) == 0 && status2 != 0)
+        else if (orr_emu_run(argv + dash + 1, &ro2, &status2, &err2) == 0 && status2 == -1)
+            snprintf(err2.msg, sizeof err2.msg, "still running after %.0f s (four times the first run): stopped (without "
+                                                "the hook the values it reads back are zeros, which a program can wait on)",
+                     ro2.limit_s);
+        else if (status2 != 0 && !err2.msg[0])
             snprintf(err2.msg, sizeof err2.msg, "exited with status %d (without the hook the values it reads back "
                                                 "are zeros, which a program that checks them can stop on)", status2);
         host_wall = wall_s() - t2;

@@ -91,8 +91,8 @@ void orr_emu_info_free(orr_emu_info *info);
 
 /* Running a program under emulation: the shims of lib_dir preloaded, traces into trace_dir (which
  * must exist), the device memory the program sees (bytes) and the GPUs per process's node it may
- * pick from (cudaGetDeviceCount). *status gets the program's exit status (128+signal if killed).
- * Returns -1 only when the program could not be started. */
+ * pick from (cudaGetDeviceCount). *status gets the program's exit status (128+signal if killed, -1
+ * if stopped at o->limit_s). Returns -1 only when the program could not be started. */
 enum {
     ORR_EMU_EMULATE = 0,          /* the emulation libraries (no GPU) */
     ORR_EMU_PROFILE = 1,          /* the profiler in front of the real CUDA runtime (a GPU) */
@@ -119,6 +119,8 @@ typedef struct orr_emu_run_opts {
     int stdout_to_null;   /* the program's standard output is discarded (--live's first run) */
     int quiet;            /* its standard output and error are discarded (the host-time run) */
     int no_torch_hook;    /* the PyTorch hook is not installed (ORRERY_EMU_TORCH_HOOK=0): the host-time run */
+    double limit_s;       /* > 0: past this many seconds the program (its own process group) is stopped,
+                           * TERM then KILL 5 s later, and *status is -1 */
     const char *live_times; /* --live's second run: the simulated time of every event record
                              * (orr_emu_live_write's file, ORRERY_EMU_LIVE); "": --live's first
                              * run (no warning that its event timings are host time); NULL: none */

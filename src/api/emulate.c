@@ -28,6 +28,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -184,6 +185,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+        if (o->limit_s > 0) setpgid(0, 0); /* its own group: a stop at the limit reaches its children too */
         if (o->stdout_to_stderr) dup2(2, 1);
         if (o->stdout_to_null || o->quiet) {
             int fd = open("/dev/null", O_WRONLY);
@@ -210,13 +212,32 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
         sigaction(SIGINT, &fwd, &old_int);
         sigaction(SIGTERM, &fwd, &old_term);
         sigaction(SIGHUP, &fwd, &old_hup);
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        int stopped = 0;
+        if (o->limit_s > 0) { /* polled: past the limit, TERM to its group, KILL 5 s later */
+            struct timespec t0, now, tick = {0, 20 * 1000 * 1000};
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            pid_t r;
+            while ((r = waitpid(pid, &st, WNOHANG)) == 0 || (r < 0 && errno == EINTR)) {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                double dt = (double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec);
+                if (dt > o->limit_s && stopped == 0) {
+                    kill(-pid, SIGTERM);
+                    stopped = 1;
+                } else if (dt > o->limit_s + 5 && stopped == 1) {
+                    kill(-pid, SIGKILL);
+                    stopped = 2;
+                }
+                nanosleep(&tick, NULL);
+            }
+        } else {
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+            }
         }
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         sigaction(SIGHUP, &old_hup, NULL);
         child_pid = 0;
-        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        *status = stopped ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
         if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
             rc = orr_fail(err, "emulate: cannot run %s (not found or not executable)", argv[0]);
     }
