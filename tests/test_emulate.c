@@ -140,6 +140,45 @@ static orr_workload *collate_rerun(const char *dir, const char *host_dir, int no
     return orr_emu_collate(&o, &G, &C, info, err);
 }
 
+/* Two processes' traces in a (hooked: a tag, 5,000 ns of host) and their twins in b (without the hook:
+ * 100 and 200 ns), pids pa and pb; with ranked, RANK 0 and 1, else a communicator of both gives their
+ * ranks. Process i runs kernel k<i> in both runs, so a twin taken from the other process differs. */
+static void put_twins(const char *a, const char *b, int ranked, const int pa[2], const int pb[2])
+{
+    for (int run = 0; run < 2; run++)
+        for (int i = 0; i < 2; i++) {
+            int pid = run ? pb[i] : pa[i];
+            const char *rank = ranked ? (i ? "1" : "0") : "-";
+            char name[32], nc[64] = "", text[512];
+            if (!ranked) snprintf(nc, sizeof nc, "NC %s 2 %d\n", run ? "fedcba9876543210fedcba9876543210"
+                                                                     : "0123456789abcdef0123456789abcdef", i);
+            snprintf(name, sizeof name, "trace-%d.txt", pid);
+            snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=%s local_rank=%s world=%s capacity=1000000\n"
+                                        "%sN 0 k%d\nH %d\n%sK 0 0 4 1 1 64 1 1 0 %d\nEND\n", pid, rank, rank,
+                     ranked ? "2" : "-", nc, i, run ? 100 * (i + 1) : 5000, run ? "" : "T 0 0 elementwise 0 64\n",
+                     run ? -1 : 0);
+            put(run ? b : a, name, text);
+        }
+}
+
+/* Each of put_twins's ranks has its twin's host time: 100 (rank + 1) ns. */
+static void check_twins(const char *a, const char *b)
+{
+    orr_emu_info info;
+    orr_err err = {{0}};
+    orr_workload *w = collate_rerun(a, b, 0, &info, &err);
+    CHECK_MSG(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK(w->nranks == 2 && info.host_rerun == 2 && info.host_rerun_differ == 0);
+        for (uint32_t i = 0; i < w->nranks && i < 2; i++) {
+            const orr_op *h = nth(&w->ranks[i], ORR_OP_HOST, 0, NULL);
+            CHECK(h && h->dur_ps == (int64_t)(100 * (w->ranks[i].gpu + 1)) * ORR_PS_PER_NS);
+        }
+        orr_workload_free(w);
+    }
+    orr_emu_info_free(&info);
+}
+
 static void test_host_from_rerun(void)
 {
     char *a = make_dir(), *b = make_dir(), *c = make_dir();
@@ -213,66 +252,17 @@ static void test_host_from_rerun(void)
     CHECK(w && info.host_rerun == 0 && info.host_rerun_differ == 0);
     orr_workload_free(w);
     orr_emu_info_free(&info);
-    /* twins by RANK, whatever the trace order: rank 1's host time goes to rank 1 */
-    rm_dir(a);
-    rm_dir(b);
-    a = make_dir();
-    b = make_dir();
-    for (int rank = 0; rank < 2; rank++) {
-        char name[32], text[512];
-        snprintf(name, sizeof name, "trace-%d.txt", 10 + rank);
-        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=%d local_rank=%d world=2 capacity=1000000\n"
-                                    "N 0 k1\nH 5000\nT 0 0 elementwise 0 64\nK 0 0 4 1 1 64 1 1 0 0\nEND\n",
-                 10 + rank, rank, rank);
-        put(a, name, text);
-        snprintf(name, sizeof name, "trace-%d.txt", 21 - rank); /* rank 1 first in b's file order */
-        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=%d local_rank=%d world=2 capacity=1000000\n"
-                                    "N 0 k1\nH %d\nK 0 0 4 1 1 64 1 1 0 -1\nEND\n", 21 - rank, rank, rank, 100 * (rank + 1));
-        put(b, name, text);
+    /* twins by RANK whatever the trace order (b's rank 1 is pid 20, first), and without RANKs by
+     * process id where the trace order differs (b's pid 100 sorts before 99) */
+    static const int ra[2] = {10, 11}, rb[2] = {21, 20}, pa[2] = {8, 9}, pb[2] = {99, 100};
+    for (int ranked = 1; ranked >= 0; ranked--) {
+        rm_dir(a);
+        rm_dir(b);
+        a = make_dir();
+        b = make_dir();
+        put_twins(a, b, ranked, ranked ? ra : pa, ranked ? rb : pb);
+        check_twins(a, b);
     }
-    w = collate_rerun(a, b, 0, &info, &err);
-    CHECK_MSG(w != NULL, "%s", err.msg);
-    if (w) {
-        CHECK_EQ_I64(w->nranks, 2);
-        CHECK(info.host_rerun == 2);
-        for (uint32_t i = 0; i < w->nranks && i < 2; i++) {
-            const orr_op *h = nth(&w->ranks[i], ORR_OP_HOST, 0, NULL);
-            CHECK(h && h->dur_ps == (int64_t)(100 * (w->ranks[i].gpu + 1)) * ORR_PS_PER_NS);
-        }
-        orr_workload_free(w);
-    }
-    orr_emu_info_free(&info);
-    /* without RANKs, twins by process id: pids 8 and 9 here, 100 and 99 there ("trace-100.txt" sorts
-     * first): 8's twin is 99, whose kernel is its own (k8) */
-    rm_dir(a);
-    rm_dir(b);
-    a = make_dir();
-    b = make_dir();
-    static const int pa[2] = {8, 9}, pb[2] = {99, 100};
-    for (int i = 0; i < 2; i++) {
-        char name[32], text[512];
-        snprintf(name, sizeof name, "trace-%d.txt", pa[i]);
-        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=- local_rank=- world=- capacity=1000000\n"
-                                    "NC 0123456789abcdef0123456789abcdef 2 %d\n"
-                                    "N 0 k%d\nH 5000\nT 0 0 elementwise 0 64\nK 0 0 4 1 1 64 1 1 0 0\nEND\n", pa[i], i, i);
-        put(a, name, text);
-        snprintf(name, sizeof name, "trace-%d.txt", pb[i]);
-        snprintf(text, sizeof text, "orrery-emu-trace 1\nP pid=%d rank=- local_rank=- world=- capacity=1000000\n"
-                                    "NC fedcba9876543210fedcba9876543210 2 %d\n"
-                                    "N 0 k%d\nH %d\nK 0 0 4 1 1 64 1 1 0 -1\nEND\n", pb[i], i, i, 100 * (i + 1));
-        put(b, name, text);
-    }
-    w = collate_rerun(a, b, 0, &info, &err);
-    CHECK_MSG(w != NULL, "%s", err.msg);
-    if (w) {
-        CHECK(info.host_rerun == 2 && info.host_rerun_differ == 0);
-        for (uint32_t i = 0; i < w->nranks && i < 2; i++) { /* communicator rank i is pid pa[i]: 100 (i + 1) ns */
-            const orr_op *h = nth(&w->ranks[i], ORR_OP_HOST, 0, NULL);
-            CHECK(h && h->dur_ps == (int64_t)(100 * (w->ranks[i].gpu + 1)) * ORR_PS_PER_NS);
-        }
-        orr_workload_free(w);
-    }
-    orr_emu_info_free(&info);
     rm_dir(a);
     rm_dir(b);
     rm_dir(c);
