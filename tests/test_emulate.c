@@ -221,6 +221,15 @@ static void test_host_from_rerun(void)
         CHECK(0);
     }
     orr_emu_info_free(&info);
+    po.host_dir = c; /* the calls differ there: the hooked run's, for its one process */
+    if (predict_opts(&po, &p, &info) == 0) {
+        CHECK(strstr(p.info.config_json, "\"host_time\": \"hooked run\", \"host_time_second_run\": 0, "
+                                         "\"host_time_hooked_run\": 1") != NULL);
+        orr_prediction_free(&p);
+    } else {
+        CHECK(0);
+    }
+    orr_emu_info_free(&info);
     po.no_host_time = 1;
     if (predict_opts(&po, &p, &info) == 0) {
         CHECK(strstr(p.info.config_json, "\"host_time\": \"dropped\"") != NULL);

@@ -214,6 +214,7 @@ int orr_emu_run(char *const argv[], const orr_emu_run_opts *o, int *status, orr_
         sigaction(SIGHUP, &fwd, &old_hup);
         int stopped = 0;
         if (o->limit_s > 0) { /* polled: past the limit, TERM to its group, KILL 5 s later */
+            setpgid(pid, pid); /* as the child does: whichever runs first */
             struct timespec t0, now, tick = {0, 20 * 1000 * 1000};
             clock_gettime(CLOCK_MONOTONIC, &t0);
             pid_t r;
@@ -351,6 +352,9 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
     }
     snprintf(p->title, sizeof p->title, "emulated program on %u x %s (%u process%s, %u simulated)", info->processes,
              g->name, info->host_processes, info->host_processes == 1 ? "" : "es", info->simulated);
+    /* the processes whose host time has the PyTorch hook's cost in it: all that ran under the hook
+     * (operator tags) but those that took theirs from the second run (collate.c host_from_rerun) */
+    int hooked = !eo->no_host_time && info->kernels_tagged > 0;
     orr_buf_puts(&p->config_json, "{\"front_end\": \"emulate\", \"gpu\": ");
     orr_json_str(&p->config_json, g->name);
     orr_buf_puts(&p->config_json, ", \"cluster\": ");
@@ -370,10 +374,10 @@ int orr_emulate_predict(const orr_emu_opts *eo, const orr_gpu *g, const orr_clus
                    (unsigned long long)info->p2p_bytes, (unsigned long long)info->alltoall_bytes, info->oom ? "true" : "false",
                    info->iterations, info->iterations >= 2 ? "last" : "whole program",
                    eo->no_host_time ? "dropped"
-                   : !info->kernels_tagged ? "measured" /* no operator tags: no hook in the host time */
-                   : !eo->host_dir || !info->host_rerun ? "hooked run"
-                   : info->host_rerun_differ ? "mixed" : "second run",
-                   info->host_rerun, info->host_rerun_differ);
+                   : !hooked ? "measured" /* no operator tags: no hook in the host time */
+                   : !info->host_rerun ? "hooked run"
+                   : info->host_rerun < info->host_processes ? "mixed" : "second run",
+                   info->host_rerun, hooked ? info->host_processes - info->host_rerun : 0);
     for (size_t i = 0; i < info->napis; i++) { /* every entry point the program called, and how often */
         orr_buf_puts(&p->config_json, i ? ", " : "");
         orr_json_str(&p->config_json, info->apis[i].name);
