@@ -847,9 +847,9 @@ static int cmd_emulate(int argc, char **argv)
         if (!host_made)
             snprintf(err2.msg, sizeof err2.msg, "had no trace directory under /tmp");
         else if (orr_emu_run(argv + dash + 1, &ro2, &status2, &err2) == 0 && status2 == -1)
-            snprintf(err2.msg, sizeof err2.msg, "still running after %.0f s (four times the first run): stopped (without "
-                                                "the hook the values it reads back are zeros, which a program can wait on)",
-                     ro2.limit_s);
+            snprintf(err2.msg, sizeof err2.msg, "still running after %.0f s (four times the first run's wall, at least "
+                                                "60 s): stopped (without the hook the values it reads back are zeros, "
+                                                "which a program can wait on)", ro2.limit_s);
         else if (status2 != 0 && !err2.msg[0])
             snprintf(err2.msg, sizeof err2.msg, "exited with status %d (without the hook the values it reads back "
                                                 "are zeros, which a program that checks them can stop on)", status2);
