@@ -179,6 +179,18 @@ static void check_twins(const char *a, const char *b)
     orr_emu_info_free(&info);
 }
 
+/* The JSON report's config of a's prediction, with host_dir's host time (NULL: none), holds want. */
+static void check_host_json(const char *a, const char *host_dir, int no_host_time, const char *want)
+{
+    orr_emu_opts o = {.trace_dir = a, .host_dir = host_dir, .no_host_time = no_host_time};
+    orr_prediction p;
+    orr_emu_info info;
+    int rc = predict_opts(&o, &p, &info);
+    CHECK_MSG(rc == 0 && strstr(p.info.config_json, want), "wanted %s in %s", want, rc == 0 ? p.info.config_json : "no prediction");
+    if (rc == 0) orr_prediction_free(&p);
+    orr_emu_info_free(&info);
+}
+
 static void test_host_from_rerun(void)
 {
     char *a = make_dir(), *b = make_dir(), *c = make_dir();
@@ -211,33 +223,11 @@ static void test_host_from_rerun(void)
         orr_workload_free(w);
     }
     orr_emu_info_free(&info);
-    orr_emu_opts po = {.trace_dir = a, .host_dir = b};
-    orr_prediction p;
-    if (predict_opts(&po, &p, &info) == 0) { /* the JSON report says where the host time came from */
-        CHECK(strstr(p.info.config_json, "\"host_time\": \"second run\", \"host_time_second_run\": 1, "
-                                         "\"host_time_hooked_run\": 0") != NULL);
-        orr_prediction_free(&p);
-    } else {
-        CHECK(0);
-    }
-    orr_emu_info_free(&info);
-    po.host_dir = c; /* the calls differ there: the hooked run's, for its one process */
-    if (predict_opts(&po, &p, &info) == 0) {
-        CHECK(strstr(p.info.config_json, "\"host_time\": \"hooked run\", \"host_time_second_run\": 0, "
-                                         "\"host_time_hooked_run\": 1") != NULL);
-        orr_prediction_free(&p);
-    } else {
-        CHECK(0);
-    }
-    orr_emu_info_free(&info);
-    po.no_host_time = 1;
-    if (predict_opts(&po, &p, &info) == 0) {
-        CHECK(strstr(p.info.config_json, "\"host_time\": \"dropped\"") != NULL);
-        orr_prediction_free(&p);
-    } else {
-        CHECK(0);
-    }
-    orr_emu_info_free(&info);
+    /* the JSON report says where the host time came from: the second run; the hooked run's where the
+     * calls differ there (c), for its one process; none with --no-host-time */
+    check_host_json(a, b, 0, "\"host_time\": \"second run\", \"host_time_second_run\": 1, \"host_time_hooked_run\": 0");
+    check_host_json(a, c, 0, "\"host_time\": \"hooked run\", \"host_time_second_run\": 0, \"host_time_hooked_run\": 1");
+    check_host_json(a, c, 1, "\"host_time\": \"dropped\"");
     w = collate_rerun(a, c, 0, &info, &err); /* the calls differ: the hooked host time stays */
     CHECK_MSG(w != NULL, "%s", err.msg);
     if (w) {

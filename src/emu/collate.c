@@ -1412,19 +1412,20 @@ static int take_host(collator *k, eproc *a, const eproc *b, orr_err *err)
     return 1;
 }
 
-/* A process's place among those of its run that used a GPU without a RANK, by process id (the order
- * they were started in, but for a wrap of the ids). */
-static size_t unranked_place(const collator *k, const eproc *p)
+/* What a process's twin has the same: its RANK, or without one -1 - its place by process id among the
+ * processes of its run that used a GPU without a RANK (the order they were started in, but for a wrap of
+ * the ids). */
+static long twin_key(const collator *k, const eproc *p)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < k->np; i++)
-        n += k->p[i].active && k->p[i].env_rank < 0 && k->p[i].pid < p->pid;
-    return n;
+    if (p->env_rank >= 0) return p->env_rank;
+    long n = 0;
+    for (size_t i = 0; i < k->np; i++) n += k->p[i].active && k->p[i].env_rank < 0 && k->p[i].pid < p->pid;
+    return -1 - n;
 }
 
 /* Each process of k that used a GPU takes its host time from its twin in the traces of dir: the
- * process with the same RANK, or without RANKs the one at the same place by process id. A run that
- * cannot be read leaves every process as it was (counted in host_rerun_differ). */
+ * process with the same twin_key. A run that cannot be read leaves every process as it was (counted in
+ * host_rerun_differ). */
 static int host_from_rerun(collator *k, const char *dir, orr_err *err)
 {
     collator b;
@@ -1438,22 +1439,21 @@ static int host_from_rerun(collator *k, const char *dir, orr_err *err)
     int read = read_dir(&b, dir, &berr) == 0, rc = 0;
     if (!read) /* the start of the message: it names the file and the line first */
         snprintf(k->info->host_rerun_error, sizeof k->info->host_rerun_error, "%.199s", berr.msg);
+    long *bkey = orr_xmalloc((b.np ? b.np : 1) * sizeof *bkey); /* b's twin keys, once */
+    for (size_t j = 0; read && j < b.np; j++) bkey[j] = twin_key(&b, &b.p[j]);
     for (size_t i = 0; i < k->np && rc == 0; i++) {
         eproc *a = &k->p[i];
         if (!a->active) continue;
         const eproc *twin = NULL;
-        size_t place = a->env_rank < 0 ? unranked_place(k, a) : 0;
-        for (size_t j = 0; read && j < b.np && !twin; j++) {
-            const eproc *q = &b.p[j];
-            if (q->active && (a->env_rank >= 0 ? q->env_rank == a->env_rank
-                                               : q->env_rank < 0 && unranked_place(&b, q) == place))
-                twin = q;
-        }
+        long key = twin_key(k, a);
+        for (size_t j = 0; read && j < b.np && !twin; j++)
+            if (b.p[j].active && bkey[j] == key) twin = &b.p[j];
         int took = twin ? take_host(k, a, twin, err) : 0;
         if (took < 0) rc = -1;
         else if (took) k->info->host_rerun++;
         else k->info->host_rerun_differ++;
     }
+    free(bkey);
     collator_free(&b);
     orr_emu_info_free(&binfo);
     return rc;
