@@ -11,6 +11,7 @@
 #include "orrery/flow.h"
 #include "orrery/net.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct when {
@@ -230,8 +231,85 @@ static void test_shape(void)
     orr_sched_free(&s);
 }
 
+/* Does the rotation of member list m (m[i] -> m[i + 1 mod n]) map schedule s onto itself: each flow
+ * onto one of the same bytes, delay and depth (longest path from a source; join points, src = dst,
+ * onto a join point), each edge onto an edge? */
+static int rotation_maps_onto_itself(const orr_sched *s, const uint32_t *m, uint32_t n)
+{
+    size_t nf = s->nflows;
+    uint32_t *depth = calloc(nf, sizeof *depth), *img = malloc(nf * sizeof *img);
+    for (int pass = 0; pass < (int)nf; pass++) /* edges go forward in index order; iterate to be sure */
+        for (size_t e = 0; e < s->nedges; e++)
+            if (depth[s->edges[e][1]] < depth[s->edges[e][0]] + 1) depth[s->edges[e][1]] = depth[s->edges[e][0]] + 1;
+    int ok = 1;
+    for (size_t g = 0; g < nf && ok; g++) {
+        const orr_sched_flow *f = &s->flows[g];
+        uint32_t rs = f->src, rd = f->dst;
+        for (uint32_t i = 0; i < n; i++) {
+            if (m[i] == f->src) rs = m[(i + 1) % n];
+            if (m[i] == f->dst) rd = m[(i + 1) % n];
+        }
+        img[g] = UINT32_MAX;
+        for (size_t h = 0; h < nf && img[g] == UINT32_MAX; h++) {
+            const orr_sched_flow *q = &s->flows[h];
+            int join = f->src == f->dst;
+            if (q->bytes == f->bytes && q->delay_ps == f->delay_ps && depth[h] == depth[g] &&
+                (join ? q->src == q->dst : q->src == rs && q->dst == rd))
+                img[g] = (uint32_t)h;
+        }
+        ok = img[g] != UINT32_MAX;
+    }
+    for (size_t e = 0; e < s->nedges && ok; e++) {
+        int found = 0;
+        for (size_t k = 0; k < s->nedges && !found; k++)
+            found = s->edges[k][0] == img[s->edges[e][0]] && s->edges[k][1] == img[s->edges[e][1]];
+        ok = found;
+    }
+    free(depth);
+    free(img);
+    return ok;
+}
+
+/* orr_sched.rotation_invariant (src/net/images.c simulates one flow of each rotation orbit where it
+ * is set): set exactly for the schedules the rotation maps onto themselves, checked by brute force. */
+static void test_rotation_invariant(void)
+{
+    orr_gpu g;
+    orr_cluster c;
+    load("H100-SXM5-80GB", "dgx-h100", &g, &c);
+    uint32_t m[16];
+    for (uint32_t i = 0; i < 16; i++) m[i] = i;
+    orr_sched s;
+    memset(&s, 0, sizeof s);
+    static const struct {
+        orr_coll_kind kind;
+        orr_coll_algo algo;
+        uint32_t n, first, max_flows;
+        int invariant;
+    } cases[] = {
+        {ORR_COLL_ALLREDUCE, ORR_ALGO_RING, 8, 0, 0, 1},      {ORR_COLL_ALLREDUCE, ORR_ALGO_RING, 8, 8, 16, 1},
+        {ORR_COLL_ALLGATHER, ORR_ALGO_AUTO, 8, 8, 0, 1},      {ORR_COLL_REDUCESCATTER, ORR_ALGO_AUTO, 8, 0, 0, 1},
+        {ORR_COLL_ALLREDUCE, ORR_ALGO_NVLS, 8, 0, 0, 1},      {ORR_COLL_ALLTOALL, ORR_ALGO_AUTO, 8, 8, 0, 1},
+        {ORR_COLL_ALLGATHER, ORR_ALGO_AUTO, 4, 0, 0, 1},      {ORR_COLL_BROADCAST, ORR_ALGO_AUTO, 8, 0, 0, 0},
+        {ORR_COLL_REDUCE, ORR_ALGO_AUTO, 8, 0, 0, 0},         {ORR_COLL_ALLREDUCE, ORR_ALGO_TREE, 8, 0, 0, 0},
+        {ORR_COLL_ALLGATHER, ORR_ALGO_AUTO, 16, 0, 0, 0}, /* two nodes: not inside one */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        orr_coll_desc d = {cases[k].kind, 3ull << 28, cases[k].n, cases[k].n > 8 ? 2 : 1, cases[k].n > 8 ? 8 : cases[k].n,
+                           cases[k].algo};
+        orr_sched_opts o = {8, cases[k].max_flows};
+        orr_sched_coll(&s, &g, &c, &d, m + cases[k].first, &o, NULL);
+        CHECK_MSG(s.rotation_invariant == cases[k].invariant, "case %zu: flag %d", k, s.rotation_invariant);
+        int maps = cases[k].n <= 8 ? rotation_maps_onto_itself(&s, m + cases[k].first, cases[k].n) : 0;
+        CHECK_MSG(maps == cases[k].invariant, "case %zu: %zu flows, the rotation maps them onto themselves: %d", k,
+                  s.nflows, maps);
+    }
+    orr_sched_free(&s);
+}
+
 int main(void)
 {
+    test_rotation_invariant();
     test_shape();
     test_contention();
     test_consistency();

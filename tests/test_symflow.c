@@ -162,7 +162,8 @@ typedef struct flow_run {
     orr_exec_result x;
 } flow_run;
 
-static int run_flow(const orr_spec *s0, int symmetry, int no_mirror, uint32_t leaf_hosts, flow_run *out)
+static int run_flow_rot(const orr_spec *s0, int symmetry, int no_mirror, int no_rotate, uint32_t leaf_hosts,
+                        flow_run *out)
 {
     orr_spec s = *s0;
     s.symmetry = symmetry;
@@ -179,7 +180,8 @@ static int run_flow(const orr_spec *s0, int symmetry, int no_mirror, uint32_t le
     cfg.topo = s.topo;
     cfg.topo.leaf_hosts = leaf_hosts;
     cfg.no_mirror = no_mirror;
-    orr_exec_opts o = {.net = ORR_NET_FLOW, .launch_ps = s.launch_ps, .net_cfg = &cfg,
+    cfg.no_rotate = no_rotate;
+    orr_exec_opts o = {.net = s.net, .launch_ps = s.launch_ps, .net_cfg = &cfg,
                        .mem_capacity_bytes = orr_spec_alloc_capacity(&s), .mem_caching = s.caching_allocator};
     if (orr_execute(out->w, &s.gpu, &s.cluster, &o, &out->x, &err) < 0) {
         CHECK_MSG(0, "%s", err.msg);
@@ -187,6 +189,11 @@ static int run_flow(const orr_spec *s0, int symmetry, int no_mirror, uint32_t le
         return -1;
     }
     return 0;
+}
+
+static int run_flow(const orr_spec *s0, int symmetry, int no_mirror, uint32_t leaf_hosts, flow_run *out)
+{
+    return run_flow_rot(s0, symmetry, no_mirror, 0, leaf_hosts, out);
 }
 
 static void run_free(flow_run *r)
@@ -309,8 +316,61 @@ static void test_collapsed_with_path_choice(void)
     run_free(&full);
 }
 
+/* Rotated servers (src/net/images.c): with tp = 8 = GPUs per server and no pipeline, every group is
+ * one whole server or one GPU per server, and the flows of a collective inside a simulated server are
+ * rotations of each other: simulating one flow of each orbit moves no op, and the network summary
+ * is the same (bytes and utilisation per tier; the time links are bottlenecks, by tier, for rings).
+ * With a pipeline the model-parallel group (tp x pp GPUs, whole servers) rules it out. Also under
+ * --net packet (its NVLink flows are on the same flow model). */
+static void test_rotated_equals_unrotated(void)
+{
+    static const struct {
+        const char *flags;
+        int rotates;
+    } cases[] = {
+        {"--gpu H100 --cluster dgx-h100 --tp 8 --dp 4 --sp --dist-opt --gbs 32 --gpus 32", 1}, /* all-gather, reduce-scatter */
+        {"--gpu A100 --cluster dgx-a100 --tp 8 --dp 2 --gbs 16 --gpus 16", 1}, /* all-reduce rings */
+        {"--gpu H100 --cluster dgx-h100 --tp 8 --dp 2 --gbs 16 --gpus 16", 0}, /* NVLS all-reduce: links shared */
+        {"--gpu H100 --cluster dgx-h100 --tp 8 --dp 2 --sp --gbs 16 --gpus 16 --net packet", 1},
+        {"--gpu H100 --cluster dgx-h100 --tp 8 --pp 2 --dp 2 --sp --gbs 16 --gpus 32", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char flags[400];
+        snprintf(flags, sizeof flags, "--model gpt3-1.3b --net flow %s", cases[c].flags);
+        orr_spec s;
+        if (spec_of(flags, &s) < 0) continue;
+        flow_run rot, norot;
+        if (run_flow_rot(&s, 1, 0, 0, 0, &rot) < 0) continue;
+        if (run_flow_rot(&s, 1, 0, 1, 0, &norot) < 0) {
+            run_free(&rot);
+            continue;
+        }
+        const orr_net_summary *a = &rot.x.net, *b = &norot.x.net;
+        CHECK_MSG(cases[c].rotates ? a->rotated_flows > 0 : a->rotated_flows == 0, "%s: %llu flows rotated",
+                  cases[c].flags, (unsigned long long)a->rotated_flows);
+        CHECK_EQ_I64(b->rotated_flows, 0);
+        CHECK_EQ_I64(a->unmatched_flows, 0);
+        CHECK_EQ_I64(a->flows, b->flows);
+        CHECK_EQ_I64(rot.x.makespan_ps, norot.x.makespan_ps);
+        for (size_t r = 0; r < rot.w->nranks; r++)
+            CHECK_EQ_I64(op_time_diffs(&rot, r, &norot, rot.w->ranks[r].gpu), 0);
+        for (int t = 0; t < ORR_TIER_COUNT; t++) {
+            CHECK_REL(a->tier[t].bytes, b->tier[t].bytes, 1e-12);
+            CHECK_REL(a->tier[t].util, b->tier[t].util, 1e-12);
+            CHECK_REL(a->tier[t].bottleneck_frac, b->tier[t].bottleneck_frac, 1e-9);
+        }
+        if (cases[c].rotates)
+            printf("rotated: %s: %llu of %llu flows rotated, engine events %llu -> %llu\n", cases[c].flags,
+                   (unsigned long long)a->rotated_flows, (unsigned long long)a->flows,
+                   (unsigned long long)norot.x.events, (unsigned long long)rot.x.events);
+        run_free(&rot);
+        run_free(&norot);
+    }
+}
+
 int main(void)
 {
+    test_rotated_equals_unrotated();
     test_sym_images();
     test_generator_symmetry();
     test_collapsed_equals_full();

@@ -43,6 +43,8 @@ typedef struct orr_sched_flow {
     uint32_t src, dst;  /* global ranks (topology hosts) */
     uint64_t bytes;     /* wire bytes; 0: a join point */
     int64_t delay_ps;   /* latency before it starts, once its dependencies are done */
+    uint32_t stands_for; /* other flows it stands for (their images under a rotation of a server,
+                          * src/net/images.c): the runner numbers them as if they started with it */
 } orr_sched_flow;
 
 typedef struct orr_sched {
@@ -52,6 +54,10 @@ typedef struct orr_sched {
     size_t nedges, cap_edges;
     uint32_t *tmp;        /* builder scratch (ring orders) */
     size_t cap_tmp;
+    /* orr_sched_coll: the schedule maps onto itself when each member is replaced by the next one
+     * in order (the last by the first): flows, bytes, delays and edges. Set for the rings of an
+     * all-reduce, all-gather or reduce-scatter, NVLS and all-to-all, all inside one node. */
+    int rotation_invariant;
 } orr_sched;
 
 typedef struct orr_sched_opts {

@@ -42,6 +42,8 @@ typedef struct orr_net_counters {
     uint64_t flows;            /* flows of the job (with symmetry: of every GPU) */
     uint64_t mirrored_flows;   /* with symmetry: inside mirrored servers, not simulated */
     uint64_t unmatched_flows;  /* inside mirrored servers but simulated, for want of a preimage */
+    uint64_t rotated_flows;    /* with symmetry: inside simulated servers, images of a simulated
+                                * flow under a rotation of the server, not simulated */
     uint32_t mirrored_servers;
     /* packet backend (caps & ORR_NET_CAP_PACKETS) */
     orr_cc cc;
@@ -102,7 +104,12 @@ typedef struct orr_net_config {
                               * pass a check; src/net/images.c) */
     size_t ngroups;
     int no_mirror;          /* with sym: simulate the flows inside every server, even where
-                             * mirroring servers is exact (for tests; see src/net/images.c) */
+                             * mirroring servers is exact (for tests; see src/net/images.c);
+                             * rotating them too */
+    int no_rotate;          /* with sym: simulate every flow inside a simulated server, even
+                             * where rotating it is exact (for tests; see src/net/images.c) */
+    const orr_workload *workload; /* with sym: the job's ops (rotating servers needs them to pass
+                                   * a check; set by orr_net_create_for) */
 } orr_net_config;
 
 /* Payload bytes per packet of `--net packet` unless told otherwise: a simulated packet stands for

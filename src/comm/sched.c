@@ -27,6 +27,7 @@ void orr_sched_clear(orr_sched *s)
 {
     s->nflows = 0;
     s->nedges = 0;
+    s->rotation_invariant = 0;
 }
 
 void orr_sched_free(orr_sched *s)
@@ -39,7 +40,7 @@ void orr_sched_free(orr_sched *s)
 
 uint32_t orr_sched_add(orr_sched *s, uint32_t src, uint32_t dst, uint64_t bytes, int64_t delay_ps)
 {
-    orr_sched_flow f = {src, dst, bytes, delay_ps > 0 ? delay_ps : 0};
+    orr_sched_flow f = {src, dst, bytes, delay_ps > 0 ? delay_ps : 0, 0};
     ORR_PUSH(s->flows, s->nflows, s->cap_flows, f);
     return (uint32_t)(s->nflows - 1);
 }
@@ -350,6 +351,11 @@ void orr_sched_coll(orr_sched *s, const orr_gpu *g, const orr_cluster *c, const 
     else if (a == ORR_ALGO_NVLS) nvls(&x);
     else if (a == ORR_ALGO_HIER) hier(&x, d->kind);
     else flat_ring(&x, d->kind);
+    /* Inside one node: all-to-all and NVLS send between every pair alike, and the flat ring is one
+     * channel in member order (channel_order), a closed ring for these three kinds. The tree's
+     * chain and broadcast's and reduce's are open, so not invariant. */
+    s->rotation_invariant = x.nodes == 1 && (d->kind == ORR_COLL_ALLTOALL || a == ORR_ALGO_NVLS ||
+                                             (a == ORR_ALGO_RING && d->kind <= ORR_COLL_REDUCESCATTER));
 }
 
 void orr_sched_p2p(orr_sched *s, const orr_gpu *g, const orr_cluster *c, uint32_t src, uint32_t dst,
@@ -416,7 +422,9 @@ static void start_flow_now(orr_runner *r, uint32_t slot, uint32_t i)
         return;
     }
     r->flows++;
-    r->t->start_flow(r->t, f->src, f->dst, f->bytes, ++r->next_flow_id, flow_done_ev, r, arg);
+    uint64_t id = ++r->next_flow_id;
+    r->next_flow_id += f->stands_for; /* the flows it stands for keep their numbers (ECMP draws) */
+    r->t->start_flow(r->t, f->src, f->dst, f->bytes, id, flow_done_ev, r, arg);
 }
 
 static void launch_ev(void *ctx, uint64_t arg)

@@ -867,6 +867,7 @@ static void summarise_counters(const orr_net *n, orr_net_summary *out)
     out->mirrored_flows = c.mirrored_flows;
     out->mirrored_servers = c.mirrored_servers;
     out->unmatched_flows = c.unmatched_flows;
+    out->rotated_flows = c.rotated_flows;
     if (!(n->caps & ORR_NET_CAP_PACKETS)) return;
     out->packet.cc = c.cc;
     out->packet.payload_bytes = c.payload_bytes;

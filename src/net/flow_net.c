@@ -84,9 +84,10 @@ static void flow_sync(orr_net *n) { orr_flow_sync(((flow_net *)n->impl)->tr); }
 /* A link as the whole job loads it: a mirrored server's NVLink link reports its representative's. */
 static void flow_link_use(const orr_net *n, uint32_t link, orr_net_link_use *out)
 {
-    const orr_flow_link_stats *st = orr_flow_link_stats_of(((const flow_net *)n->impl)->tr, flow_link_rep(n, link));
+    const flow_net *f = n->impl;
+    const orr_flow_link_stats *st = orr_flow_link_stats_of(f->tr, flow_link_rep(n, link));
     out->bytes = st->bytes;
-    out->bottleneck_ps = st->saturated_ps;
+    out->bottleneck_ps = orr_net_images_bottleneck_ps(f->im, f->tr, link, st->saturated_ps);
 }
 
 static void flow_track_links(orr_net *n) { orr_flow_set_link_bins(((flow_net *)n->impl)->tr, n->link_bins); }
@@ -112,7 +113,7 @@ int orr_flow_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     f->run = orr_runner_create(f->tr);
     f->opts.gpus_per_node = n->cluster->gpus_per_node;
     f->opts.max_flows = cfg->max_flows;
-    f->im = orr_net_images_new(&f->topo, n->cluster->gpus_per_node, cfg);
+    f->im = orr_net_images_new(&f->topo, n->gpu, n->cluster, cfg);
     n->impl = f;
     n->send = flow_send;
     n->collective = flow_collective;

@@ -38,9 +38,37 @@
  * group then spans servers several GPUs each and maps onto itself out of order). It removes most
  * flows (7 of 8 TP rings of GPT-3 175B on 1,024 GPUs); mirrored links report their representative's
  * statistics. Not used with PXN, an HPCC fabric, or cfg->no_mirror.
+ *
+ * Rotated servers. Inside a simulated server the same argument holds for the rotation of its
+ * GPUs (GPU q -> q + 1 modulo the server's size), when every flow inside a server belongs to a
+ * ring over exactly that server (a collective whose schedule the rotation maps onto itself,
+ * orr_sched.rotation_invariant) and nothing else runs there: every group of the job has one
+ * member in each server it spans or is one whole server, the collectives on whole servers are
+ * all-gathers, reduce-scatters and all-reduces the tuner runs as rings, and no send (of any
+ * image) stays inside a server (rotation_init). Such a collective starts for all its members at
+ * once (the executor starts it when the last joins), so the flows of one orbit (a flow and its
+ * rotations) start together with equal bytes; every NVLink link of the server carries exactly
+ * one flow of each orbit, up links and down links alike, so max-min fair sharing gives every flow
+ * of an orbit the same rate, and they finish together. So only the flows leaving the server's
+ * first GPU are simulated (its up link carries one flow of every orbit, as each link does; the
+ * down links carry fewer, which constrains nothing more: links are alike and the up link is as
+ * loaded as any); the others finish with them (rotate_reduce: their successors wait for their
+ * representative instead, and the runner numbers them as if they had started with it, so the
+ * numbers of later flows, which ECMP hashes, stay as they were but for flows starting in the same
+ * picosecond). 7 of 8 flows of a TP 8 ring. Every NVLink link of such a server
+ * reports the first GPU's up link's bytes (each carries what it carries); the time a down link
+ * is a bottleneck is the sum over the server's down links' (the fair share marks one link per
+ * flow, the lower id of its two, and a representative marks for its whole orbit): per link it
+ * can differ from a run without rotation (the ring's wrap-around flow marks a down link where
+ * the others mark up links), summed over the server's links it is the same. NVLS and all-to-all
+ * are rotation-invariant too, with the same rates, but their flows share links, and which of
+ * them the fair share marks depends on link ids, not on orbits: not rotated, so the statistics
+ * stay exact. Not used with cfg->no_rotate, or where mirroring is not (cfg->no_mirror, PXN,
+ * HPCC). tests/test_symflow.c compares with cfg->no_rotate.
  */
 #include "net_internal.h"
 #include "orrery/collsched.h"
+#include "orrery/flow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +105,13 @@ struct orr_net_images {
     uint64_t unmatched_flows; /* flows inside a mirrored server simulated for want of a preimage */
     uint32_t *join;           /* (k, i0) per image of every image set */
     size_t njoin, cap_join;
+    /* rotated servers (rotate 0: none) */
+    int rotate;
+    uint64_t rotated_flows;   /* flows not simulated because they are rotations of simulated ones */
+    uint32_t *down;           /* with rotate: per GPU, its NVLink down link (bottleneck sums) */
+    orr_sched rot;            /* a rotated collective's reduced schedule */
+    uint32_t *rscratch;
+    size_t cap_rscratch;
     /* scratch */
     uint32_t *base;           /* per image: its flows in `all`, first and end (NONE: left out) */
     size_t cap_base;
@@ -345,17 +380,171 @@ static void join_mirrored(orr_net_images *im, image_set *is)
         if (im->redir[s->edges[e][0]] != NONE) s->edges[e][0] = im->redir[s->edges[e][0]];
 }
 
+/* ---- rotated servers ---- */
+
+/* Is member list m (n ascending ranks) one whole server? */
+static int whole_server(const orr_net_images *im, const uint32_t *m, uint32_t n)
+{
+    return n == im->gpn && m[0] % im->gpn == 0 && m[n - 1] == m[0] + n - 1;
+}
+
+/* Does some image of member list m (n) hold several GPUs of one server? Sets *bad if one does
+ * without being a whole server. */
+static int in_a_server(orr_net_images *im, const uint32_t *m, uint32_t n, int *bad)
+{
+    image_set *is = images_of(im, m, n);
+    int any = 0;
+    for (uint32_t i = 0; i < is->nimg; i++) {
+        const uint32_t *g = im->img_m + is->off + (size_t)i * is->n;
+        for (uint32_t j = 1; j < n; j++)
+            if (g[j] / im->gpn == g[j - 1] / im->gpn) {
+                any = 1;
+                if (!whole_server(im, g, n)) *bad = 1;
+                break;
+            }
+    }
+    return any;
+}
+
+/* Is collective op, on a whole server, a ring there (sched.c: all-gather and reduce-scatter
+ * always, an all-reduce where the tuner picks the ring; not NVLS or all-to-all, whose flows share
+ * links: their rates would be the same, but which links the fair share marks as bottlenecks
+ * depends on link ids, not on orbits, so the links' statistics would not be)? */
+static int ring_in_server(const orr_net_images *im, const orr_gpu *g, const orr_cluster *c, const orr_op *op)
+{
+    if (op->cls == ORR_COLL_ALLGATHER || op->cls == ORR_COLL_REDUCESCATTER) return 1;
+    if (op->cls != ORR_COLL_ALLREDUCE) return 0;
+    orr_coll_desc d = {ORR_COLL_ALLREDUCE, op->bytes, im->gpn, 1, im->gpn, ORR_ALGO_AUTO};
+    orr_coll_algo a = ORR_ALGO_RING;
+    orr_comm_coll_ps(g, c, &d, &a);
+    return a == ORR_ALGO_RING;
+}
+
+/* Decides whether to rotate servers (the header): the same fabric conditions as mirroring, then
+ * every group, every collective on a whole server and every send of the job checked. */
+static void rotation_init(orr_net_images *im, const orr_gpu *gpu, const orr_cluster *cl, const orr_net_config *cfg)
+{
+    const orr_workload *w = cfg->workload;
+    if (!w || cfg->no_mirror || cfg->no_rotate || cfg->pxn || cfg->topo.kind == ORR_TOPO_HPCC || im->gpn < 2 ||
+        !nvlink_private(im))
+        return;
+    int bad = 0, any = 0;
+    uint8_t *local = orr_xcalloc(w->ngroups ? w->ngroups : 1, 1); /* per group: on whole servers */
+    for (size_t g = 0; g < w->ngroups && !bad; g++)
+        if (w->groups[g].size > 1 && w->groups[g].members) {
+            local[g] = (uint8_t)in_a_server(im, w->groups[g].members, w->groups[g].size, &bad);
+            any |= local[g];
+        }
+    for (size_t r = 0; r < w->nranks && any && !bad; r++) {
+        const orr_rank *rk = &w->ranks[r];
+        uint32_t checked = NONE; /* the last peer checked: a rank sends to one or two */
+        for (size_t i = 0; i < rk->nops && !bad; i++) {
+            const orr_op *op = &rk->ops[i];
+            if (op->kind == ORR_OP_COLL && op->a < w->ngroups && local[op->a])
+                bad = !ring_in_server(im, gpu, cl, op);
+            if ((op->kind != ORR_OP_SEND && op->kind != ORR_OP_RECV) || op->a == checked) continue;
+            for (uint32_t k = 0; k < im->sym.nimages && !bad; k++)
+                bad = orr_sym_image(&im->sym, k, rk->gpu) / im->gpn == orr_sym_image(&im->sym, k, op->a) / im->gpn;
+            checked = op->a;
+        }
+    }
+    free(local);
+    if (!any || bad) return;
+    im->rotate = 1;
+    im->down = orr_xmalloc(im->gpus * sizeof *im->down);
+    for (uint32_t h = 0; h < im->gpus; h++) {
+        uint32_t l = 0;
+        nvswitch_of(im->topo, h, &l);
+        im->down[h] = l ^ 1;
+    }
+}
+
+/* im->one, a rotation-invariant collective over the whole simulated server from GPU x0, reduced
+ * into im->rot: the flows leaving x0 and the join points, each flow standing for its rotations
+ * (the one from x0 + s to x0 + (s + d) mod n that is the j-th such of the schedule is the image
+ * of the j-th from x0 to x0 + d); an edge into a rotation is dropped, one out of it leaves its
+ * representative. Returns -1, im->rot unset, if a flow has no such representative of equal bytes
+ * and delay or an orbit is not whole (sched.c's invariance broken: then simulated in full). */
+static int rotate_reduce(orr_net_images *im)
+{
+    const orr_sched *one = &im->one;
+    uint32_t n = im->gpn, nf = (uint32_t)one->nflows, x0 = NONE;
+    size_t need = 3 * (size_t)nf + (size_t)n * n + 2 * (size_t)n + 1;
+    if (need > im->cap_rscratch) orr_grow((void **)&im->rscratch, &im->cap_rscratch, need, sizeof *im->rscratch);
+    uint32_t *rep = im->rscratch, *idx = rep + nf, *list = idx + nf, *occ = list + nf, *cnt = occ + (size_t)n * n,
+             *start = cnt + n;
+    memset(occ, 0, ((size_t)n * n + n) * sizeof *occ);
+    for (uint32_t g = 0; g < nf; g++) {
+        const orr_sched_flow *f = &one->flows[g];
+        rep[g] = NONE;
+        if (f->bytes == 0 || f->src == f->dst) continue;
+        if (x0 == NONE) x0 = f->src / n * n;
+        if (f->src / n != x0 / n || f->dst / n != x0 / n) return -1;
+        if (f->src == x0) cnt[f->dst - x0]++;
+    }
+    if (x0 == NONE) return -1;
+    start[0] = 0;
+    for (uint32_t d = 0; d < n; d++) start[d + 1] = start[d] + cnt[d];
+    for (uint32_t g = 0; g < nf; g++) {
+        const orr_sched_flow *f = &one->flows[g];
+        if (f->bytes > 0 && f->src == x0) list[start[f->dst - x0] + occ[f->dst - x0]++] = g;
+    }
+    memset(occ, 0, (size_t)n * n * sizeof *occ);
+    uint64_t removed = 0;
+    for (uint32_t g = 0; g < nf; g++) {
+        const orr_sched_flow *f = &one->flows[g];
+        if (f->bytes == 0 || f->src == f->dst || f->src == x0) continue;
+        uint32_t s = f->src - x0, d = (f->dst - x0 + n - s) % n, j = occ[(size_t)s * n + d]++;
+        if (j >= cnt[d]) return -1;
+        uint32_t g0 = list[start[d] + j];
+        if (one->flows[g0].bytes != f->bytes || one->flows[g0].delay_ps != f->delay_ps) return -1;
+        rep[g] = g0;
+        removed++;
+    }
+    for (uint32_t s = 1; s < n; s++)
+        for (uint32_t d = 1; d < n; d++)
+            if (occ[(size_t)s * n + d] != cnt[d]) return -1;
+    orr_sched_clear(&im->rot);
+    for (uint32_t g = 0; g < nf; g++) {
+        const orr_sched_flow *f = &one->flows[g];
+        if (rep[g] != NONE) continue;
+        idx[g] = orr_sched_add(&im->rot, f->src, f->dst, f->bytes, f->delay_ps);
+        if (f->bytes > 0 && f->src != f->dst) im->rot.flows[idx[g]].stands_for = n - 1;
+    }
+    for (size_t e = 0; e < one->nedges; e++) {
+        uint32_t a = one->edges[e][0], b = one->edges[e][1];
+        if (rep[b] != NONE) continue;
+        orr_sched_dep(&im->rot, idx[rep[a] != NONE ? rep[a] : a], idx[b]);
+    }
+    im->rotated_flows += removed;
+    return 0;
+}
+
 /* ---- what the backends call ---- */
 
-orr_net_images *orr_net_images_new(const orr_topo *topo, uint32_t gpus_per_node, const orr_net_config *cfg)
+orr_net_images *orr_net_images_new(const orr_topo *topo, const orr_gpu *g, const orr_cluster *c,
+                                   const orr_net_config *cfg)
 {
     if (!cfg->sym || cfg->sym->nimages <= 1) return NULL;
     orr_net_images *im = orr_xcalloc(1, sizeof *im);
     im->topo = topo;
     im->gpus = cfg->gpus;
-    im->gpn = gpus_per_node ? gpus_per_node : 1;
+    im->gpn = c->gpus_per_node ? c->gpus_per_node : 1;
     im->sym = *cfg->sym;
     mirror_init(im, cfg);
+    rotation_init(im, g, c, cfg);
+    if (im->rotate) { /* every NVLink link reports its (representative) server's first GPU's up link */
+        if (!im->link_rep) {
+            im->link_rep = orr_xmalloc((topo->n_links ? topo->n_links : 1) * sizeof *im->link_rep);
+            for (uint32_t l = 0; l < topo->n_links; l++) im->link_rep[l] = l;
+        }
+        for (uint32_t h = 0; h < im->gpus; h++) {
+            uint32_t y = h / im->gpn, x = im->server_rep ? im->server_rep[y] : y, l = 0, l0 = 0;
+            nvswitch_of(topo, h, &l);
+            nvswitch_of(topo, x * im->gpn, &l0);
+            im->link_rep[l] = im->link_rep[l ^ 1] = l0;
+        }
+    }
     return im;
 }
 
@@ -373,6 +562,9 @@ void orr_net_images_free(orr_net_images *im)
     free(im->base);
     free(im->redir);
     free(im->join);
+    free(im->down);
+    orr_sched_free(&im->rot);
+    free(im->rscratch);
     free(im);
 }
 
@@ -423,6 +615,14 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
             continue;
         }
         im->base[2 * i] = (uint32_t)im->all.nflows;
+        if (local && im->rotate && whole_server(im, m, is->n)) { /* a rotated server (the header) */
+            if (im->one.rotation_invariant && rotate_reduce(im) == 0) {
+                orr_sched_append(&im->all, &im->rot);
+                im->base[2 * i + 1] = (uint32_t)im->all.nflows;
+                continue;
+            }
+            im->unmatched_flows += moving_flows(&im->one); /* not a ring: rotation_init rules it out */
+        }
         for (size_t j = 0; j < im->one.nflows && im->server_rep && !partly_mirrored; j++)
             partly_mirrored = mirrored_server(im, im->one.flows[j].src, im->one.flows[j].dst) != NONE;
         orr_sched_append(&im->all, &im->one);
@@ -437,6 +637,19 @@ uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link)
     return im && im->link_rep && link < im->topo->n_links ? im->link_rep[link] : link;
 }
 
+int64_t orr_net_images_bottleneck_ps(const orr_net_images *im, const orr_transport *nvl, uint32_t link,
+                                     int64_t rep_ps)
+{
+    if (!im || !im->rotate || link >= im->topo->n_links) return rep_ps;
+    const orr_topo *t = im->topo;
+    const orr_link *k = &t->links[link];
+    if (k->tier != ORR_TIER_NVLINK || t->kind[k->dst] != ORR_NODE_HOST || t->node_host[k->dst] >= im->gpus) return rep_ps;
+    uint32_t y = t->node_host[k->dst] / im->gpn, x = im->server_rep ? im->server_rep[y] : y;
+    int64_t sum = 0; /* a down link of a rotated server: the sum over its server's down links */
+    for (uint32_t q = 0; q < im->gpn; q++) sum += orr_flow_link_stats_of(nvl, im->down[x * im->gpn + q])->saturated_ps;
+    return sum;
+}
+
 void orr_net_images_count(const orr_net_images *im, orr_net_counters *out)
 {
     if (!im) return;
@@ -444,4 +657,6 @@ void orr_net_images_count(const orr_net_images *im, orr_net_counters *out)
     out->mirrored_servers = im->nmirrored;
     out->mirrored_flows = im->mirrored_flows;
     out->unmatched_flows = im->unmatched_flows;
+    out->flows += im->rotated_flows;
+    out->rotated_flows = im->rotated_flows;
 }

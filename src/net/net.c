@@ -155,6 +155,7 @@ orr_net *orr_net_create_for(orr_net_kind kind, orr_engine *e, const orr_gpu *g, 
     cfg.sym = (caps & ORR_NET_CAP_SYMMETRY) && w->sym.nimages > 1 ? &w->sym : NULL;
     cfg.groups = w->groups;
     cfg.ngroups = w->ngroups;
+    cfg.workload = w;
     const char *name = orr_net_kind_name(kind);
     for (size_t r = 0; (caps & ORR_NET_CAP_LINKS) && !cfg.sym && r < w->nranks; r++) {
         if (w->ranks[r].weight <= 1) continue;

@@ -34,7 +34,8 @@ orr_transport *orr_net_flow_model(const orr_net *n, const orr_topo *topo, const 
  * (images.c): what the backends with ORR_NET_CAP_SYMMETRY run them through. NULL (nothing to
  * do: run them as they are) when cfg has no symmetry. topo is the backend's, kept by pointer. */
 typedef struct orr_net_images orr_net_images;
-orr_net_images *orr_net_images_new(const orr_topo *topo, uint32_t gpus_per_node, const orr_net_config *cfg);
+orr_net_images *orr_net_images_new(const orr_topo *topo, const orr_gpu *g, const orr_cluster *c,
+                                   const orr_net_config *cfg);
 void orr_net_images_free(orr_net_images *im);
 /* As orr_net_run_send / orr_net_run_collective, on every distinct image of the pair (group) in
  * one DAG that completes when its last image has. */
@@ -46,6 +47,10 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
 /* The link whose statistics stand for link (a mirrored server's NVLink link: its representative's;
  * im NULL: link itself). */
 uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link);
+/* The time link was a bottleneck, given its link_rep's on flow model nvl (rep_ps): that, except
+ * for a down link of a rotated server (images.c), whose is the sum over its server's down links. */
+int64_t orr_net_images_bottleneck_ps(const orr_net_images *im, const orr_transport *nvl, uint32_t link,
+                                     int64_t rep_ps);
 /* Adds the flows left out inside mirrored servers to out->flows and fills out's mirrored_*. */
 void orr_net_images_count(const orr_net_images *im, orr_net_counters *out);
 

@@ -131,7 +131,7 @@ static void packet_link_use(const orr_net *n, uint32_t link, orr_net_link_use *o
     }
     const orr_flow_link_stats *st = orr_flow_link_stats_of(f->nvl, packet_link_rep(n, link));
     out->bytes = st->bytes;
-    out->bottleneck_ps = st->saturated_ps;
+    out->bottleneck_ps = orr_net_images_bottleneck_ps(f->im, f->nvl, link, st->saturated_ps);
 }
 
 /* One set of windows serves both models (they share no link). */
@@ -218,7 +218,7 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     f->run = orr_runner_create(&f->split);
     f->opts.gpus_per_node = n->cluster->gpus_per_node;
     f->opts.max_flows = cfg->max_flows;
-    f->im = orr_net_images_new(&f->topo, n->cluster->gpus_per_node, cfg);
+    f->im = orr_net_images_new(&f->topo, n->gpu, n->cluster, cfg);
     n->impl = f;
     n->send = packet_send;
     n->collective = packet_collective;

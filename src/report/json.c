@@ -144,7 +144,7 @@ static void key_str(orr_buf *b, int indent, const char *name, const char *s, int
     if (!last) orr_buf_puts(b, ",");
 }
 
-/* A topology backend's link use: "network": {"backend", "flows", "mirrored_flows", "mirrored_servers", "packet", "tiers": [...], "top_links": [...]}, or null. */
+/* A topology backend's link use: "network": {"backend", "flows", "mirrored_flows", "mirrored_servers", "rotated_flows", "packet", "tiers": [...], "top_links": [...]}, or null. */
 static void network_json(orr_buf *b, const orr_net_summary *n)
 {
     key(b, 2, "network");
@@ -157,6 +157,7 @@ static void network_json(orr_buf *b, const orr_net_summary *n)
     key_u64(b, 4, "flows", n->flows, 0);
     key_u64(b, 4, "mirrored_flows", n->mirrored_flows, 0);
     key_u64(b, 4, "mirrored_servers", n->mirrored_servers, 0);
+    key_u64(b, 4, "rotated_flows", n->rotated_flows, 0);
     key(b, 4, "packet");
     if (n->backend != ORR_NET_PACKET) {
         orr_buf_puts(b, "null,");

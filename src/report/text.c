@@ -251,6 +251,9 @@ static void network_text(const orr_net_summary *n, orr_buf *out)
     if (n->mirrored_servers)
         orr_buf_printf(out, "  %llu of them inside %u mirrored servers, not simulated (docs/models.md section 7)\n",
                        (unsigned long long)n->mirrored_flows, n->mirrored_servers);
+    if (n->rotated_flows)
+        orr_buf_printf(out, "  %llu of them rotations of a simulated flow inside its server, not simulated (docs/models.md section 7)\n",
+                       (unsigned long long)n->rotated_flows);
     if (pkt) {
         orr_buf_printf(out, "  packet engine: %s, %u-byte packets, %llu inter-node flows (NVLink flows on the flow model)\n",
                        orr_cc_name(n->packet.cc), n->packet.payload_bytes, (unsigned long long)n->packet.flows);
