@@ -330,9 +330,13 @@ static void test_rotated_equals_unrotated(void)
     } cases[] = {
         {"--gpu H100 --cluster dgx-h100 --tp 8 --dp 4 --sp --dist-opt --gbs 32 --gpus 32", 1}, /* all-gather, reduce-scatter */
         {"--gpu A100 --cluster dgx-a100 --tp 8 --dp 2 --gbs 16 --gpus 16", 1}, /* all-reduce rings */
-        {"--gpu H100 --cluster dgx-h100 --tp 8 --dp 2 --gbs 16 --gpus 16", 0}, /* NVLS all-reduce: links shared */
+        /* the large all-reduces NVLS (links shared: simulated in full), the small ones rings */
+        {"--gpu H100 --cluster dgx-h100 --tp 8 --dp 2 --gbs 16 --gpus 16", 1},
         {"--gpu H100 --cluster dgx-h100 --tp 8 --dp 2 --sp --gbs 16 --gpus 16 --net packet", 1},
-        {"--gpu H100 --cluster dgx-h100 --tp 8 --pp 2 --dp 2 --sp --gbs 16 --gpus 32", 0},
+        /* the model-parallel group's all-reduces ring through both stages' servers: simulated in
+         * full, at other times than the rotated rings (no overlap, so no second run) */
+        {"--gpu H100 --cluster dgx-h100 --tp 8 --pp 2 --dp 2 --sp --gbs 16 --gpus 32", 1},
+        {"--gpu H100 --cluster dgx-h100 --tp 8 --pp 2 --dp 2 --vpp 2 --sp --gbs 16 --gpus 32 --net packet", 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char flags[400];
@@ -350,6 +354,7 @@ static void test_rotated_equals_unrotated(void)
                   cases[c].flags, (unsigned long long)a->rotated_flows);
         CHECK_EQ_I64(b->rotated_flows, 0);
         CHECK_EQ_I64(a->unmatched_flows, 0);
+        CHECK_EQ_I64(a->rotation_overlaps, 0);
         CHECK_EQ_I64(a->flows, b->flows);
         CHECK_EQ_I64(rot.x.makespan_ps, norot.x.makespan_ps);
         for (size_t r = 0; r < rot.w->nranks; r++)
@@ -368,8 +373,68 @@ static void test_rotated_equals_unrotated(void)
     }
 }
 
+/* The guard of rotated servers: an all-gather (a ring, rotated) and an all-to-all (simulated in
+ * full) on one server at once are an overlap; orr_execute then runs the job again without
+ * rotation, so its result is the unrotated run's. */
+static void test_rotation_overlap(void)
+{
+    orr_spec s;
+    if (spec_of("--model gpt3-1.3b --gpu H100 --cluster dgx-h100 --net flow --tp 8 --dp 2 --gbs 16 --gpus 16", &s) < 0)
+        return;
+    orr_workload *w = orr_workload_new(16, 8);
+    w->sym = (orr_sym){2, {8, 2}, {0, 1}, 2}; /* the two servers are images of each other */
+    uint32_t m[8];
+    for (uint32_t q = 0; q < 8; q++) m[q] = q;
+    uint32_t g = orr_workload_add_group(w, ORR_ROLE_TP, m, 8, "tp");
+    for (uint32_t q = 0; q < 8; q++) {
+        uint32_t ri = orr_workload_add_rank(w, q, 2, "r");
+        orr_rank *r = &w->ranks[ri];
+        orr_op op;
+        memset(&op, 0, sizeof op);
+        op.kind = ORR_OP_COLL;
+        op.mb = ORR_NO_MB;
+        op.layer = ORR_NO_LAYER;
+        op.a = g;
+        op.cls = ORR_COLL_ALLGATHER;
+        op.bytes = 64u << 20;
+        orr_rank_push(r, &op);
+        op.stream = 1;
+        op.seq = 1;
+        op.cls = ORR_COLL_ALLTOALL;
+        orr_rank_push(r, &op);
+    }
+    orr_err err = {{0}};
+    CHECK(orr_workload_finalize(w, &err) == 0);
+    orr_net_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gpus = 16;
+    cfg.topo = s.topo;
+    orr_exec_opts o = {.net = ORR_NET_FLOW, .net_cfg = &cfg};
+    orr_engine eng;
+    orr_engine_init(&eng);
+    orr_exec_result first, again, norot;
+    orr_net *net = orr_net_create_for(ORR_NET_FLOW, &eng, &s.gpu, &s.cluster, &cfg, w, &err);
+    CHECK(net && orr_execute_on(w, net, &o, &first, &err) == 0);
+    orr_net_destroy(net);
+    orr_engine_free(&eng);
+    CHECK(first.net.rotated_flows > 0 && first.net.rotation_overlaps > 0);
+    CHECK(orr_execute(w, &s.gpu, &s.cluster, &o, &again, &err) == 0);
+    cfg.no_rotate = 1;
+    CHECK(orr_execute(w, &s.gpu, &s.cluster, &o, &norot, &err) == 0);
+    CHECK_EQ_I64(again.net.rotated_flows, 0);
+    CHECK_EQ_I64(again.makespan_ps, norot.makespan_ps);
+    CHECK(again.net.tier[ORR_TIER_NVLINK].bottleneck_frac == norot.net.tier[ORR_TIER_NVLINK].bottleneck_frac);
+    printf("rotation overlap: %llu overlaps, makespan %.3f us rotated, %.3f us without\n",
+           (unsigned long long)first.net.rotation_overlaps, first.makespan_ps / 1e6, norot.makespan_ps / 1e6);
+    orr_exec_result_free(&first);
+    orr_exec_result_free(&again);
+    orr_exec_result_free(&norot);
+    orr_workload_free(w);
+}
+
 int main(void)
 {
+    test_rotation_overlap();
     test_rotated_equals_unrotated();
     test_sym_images();
     test_generator_symmetry();

@@ -100,6 +100,7 @@ typedef struct orr_net_summary {
     uint64_t unmatched_flows;/* inside mirrored servers but simulated, for want of a preimage */
     uint64_t rotated_flows;  /* inside simulated servers, images of a simulated flow under a
                               * rotation of the server, not simulated (src/net/images.c) */
+    uint64_t rotation_overlaps;/* what made orr_execute run again without rotation (0 in its result) */
     uint32_t mirrored_servers;
     /* packet backend: its settings and what the packet engine did (inter-node flows only; the
      * flows inside a node are on the flow model) */

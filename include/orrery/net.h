@@ -44,6 +44,8 @@ typedef struct orr_net_counters {
     uint64_t unmatched_flows;  /* inside mirrored servers but simulated, for want of a preimage */
     uint64_t rotated_flows;    /* with symmetry: inside simulated servers, images of a simulated
                                 * flow under a rotation of the server, not simulated */
+    uint64_t rotation_overlaps;/* rotated flows in flight beside other flows inside a server: the
+                                * run is not exact, and orr_execute runs it again without rotation */
     uint32_t mirrored_servers;
     /* packet backend (caps & ORR_NET_CAP_PACKETS) */
     orr_cc cc;

@@ -109,14 +109,9 @@ static int run_placed(const orr_spec *s, const orr_workload *w, int traced, orr_
                           .variability = s->variability, .variability_seed = s->variability_seed,
                           .link_tracks = traced && (s->trace_path[0] || s->html_path[0]) ? ORR_LINK_TRACKS_DEFAULT : 0,
                           .progress = s->progress};
-    /* The API layer builds the backend and hands it to the executor, which only drives it. */
-    orr_engine eng;
-    orr_engine_init(&eng);
-    orr_net *net = orr_net_create_for(s->net, &eng, &s->gpu, &s->cluster, &cfg, w, err);
-    int rc = net ? orr_execute_on(w, net, &opts, x, err) : -1;
-    orr_net_destroy(net);
-    orr_engine_free(&eng);
-    return rc;
+    /* orr_execute builds the backend and hands it to the executor, which only drives it (and
+     * builds it again without rotated servers where they were not exact: src/net/images.c). */
+    return orr_execute(w, &s->gpu, &s->cluster, &opts, x, err);
 }
 
 static int predict(const orr_spec *s_in, int full, orr_prediction *p, orr_err *err)

@@ -85,12 +85,18 @@ static void flow_sync(orr_net *n) { orr_flow_sync(((flow_net *)n->impl)->tr); }
 static void flow_link_use(const orr_net *n, uint32_t link, orr_net_link_use *out)
 {
     const flow_net *f = n->impl;
+    if (orr_net_images_link_use(f->im, link, out)) return; /* a rotated server's */
     const orr_flow_link_stats *st = orr_flow_link_stats_of(f->tr, flow_link_rep(n, link));
     out->bytes = st->bytes;
-    out->bottleneck_ps = orr_net_images_bottleneck_ps(f->im, f->tr, link, st->saturated_ps);
+    out->bottleneck_ps = st->saturated_ps;
 }
 
-static void flow_track_links(orr_net *n) { orr_flow_set_link_bins(((flow_net *)n->impl)->tr, n->link_bins); }
+static void flow_track_links(orr_net *n)
+{
+    flow_net *f = n->impl;
+    orr_net_images_untracked(f->im);
+    orr_flow_set_link_bins(f->tr, n->link_bins);
+}
 
 static void flow_summarise(const orr_net *n, orr_net_counters *out)
 {
@@ -113,7 +119,7 @@ int orr_flow_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     f->run = orr_runner_create(f->tr);
     f->opts.gpus_per_node = n->cluster->gpus_per_node;
     f->opts.max_flows = cfg->max_flows;
-    f->im = orr_net_images_new(&f->topo, n->gpu, n->cluster, cfg);
+    f->im = orr_net_images_new(&f->topo, n->gpu, n->cluster, f->tr, cfg);
     n->impl = f;
     n->send = flow_send;
     n->collective = flow_collective;

@@ -40,31 +40,35 @@
  * statistics. Not used with PXN, an HPCC fabric, or cfg->no_mirror.
  *
  * Rotated servers. Inside a simulated server the same argument holds for the rotation of its
- * GPUs (GPU q -> q + 1 modulo the server's size), when every flow inside a server belongs to a
- * ring over exactly that server (a collective whose schedule the rotation maps onto itself,
- * orr_sched.rotation_invariant) and nothing else runs there: every group of the job has one
- * member in each server it spans or is one whole server, the collectives on whole servers are
- * all-gathers, reduce-scatters and all-reduces the tuner runs as rings, and no send (of any
- * image) stays inside a server (rotation_init). Such a collective starts for all its members at
- * once (the executor starts it when the last joins), so the flows of one orbit (a flow and its
- * rotations) start together with equal bytes; every NVLink link of the server carries exactly
- * one flow of each orbit, up links and down links alike, so max-min fair sharing gives every flow
- * of an orbit the same rate, and they finish together. So only the flows leaving the server's
- * first GPU are simulated (its up link carries one flow of every orbit, as each link does; the
- * down links carry fewer, which constrains nothing more: links are alike and the up link is as
- * loaded as any); the others finish with them (rotate_reduce: their successors wait for their
- * representative instead, and the runner numbers them as if they had started with it, so the
- * numbers of later flows, which ECMP hashes, stay as they were but for flows starting in the same
- * picosecond). 7 of 8 flows of a TP 8 ring. Every NVLink link of such a server
- * reports the first GPU's up link's bytes (each carries what it carries); the time a down link
- * is a bottleneck is the sum over the server's down links' (the fair share marks one link per
- * flow, the lower id of its two, and a representative marks for its whole orbit): per link it
- * can differ from a run without rotation (the ring's wrap-around flow marks a down link where
- * the others mark up links), summed over the server's links it is the same. NVLS and all-to-all
- * are rotation-invariant too, with the same rates, but their flows share links, and which of
- * them the fair share marks depends on link ids, not on orbits: not rotated, so the statistics
- * stay exact. Not used with cfg->no_rotate, or where mirroring is not (cfg->no_mirror, PXN,
- * HPCC). tests/test_symflow.c compares with cfg->no_rotate.
+ * GPUs (GPU q -> q + 1 modulo the server's size) and a ring over exactly that server: its schedule
+ * maps onto itself (orr_sched.rotation_invariant), it starts for all its members at once (the
+ * executor starts a collective when the last joins), so the flows of one orbit (a flow and its
+ * rotations) start together with equal bytes, and every NVLink link of the server carries
+ * exactly one flow of each orbit of the rings in flight (up links and down links alike): max-min
+ * fair sharing gives the flows of an orbit the same rate, and they finish together. So only the flows leaving the server's first GPU are simulated, the others
+ * finish with them (rotate_reduce: their successors wait for their representative instead, and
+ * the runner numbers them as if they had started with it, so the numbers of later flows, which
+ * ECMP hashes, stay as they were but for flows starting in the same picosecond): 7 of 8 flows of
+ * a TP 8 ring. Used where some group's images are whole servers with a ring among its
+ * collectives (rotation_init), not with cfg->no_rotate or link windows tracked, nor where
+ * mirroring is not (cfg->no_mirror, PXN, HPCC).
+ * Everything else inside a server is simulated in full: NVLS and all-to-all (rotation-invariant
+ * too, with the same rates, but their flows share links, and which of them the fair share marks
+ * as bottlenecks follows link ids, not orbits), sends, and collectives of groups that span servers
+ * several GPUs each (Megatron's model-parallel group, TP x PP, whose 4-byte all-reduces ring
+ * through several servers). That is exact only at times when no rotated flow is in flight in the
+ * same server, so a guard counts, per server, the DAGs in flight of each kind (run_guarded); one
+ * starting beside the other kind is an overlap, and orr_execute then runs the job again without
+ * rotation (an overlap is rare: a collective over a group holds all its members until it ends,
+ * and in the jobs generated no rotated ring runs beside other NVLink traffic of its server).
+ * Link statistics: a server's NVLink links gather, while it carries rotated rings, what its first
+ * GPU's up link gathers (each carries what it carries), and a down link is a bottleneck for the
+ * sum of the server's down links' times (the fair share marks one link per flow, the lower id of
+ * its two, and a representative marks for its whole orbit: per link this can differ from a run
+ * without rotation, as the ring's wrap-around flow marks a down link where the others mark up
+ * links; summed over the server's links it is the same); at other times their own. The kinds
+ * alternate only at guard-checked switches, where the links are idle and their statistics are
+ * noted (switch_server). tests/test_symflow.c compares with cfg->no_rotate.
  */
 #include "net_internal.h"
 #include "orrery/collsched.h"
@@ -108,10 +112,24 @@ struct orr_net_images {
     /* rotated servers (rotate 0: none) */
     int rotate;
     uint64_t rotated_flows;   /* flows not simulated because they are rotations of simulated ones */
-    uint32_t *down;           /* with rotate: per GPU, its NVLink down link (bottleneck sums) */
+    uint32_t *up;             /* with rotate: per GPU, its NVLink up link (its down link: up ^ 1) */
     orr_sched rot;            /* a rotated collective's reduced schedule */
     uint32_t *rscratch;
     size_t cap_rscratch;
+    /* with rotate, the guard (run_guarded): per server, DAGs in flight with rotated flows in it and
+     * with other flows inside it, the epochs that mark a server once per DAG, and the overlaps */
+    uint32_t *rot_live, *other_live, *mark_rot, *mark_other, epoch;
+    uint64_t overlaps;
+    /* with rotate, link statistics (link_use): per server the kind of its flows since its last
+     * switch (0 none yet, 1 rotated, 2 others), and per GPU and direction (2h up, 2h + 1 down) the
+     * statistics closed at the switches and the flow model's at the last switch */
+    const orr_transport *nvl; /* the flow model carrying the NVLink flows */
+    uint8_t *mode;
+    double *acc_bytes, *snap_bytes;
+    int64_t *acc_sat, *snap_sat;
+    struct live_dag *live;    /* DAGs in flight with flows inside a server (pool) */
+    size_t nlive, cap_live;
+    uint32_t free_live;
     /* scratch */
     uint32_t *base;           /* per image: its flows in `all`, first and end (NONE: left out) */
     size_t cap_base;
@@ -382,34 +400,34 @@ static void join_mirrored(orr_net_images *im, image_set *is)
 
 /* ---- rotated servers ---- */
 
+/* A DAG in flight with flows inside servers: its caller's callback and the servers it has flows
+ * in, each as server << 1 | rotated (its storage kept when the record is reused). */
+typedef struct live_dag {
+    orr_event_fn done;
+    void *ctx;
+    uint64_t arg;
+    uint32_t *srv;
+    size_t nsrv, capsrv;
+    uint32_t next_free;
+} live_dag;
+
 /* Is member list m (n ascending ranks) one whole server? */
 static int whole_server(const orr_net_images *im, const uint32_t *m, uint32_t n)
 {
     return n == im->gpn && m[0] % im->gpn == 0 && m[n - 1] == m[0] + n - 1;
 }
 
-/* Does some image of member list m (n) hold several GPUs of one server? Sets *bad if one does
- * without being a whole server. */
-static int in_a_server(orr_net_images *im, const uint32_t *m, uint32_t n, int *bad)
+/* Is every image of member list m (n) one whole server? */
+static int on_whole_servers(orr_net_images *im, const uint32_t *m, uint32_t n)
 {
     image_set *is = images_of(im, m, n);
-    int any = 0;
-    for (uint32_t i = 0; i < is->nimg; i++) {
-        const uint32_t *g = im->img_m + is->off + (size_t)i * is->n;
-        for (uint32_t j = 1; j < n; j++)
-            if (g[j] / im->gpn == g[j - 1] / im->gpn) {
-                any = 1;
-                if (!whole_server(im, g, n)) *bad = 1;
-                break;
-            }
-    }
-    return any;
+    for (uint32_t i = 0; i < is->nimg; i++)
+        if (!whole_server(im, im->img_m + is->off + (size_t)i * is->n, n)) return 0;
+    return 1;
 }
 
 /* Is collective op, on a whole server, a ring there (sched.c: all-gather and reduce-scatter
- * always, an all-reduce where the tuner picks the ring; not NVLS or all-to-all, whose flows share
- * links: their rates would be the same, but which links the fair share marks as bottlenecks
- * depends on link ids, not on orbits, so the links' statistics would not be)? */
+ * always, an all-reduce where the tuner picks the ring)? */
 static int ring_in_server(const orr_net_images *im, const orr_gpu *g, const orr_cluster *c, const orr_op *op)
 {
     if (op->cls == ORR_COLL_ALLGATHER || op->cls == ORR_COLL_REDUCESCATTER) return 1;
@@ -420,51 +438,166 @@ static int ring_in_server(const orr_net_images *im, const orr_gpu *g, const orr_
     return a == ORR_ALGO_RING;
 }
 
-/* Decides whether to rotate servers (the header): the same fabric conditions as mirroring, then
- * every group, every collective on a whole server and every send of the job checked. */
+/* Decides whether to rotate servers (the header): the same fabric conditions as mirroring, and
+ * some ring on a group whose images are whole servers (else there is nothing to rotate). */
 static void rotation_init(orr_net_images *im, const orr_gpu *gpu, const orr_cluster *cl, const orr_net_config *cfg)
 {
     const orr_workload *w = cfg->workload;
-    if (!w || cfg->no_mirror || cfg->no_rotate || cfg->pxn || cfg->topo.kind == ORR_TOPO_HPCC || im->gpn < 2 ||
+    if (!w || !im->nvl || cfg->no_mirror || cfg->no_rotate || cfg->pxn || cfg->topo.kind == ORR_TOPO_HPCC || im->gpn < 2 ||
         !nvlink_private(im))
         return;
-    int bad = 0, any = 0;
-    uint8_t *local = orr_xcalloc(w->ngroups ? w->ngroups : 1, 1); /* per group: on whole servers */
-    for (size_t g = 0; g < w->ngroups && !bad; g++)
-        if (w->groups[g].size > 1 && w->groups[g].members) {
-            local[g] = (uint8_t)in_a_server(im, w->groups[g].members, w->groups[g].size, &bad);
-            any |= local[g];
+    uint8_t *whole = orr_xcalloc(w->ngroups ? w->ngroups : 1, 1);
+    for (size_t g = 0; g < w->ngroups; g++)
+        whole[g] = w->groups[g].size == im->gpn && w->groups[g].members &&
+                   on_whole_servers(im, w->groups[g].members, w->groups[g].size);
+    int any = 0;
+    for (size_t r = 0; r < w->nranks && !any; r++)
+        for (size_t i = 0; i < w->ranks[r].nops && !any; i++) {
+            const orr_op *op = &w->ranks[r].ops[i];
+            any = op->kind == ORR_OP_COLL && op->a < w->ngroups && whole[op->a] && ring_in_server(im, gpu, cl, op);
         }
-    for (size_t r = 0; r < w->nranks && any && !bad; r++) {
-        const orr_rank *rk = &w->ranks[r];
-        uint32_t checked = NONE; /* the last peer checked: a rank sends to one or two */
-        for (size_t i = 0; i < rk->nops && !bad; i++) {
-            const orr_op *op = &rk->ops[i];
-            if (op->kind == ORR_OP_COLL && op->a < w->ngroups && local[op->a])
-                bad = !ring_in_server(im, gpu, cl, op);
-            if ((op->kind != ORR_OP_SEND && op->kind != ORR_OP_RECV) || op->a == checked) continue;
-            for (uint32_t k = 0; k < im->sym.nimages && !bad; k++)
-                bad = orr_sym_image(&im->sym, k, rk->gpu) / im->gpn == orr_sym_image(&im->sym, k, op->a) / im->gpn;
-            checked = op->a;
-        }
-    }
-    free(local);
-    if (!any || bad) return;
+    free(whole);
+    if (!any) return;
     im->rotate = 1;
-    im->down = orr_xmalloc(im->gpus * sizeof *im->down);
-    for (uint32_t h = 0; h < im->gpus; h++) {
-        uint32_t l = 0;
-        nvswitch_of(im->topo, h, &l);
-        im->down[h] = l ^ 1;
+    uint32_t servers = (im->gpus + im->gpn - 1) / im->gpn;
+    im->up = orr_xmalloc(im->gpus * sizeof *im->up);
+    for (uint32_t h = 0; h < im->gpus; h++) nvswitch_of(im->topo, h, &im->up[h]);
+    im->mode = orr_xcalloc(servers, sizeof *im->mode);
+    im->acc_bytes = orr_xcalloc(2 * (size_t)im->gpus, sizeof *im->acc_bytes);
+    im->snap_bytes = orr_xcalloc(2 * (size_t)im->gpus, sizeof *im->snap_bytes);
+    im->acc_sat = orr_xcalloc(2 * (size_t)im->gpus, sizeof *im->acc_sat);
+    im->snap_sat = orr_xcalloc(2 * (size_t)im->gpus, sizeof *im->snap_sat);
+    im->rot_live = orr_xcalloc(servers, sizeof *im->rot_live);
+    im->other_live = orr_xcalloc(servers, sizeof *im->other_live);
+    im->mark_rot = orr_xcalloc(servers, sizeof *im->mark_rot);
+    im->mark_other = orr_xcalloc(servers, sizeof *im->mark_other);
+    im->free_live = ORR_POOL_NONE;
+}
+
+/* The statistics that GPU h's up (dir 0) or down (dir 1) link gathered since server x's last switch,
+ * as the whole job loads it: its own, or with rotated flows its server's first GPU's up link's
+ * bytes and, for a down link, the time the server's down links were bottlenecks (the header). */
+static void since_switch(const orr_net_images *im, uint32_t x, uint32_t h, int dir, double *bytes, int64_t *sat)
+{
+    const orr_flow_link_stats *st;
+    size_t i = 2 * (size_t)h + (size_t)dir;
+    if (im->mode[x] != 1) {
+        st = orr_flow_link_stats_of(im->nvl, im->up[h] ^ (uint32_t)dir);
+        *bytes = st->bytes - im->snap_bytes[i];
+        *sat = st->saturated_ps - im->snap_sat[i];
+        return;
     }
+    uint32_t h0 = x * im->gpn;
+    st = orr_flow_link_stats_of(im->nvl, im->up[h0]);
+    *bytes = st->bytes - im->snap_bytes[2 * (size_t)h0];
+    *sat = st->saturated_ps - im->snap_sat[2 * (size_t)h0];
+    if (dir == 0) return;
+    *sat = 0;
+    for (uint32_t q = h0; q < h0 + im->gpn; q++)
+        *sat += orr_flow_link_stats_of(im->nvl, im->up[q] ^ 1)->saturated_ps - im->snap_sat[2 * (size_t)q + 1];
+}
+
+/* Server x's flows become of kind mode (1 rotated, 2 others): what its links gathered since the
+ * last switch is closed, and the flow model's statistics noted. Called when a DAG of that kind
+ * starts there and none of the other kind is in flight (else the run is not exact anyway), so
+ * nothing moves on its links and their statistics are up to date. */
+static void switch_server(orr_net_images *im, uint32_t x, uint8_t mode)
+{
+    if (im->mode[x] == mode) return;
+    uint32_t h0 = x * im->gpn;
+    for (uint32_t h = h0; h < h0 + im->gpn; h++)
+        for (int dir = 0; dir < 2; dir++) {
+            size_t i = 2 * (size_t)h + (size_t)dir;
+            double b;
+            int64_t t;
+            since_switch(im, x, h, dir, &b, &t);
+            im->acc_bytes[i] += b;
+            im->acc_sat[i] += t;
+        }
+    for (uint32_t h = h0; h < h0 + im->gpn; h++)
+        for (int dir = 0; dir < 2; dir++) {
+            const orr_flow_link_stats *st = orr_flow_link_stats_of(im->nvl, im->up[h] ^ (uint32_t)dir);
+            im->snap_bytes[2 * (size_t)h + (size_t)dir] = st->bytes;
+            im->snap_sat[2 * (size_t)h + (size_t)dir] = st->saturated_ps;
+        }
+    im->mode[x] = mode;
+}
+
+static void live_done_ev(void *ctx, uint64_t arg)
+{
+    orr_net_images *im = ctx;
+    live_dag *d = &im->live[(uint32_t)arg];
+    for (size_t i = 0; i < d->nsrv; i++) {
+        uint32_t x = d->srv[i] >> 1;
+        if (d->srv[i] & 1) im->rot_live[x]--;
+        else im->other_live[x]--;
+    }
+    orr_event_fn done = d->done;
+    void *dctx = d->ctx;
+    uint64_t darg = d->arg;
+    orr_pool_give(im->live, sizeof *im->live, offsetof(live_dag, next_free), &im->free_live, (uint32_t)arg);
+    done(dctx, darg);
+}
+
+/* Runs im->all. With rotation, the guard: rotated flows in a server (standing for their rotations)
+ * are exact only while every other flow in flight inside that server is rotated too, so a DAG
+ * with rotated flows starting in a server where other flows are in flight, or the other way round,
+ * counts an overlap (orr_net_images_count), and the caller runs the job again without rotation
+ * (orr_execute). Otherwise each server's DAGs in flight are counted until they finish. */
+static void run_guarded(orr_net_images *im, orr_runner *run, orr_event_fn done, void *ctx, uint64_t arg)
+{
+    if (!im->rotate) {
+        orr_runner_run(run, &im->all, done, ctx, arg);
+        return;
+    }
+    uint32_t id = ORR_POOL_NONE;
+    if (++im->epoch == 0) { /* wrapped: clear the marks */
+        uint32_t servers = (im->gpus + im->gpn - 1) / im->gpn;
+        memset(im->mark_rot, 0, servers * sizeof *im->mark_rot);
+        memset(im->mark_other, 0, servers * sizeof *im->mark_other);
+        im->epoch = 1;
+    }
+    for (size_t g = 0; g < im->all.nflows; g++) {
+        const orr_sched_flow *f = &im->all.flows[g];
+        uint32_t x = f->src / im->gpn;
+        if (f->bytes == 0 || f->src == f->dst || f->dst / im->gpn != x) continue;
+        int rot = f->stands_for > 0;
+        uint32_t *mark = rot ? im->mark_rot : im->mark_other;
+        if (mark[x] == im->epoch) continue;
+        mark[x] = im->epoch;
+        if (id == ORR_POOL_NONE) {
+            id = orr_pool_take((void **)&im->live, &im->nlive, &im->cap_live, sizeof *im->live,
+                               offsetof(live_dag, next_free), &im->free_live);
+            im->live[id].nsrv = 0;
+        }
+        live_dag *d = &im->live[id];
+        if (d->nsrv == d->capsrv) orr_grow((void **)&d->srv, &d->capsrv, d->nsrv + 1, sizeof *d->srv);
+        d->srv[d->nsrv++] = x << 1 | (uint32_t)rot;
+        if (rot ? im->other_live[x] : im->rot_live[x]) im->overlaps++;
+        else switch_server(im, x, rot ? 1 : 2);
+        if (rot) im->rot_live[x]++;
+        else im->other_live[x]++;
+    }
+    if (id == ORR_POOL_NONE) {
+        orr_runner_run(run, &im->all, done, ctx, arg);
+        return;
+    }
+    im->live[id].done = done;
+    im->live[id].ctx = ctx;
+    im->live[id].arg = arg;
+    orr_runner_run(run, &im->all, live_done_ev, im, id);
 }
 
 /* im->one, a rotation-invariant collective over the whole simulated server from GPU x0, reduced
  * into im->rot: the flows leaving x0 and the join points, each flow standing for its rotations
  * (the one from x0 + s to x0 + (s + d) mod n that is the j-th such of the schedule is the image
  * of the j-th from x0 to x0 + d); an edge into a rotation is dropped, one out of it leaves its
- * representative. Returns -1, im->rot unset, if a flow has no such representative of equal bytes
- * and delay or an orbit is not whole (sched.c's invariance broken: then simulated in full). */
+ * representative. Only rings (each member sends to the next only): NVLS's and all-to-all's flows
+ * share links, and which of them the fair share marks as bottlenecks follows link ids, not
+ * orbits, so their links' statistics would not be exact; returns 1 for them, im->rot unset (they
+ * are simulated in full, as other flows inside a server). Returns -1 if a flow has no such
+ * representative of equal bytes and delay or an orbit is not whole (sched.c's invariance broken:
+ * simulated in full too, and counted unmatched). */
 static int rotate_reduce(orr_net_images *im)
 {
     const orr_sched *one = &im->one;
@@ -483,6 +616,8 @@ static int rotate_reduce(orr_net_images *im)
         if (f->src == x0) cnt[f->dst - x0]++;
     }
     if (x0 == NONE) return -1;
+    for (uint32_t d = 2; d < n; d++) /* a ring: each member sends only to the next (not NVLS, all-to-all) */
+        if (cnt[d]) return 1;
     start[0] = 0;
     for (uint32_t d = 0; d < n; d++) start[d + 1] = start[d] + cnt[d];
     for (uint32_t g = 0; g < nf; g++) {
@@ -523,28 +658,17 @@ static int rotate_reduce(orr_net_images *im)
 /* ---- what the backends call ---- */
 
 orr_net_images *orr_net_images_new(const orr_topo *topo, const orr_gpu *g, const orr_cluster *c,
-                                   const orr_net_config *cfg)
+                                   const orr_transport *nvl, const orr_net_config *cfg)
 {
     if (!cfg->sym || cfg->sym->nimages <= 1) return NULL;
     orr_net_images *im = orr_xcalloc(1, sizeof *im);
     im->topo = topo;
+    im->nvl = nvl;
     im->gpus = cfg->gpus;
     im->gpn = c->gpus_per_node ? c->gpus_per_node : 1;
     im->sym = *cfg->sym;
     mirror_init(im, cfg);
     rotation_init(im, g, c, cfg);
-    if (im->rotate) { /* every NVLink link reports its (representative) server's first GPU's up link */
-        if (!im->link_rep) {
-            im->link_rep = orr_xmalloc((topo->n_links ? topo->n_links : 1) * sizeof *im->link_rep);
-            for (uint32_t l = 0; l < topo->n_links; l++) im->link_rep[l] = l;
-        }
-        for (uint32_t h = 0; h < im->gpus; h++) {
-            uint32_t y = h / im->gpn, x = im->server_rep ? im->server_rep[y] : y, l = 0, l0 = 0;
-            nvswitch_of(topo, h, &l);
-            nvswitch_of(topo, x * im->gpn, &l0);
-            im->link_rep[l] = im->link_rep[l ^ 1] = l0;
-        }
-    }
     return im;
 }
 
@@ -562,9 +686,20 @@ void orr_net_images_free(orr_net_images *im)
     free(im->base);
     free(im->redir);
     free(im->join);
-    free(im->down);
+    free(im->up);
+    free(im->mode);
+    free(im->acc_bytes);
+    free(im->snap_bytes);
+    free(im->acc_sat);
+    free(im->snap_sat);
     orr_sched_free(&im->rot);
     free(im->rscratch);
+    free(im->rot_live);
+    free(im->other_live);
+    free(im->mark_rot);
+    free(im->mark_other);
+    for (size_t i = 0; i < im->nlive; i++) free(im->live[i].srv);
+    free(im->live);
     free(im);
 }
 
@@ -580,7 +715,7 @@ void orr_net_images_send(orr_net_images *im, orr_net *n, orr_runner *run, uint32
         if (mirrored_server(im, a, b) != NONE) im->mirrored_flows += moving_flows(&im->one);
         else orr_sched_append(&im->all, &im->one);
     }
-    orr_runner_run(run, &im->all, done, ctx, arg);
+    run_guarded(im, run, done, ctx, arg);
 }
 
 void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, const orr_sched_opts *opts,
@@ -615,13 +750,14 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
             continue;
         }
         im->base[2 * i] = (uint32_t)im->all.nflows;
-        if (local && im->rotate && whole_server(im, m, is->n)) { /* a rotated server (the header) */
-            if (im->one.rotation_invariant && rotate_reduce(im) == 0) {
+        if (local && im->rotate && whole_server(im, m, is->n) && im->one.rotation_invariant) {
+            int rc = rotate_reduce(im); /* a rotated server (the header) */
+            if (rc == 0) {
                 orr_sched_append(&im->all, &im->rot);
                 im->base[2 * i + 1] = (uint32_t)im->all.nflows;
                 continue;
             }
-            im->unmatched_flows += moving_flows(&im->one); /* not a ring: rotation_init rules it out */
+            if (rc < 0) im->unmatched_flows += moving_flows(&im->one);
         }
         for (size_t j = 0; j < im->one.nflows && im->server_rep && !partly_mirrored; j++)
             partly_mirrored = mirrored_server(im, im->one.flows[j].src, im->one.flows[j].dst) != NONE;
@@ -629,7 +765,7 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
         im->base[2 * i + 1] = (uint32_t)im->all.nflows;
     }
     if (partly_mirrored) join_mirrored(im, is);
-    orr_runner_run(run, &im->all, done, ctx, arg);
+    run_guarded(im, run, done, ctx, arg);
 }
 
 uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link)
@@ -637,17 +773,28 @@ uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link)
     return im && im->link_rep && link < im->topo->n_links ? im->link_rep[link] : link;
 }
 
-int64_t orr_net_images_bottleneck_ps(const orr_net_images *im, const orr_transport *nvl, uint32_t link,
-                                     int64_t rep_ps)
+int orr_net_images_link_use(const orr_net_images *im, uint32_t link, orr_net_link_use *out)
 {
-    if (!im || !im->rotate || link >= im->topo->n_links) return rep_ps;
+    if (!im || !im->rotate || link >= im->topo->n_links) return 0;
     const orr_topo *t = im->topo;
     const orr_link *k = &t->links[link];
-    if (k->tier != ORR_TIER_NVLINK || t->kind[k->dst] != ORR_NODE_HOST || t->node_host[k->dst] >= im->gpus) return rep_ps;
-    uint32_t y = t->node_host[k->dst] / im->gpn, x = im->server_rep ? im->server_rep[y] : y;
-    int64_t sum = 0; /* a down link of a rotated server: the sum over its server's down links */
-    for (uint32_t q = 0; q < im->gpn; q++) sum += orr_flow_link_stats_of(nvl, im->down[x * im->gpn + q])->saturated_ps;
-    return sum;
+    int dir = t->kind[k->dst] == ORR_NODE_HOST;
+    uint32_t node = dir ? k->dst : k->src;
+    if (k->tier != ORR_TIER_NVLINK || t->kind[node] != ORR_NODE_HOST || t->node_host[node] >= im->gpus) return 0;
+    uint32_t h = t->node_host[node], y = h / im->gpn, x = im->server_rep ? im->server_rep[y] : y;
+    h = x * im->gpn + h % im->gpn; /* a mirrored server's link: its representative's */
+    size_t i = 2 * (size_t)h + (size_t)dir;
+    double b;
+    int64_t sat;
+    since_switch(im, x, h, dir, &b, &sat);
+    out->bytes = im->acc_bytes[i] + b;
+    out->bottleneck_ps = im->acc_sat[i] + sat;
+    return 1;
+}
+
+void orr_net_images_untracked(orr_net_images *im)
+{
+    if (im) im->rotate = 0;
 }
 
 void orr_net_images_count(const orr_net_images *im, orr_net_counters *out)
@@ -659,4 +806,5 @@ void orr_net_images_count(const orr_net_images *im, orr_net_counters *out)
     out->unmatched_flows = im->unmatched_flows;
     out->flows += im->rotated_flows;
     out->rotated_flows = im->rotated_flows;
+    out->rotation_overlaps = im->overlaps;
 }

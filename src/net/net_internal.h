@@ -35,7 +35,7 @@ orr_transport *orr_net_flow_model(const orr_net *n, const orr_topo *topo, const 
  * do: run them as they are) when cfg has no symmetry. topo is the backend's, kept by pointer. */
 typedef struct orr_net_images orr_net_images;
 orr_net_images *orr_net_images_new(const orr_topo *topo, const orr_gpu *g, const orr_cluster *c,
-                                   const orr_net_config *cfg);
+                                   const orr_transport *nvl, const orr_net_config *cfg);
 void orr_net_images_free(orr_net_images *im);
 /* As orr_net_run_send / orr_net_run_collective, on every distinct image of the pair (group) in
  * one DAG that completes when its last image has. */
@@ -47,10 +47,12 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
 /* The link whose statistics stand for link (a mirrored server's NVLink link: its representative's;
  * im NULL: link itself). */
 uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link);
-/* The time link was a bottleneck, given its link_rep's on flow model nvl (rep_ps): that, except
- * for a down link of a rotated server (images.c), whose is the sum over its server's down links. */
-int64_t orr_net_images_bottleneck_ps(const orr_net_images *im, const orr_transport *nvl, uint32_t link,
-                                     int64_t rep_ps);
+/* An NVLink link of a server with rotated flows (images.c) as the whole job loads it: 1 and *out
+ * filled; 0 for any other link (the backend's own statistics at its link_rep). After a sync. */
+int orr_net_images_link_use(const orr_net_images *im, uint32_t link, orr_net_link_use *out);
+/* Link windows are tracked (orr_net_track_links): no rotation, whose windows would not be the
+ * links' own. Before anything runs. */
+void orr_net_images_untracked(orr_net_images *im);
 /* Adds the flows left out inside mirrored servers to out->flows and fills out's mirrored_*. */
 void orr_net_images_count(const orr_net_images *im, orr_net_counters *out);
 

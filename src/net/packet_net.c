@@ -129,15 +129,17 @@ static void packet_link_use(const orr_net *n, uint32_t link, orr_net_link_use *o
         out->bottleneck_ps = ps.saturated_ps;
         return;
     }
+    if (orr_net_images_link_use(f->im, link, out)) return; /* a rotated server's */
     const orr_flow_link_stats *st = orr_flow_link_stats_of(f->nvl, packet_link_rep(n, link));
     out->bytes = st->bytes;
-    out->bottleneck_ps = orr_net_images_bottleneck_ps(f->im, f->nvl, link, st->saturated_ps);
+    out->bottleneck_ps = st->saturated_ps;
 }
 
 /* One set of windows serves both models (they share no link). */
 static void packet_track_links(orr_net *n)
 {
     packet_net *f = n->impl;
+    orr_net_images_untracked(f->im);
     orr_flow_set_link_bins(f->nvl, n->link_bins);
     orr_packet_set_link_bins(orr_packet_transport_sim(f->pkt), n->link_bins);
 }
@@ -218,7 +220,7 @@ int orr_packet_net_init(orr_net *n, const orr_net_config *cfg, orr_err *err)
     f->run = orr_runner_create(&f->split);
     f->opts.gpus_per_node = n->cluster->gpus_per_node;
     f->opts.max_flows = cfg->max_flows;
-    f->im = orr_net_images_new(&f->topo, n->gpu, n->cluster, cfg);
+    f->im = orr_net_images_new(&f->topo, n->gpu, n->cluster, f->nvl, cfg);
     n->impl = f;
     n->send = packet_send;
     n->collective = packet_collective;
