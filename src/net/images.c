@@ -62,8 +62,10 @@
  * starting beside the other kind is an overlap, and orr_execute then runs the job again without
  * rotation. Dense jobs do not overlap (a collective over a group holds all its members until it
  * ends, and the model-parallel all-reduces come after the last backward); Megatron MoE layers with
- * TP over a whole server and EP across servers do (their dispatch beside the TP rings), and run
- * twice (Mixtral 8x7B, TP 8, EP 2, 16 GPUs: 1.13-1.19x the time without rotation).
+ * TP over a whole server and EP across servers did (their dispatch, an all-to-all over TP x EP,
+ * beside the TP rings: Mixtral 8x7B, TP 8, EP 2, 16 GPUs ran twice, 1.13-1.19x the time without
+ * rotation), so a job with an all-to-all over a group holding several GPUs of a server is not
+ * rotated (rotation_init).
  * Link statistics: a server's NVLink links gather, while it carries rotated rings, what its first
  * GPU's up link gathers (each carries what it carries), and a down link is a bottleneck for the
  * sum of the server's down links' times (the fair share marks one link per flow, the lower id of
@@ -429,6 +431,18 @@ static int on_whole_servers(orr_net_images *im, const uint32_t *m, uint32_t n)
     return 1;
 }
 
+/* Does some image of member list m (n) hold several GPUs of one server? */
+static int in_some_server(orr_net_images *im, const uint32_t *m, uint32_t n)
+{
+    image_set *is = images_of(im, m, n);
+    for (uint32_t i = 0; i < is->nimg; i++) {
+        const uint32_t *g = im->img_m + is->off + (size_t)i * is->n;
+        for (uint32_t j = 1; j < n; j++)
+            if (g[j] / im->gpn == g[j - 1] / im->gpn) return 1;
+    }
+    return 0;
+}
+
 /* Is collective op, on a whole server, a ring there (sched.c: all-gather and reduce-scatter
  * always, an all-reduce where the tuner picks the ring)? */
 static int ring_in_server(const orr_net_images *im, const orr_gpu *g, const orr_cluster *c, const orr_op *op)
@@ -441,26 +455,35 @@ static int ring_in_server(const orr_net_images *im, const orr_gpu *g, const orr_
     return a == ORR_ALGO_RING;
 }
 
-/* Decides whether to rotate servers (the header): the same fabric conditions as mirroring, and
- * some ring on a group whose images are whole servers (else there is nothing to rotate). */
+/* Decides whether to rotate servers (the header): the same fabric conditions as mirroring, some
+ * ring on a group whose images are whole servers (else there is nothing to rotate), and no MoE
+ * dispatch inside a server (below). */
 static void rotation_init(orr_net_images *im, const orr_gpu *gpu, const orr_cluster *cl, const orr_net_config *cfg)
 {
     const orr_workload *w = cfg->workload;
     if (!w || !im->nvl || cfg->no_mirror || cfg->no_rotate || cfg->pxn || cfg->topo.kind == ORR_TOPO_HPCC ||
         im->gpn < 2 || !nvlink_private(im))
         return;
-    uint8_t *whole = orr_xcalloc(w->ngroups ? w->ngroups : 1, 1);
-    for (size_t g = 0; g < w->ngroups; g++)
-        whole[g] = w->groups[g].size == im->gpn && w->groups[g].members &&
-                   on_whole_servers(im, w->groups[g].members, w->groups[g].size);
-    int any = 0;
-    for (size_t r = 0; r < w->nranks && !any; r++)
-        for (size_t i = 0; i < w->ranks[r].nops && !any; i++) {
+    /* per group: 1 its images are whole servers, 2 they hold several GPUs of a server otherwise */
+    uint8_t *shape = orr_xcalloc(w->ngroups ? w->ngroups : 1, 1);
+    for (size_t g = 0; g < w->ngroups; g++) {
+        const orr_group *gr = &w->groups[g];
+        if (gr->size < 2 || !gr->members) continue;
+        if (gr->size == im->gpn && on_whole_servers(im, gr->members, gr->size)) shape[g] = 1;
+        else if (in_some_server(im, gr->members, gr->size)) shape[g] = 2;
+    }
+    int any = 0, dispatch = 0;
+    for (size_t r = 0; r < w->nranks && !dispatch; r++)
+        for (size_t i = 0; i < w->ranks[r].nops && !dispatch; i++) {
             const orr_op *op = &w->ranks[r].ops[i];
-            any = op->kind == ORR_OP_COLL && op->a < w->ngroups && whole[op->a] && ring_in_server(im, gpu, cl, op);
+            if (op->kind != ORR_OP_COLL || op->a >= w->ngroups) continue;
+            if (!any && shape[op->a] == 1) any = ring_in_server(im, gpu, cl, op);
+            dispatch = shape[op->a] == 2 && op->cls == ORR_COLL_ALLTOALL;
         }
-    free(whole);
-    if (!any) return;
+    free(shape);
+    /* An all-to-all over a group with several GPUs in a server is MoE dispatch, which runs beside
+     * the TP rings in Megatron's MoE layers: rotating would only make the job run twice (the guard). */
+    if (!any || dispatch) return;
     im->rotate = 1;
     uint32_t servers = (im->gpus + im->gpn - 1) / im->gpn;
     im->up = orr_xmalloc(im->gpus * sizeof *im->up);
