@@ -74,6 +74,11 @@
  * links; summed over the server's links it is the same); at other times their own. The kinds
  * alternate only at guard-checked switches, where the links are idle and their statistics are
  * noted (switch_server). tests/test_symflow.c compares with cfg->no_rotate.
+ *
+ * Schedules built. A collective's schedule over all its images is a function of its member list,
+ * kind, algorithm and bytes (and of what a run does not change), so it is kept, with what building
+ * it added to the counters, and the next collective of the same four runs it as it is (up to
+ * BUILT_MAX_FLOWS flows kept): a training step repeats a few collectives thousands of times.
  */
 #include "net_internal.h"
 #include "orrery/collsched.h"
@@ -135,6 +140,15 @@ struct orr_net_images {
     struct live_dag *live;    /* DAGs in flight with flows inside a server (pool) */
     size_t nlive, cap_live;
     uint32_t free_live;
+    /* schedules built, for the next collective of the same member list, kind, algorithm and bytes
+     * (orr_net_images_collective): entries, their index, and the pools of their flows and edges */
+    struct built *built;
+    size_t nbuilt, cap_built;
+    orr_map built_index;
+    orr_sched_flow *bflows;
+    size_t nbflows, cap_bflows;
+    uint32_t (*bedges)[2];
+    size_t nbedges, cap_bedges;
     /* scratch */
     uint32_t *base;           /* per image: its flows in `all`, first and end (NONE: left out) */
     size_t cap_base;
@@ -570,10 +584,11 @@ static void live_done_ev(void *ctx, uint64_t arg)
  * with rotated flows starting in a server where other flows are in flight, or the other way round,
  * counts an overlap (orr_net_images_count), and the caller runs the job again without rotation
  * (orr_execute). Otherwise each server's DAGs in flight are counted until they finish. */
-static void run_guarded(orr_net_images *im, orr_runner *run, orr_event_fn done, void *ctx, uint64_t arg)
+static void run_guarded(orr_net_images *im, orr_runner *run, const orr_sched *sc, orr_event_fn done, void *ctx,
+                        uint64_t arg)
 {
     if (!im->rotate) {
-        orr_runner_run(run, &im->all, done, ctx, arg);
+        orr_runner_run(run, sc, done, ctx, arg);
         return;
     }
     uint32_t id = ORR_POOL_NONE;
@@ -583,10 +598,11 @@ static void run_guarded(orr_net_images *im, orr_runner *run, orr_event_fn done, 
         memset(im->mark_other, 0, servers * sizeof *im->mark_other);
         im->epoch = 1;
     }
-    for (size_t g = 0; g < im->all.nflows; g++) {
-        const orr_sched_flow *f = &im->all.flows[g];
+    for (size_t g = 0; g < sc->nflows; g++) {
+        const orr_sched_flow *f = &sc->flows[g];
+        if (f->bytes == 0 || f->src == f->dst) continue;
         uint32_t x = f->src / im->gpn;
-        if (f->bytes == 0 || f->src == f->dst || f->dst / im->gpn != x) continue;
+        if (f->dst - x * im->gpn >= im->gpn) continue; /* leaves the server (unsigned) */
         int rot = f->stands_for > 0;
         uint32_t *mark = rot ? im->mark_rot : im->mark_other;
         if (mark[x] == im->epoch) continue;
@@ -605,13 +621,13 @@ static void run_guarded(orr_net_images *im, orr_runner *run, orr_event_fn done, 
         else im->other_live[x]++;
     }
     if (id == ORR_POOL_NONE) {
-        orr_runner_run(run, &im->all, done, ctx, arg);
+        orr_runner_run(run, sc, done, ctx, arg);
         return;
     }
     im->live[id].done = done;
     im->live[id].ctx = ctx;
     im->live[id].arg = arg;
-    orr_runner_run(run, &im->all, live_done_ev, im, id);
+    orr_runner_run(run, sc, live_done_ev, im, id);
 }
 
 /* im->one, a rotation-invariant collective over the whole simulated server from GPU x0, reduced
@@ -638,7 +654,7 @@ static int rotate_reduce(orr_net_images *im)
         rep[g] = NONE;
         if (f->bytes == 0 || f->src == f->dst) continue;
         if (x0 == NONE) x0 = f->src / n * n;
-        if (f->src / n != x0 / n || f->dst / n != x0 / n) return -1;
+        if (f->src - x0 >= n || f->dst - x0 >= n) return -1; /* not inside x0's server (unsigned) */
         if (f->src == x0) cnt[f->dst - x0]++;
     }
     if (x0 == NONE) return -1;
@@ -679,6 +695,70 @@ static int rotate_reduce(orr_net_images *im)
     }
     im->rotated_flows += removed;
     return 0;
+}
+
+/* ---- schedules built ---- */
+
+/* Flows kept at most (with their edges): a bound on the memory the kept schedules take. */
+#define BUILT_MAX_FLOWS (1u << 19)
+
+/* A collective's schedule over all its images (orr_net_images_collective) is a function of its
+ * member list (an image set), kind, algorithm and bytes, and of what does not change during a
+ * run (the topology, the symmetry, the mirrored and rotated servers); what building it added to
+ * the counters (mirrored, rotated, unmatched flows) likewise. */
+typedef struct built {
+    uint32_t set, kind, algo;
+    uint64_t bytes;
+    size_t flow_off, nflows, edge_off, nedges;
+    uint64_t counted[3];
+} built;
+
+static uint64_t built_hash(const built *k)
+{
+    uint64_t h = orr_hash64(((uint64_t)k->set << 32) ^ ((uint64_t)k->kind << 8) ^ k->algo);
+    h = orr_hash64(h ^ k->bytes);
+    return h == UINT64_MAX ? h - 1 : h;
+}
+
+static const built *find_built(const orr_net_images *im, const built *k)
+{
+    uint64_t key = built_hash(k);
+    for (const uint32_t *p; (p = orr_map_get(&im->built_index, key)) != NULL; key = rehash(key)) {
+        const built *b = &im->built[*p];
+        if (b->set == k->set && b->kind == k->kind && b->algo == k->algo && b->bytes == k->bytes) return b;
+    }
+    return NULL;
+}
+
+/* Keeps im->all as the schedule of k, with the counters' growth since b0, while the pools hold
+ * fewer than BUILT_MAX_FLOWS flows. */
+static void keep_built(orr_net_images *im, built k, const uint64_t b0[3])
+{
+    const orr_sched *a = &im->all;
+    if (im->nbflows + a->nflows > BUILT_MAX_FLOWS || im->nbedges + a->nedges > 2 * (size_t)BUILT_MAX_FLOWS) return;
+    k.flow_off = im->nbflows;
+    k.nflows = a->nflows;
+    k.edge_off = im->nbedges;
+    k.nedges = a->nedges;
+    k.counted[0] = im->mirrored_flows - b0[0];
+    k.counted[1] = im->rotated_flows - b0[1];
+    k.counted[2] = im->unmatched_flows - b0[2];
+    if (a->nflows) {
+        if (im->nbflows + a->nflows > im->cap_bflows)
+            orr_grow((void **)&im->bflows, &im->cap_bflows, im->nbflows + a->nflows, sizeof *im->bflows);
+        memcpy(im->bflows + im->nbflows, a->flows, a->nflows * sizeof *a->flows);
+        im->nbflows += a->nflows;
+    }
+    if (a->nedges) {
+        if (im->nbedges + a->nedges > im->cap_bedges)
+            orr_grow((void **)&im->bedges, &im->cap_bedges, im->nbedges + a->nedges, sizeof *im->bedges);
+        memcpy(im->bedges + im->nbedges, a->edges, a->nedges * sizeof *a->edges);
+        im->nbedges += a->nedges;
+    }
+    ORR_PUSH(im->built, im->nbuilt, im->cap_built, k);
+    uint64_t key = built_hash(&k);
+    while (orr_map_get(&im->built_index, key)) key = rehash(key);
+    orr_map_put(&im->built_index, key, (uint32_t)(im->nbuilt - 1));
 }
 
 /* ---- what the backends call ---- */
@@ -726,6 +806,10 @@ void orr_net_images_free(orr_net_images *im)
     free(im->mark_other);
     for (size_t i = 0; i < im->nlive; i++) free(im->live[i].srv);
     free(im->live);
+    free(im->built);
+    orr_map_free(&im->built_index);
+    free(im->bflows);
+    free(im->bedges);
     free(im);
 }
 
@@ -741,7 +825,7 @@ void orr_net_images_send(orr_net_images *im, orr_net *n, orr_runner *run, uint32
         if (mirrored_server(im, a, b) != NONE) im->mirrored_flows += moving_flows(&im->one);
         else orr_sched_append(&im->all, &im->one);
     }
-    run_guarded(im, run, done, ctx, arg);
+    run_guarded(im, run, &im->all, done, ctx, arg);
 }
 
 void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, const orr_sched_opts *opts,
@@ -753,6 +837,18 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
         return;
     }
     image_set *is = images_of(im, members, d->size);
+    built key = {(uint32_t)(is - im->sets), (uint32_t)d->kind, (uint32_t)d->algo, d->bytes, 0, 0, 0, 0, {0}};
+    const built *b = find_built(im, &key);
+    if (b) { /* built before: the same schedule, and the same flows counted */
+        orr_sched sc = {im->bflows + b->flow_off, b->nflows, b->nflows, im->bedges + b->edge_off, b->nedges,
+                        b->nedges, NULL, 0, 0};
+        im->mirrored_flows += b->counted[0];
+        im->rotated_flows += b->counted[1];
+        im->unmatched_flows += b->counted[2];
+        run_guarded(im, run, &sc, done, ctx, arg);
+        return;
+    }
+    const uint64_t b0[3] = {im->mirrored_flows, im->rotated_flows, im->unmatched_flows};
     size_t nbase = 2 * (size_t)is->nimg;
     if (nbase > im->cap_base) orr_grow((void **)&im->base, &im->cap_base, nbase, sizeof *im->base);
     orr_sched_clear(&im->all);
@@ -791,7 +887,8 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
         im->base[2 * i + 1] = (uint32_t)im->all.nflows;
     }
     if (partly_mirrored) join_mirrored(im, is);
-    run_guarded(im, run, done, ctx, arg);
+    keep_built(im, key, b0);
+    run_guarded(im, run, &im->all, done, ctx, arg);
 }
 
 uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link)
