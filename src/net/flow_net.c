@@ -94,7 +94,7 @@ static void flow_link_use(const orr_net *n, uint32_t link, orr_net_link_use *out
 static void flow_track_links(orr_net *n)
 {
     flow_net *f = n->impl;
-    orr_net_images_untracked(f->im);
+    orr_net_images_no_rotation(f->im);
     orr_flow_set_link_bins(f->tr, n->link_bins);
 }
 

@@ -143,12 +143,10 @@ struct orr_net_images {
     /* schedules built, for the next collective of the same member list, kind, algorithm and bytes
      * (orr_net_images_collective): entries, their index, and the pools of their flows and edges */
     struct built *built;
-    size_t nbuilt, cap_built;
+    size_t nbuilt, cap_built, built_flows;
     orr_map built_index;
-    orr_sched_flow *bflows;
-    size_t nbflows, cap_bflows;
-    uint32_t (*bedges)[2];
-    size_t nbedges, cap_bedges;
+    uint32_t *touch;          /* scratch: the servers a schedule not kept has flows in (touched) */
+    size_t cap_touch;
     /* scratch */
     uint32_t *base;           /* per image: its flows in `all`, first and end (NONE: left out) */
     size_t cap_base;
@@ -579,25 +577,18 @@ static void live_done_ev(void *ctx, uint64_t arg)
     done(dctx, darg);
 }
 
-/* Runs im->all. With rotation, the guard: rotated flows in a server (standing for their rotations)
- * are exact only while every other flow in flight inside that server is rotated too, so a DAG
- * with rotated flows starting in a server where other flows are in flight, or the other way round,
- * counts an overlap (orr_net_images_count), and the caller runs the job again without rotation
- * (orr_execute). Otherwise each server's DAGs in flight are counted until they finish. */
-static void run_guarded(orr_net_images *im, orr_runner *run, const orr_sched *sc, orr_event_fn done, void *ctx,
-                        uint64_t arg)
+/* The servers schedule sc has flows inside, each once per kind, as server << 1 | rotated, into
+ * *out (grown as needed); returns their count. 0 without rotation: nothing to guard. */
+static size_t touched(orr_net_images *im, const orr_sched *sc, uint32_t **out, size_t *cap)
 {
-    if (!im->rotate) {
-        orr_runner_run(run, sc, done, ctx, arg);
-        return;
-    }
-    uint32_t id = ORR_POOL_NONE;
+    if (!im->rotate) return 0;
     if (++im->epoch == 0) { /* wrapped: clear the marks */
         uint32_t servers = (im->gpus + im->gpn - 1) / im->gpn;
         memset(im->mark_rot, 0, servers * sizeof *im->mark_rot);
         memset(im->mark_other, 0, servers * sizeof *im->mark_other);
         im->epoch = 1;
     }
+    size_t n = 0;
     for (size_t g = 0; g < sc->nflows; g++) {
         const orr_sched_flow *f = &sc->flows[g];
         if (f->bytes == 0 || f->src == f->dst) continue;
@@ -607,27 +598,49 @@ static void run_guarded(orr_net_images *im, orr_runner *run, const orr_sched *sc
         uint32_t *mark = rot ? im->mark_rot : im->mark_other;
         if (mark[x] == im->epoch) continue;
         mark[x] = im->epoch;
-        if (id == ORR_POOL_NONE) {
-            id = orr_pool_take((void **)&im->live, &im->nlive, &im->cap_live, sizeof *im->live,
-                               offsetof(live_dag, next_free), &im->free_live);
-            im->live[id].nsrv = 0;
-        }
-        live_dag *d = &im->live[id];
-        if (d->nsrv == d->capsrv) orr_grow((void **)&d->srv, &d->capsrv, d->nsrv + 1, sizeof *d->srv);
-        d->srv[d->nsrv++] = x << 1 | (uint32_t)rot;
+        if (n == *cap) orr_grow((void **)out, cap, n + 1, sizeof **out);
+        (*out)[n++] = x << 1 | (uint32_t)rot;
+    }
+    return n;
+}
+
+/* Runs sc, which has flows in the nsrv servers srv (touched). With rotation, the guard: rotated
+ * flows in a server (standing for their rotations) are exact only while every other flow in flight
+ * inside that server is rotated too, so a DAG with rotated flows starting in a server where other
+ * flows are in flight, or the other way round, counts an overlap (orr_net_images_count), and the
+ * caller runs the job again without rotation (orr_execute). Otherwise each server's DAGs in flight
+ * are counted until they finish. */
+static void run_guarded(orr_net_images *im, orr_runner *run, const orr_sched *sc, const uint32_t *srv, size_t nsrv,
+                        orr_event_fn done, void *ctx, uint64_t arg)
+{
+    if (nsrv == 0) {
+        orr_runner_run(run, sc, done, ctx, arg);
+        return;
+    }
+    uint32_t id = orr_pool_take((void **)&im->live, &im->nlive, &im->cap_live, sizeof *im->live,
+                                offsetof(live_dag, next_free), &im->free_live);
+    live_dag *d = &im->live[id];
+    if (nsrv > d->capsrv) orr_grow((void **)&d->srv, &d->capsrv, nsrv, sizeof *d->srv);
+    memcpy(d->srv, srv, nsrv * sizeof *srv);
+    d->nsrv = nsrv;
+    for (size_t i = 0; i < nsrv; i++) {
+        uint32_t x = srv[i] >> 1, rot = srv[i] & 1;
         if (rot ? im->other_live[x] : im->rot_live[x]) im->overlaps++;
         else switch_server(im, x, rot ? 1 : 2);
         if (rot) im->rot_live[x]++;
         else im->other_live[x]++;
     }
-    if (id == ORR_POOL_NONE) {
-        orr_runner_run(run, sc, done, ctx, arg);
-        return;
-    }
-    im->live[id].done = done;
-    im->live[id].ctx = ctx;
-    im->live[id].arg = arg;
+    d->done = done;
+    d->ctx = ctx;
+    d->arg = arg;
     orr_runner_run(run, sc, live_done_ev, im, id);
+}
+
+/* Runs im->all, not kept: its servers found now. */
+static void run_all(orr_net_images *im, orr_runner *run, orr_event_fn done, void *ctx, uint64_t arg)
+{
+    size_t n = touched(im, &im->all, &im->touch, &im->cap_touch);
+    run_guarded(im, run, &im->all, im->touch, n, done, ctx, arg);
 }
 
 /* im->one, a rotation-invariant collective over the whole simulated server from GPU x0, reduced
@@ -699,7 +712,7 @@ static int rotate_reduce(orr_net_images *im)
 
 /* ---- schedules built ---- */
 
-/* Flows kept at most (with their edges): a bound on the memory the kept schedules take. */
+/* Flows kept at most (with their edges, about twice as many): a bound on the memory kept schedules take. */
 #define BUILT_MAX_FLOWS (1u << 19)
 
 /* A collective's schedule over all its images (orr_net_images_collective) is a function of its
@@ -709,7 +722,9 @@ static int rotate_reduce(orr_net_images *im)
 typedef struct built {
     uint32_t set, kind, algo;
     uint64_t bytes;
-    size_t flow_off, nflows, edge_off, nedges;
+    orr_sched s;             /* its schedule (flows and edges only) */
+    uint32_t *srv;           /* the servers it has flows in (touched) */
+    size_t nsrv, capsrv;
     uint64_t counted[3];
 } built;
 
@@ -730,35 +745,21 @@ static const built *find_built(const orr_net_images *im, const built *k)
     return NULL;
 }
 
-/* Keeps im->all as the schedule of k, with the counters' growth since b0, while the pools hold
- * fewer than BUILT_MAX_FLOWS flows. */
-static void keep_built(orr_net_images *im, built k, const uint64_t b0[3])
+/* Keeps im->all as the schedule of k, with the counters' growth since b0, while fewer than
+ * BUILT_MAX_FLOWS flows are kept. Returns the entry, or NULL if not kept. */
+static const built *keep_built(orr_net_images *im, built k, const uint64_t b0[3])
 {
-    const orr_sched *a = &im->all;
-    if (im->nbflows + a->nflows > BUILT_MAX_FLOWS || im->nbedges + a->nedges > 2 * (size_t)BUILT_MAX_FLOWS) return;
-    k.flow_off = im->nbflows;
-    k.nflows = a->nflows;
-    k.edge_off = im->nbedges;
-    k.nedges = a->nedges;
-    k.counted[0] = im->mirrored_flows - b0[0];
-    k.counted[1] = im->rotated_flows - b0[1];
-    k.counted[2] = im->unmatched_flows - b0[2];
-    if (a->nflows) {
-        if (im->nbflows + a->nflows > im->cap_bflows)
-            orr_grow((void **)&im->bflows, &im->cap_bflows, im->nbflows + a->nflows, sizeof *im->bflows);
-        memcpy(im->bflows + im->nbflows, a->flows, a->nflows * sizeof *a->flows);
-        im->nbflows += a->nflows;
-    }
-    if (a->nedges) {
-        if (im->nbedges + a->nedges > im->cap_bedges)
-            orr_grow((void **)&im->bedges, &im->cap_bedges, im->nbedges + a->nedges, sizeof *im->bedges);
-        memcpy(im->bedges + im->nbedges, a->edges, a->nedges * sizeof *a->edges);
-        im->nbedges += a->nedges;
-    }
+    if (im->built_flows + im->all.nflows > BUILT_MAX_FLOWS) return NULL;
+    im->built_flows += im->all.nflows;
+    orr_sched_append(&k.s, &im->all);
+    k.nsrv = touched(im, &k.s, &k.srv, &k.capsrv);
+    for (int c = 0; c < 3; c++)
+        k.counted[c] = (c == 0 ? im->mirrored_flows : c == 1 ? im->rotated_flows : im->unmatched_flows) - b0[c];
     ORR_PUSH(im->built, im->nbuilt, im->cap_built, k);
     uint64_t key = built_hash(&k);
     while (orr_map_get(&im->built_index, key)) key = rehash(key);
     orr_map_put(&im->built_index, key, (uint32_t)(im->nbuilt - 1));
+    return &im->built[im->nbuilt - 1];
 }
 
 /* ---- what the backends call ---- */
@@ -806,10 +807,13 @@ void orr_net_images_free(orr_net_images *im)
     free(im->mark_other);
     for (size_t i = 0; i < im->nlive; i++) free(im->live[i].srv);
     free(im->live);
+    for (size_t i = 0; i < im->nbuilt; i++) {
+        orr_sched_free(&im->built[i].s);
+        free(im->built[i].srv);
+    }
     free(im->built);
     orr_map_free(&im->built_index);
-    free(im->bflows);
-    free(im->bedges);
+    free(im->touch);
     free(im);
 }
 
@@ -825,7 +829,7 @@ void orr_net_images_send(orr_net_images *im, orr_net *n, orr_runner *run, uint32
         if (mirrored_server(im, a, b) != NONE) im->mirrored_flows += moving_flows(&im->one);
         else orr_sched_append(&im->all, &im->one);
     }
-    run_guarded(im, run, &im->all, done, ctx, arg);
+    run_all(im, run, done, ctx, arg);
 }
 
 void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, const orr_sched_opts *opts,
@@ -837,15 +841,18 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
         return;
     }
     image_set *is = images_of(im, members, d->size);
-    built key = {(uint32_t)(is - im->sets), (uint32_t)d->kind, (uint32_t)d->algo, d->bytes, 0, 0, 0, 0, {0}};
+    built key;
+    memset(&key, 0, sizeof key);
+    key.set = (uint32_t)(is - im->sets);
+    key.kind = (uint32_t)d->kind;
+    key.algo = (uint32_t)d->algo;
+    key.bytes = d->bytes;
     const built *b = find_built(im, &key);
     if (b) { /* built before: the same schedule, and the same flows counted */
-        orr_sched sc = {im->bflows + b->flow_off, b->nflows, b->nflows, im->bedges + b->edge_off, b->nedges,
-                        b->nedges, NULL, 0, 0};
         im->mirrored_flows += b->counted[0];
         im->rotated_flows += b->counted[1];
         im->unmatched_flows += b->counted[2];
-        run_guarded(im, run, &sc, done, ctx, arg);
+        run_guarded(im, run, &b->s, b->srv, b->nsrv, done, ctx, arg);
         return;
     }
     const uint64_t b0[3] = {im->mirrored_flows, im->rotated_flows, im->unmatched_flows};
@@ -887,8 +894,8 @@ void orr_net_images_collective(orr_net_images *im, orr_net *n, orr_runner *run, 
         im->base[2 * i + 1] = (uint32_t)im->all.nflows;
     }
     if (partly_mirrored) join_mirrored(im, is);
-    keep_built(im, key, b0);
-    run_guarded(im, run, &im->all, done, ctx, arg);
+    if ((b = keep_built(im, key, b0)) != NULL) run_guarded(im, run, &b->s, b->srv, b->nsrv, done, ctx, arg);
+    else run_all(im, run, done, ctx, arg);
 }
 
 uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link)
@@ -915,7 +922,7 @@ int orr_net_images_link_use(const orr_net_images *im, uint32_t link, orr_net_lin
     return 1;
 }
 
-void orr_net_images_untracked(orr_net_images *im)
+void orr_net_images_no_rotation(orr_net_images *im)
 {
     if (im) im->rotate = 0;
 }

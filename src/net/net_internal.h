@@ -52,7 +52,7 @@ uint32_t orr_net_images_link_rep(const orr_net_images *im, uint32_t link);
 int orr_net_images_link_use(const orr_net_images *im, uint32_t link, orr_net_link_use *out);
 /* Link windows are tracked (orr_net_track_links): no rotation, whose windows would not be the
  * links' own. Before anything runs. */
-void orr_net_images_untracked(orr_net_images *im);
+void orr_net_images_no_rotation(orr_net_images *im);
 /* Adds the flows left out inside mirrored servers to out->flows and fills out's mirrored_*. */
 void orr_net_images_count(const orr_net_images *im, orr_net_counters *out);
 

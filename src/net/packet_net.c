@@ -139,7 +139,7 @@ static void packet_link_use(const orr_net *n, uint32_t link, orr_net_link_use *o
 static void packet_track_links(orr_net *n)
 {
     packet_net *f = n->impl;
-    orr_net_images_untracked(f->im);
+    orr_net_images_no_rotation(f->im);
     orr_flow_set_link_bins(f->nvl, n->link_bins);
     orr_packet_set_link_bins(orr_packet_transport_sim(f->pkt), n->link_bins);
 }
