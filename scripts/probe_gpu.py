@@ -46,6 +46,9 @@ read them like the public rows):
                    eight of gemm.csv's shapes timed in one burst (as there) and after 2 s of back-to-back
                    large GEMMs, with the clock and power after each: the rate the power cap leaves a
                    training step (--only gemm_sustained)
+    kernels_sustained.csv
+                   the same burst-against-sustained timing for attention (flash, cuDNN), memory-bound kernels
+                   and fp8 GEMMs beside bf16 (--only kernels_sustained)
     env.txt        the GPU, clocks, power limit, driver, torch/CUDA/cuDNN versions
 
 Each kernel is timed with CUDA events around each call after warm-up; the value is the median.
@@ -324,6 +327,100 @@ def gemm_sustained_section(out_dir):
         del fn
     del soak
     torch.cuda.empty_cache()
+
+
+SUSTAINED_HEADER = ["kernel", "shape", "dtype", "burst_ms", "sustained_ms", "sustained_over_burst", "burst_clocks",
+                    "sustained_clocks", "software", "gpu", "source"]
+
+
+def kernels_sustained_section(out_dir):
+    """gemm_sustained's burst-against-sustained timing for the other kernels of a step: causal attention
+    (flash and cuDNN, forward and forward+backward, the Megatron-Core rows' heads per GPU, dropout 0 and
+    0.1), memory-bound kernels (copy, layer norm, GELU, fused AdamW), and fp8 GEMMs (tensorwise) beside
+    bf16 at the same shapes: does the 700 W cap slow them as it slows bf16 GEMMs?"""
+    sink = Sink(os.path.join(out_dir, "kernels_sustained.csv"), SUSTAINED_HEADER)
+    from torch.nn.attention import sdpa_kernel
+    soak = forward_gemm(*{lb: (m, n, k) for lb, m, n, k in gemm_shapes_megatron()}["GPT 1.7B mbs4 logits"])
+    cases = []
+
+    def attn(bname, be, b, nh, p, bwd):
+        q = torch.randn(b, nh, SEQ, HEAD_DIM, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+        k = torch.randn_like(q, requires_grad=True)
+        v = torch.randn_like(q, requires_grad=True)
+        do = torch.randn_like(q)
+
+        def fn():
+            with sdpa_kernel([be]):
+                o = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+                if bwd:
+                    torch.autograd.grad(o, (q, k, v), do)
+        return fn
+
+    for bname, be, _ in sdpa_backends():
+        for b, nh, p in ((4, 16, 0.0), (4, 16, 0.1), (1, 8, 0.0)):
+            for bwd in (0, 1):
+                cases.append((f"attention {bname} {'fwd+bwd' if bwd else 'fwd'} dropout {p}",
+                              f"b{b} h{nh} s{SEQ} d{HEAD_DIM} causal", "bf16",
+                              lambda bname=bname, be=be, b=b, nh=nh, p=p, bwd=bwd: attn(bname, be, b, nh, p, bwd)))
+
+    def mem(kind):
+        if kind == "copy":
+            a = torch.randn(1 << 29, device=DEV, dtype=torch.bfloat16)
+            c = torch.empty_like(a)
+            return lambda: c.copy_(a)
+        if kind == "layer_norm":
+            x = torch.randn(16384, 4096, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+            wt = torch.ones(4096, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+            bs = torch.zeros(4096, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+            g = torch.randn(16384, 4096, device=DEV, dtype=torch.bfloat16)
+            return lambda: torch.autograd.grad(F.layer_norm(x, (4096,), wt, bs), (x, wt, bs), g)
+        if kind == "gelu":
+            y = torch.randn(16384, 16384, device=DEV, dtype=torch.bfloat16)
+            return lambda: F.gelu(y, approximate="tanh")
+        prm = torch.nn.Parameter(torch.randn(1 << 28, device=DEV, dtype=torch.float32))
+        prm.grad = torch.randn_like(prm)
+        opt = torch.optim.AdamW([prm], lr=1e-4, fused=True)
+        return opt.step
+
+    for kind, shape in (("copy", "2^29 bf16"), ("layer_norm", "16384x4096 fwd+bwd"), ("gelu", "16384x16384 tanh"),
+                        ("adamw", "2^28 fp32 fused")):
+        cases.append((kind, shape, "bf16" if kind != "adamw" else "fp32", lambda kind=kind: mem(kind)))
+
+    def gemm8(m, n, k, fp8):
+        a = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+        b = torch.randn(n, k, device=DEV, dtype=torch.bfloat16)
+        if not fp8:
+            return lambda: torch.mm(a, b.t())
+        a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+        one = torch.ones((), device=DEV, dtype=torch.float32)
+        return lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+    for label, m, n, k in (("Llama3 70B tp4 fc1", 8192, 14336, 8192), ("Llama3 8B tp1 qkv", 8192, 6144, 4096),
+                           ("Llama3 405B tp8 fc2", 8192, 16384, 6656)):
+        for fp8 in (0, 1):
+            cases.append((f"gemm {label}", f"{m}x{n}x{k}", "fp8 e4m3 tensorwise" if fp8 else "bf16",
+                          lambda m=m, n=n, k=k, fp8=fp8: gemm8(m, n, k, fp8)))
+    for name, shape, dtype, make in cases:
+        if left_s() < 15:
+            log("kernels_sustained: budget, stopping")
+            break
+        try:
+            fn = make()
+            time.sleep(2.0)
+            t_burst = time_ms(fn)
+            c_burst = smi_clocks()
+            t_sus = sustained_ms(fn, soak)
+            c_sus = smi_clocks()
+        except Exception as exc:  # noqa: BLE001
+            log(f"kernels_sustained {name}: {exc!r}"[:300])
+            continue
+        sink.row([name, shape, dtype, f"{t_burst:.4f}", f"{t_sus:.4f}", f"{t_sus / t_burst:.4f}", c_burst, c_sus,
+                  SOFTWARE, GPU_VARIANT, SOURCE])
+        log(f"kernels_sustained {name} {shape} {dtype}: burst {t_burst:.3f} ms, sustained {t_sus:.3f} ms "
+            f"(x{t_sus / t_burst:.3f}; {c_sus})")
+        del fn
+        torch.cuda.empty_cache()
+    del soak
 
 
 def fp8_section(out_dir):
@@ -1157,7 +1254,8 @@ def main():
                 ("overlap", overlap_section), ("gemm_sweep", gemm_sweep_section),
                 ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section),
                 ("grouped_moe", grouped_moe_section), ("loss", loss_section),
-                ("te_grouped_moe", te_grouped_moe_section), ("gemm_sustained", gemm_sustained_section)]
+                ("te_grouped_moe", te_grouped_moe_section), ("gemm_sustained", gemm_sustained_section),
+                ("kernels_sustained", kernels_sustained_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:

@@ -22,13 +22,21 @@ all-to-all itself is not timed). Transformer Engine's layer spec is used when tr
 imports, else the local one (SequentialMLP: one GEMM per expert, as TE's GroupedLinear issues them on
 Hopper).
 
-Run on a machine with a CUDA GPU, PyTorch and megatron-core importable (pure Python: pip install
---no-deps megatron-core packaging; or --megatron DIR with the package's parent directory):
+Run on a machine with a CUDA GPU, PyTorch and megatron-core importable (its wheel is built per Python
+version, 2.6 MB: pip download --no-deps --python-version 3.12 megatron-core==0.16.1 where there is a
+network, pip install --no-index --no-deps --target DIR on the machine; or --megatron DIR with the
+package's parent directory; it needs packaging, einops and numpy beside it):
 
-    python3 scripts/probe_megatron_moe.py OUTDIR [--megatron DIR] [--budget-s 240]
+    python3 scripts/probe_megatron_moe.py OUTDIR [--megatron DIR] [--budget-s 240] [--sweep]
 
-It writes OUTDIR/megatron_moe_layer.csv and OUTDIR/megatron_moe_env.txt. Nothing here is read at
-build, test or run time.
+It writes OUTDIR/megatron_moe_layer.csv (each configuration's MoE MLP alone, part "moe", and, up to
+4,096 tokens, the whole layer, part "layer") and OUTDIR/megatron_moe_env.txt (the GPU, the versions,
+the host CPU). With --sweep, instead, OUTDIR/megatron_moe_sweep.csv: the MoE MLP alone at Qwen3-30B-A3B's
+widths by local experts and tokens, its experts swapped for a scaling by the routing probabilities
+("identity": the router, permutation, dispatcher and combine alone), two torch._grouped_mm ("grouped")
+or Megatron's SequentialMLP ("local"), with the GPU operations of one call (torch.profiler). Run on the
+H100 lent on 2026-11-27: data/validation/measured/h100_2026-11-27. Nothing here is read at build, test
+or run time.
 """
 import argparse
 import csv
@@ -43,12 +51,23 @@ import traceback
 CONFIGS = [
     ("Qwen3-30B-A3B ep16 rank", 2048, 32, 4, 128, 768, 8, 8, 4096, True),
     ("gpt-oss-120b ep8 rank", 2880, 64, 8, 64, 2880, 16, 4, 4096, False),
-    ("Qwen3-235B-A22B tp2 ep32 rank", 4096, 32, 2, 128, 1536, 4, 8, 2048, True),
+    # 4 local experts cannot take top 8 at EP 1: top 4 of 4 over twice the tokens gives each the
+    # row's 4,096
+    ("Qwen3-235B-A22B tp2 ep32 rank (top 4)", 4096, 32, 2, 128, 1536, 4, 4, 4096, True),
     ("Qwen3-235B-A22B tp4 ep8 rank", 4096, 16, 1, 128, 1536, 16, 8, 1024, True),
     ("Qwen3-30B-A3B ep8 mbs4 rank (AutoModel row 58's work)", 2048, 32, 4, 128, 768, 16, 8, 16384, True),
 ]
-HEADER = ["config", "impl", "dispatcher", "hidden", "experts", "top_k", "tokens", "tokens_per_expert", "phase",
+HEADER = ["config", "part", "impl", "dispatcher", "hidden", "experts", "top_k", "tokens", "tokens_per_expert", "phase",
           "wall_ms", "host_ms", "gpu_busy_ms", "cuda_syncs", "software", "notes"]
+
+
+# --sweep: the MoE MLP alone at Qwen3-30B-A3B's widths (hidden 2048, expert FFN 768, top 8), by local
+# experts and tokens, with the experts as Megatron's SequentialMLP ("local"), as two grouped GEMMs
+# (torch._grouped_mm, about what TE's GroupedLinear leaves on the host: "grouped"), and as a scaling
+# by the router's probabilities ("identity": the router, permutation, dispatcher and combine alone)
+SWEEP = [(E, T) for E in (8, 16, 32, 64) for T in (1024, 4096)] + [(128, 4096), (16, 16384)]
+SWEEP_HEADER = ["experts_impl", "hidden", "expert_ffn", "experts", "top_k", "tokens", "phase", "wall_ms", "host_ms",
+                "gpu_busy_ms", "cuda_syncs", "gpu_ops", "software", "notes"]
 
 
 def log(t0, msg):
@@ -99,9 +118,11 @@ class SyncCounter:
         self.cm.__exit__(*a)
 
 
-def time_layer(torch, layer, T, h, iters, sleep_cycles):
-    """Medians of forward and backward: wall, host and GPU-busy ms; and the synchronising calls."""
+def time_layer(torch, call, T, h, iters, sleep_cycles):
+    """Medians of forward and backward of call(x) -> tensor: wall, host and GPU-busy ms; and the
+    synchronising calls."""
     x = torch.randn(T, 1, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    layer = lambda x, attention_mask=None: (call(x),)  # noqa: E731 - the loop below reads [0]
     fw, bw, fh, bh, fb, bb = [], [], [], [], [], []
     for it in range(iters + 2):
         torch.cuda.synchronize()
@@ -144,6 +165,84 @@ def time_layer(torch, layer, T, h, iters, sleep_cycles):
     return median_ms(fw), median_ms(fh), median_ms(fb), median_ms(bw), median_ms(bh), median_ms(bb), sc.n
 
 
+def grouped_experts(torch, F, E, h, fe):
+    """Experts as two torch._grouped_mm calls over the permuted tokens (SwiGLU, probabilities applied
+    after the activation as Megatron's MLP does): forward(x, tokens_per_expert, probs)."""
+    class Grouped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1 = torch.nn.Parameter(0.02 * torch.randn(E, 2 * fe, h, device="cuda", dtype=torch.bfloat16))
+            self.w2 = torch.nn.Parameter(0.02 * torch.randn(E, h, fe, device="cuda", dtype=torch.bfloat16))
+
+        def forward(self, x, tokens_per_expert, probs):
+            counts = torch.as_tensor(tokens_per_expert).to(device=x.device, non_blocking=True)
+            offs = torch.cumsum(counts, 0).to(torch.int32)
+            y = torch._grouped_mm(x, self.w1.transpose(-2, -1), offs=offs)
+            g, u = y.chunk(2, dim=-1)
+            a = F.silu(g) * u * probs.unsqueeze(-1).to(y.dtype)
+            return torch._grouped_mm(a, self.w2.transpose(-2, -1), offs=offs), None
+    return Grouped()
+
+
+def identity_experts(torch):
+    class Identity(torch.nn.Module):
+        def forward(self, x, tokens_per_expert, probs):
+            return x * probs.unsqueeze(-1).to(x.dtype), None
+    return Identity()
+
+
+def gpu_ops(torch, fn):
+    """Kernels and copies the GPU ran for one call of fn (torch.profiler), or -1."""
+    try:
+        from torch.profiler import profile, ProfilerActivity
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    except Exception:  # noqa: BLE001
+        return -1
+
+
+def sweep(args, torch, F, te, software, t0, sleep_cycles):
+    h, nq, nkv, hd, fe, k = 2048, 32, 4, 128, 768, 8
+    with open(os.path.join(args.out_dir, "megatron_moe_sweep.csv"), "w", newline="") as fcsv:
+        w = csv.writer(fcsv)
+        w.writerow(SWEEP_HEADER)
+        for impl in ("identity", "grouped", "local"):
+            for E, T in SWEEP:
+                if time.time() - t0 > args.budget_s:
+                    log(t0, "budget, stopping")
+                    return
+                if impl == "local" and E > 32:
+                    continue  # one Python MLP module per expert: the slope shows by 32
+                try:
+                    layer = build_layer(torch, F, h, nq, nkv, hd, fe, E, k, True, te)
+                    if impl == "grouped":
+                        layer.mlp.experts = grouped_experts(torch, F, E, h, fe)
+                    elif impl == "identity":
+                        layer.mlp.experts = identity_experts(torch)
+                    call = lambda x: layer.mlp(x)[0]  # noqa: E731
+                    r = time_layer(torch, call, T, h, args.iters, sleep_cycles)
+                    x = torch.randn(T, 1, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                    nf = gpu_ops(torch, lambda: call(x))
+                    out = call(x).float().sum()
+                    torch.cuda.synchronize()
+                    nb = gpu_ops(torch, lambda: out.backward())
+                except Exception:  # noqa: BLE001 - one configuration's failure must not cost the others
+                    traceback.print_exc()
+                    continue
+                fw, fh, fb, bw, bh, bb, syncs = r
+                for phase, wall, host, busy, n in (("fwd", fw, fh, fb, nf), ("bwd", bw, bh, bb, nb)):
+                    w.writerow([impl, h, fe, E, k, T, phase, f"{wall:.3f}", f"{host:.3f}", f"{busy:.3f}", syncs, n,
+                                software, "median of --iters after 2 warm-up; gpu_busy_ms behind a sleep kernel; "
+                                "gpu_ops: kernels and copies of one call (torch.profiler)"])
+                fcsv.flush()
+                log(t0, f"sweep {impl} E {E} T {T}: fwd wall {fw:.2f} host {fh:.2f} gpu {fb:.2f} ms {nf} ops; "
+                        f"bwd wall {bw:.2f} host {bh:.2f} gpu {bb:.2f} ms {nb} ops; {syncs} syncs")
+                del layer
+                torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir")
@@ -151,6 +250,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=240.0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated indexes into CONFIGS (default: all)")
+    ap.add_argument("--sweep", action="store_true", help="the MoE MLP alone by experts, tokens and expert "
+                    "implementation (megatron_moe_sweep.csv) instead of CONFIGS")
     args = ap.parse_args()
     t0 = time.time()
     if args.megatron:
@@ -176,11 +277,21 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     software = f"torch {torch.__version__}, megatron-core {getattr(megatron.core, '__version__', '?')}, " \
                f"transformer_engine {'yes' if te else 'no'}"
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
+    except OSError:
+        pass
     with open(os.path.join(args.out_dir, "megatron_moe_env.txt"), "w") as f:
-        f.write(f"{torch.cuda.get_device_name(0)}\n{software}\n")
-    log(t0, software)
-    only = {int(i) for i in args.only.split(",") if i}
+        f.write(f"{torch.cuda.get_device_name(0)}\n{software}\nhost CPU {cpu}, {os.cpu_count()} CPUs\n")
+    log(t0, software + f"; host CPU {cpu}")
     sleep_cycles = int(5e8)  # about 0.3 s at H100 clocks: outlasts one layer's launches
+    if args.sweep:
+        sweep(args, torch, F, te, software, t0, sleep_cycles)
+        torch.distributed.destroy_process_group()
+        return
+    only = {int(i) for i in args.only.split(",") if i}
     with open(os.path.join(args.out_dir, "megatron_moe_layer.csv"), "w", newline="") as fcsv:
         w = csv.writer(fcsv)
         w.writerow(HEADER)
@@ -192,18 +303,29 @@ def main():
                 break
             try:
                 layer = build_layer(torch, F, h, nq, nkv, hd, fe, E, k, qk, te)
-                fw, fh, fb, bw, bh, bb, syncs = time_layer(torch, layer, T, h, args.iters, sleep_cycles)
             except Exception:  # noqa: BLE001 - one configuration's failure must not cost the others
                 traceback.print_exc()
                 continue
-            for phase, wall, host, busy in (("fwd", fw, fh, fb), ("bwd", bw, bh, bb)):
-                w.writerow([name, "transformer_engine" if te else "local", "alltoall (ep 1)", h, E, k, T, T * k // E,
-                            phase, f"{wall:.3f}", f"{host:.3f}", f"{busy:.3f}", syncs, software,
-                            "median of --iters after 2 warm-up; gpu_busy_ms behind a sleep kernel"])
-            fcsv.flush()
-            log(t0, f"{name}: fwd wall {fw:.2f} host {fh:.2f} gpu {fb:.2f} ms; bwd wall {bw:.2f} host {bh:.2f} "
-                    f"gpu {bb:.2f} ms; {syncs} syncs")
-            del layer
+            # the MoE MLP alone (router, dispatch, experts, combine), then the whole layer; the
+            # local spec's attention is Megatron's unfused one, whose scores at 16,384 tokens would
+            # not fit, so the layer is timed up to 4,096 tokens
+            parts = [("moe", lambda x: layer.mlp(x)[0])]
+            if T <= 4096:
+                parts.append(("layer", lambda x: layer(x, attention_mask=None)[0]))
+            for part, call in parts:
+                try:
+                    fw, fh, fb, bw, bh, bb, syncs = time_layer(torch, call, T, h, args.iters, sleep_cycles)
+                except Exception:  # noqa: BLE001
+                    traceback.print_exc()
+                    continue
+                for phase, wall, host, busy in (("fwd", fw, fh, fb), ("bwd", bw, bh, bb)):
+                    w.writerow([name, part, "transformer_engine" if te else "local", "alltoall (ep 1)", h, E, k, T,
+                                T * k // E, phase, f"{wall:.3f}", f"{host:.3f}", f"{busy:.3f}", syncs, software,
+                                "median of --iters after 2 warm-up; gpu_busy_ms behind a sleep kernel"])
+                fcsv.flush()
+                log(t0, f"{name} {part}: fwd wall {fw:.2f} host {fh:.2f} gpu {fb:.2f} ms; bwd wall {bw:.2f} "
+                        f"host {bh:.2f} gpu {bb:.2f} ms; {syncs} syncs")
+            del layer, parts
             torch.cuda.empty_cache()
     torch.distributed.destroy_process_group()
 

@@ -129,6 +129,8 @@ typedef struct orr_valid_attn_series {
     double median_error;      /* signed */
 } orr_valid_attn_series;
 
+enum { ORR_KS_GEMM_BF16, ORR_KS_GEMM_FP8, ORR_KS_FLASH, ORR_KS_CUDNN, ORR_KS_MEMORY, ORR_KS_CLASSES };
+
 typedef struct orr_valid_measured {
     size_t gemm_n, gemm_n_mbs4, gemm_n_mbs1;
     double gemm_median_abs, gemm_median_signed;
@@ -159,6 +161,19 @@ typedef struct orr_valid_measured {
      * long ones ran at the clock the 700 W cap allows, the short ones near the boost clock */
     size_t dur_n[3];
     double dur_median_signed[3];
+    /* the same kind of GEMMs after 2 s of large ones (gemm_sustained.csv, the next day): shapes timed both
+     * ways; the model's median error on the bursts and, |error| and signed, on the sustained rows; the
+     * sustained time over the burst's - 1, median and least */
+    size_t sustained_n;
+    double sustained_burst_median_signed, sustained_median_abs, sustained_median_signed;
+    double sustained_slowdown_median, sustained_slowdown_min;
+    /* kernels_sustained.csv: sustained over burst time by class (ORR_KS_*: bf16 GEMMs, fp8 GEMMs, flash
+     * attention, cuDNN attention, memory-bound kernels): rows, median, least and most; and fp8 over bf16
+     * at the same shapes, medians of the burst's, the sustained and the model's speed-up */
+    size_t ks_n[ORR_KS_CLASSES];
+    double ks_ratio_median[ORR_KS_CLASSES], ks_ratio_min[ORR_KS_CLASSES], ks_ratio_max[ORR_KS_CLASSES];
+    size_t ks_fp8_pairs;
+    double ks_fp8_speedup_burst, ks_fp8_speedup_sustained, ks_fp8_speedup_model;
     size_t sweep_overlap_n;            /* copy and spin rows compared */
     double sweep_overlap_copy, sweep_overlap_spin; /* median slowdowns */
     /* fp8 GEMMs by scaling against per-tensor at the same shape (gemm_fp8_block*.csv): [s - 1] for
@@ -172,6 +187,9 @@ typedef struct orr_valid_measured {
      * batched GEMM: rows and median error, torch._grouped_mm and one torch.mm per expert */
     size_t grouped_n, grouped_loop_n;
     double grouped_median_error, grouped_loop_median_error;
+    /* the same at the expert shapes of Megatron-Core's MoE rows (te_grouped_moe.csv, the next day) */
+    size_t mcore_grouped_n, mcore_grouped_loop_n;
+    double mcore_grouped_median_error, mcore_grouped_loop_median_error;
 } orr_valid_measured;
 
 /* gemm_eff > 0: the H100's at that value (the fit's check), else the catalog's. */

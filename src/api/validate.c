@@ -997,12 +997,20 @@ static int measured_gemm_error(const orr_csv *t, int r, const orr_gpu *g, double
     return 1;
 }
 
-/* Loads DIR/measured/.../name into t, naming the file on failure. */
-static int measured_load(orr_csv *t, const char *dir, const char *name, orr_err *err)
+/* The next day's lease: GEMMs timed after the power cap had set in, Megatron-Core's MoE layer. */
+#define MEASURED_DIR_SUSTAINED "measured/h100_2026-11-27"
+
+/* Loads DIR/sub/name into t, naming the file on failure. */
+static int measured_load_from(orr_csv *t, const char *dir, const char *sub, const char *name, orr_err *err)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/" MEASURED_DIR "/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
     return orr_csv_load(t, path, err);
+}
+
+static int measured_load(orr_csv *t, const char *dir, const char *name, orr_err *err)
+{
+    return measured_load_from(t, dir, MEASURED_DIR, name, err);
 }
 
 /* Errors of bf16 GEMMs by duration_bin, gathered over gemm.csv and gemm_sweep.csv. */
@@ -1149,28 +1157,43 @@ fail:
 /* The experts' bf16 GEMMs of MoE Table 2's AutoModel rows (grouped_moe.csv: M, N, K per expert, the
  * expert count in the op, the time per expert): the model's batched GEMM (the experts as the batch, as
  * moe.c prices them) against torch._grouped_mm and against one torch.mm per expert. */
-static int measured_grouped(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+/* The experts' GEMMs of a grouped-MoE file (M, N, K per expert; the op names the expert count) against
+ * the model's batched GEMM: errors of the torch._grouped_mm rows into eg, of the one-torch.mm-per-expert
+ * rows into el (other rows, such as the Python emulation of Transformer Engine's streams, left out). */
+static void grouped_errors(const orr_csv *t, const orr_gpu *g, double *eg, size_t *ng, double *el, size_t *nl)
 {
-    orr_csv t;
-    if (measured_load(&t, dir, "grouped_moe.csv", err) < 0) return -1;
-    size_t cap = (size_t)t.nrows + 1;
-    double *eg = orr_xmalloc(cap * sizeof *eg), *el = orr_xmalloc(cap * sizeof *el);
-    for (int r = 1; r < t.nrows; r++) {
-        const char *op = orr_csv_get(&t, r, "op"), *ex = strstr(op, " experts)");
+    for (int r = 1; r < t->nrows; r++) {
+        const char *op = orr_csv_get(t, r, "op"), *ex = strstr(op, " experts)"), *impl = orr_csv_get(t, r, "impl");
         uint32_t m, n, k;
-        double us = orr_csv_num(&t, r, "time_us");
-        if (!ex || !(us > 0) || !measured_mnk(&t, r, &m, &n, &k)) continue;
+        double us = orr_csv_num(t, r, "time_us");
+        if (!ex || !(us > 0) || !measured_mnk(t, r, &m, &n, &k)) continue;
         while (ex > op && ex[-1] >= '0' && ex[-1] <= '9') ex--;
         uint32_t groups = (uint32_t)atoi(ex);
         if (!groups) continue;
         double pred_us = (double)orr_est_gemm_ps(g, m, n, k, groups, ORR_BF16, 0, 0) / 1e6;
         double e = us * groups / pred_us - 1.0; /* predicted throughput over measured - 1 */
-        if (strcmp(orr_csv_get(&t, r, "impl"), "torch._grouped_mm") == 0) eg[out->grouped_n++] = e;
-        else el[out->grouped_loop_n++] = e;
+        if (strcmp(impl, "torch._grouped_mm") == 0) eg[(*ng)++] = e;
+        else if (strncmp(impl, "torch.mm x", 10) == 0) el[(*nl)++] = e;
     }
-    orr_csv_free(&t);
+}
+
+static int measured_grouped(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t, u;
+    if (measured_load(&t, dir, "grouped_moe.csv", err) < 0) return -1;
+    if (measured_load_from(&u, dir, MEASURED_DIR_SUSTAINED, "te_grouped_moe.csv", err) < 0) {
+        orr_csv_free(&t);
+        return -1;
+    }
+    size_t cap = (size_t)(t.nrows > u.nrows ? t.nrows : u.nrows) + 1;
+    double *eg = orr_xmalloc(cap * sizeof *eg), *el = orr_xmalloc(cap * sizeof *el);
+    grouped_errors(&t, g, eg, &out->grouped_n, el, &out->grouped_loop_n);
     out->grouped_median_error = median_of(eg, out->grouped_n);
     out->grouped_loop_median_error = median_of(el, out->grouped_loop_n);
+    grouped_errors(&u, g, eg, &out->mcore_grouped_n, el, &out->mcore_grouped_loop_n);
+    out->mcore_grouped_median_error = median_of(eg, out->mcore_grouped_n);
+    out->mcore_grouped_loop_median_error = median_of(el, out->mcore_grouped_loop_n);
+    orr_csv_free(&t), orr_csv_free(&u);
     free(eg), free(el);
     return 0;
 }
@@ -1322,6 +1345,90 @@ static int measured_sweep(const char *dir, const orr_gpu *g, orr_valid_measured 
     return 0;
 }
 
+/* gemm_sustained.csv: each shape's burst row (as gemm.csv times it) then its sustained row (after 2 s of
+ * large GEMMs, the clock held down by the 700 W cap). */
+static int measured_sustained(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load_from(&t, dir, MEASURED_DIR_SUSTAINED, "gemm_sustained.csv", err) < 0) return -1;
+    size_t cap = (size_t)t.nrows + 1;
+    double *eb = orr_xmalloc(cap * sizeof *eb), *es = orr_xmalloc(cap * sizeof *es);
+    double *slow = orr_xmalloc(cap * sizeof *slow);
+    size_t nb = 0;
+    double burst_us = 0;
+    for (int r = 1; r < t.nrows; r++) {
+        const char *op = orr_csv_get(&t, r, "op");
+        size_t len = strlen(op);
+        double us, e;
+        if (!measured_gemm_error(&t, r, g, &us, &e)) continue;
+        if (len > 6 && strcmp(op + len - 6, " burst") == 0) {
+            eb[nb++] = e, burst_us = us;
+        } else if (len > 10 && strcmp(op + len - 10, " sustained") == 0 && burst_us > 0 && out->sustained_n < nb) {
+            slow[out->sustained_n] = us / burst_us - 1.0;
+            es[out->sustained_n++] = e;
+            burst_us = 0;
+        }
+    }
+    orr_csv_free(&t);
+    out->sustained_burst_median_signed = median_of(eb, nb);
+    out->sustained_median_abs = median_of_abs(es, out->sustained_n);
+    out->sustained_median_signed = median_of(es, out->sustained_n);
+    out->sustained_slowdown_median = median_of(slow, out->sustained_n);
+    out->sustained_slowdown_min = out->sustained_n ? slow[0] : 0; /* sorted by median_of */
+    free(eb), free(es), free(slow);
+    return 0;
+}
+
+/* kernels_sustained.csv: the other kernels of a step timed the same two ways, as
+ * orr_valid_measured.ks_* sorts them: bf16 GEMMs, fp8 GEMMs, flash attention, cuDNN attention and
+ * memory-bound kernels; and each fp8 GEMM's speed-up over the bf16 row before it (same shape). */
+static int measured_kernels_sustained(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
+{
+    orr_csv t;
+    if (measured_load_from(&t, dir, MEASURED_DIR_SUSTAINED, "kernels_sustained.csv", err) < 0) return -1;
+    size_t cap = (size_t)t.nrows + 1;
+    double *ratio[ORR_KS_CLASSES], *sp[3];
+    for (int c = 0; c < ORR_KS_CLASSES; c++) ratio[c] = orr_xmalloc(cap * sizeof **ratio);
+    for (int i = 0; i < 3; i++) sp[i] = orr_xmalloc(cap * sizeof **sp);
+    double b16_burst = 0, b16_sus = 0;
+    const char *b16_shape = "";
+    for (int r = 1; r < t.nrows; r++) {
+        const char *kernel = orr_csv_get(&t, r, "kernel"), *dt = orr_csv_get(&t, r, "dtype");
+        const char *shape = orr_csv_get(&t, r, "shape");
+        double burst = orr_csv_num(&t, r, "burst_ms"), sus = orr_csv_num(&t, r, "sustained_ms");
+        if (!(burst > 0) || !(sus > 0) || !isfinite(burst) || !isfinite(sus)) continue;
+        int gemm = strncmp(kernel, "gemm ", 5) == 0, fp8 = strncmp(dt, "fp8", 3) == 0;
+        int c = gemm ? (fp8 ? 1 : 0) : strncmp(kernel, "attention flash", 15) == 0 ? 2
+              : strncmp(kernel, "attention cudnn", 15) == 0 ? 3 : 4;
+        ratio[c][out->ks_n[c]++] = sus / burst;
+        if (gemm && !fp8) {
+            b16_burst = burst, b16_sus = sus, b16_shape = shape;
+        } else if (gemm && fp8 && b16_burst > 0 && strcmp(shape, b16_shape) == 0) {
+            unsigned m, n, k;
+            if (sscanf(shape, "%ux%ux%u", &m, &n, &k) != 3 || !m || !n || !k) continue;
+            double t8 = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_FP8, 0, 0);
+            if (!(t8 > 0)) continue;
+            sp[0][out->ks_fp8_pairs] = b16_burst / burst;
+            sp[1][out->ks_fp8_pairs] = b16_sus / sus;
+            sp[2][out->ks_fp8_pairs++] = (double)orr_est_gemm_ps(g, m, n, k, 1, ORR_BF16, 0, 0) / t8;
+            b16_burst = 0;
+        }
+    }
+    orr_csv_free(&t);
+    for (int c = 0; c < ORR_KS_CLASSES; c++) {
+        size_t n = out->ks_n[c];
+        out->ks_ratio_median[c] = median_of(ratio[c], n); /* sorts */
+        out->ks_ratio_min[c] = n ? ratio[c][0] : 0;
+        out->ks_ratio_max[c] = n ? ratio[c][n - 1] : 0;
+        free(ratio[c]);
+    }
+    out->ks_fp8_speedup_burst = median_of(sp[0], out->ks_fp8_pairs);
+    out->ks_fp8_speedup_sustained = median_of(sp[1], out->ks_fp8_pairs);
+    out->ks_fp8_speedup_model = median_of(sp[2], out->ks_fp8_pairs);
+    for (int i = 0; i < 3; i++) free(sp[i]);
+    return 0;
+}
+
 int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *out, orr_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -1332,7 +1439,8 @@ int orr_validate_measured(const char *dir, double gemm_eff, orr_valid_measured *
     int rc = measured_gemm(dir, &g, out, &dur, err) < 0 || measured_fp8(dir, &g, out, err) < 0 ||
              measured_fp8_scaling(dir, &g, out, err) < 0 || measured_grouped(dir, &g, out, err) < 0 ||
              measured_attention(dir, &g, out, err) < 0 || measured_overlap(dir, &g, out, err) < 0 ||
-             measured_sweep(dir, &g, out, &dur, err) < 0;
+             measured_sweep(dir, &g, out, &dur, err) < 0 || measured_sustained(dir, &g, out, err) < 0 ||
+             measured_kernels_sustained(dir, &g, out, err) < 0;
     for (int b = 0; b < 3; b++) {
         out->dur_n[b] = dur.n[b];
         out->dur_median_signed[b] = median_of(dur.e[b], dur.n[b]);
@@ -1363,6 +1471,21 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
                         "(docs/models.md \"Power-capped clocks\")\n",
                    100 * m->dur_median_signed[0], m->dur_n[0], 100 * m->dur_median_signed[1], m->dur_n[1],
                    100 * m->dur_median_signed[2], m->dur_n[2]);
+    orr_buf_printf(out, "  the power cap (" MEASURED_DIR_SUSTAINED "/gemm_sustained.csv): %zu bf16 GEMMs (0.1-7 ms) "
+                        "timed in one burst after 2 s idle, median error %+.1f%%, and after 2 s of large GEMMs "
+                        "(700 W, 1,350-1,515 MHz), median |error| %.1f%%, median error %+.1f%%; sustained over burst "
+                        "+%.1f%% (median; at least +%.1f%%)\n",
+                   m->sustained_n, 100 * m->sustained_burst_median_signed, 100 * m->sustained_median_abs,
+                   100 * m->sustained_median_signed, 100 * m->sustained_slowdown_median, 100 * m->sustained_slowdown_min);
+    static const char *const ks[ORR_KS_CLASSES] = {"bf16 GEMMs", "fp8 GEMMs", "flash attention", "cuDNN attention",
+                                                   "memory-bound"};
+    orr_buf_printf(out, "  other kernels the same two ways (kernels_sustained.csv), sustained over burst time, median "
+                        "(range):");
+    for (int c = 0; c < ORR_KS_CLASSES; c++)
+        orr_buf_printf(out, "%s %s %zu x%.3f (%.3f-%.3f)", c ? "," : "", ks[c], m->ks_n[c], m->ks_ratio_median[c],
+                       m->ks_ratio_min[c], m->ks_ratio_max[c]);
+    orr_buf_printf(out, "; fp8 over bf16 at %zu shapes: burst %.2fx, sustained %.2fx, Orrery %.2fx\n", m->ks_fp8_pairs,
+                   m->ks_fp8_speedup_burst, m->ks_fp8_speedup_sustained, m->ks_fp8_speedup_model);
     orr_buf_printf(out, "  fp8 (tensorwise) over bf16 GEMMs: %zu shapes, measured speed-up %.2fx (median), predicted / "
                         "measured %+.1f%%\n", m->fp8_n, m->fp8_speedup_measured, 100 * m->fp8_speedup_median_error);
     static const char *const sc[] = {"rowwise", "blockwise 1x128 x 128x128", "blockwise 1x128 x 1x128"};
@@ -1377,6 +1500,11 @@ void orr_valid_measured_print(const orr_valid_measured *m, orr_buf *out)
                         "the experts as a batched GEMM): torch._grouped_mm %zu, median error %+.1f%%; one torch.mm per "
                         "expert %zu, %+.1f%%\n", m->grouped_n, 100 * m->grouped_median_error, m->grouped_loop_n,
                    100 * m->grouped_loop_median_error);
+    orr_buf_printf(out, "  the same at the expert shapes of Megatron-Core's MoE rows (" MEASURED_DIR_SUSTAINED
+                        "/te_grouped_moe.csv: Qwen3-30B-A3B, GPT-OSS 120B, Qwen3-235B-A22B, 4-16 experts of 512-4,096 "
+                        "tokens): torch._grouped_mm %zu, %+.1f%%; one torch.mm per expert %zu, %+.1f%%\n",
+                   m->mcore_grouped_n, 100 * m->mcore_grouped_median_error, m->mcore_grouped_loop_n,
+                   100 * m->mcore_grouped_loop_median_error);
     orr_buf_printf(out, "  causal attention, sequence 4096, head dim 128, median error over the head counts:\n");
     for (size_t i = 0; i < m->attn_n; i++)
         orr_buf_printf(out, "    %-52s %2zu  %+6.1f%%\n", m->attn[i].label, m->attn[i].n, 100 * m->attn[i].median_error);
