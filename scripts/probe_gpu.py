@@ -49,6 +49,10 @@ read them like the public rows):
     kernels_sustained.csv
                    the same burst-against-sustained timing for attention (flash, cuDNN), memory-bound kernels
                    and fp8 GEMMs beside bf16 (--only kernels_sustained)
+    layer_sustained.csv
+                   layer.csv's two stacked GPT layers at four rows' shapes, burst against sustained, with the
+                   GPU's kernel time by kind (GEMMs, attention, the rest) of one step after each
+                   (--only layer_sustained)
     env.txt        the GPU, clocks, power limit, driver, torch/CUDA/cuDNN versions
 
 Each kernel is timed with CUDA events around each call after warm-up; the value is the median.
@@ -1011,6 +1015,79 @@ def layer_section(out_dir):
                 torch.cuda.empty_cache()
 
 
+def kernel_split_ms(fn):
+    """One call of fn under torch.profiler: milliseconds of GPU kernels by kind (gemm, attention,
+    other), or None where the profiler does not work."""
+    try:
+        from torch.profiler import profile, ProfilerActivity
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        out = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+        for e in prof.events():
+            if e.device_type != torch.autograd.DeviceType.CUDA:
+                continue
+            name = e.name.lower()
+            kind = "attention" if any(w in name for w in ("flash", "fmha", "attention", "sdpa")) else \
+                "gemm" if any(w in name for w in ("gemm", "nvjet", "xmma", "cutlass", "cublas")) else "other"
+            out[kind] += e.time_range.elapsed_us() / 1e3
+        return out
+    except Exception as exc:  # noqa: BLE001
+        log(f"profiler: {exc!r}"[:200])
+        return None
+
+
+LAYER_SUSTAINED_ROWS = [("GPT 1.7B", 2048, 16, 1, 4), ("GPT 7.1B", 4096, 32, 2, 4), ("GPT 32B", 7168, 56, 8, 4),
+                        ("GPT 177B", 12288, 96, 8, 1)]
+
+
+def layer_sustained_section(out_dir):
+    """The layer section's two stacked GPT layers (forward+backward) of four Megatron-Core rows, timed in
+    a burst after 2 s idle (as layer.csv) and for 1 s after 2 s of the same steps back to back (the clock
+    a training step holds), with the GPU's kernel time by kind (GEMMs, attention, the rest; torch.profiler)
+    of one step right after each: does attention inside a GEMM-heavy step run at the capped clock?"""
+    sink = Sink(os.path.join(out_dir, "layer_sustained.csv"),
+                ["model", "hidden", "heads_local", "tp", "mbs", "tokens", "timing", "fwd_bwd_ms_per_layer",
+                 "gemm_ms_per_layer", "attention_ms_per_layer", "other_ms_per_layer", "clocks", "software", "gpu",
+                 "notes", "source"])
+    for name, h, heads, tp, mbs in LAYER_SUSTAINED_ROWS:
+        if left_s() < 20:
+            log("layer_sustained: budget, stopping")
+            return
+        try:
+            layers = [GPTLayer(h, heads // tp, tp) for _ in range(2)]
+            tokens = mbs * SEQ
+            x = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+            g = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16)
+            params = [x] + [p for layer in layers for p in layer.parameters()]
+
+            def step():
+                y = x
+                for layer in layers:
+                    y = layer(y, mbs)
+                torch.autograd.grad(y, params, g)
+
+            step()
+            time.sleep(2.0)
+            t_burst = time_ms(step, max_iters=10)
+            split_burst, c_burst = kernel_split_ms(step), smi_clocks()
+            t_sus = sustained_ms(step, step)
+            split_sus, c_sus = kernel_split_ms(step), smi_clocks()
+            for timing, t, split, clocks in (("burst", t_burst, split_burst, c_burst),
+                                             ("sustained", t_sus, split_sus, c_sus)):
+                parts = [f"{split[k] / 2:.3f}" if split else "" for k in ("gemm", "attention", "other")]
+                sink.row([name, h, heads // tp, tp, mbs, tokens, timing, f"{t / 2:.3f}"] + parts +
+                         [clocks, SOFTWARE, GPU_VARIANT, "two stacked layers, fwd+bwd, per layer; kernel split of one "
+                          "step right after the timing (torch.profiler)", SOURCE])
+            log(f"layer_sustained {name} mbs{mbs}: burst {t_burst / 2:.2f} ms {split_burst}, sustained "
+                f"{t_sus / 2:.2f} ms {split_sus} per layer ({c_sus})")
+            del layers, x, g, params
+            torch.cuda.empty_cache()
+        except Exception as exc:  # noqa: BLE001
+            log(f"layer_sustained {name}: {exc!r}"[:300])
+            torch.cuda.empty_cache()
+
+
 STEP_ARGS = ["--steps", "2", "--hidden", "3072", "--heads", "24", "--batch", "32"]
 
 
@@ -1255,7 +1332,7 @@ def main():
                 ("attention_gqa", attention_gqa_section), ("fp8_block", fp8_block_section),
                 ("grouped_moe", grouped_moe_section), ("loss", loss_section),
                 ("te_grouped_moe", te_grouped_moe_section), ("gemm_sustained", gemm_sustained_section),
-                ("kernels_sustained", kernels_sustained_section)]
+                ("kernels_sustained", kernels_sustained_section), ("layer_sustained", layer_sustained_section)]
     only = set(filter(None, args.only.split(",")))
     for name, fn in sections:
         if only and name not in only:

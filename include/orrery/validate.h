@@ -174,6 +174,10 @@ typedef struct orr_valid_measured {
     double ks_ratio_median[ORR_KS_CLASSES], ks_ratio_min[ORR_KS_CLASSES], ks_ratio_max[ORR_KS_CLASSES];
     size_t ks_fp8_pairs;
     double ks_fp8_speedup_burst, ks_fp8_speedup_sustained, ks_fp8_speedup_model;
+    /* layer_sustained.csv: the GEMMs of eager GPT layers inside steps run back to back against the
+     * model's: rows, median error, largest |error| */
+    size_t layer_gemm_n;
+    double layer_gemm_median_signed, layer_gemm_max_abs;
     size_t sweep_overlap_n;            /* copy and spin rows compared */
     double sweep_overlap_copy, sweep_overlap_spin; /* median slowdowns */
     /* fp8 GEMMs by scaling against per-tensor at the same shape (gemm_fp8_block*.csv): [s - 1] for
