@@ -969,6 +969,25 @@ class GPTLayer(torch.nn.Module):
         return x + F.dropout(self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh")), 0.1)
 
 
+def two_layers(h, heads_local, tp, mbs):
+    """Two stacked GPTLayer of a TP shard on mbs sequences: (fwd, step), step being forward+backward
+    (autograd.grad: no .grad accumulation between calls)."""
+    layers = [GPTLayer(h, heads_local, tp) for _ in range(2)]
+    x = torch.randn(mbs * SEQ, h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn(mbs * SEQ, h, device=DEV, dtype=torch.bfloat16)
+    params = [x] + [p for layer in layers for p in layer.parameters()]
+
+    def fwd():
+        y = x
+        for layer in layers:
+            y = layer(y, mbs)
+        return y
+
+    def step():
+        torch.autograd.grad(fwd(), params, g)
+    return fwd, step
+
+
 def layer_section(out_dir):
     sink = Sink(os.path.join(out_dir, "layer.csv"),
                 ["model", "hidden", "heads_local", "tp", "mbs", "tokens", "layers", "fwd_ms_per_layer",
@@ -980,22 +999,8 @@ def layer_section(out_dir):
                 log("layer: budget, stopping")
                 return
             try:
-                layers = [GPTLayer(h, heads // tp, tp) for _ in range(2)]
                 tokens = mbs * SEQ
-                x = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-                g = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16)
-
-                def fwd():
-                    y = x
-                    for layer in layers:
-                        y = layer(y, mbs)
-                    return y
-
-                params = [x] + [p for layer in layers for p in layer.parameters()]
-
-                def step():  # autograd.grad: no .grad accumulation between calls
-                    torch.autograd.grad(fwd(), params, g)
-
+                fwd, step = two_layers(h, heads // tp, tp, mbs)
                 torch.cuda.reset_peak_memory_stats()
                 t_f = time_ms(fwd, max_iters=10)
                 t_fb = time_ms(step, max_iters=10)
@@ -1008,7 +1013,7 @@ def layer_section(out_dir):
                           "eager PyTorch, SDPA default backend; no SP (norms on all tokens); no communication",
                           SOURCE])
                 log(f"layer {name} mbs{mbs}: fwd {t_f / 2:.2f} ms, fwd+bwd {t_fb / 2:.2f} ms per layer")
-                del layers, x, g
+                del fwd, step
                 torch.cuda.empty_cache()
             except Exception as exc:  # noqa: BLE001
                 log(f"layer {name} mbs{mbs}: {exc!r}"[:300])
@@ -1055,18 +1060,8 @@ def layer_sustained_section(out_dir):
             log("layer_sustained: budget, stopping")
             return
         try:
-            layers = [GPTLayer(h, heads // tp, tp) for _ in range(2)]
             tokens = mbs * SEQ
-            x = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-            g = torch.randn(tokens, h, device=DEV, dtype=torch.bfloat16)
-            params = [x] + [p for layer in layers for p in layer.parameters()]
-
-            def step():
-                y = x
-                for layer in layers:
-                    y = layer(y, mbs)
-                torch.autograd.grad(y, params, g)
-
+            _, step = two_layers(h, heads // tp, tp, mbs)
             step()
             time.sleep(2.0)
             t_burst = time_ms(step, max_iters=10)
@@ -1081,7 +1076,7 @@ def layer_sustained_section(out_dir):
                           "step right after the timing (torch.profiler)", SOURCE])
             log(f"layer_sustained {name} mbs{mbs}: burst {t_burst / 2:.2f} ms {split_burst}, sustained "
                 f"{t_sus / 2:.2f} ms {split_sus} per layer ({c_sus})")
-            del layers, x, g, params
+            del step
             torch.cuda.empty_cache()
         except Exception as exc:  # noqa: BLE001
             log(f"layer_sustained {name}: {exc!r}"[:300])
