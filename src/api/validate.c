@@ -1154,9 +1154,6 @@ fail:
     return -1;
 }
 
-/* The experts' bf16 GEMMs of MoE Table 2's AutoModel rows (grouped_moe.csv: M, N, K per expert, the
- * expert count in the op, the time per expert): the model's batched GEMM (the experts as the batch, as
- * moe.c prices them) against torch._grouped_mm and against one torch.mm per expert. */
 /* The experts' GEMMs of a grouped-MoE file (M, N, K per expert; the op names the expert count) against
  * the model's batched GEMM: errors of the torch._grouped_mm rows into eg, of the one-torch.mm-per-expert
  * rows into el (other rows, such as the Python emulation of Transformer Engine's streams, left out). */
@@ -1177,6 +1174,10 @@ static void grouped_errors(const orr_csv *t, const orr_gpu *g, double *eg, size_
     }
 }
 
+/* The experts' bf16 GEMMs of MoE Table 2's AutoModel rows (grouped_moe.csv: M, N, K per expert, the
+ * expert count in the op, the time per expert), and at the expert shapes of Megatron-Core's MoE rows
+ * (te_grouped_moe.csv): the model's batched GEMM (the experts as the batch, as moe.c prices them)
+ * against torch._grouped_mm and against one torch.mm per expert. */
 static int measured_grouped(const char *dir, const orr_gpu *g, orr_valid_measured *out, orr_err *err)
 {
     orr_csv t, u;
@@ -1398,8 +1399,9 @@ static int measured_kernels_sustained(const char *dir, const orr_gpu *g, orr_val
         double burst = orr_csv_num(&t, r, "burst_ms"), sus = orr_csv_num(&t, r, "sustained_ms");
         if (!(burst > 0) || !(sus > 0) || !isfinite(burst) || !isfinite(sus)) continue;
         int gemm = strncmp(kernel, "gemm ", 5) == 0, fp8 = strncmp(dt, "fp8", 3) == 0;
-        int c = gemm ? (fp8 ? 1 : 0) : strncmp(kernel, "attention flash", 15) == 0 ? 2
-              : strncmp(kernel, "attention cudnn", 15) == 0 ? 3 : 4;
+        int c = gemm ? (fp8 ? ORR_KS_GEMM_FP8 : ORR_KS_GEMM_BF16)
+              : strncmp(kernel, "attention flash", 15) == 0 ? ORR_KS_FLASH
+              : strncmp(kernel, "attention cudnn", 15) == 0 ? ORR_KS_CUDNN : ORR_KS_MEMORY;
         ratio[c][out->ks_n[c]++] = sus / burst;
         if (gemm && !fp8) {
             b16_burst = burst, b16_sus = sus, b16_shape = shape;
@@ -1441,8 +1443,8 @@ static int measured_layer_gemms(const char *dir, const orr_gpu *g, orr_valid_mea
     for (int r = 1; r < t.nrows; r++) {
         uint32_t h = measured_dim(&t, r, "hidden"), tp = measured_dim(&t, r, "tp"), tok = measured_dim(&t, r, "tokens");
         double ms = orr_csv_num(&t, r, "gemm_ms_per_layer");
-        if (strcmp(orr_csv_get(&t, r, "timing"), "sustained") != 0 || !h || !tp || !tok || h % tp || !(ms > 0) ||
-            !isfinite(ms))
+        if (strcmp(orr_csv_get(&t, r, "timing"), "sustained") != 0 || !h || h >= (1u << 28) || !tp || !tok ||
+            h % tp || !(ms > 0) || !isfinite(ms)) /* 4h stays a uint32_t */
             continue;
         const uint32_t lin[4][2] = {{3 * h / tp, h}, {h, h / tp}, {4 * h / tp, h}, {h, 4 * h / tp}}; /* N, K */
         double ps = 0;
