@@ -122,6 +122,8 @@ typedef struct orr_net_config {
 #define ORR_PACKET_PAYLOAD_MIN 256u
 #define ORR_PACKET_PAYLOAD_MAX 16777216u
 
+/* What a NULL config stands for: everything 0 but the cluster c's own fabric. */
+void orr_net_config_default(orr_net_config *cfg, const orr_cluster *c);
 /* The backend for running workload w with the executor on engine e (what the API layer hands
  * to orr_execute_on): cfg (NULL: the cluster's topology for w's world size) completed with w's
  * world size, symmetry and communicators, after checking that the backend can see all of w's

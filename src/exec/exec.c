@@ -1087,27 +1087,20 @@ int orr_execute_on(const orr_workload *w, orr_net *net, const orr_exec_opts *opt
 int orr_execute(const orr_workload *w, const orr_gpu *g, const orr_cluster *c, const orr_exec_opts *opts,
                 orr_exec_result *out, orr_err *err)
 {
-    orr_net_config cfg, *pcfg = NULL;
-    if (opts->net_cfg) {
-        cfg = *opts->net_cfg;
-        pcfg = &cfg;
-    }
+    orr_net_config cfg;
+    if (opts->net_cfg) cfg = *opts->net_cfg;
+    else orr_net_config_default(&cfg, c);
     for (;;) {
         memset(out, 0, sizeof *out);
         orr_engine eng;
         orr_engine_init(&eng);
-        orr_net *net = orr_net_create_for(opts->net, &eng, g, c, pcfg, w, err);
+        orr_net *net = orr_net_create_for(opts->net, &eng, g, c, &cfg, w, err);
         int rc = net ? orr_execute_on(w, net, opts, out, err) : -1;
         orr_net_destroy(net);
         orr_engine_free(&eng);
         /* Rotated servers were not exact for this job (src/net/images.c, the guard): again without. */
-        if (rc != 0 || out->net.rotation_overlaps == 0 || (pcfg && pcfg->no_rotate)) return rc;
+        if (rc != 0 || out->net.rotation_overlaps == 0 || cfg.no_rotate) return rc;
         orr_exec_result_free(out);
-        if (!pcfg) {
-            memset(&cfg, 0, sizeof cfg);
-            orr_topo_spec_default(&cfg.topo, c);
-            pcfg = &cfg;
-        }
         cfg.no_rotate = 1;
     }
 }

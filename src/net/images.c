@@ -141,7 +141,8 @@ struct orr_net_images {
     size_t nlive, cap_live;
     uint32_t free_live;
     /* schedules built, for the next collective of the same member list, kind, algorithm and bytes
-     * (orr_net_images_collective): entries, their index, and the pools of their flows and edges */
+     * (orr_net_images_collective): entries (each owning its schedule), their index, and the flows
+     * they hold together (bounded by BUILT_MAX_FLOWS) */
     struct built *built;
     size_t nbuilt, cap_built, built_flows;
     orr_map built_index;

@@ -137,16 +137,18 @@ orr_net *orr_net_create_cfg(orr_net_kind kind, orr_engine *e, const orr_gpu *g, 
 
 unsigned orr_net_kind_caps(orr_net_kind kind) { return (unsigned)kind < ORR_NET_KIND_COUNT ? backends[kind].caps : 0; }
 
+void orr_net_config_default(orr_net_config *cfg, const orr_cluster *c)
+{
+    memset(cfg, 0, sizeof *cfg);
+    orr_topo_spec_default(&cfg->topo, c);
+}
+
 orr_net *orr_net_create_for(orr_net_kind kind, orr_engine *e, const orr_gpu *g, const orr_cluster *c,
                             const orr_net_config *cfg_in, const orr_workload *w, orr_err *err)
 {
     orr_net_config cfg;
-    if (cfg_in) {
-        cfg = *cfg_in;
-    } else {
-        memset(&cfg, 0, sizeof cfg);
-        orr_topo_spec_default(&cfg.topo, c);
-    }
+    if (cfg_in) cfg = *cfg_in;
+    else orr_net_config_default(&cfg, c);
     if (cfg.gpus < w->world_size) cfg.gpus = w->world_size;
     unsigned caps = orr_net_kind_caps(kind);
     /* A collapsed rank is fine under a backend that replays its traffic on the GPUs it stands for,
