@@ -26,7 +26,7 @@ for m in llama2-7b llama2-13b llama2-70b llama3-8b llama3-70b llama3-405b; do
 done
 # the MoE models with a reader, on an expert-parallel layout
 for m in mixtral-8x7b qwen3-30b-a3b; do
-    set -- --gpu H100 --gpus 16 --tp 2 --sp --ep 8 --pp 2 --dist-opt --seq 4096 --gbs 32 --json
+    set -- --gpu H100 --gpus 16 --tp 2 --sp --ep 8 --etp 1 --pp 2 --dist-opt --seq 4096 --gbs 32 --json
     "$ORR" predict --model "$SRC/tests/hf/$m/config.json" "$@" > "$TMP/hf.json" || bad "$m: predict from config.json"
     "$ORR" predict --model "$m" "$@" > "$TMP/cat.json" || bad "$m: predict from the catalog"
     same "$m" "$TMP/hf.json" "$TMP/cat.json"

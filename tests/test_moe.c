@@ -180,6 +180,51 @@ static void imbalance(void)
     orr_spec_free(&cap);
 }
 
+/* A resolved spec on an H100 from YAML text and flags. */
+static int resolve_text(orr_spec *s, const char *yaml, const char *flags, orr_err *err)
+{
+    char f[256];
+    snprintf(f, sizeof f, "--gpu H100-SXM %s", flags);
+    return spec_from_text(s, "t.yaml", yaml, f, err);
+}
+
+/* etp not given: Megatron-Core's --expert-tensor-parallel-size None is the tp (arguments.py
+ * _add_moe_args, TransformerConfig); TorchTitan's experts are not split; given, it is taken. */
+static void etp_default(void)
+{
+    static const struct { const char *yaml, *flags; uint32_t etp, edp; } cases[] = {
+        {"model: mixtral-8x22b\n", "--gpus 128 --tp 4 --sp --pp 8 --ep 2", 4, 2}, /* Megatron's MoE README mapping */
+        {"model: mixtral-8x22b\nparallel: {etp: 1}\n", "--gpus 128 --tp 4 --sp --pp 8 --ep 2", 1, 8},
+        {"model: mixtral-8x22b\n", "--gpus 128 --tp 4 --sp --pp 8 --ep 2 --etp 2", 2, 4},
+        {"model: mixtral-8x7b\n", "--gpus 16 --tp 2 --sp --ep 4 --framework megatron-fsdp", 2, 2},
+        {"model: mixtral-8x7b\n", "--gpus 8 --fsdp 8 --ep 4 --framework torchtitan", 1, 2},
+        {"model: llama3-8b\n", "--gpus 8 --tp 4 --sp", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        orr_spec s;
+        orr_err err;
+        CHECK_MSG(resolve_text(&s, cases[i].yaml, cases[i].flags, &err) == 0, "%s: %s", cases[i].flags, err.msg);
+        CHECK_MSG(s.etp == cases[i].etp && s.edp == cases[i].edp, "%s%s: etp %u edp %u", cases[i].yaml, cases[i].flags,
+                  s.etp, s.edp);
+        orr_spec_free(&s);
+    }
+    /* the default follows the tp of each resolve (a search changes tp on one spec) */
+    orr_spec s;
+    orr_err err;
+    CHECK(resolve_text(&s, "model: mixtral-8x22b\n", "--gpus 128 --tp 4 --sp --pp 8 --ep 2 --gbs 64", &err) == 0);
+    s.tp = 2;
+    s.dp = 0;
+    CHECK(orr_spec_resolve(&s, &err) == 0 && s.etp == 2);
+    orr_spec_free(&s);
+    /* a default that does not fit names itself: Megatron rejects TP 2 x EP 8 on a stage of 8 GPUs too */
+    CHECK(resolve_text(&s, "model: mixtral-8x7b\n", "--gpus 16 --tp 2 --sp --pp 2 --ep 8", &err) != 0);
+    CHECK_MSG(strstr(err.msg, "ep*etp (16) must divide") && strstr(err.msg, "not given: Megatron-Core's default"),
+              "%s", err.msg);
+    orr_spec_free(&s);
+    CHECK(resolve_text(&s, "model: mixtral-8x7b\n", "--gpus 16 --tp 2 --sp --pp 2 --ep 8 --etp 1", &err) == 0);
+    orr_spec_free(&s);
+}
+
 /* Invalid layouts are errors that say why. */
 static void layouts(void)
 {
@@ -217,8 +262,9 @@ static void layouts(void)
     orr_spec_init(&s);
     const char *y = "model: mixtral-8x7b\n";
     CHECK(orr_spec_load_text(&s, "t.yaml", y, strlen(y), &err) == 0);
-    char *argv[] = {"--gpu", "H100-SXM", "--gpus", "16", "--tp", "2", "--sp", "--ep", "4", "--gbs", "8", "--seq", "1024"};
-    CHECK(orr_spec_apply_flags(&s, 13, argv, &err) == 0 && orr_spec_resolve(&s, &err) == 0);
+    char *argv[] = {"--gpu", "H100-SXM", "--gpus", "16", "--tp", "2", "--sp", "--ep", "4", "--etp", "1", "--gbs", "8",
+                    "--seq", "1024"};
+    CHECK(orr_spec_apply_flags(&s, 15, argv, &err) == 0 && orr_spec_resolve(&s, &err) == 0);
     CHECK_EQ_I64(s.edp, 4);
     orr_workload *w = orr_gen_training(&s, &err);
     CHECK(w != NULL);
@@ -1043,6 +1089,7 @@ int main(void)
     unfused_expert_activation();
     backends();
     layouts();
+    etp_default();
     catalog_params();
     model_fields();
     imbalance();

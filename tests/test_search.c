@@ -262,7 +262,7 @@ static void test_ep_axis(void)
                       r.trials[i].v[ORR_AX_EP], (unsigned long long)r.trials[i].peak_bytes,
                       r.trials[i - 1].v[ORR_AX_EP], (unsigned long long)r.trials[i - 1].peak_bytes);
     orr_search_result_free(&r);
-    CHECK_MSG(search("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --tp 2 --pp 2 --mbs 1 --ep 16,4 --recompute full",
+    CHECK_MSG(search("--model mixtral-8x7b --gpu H100-SXM5-80GB --gpus 32 --gbs 64 --tp 2 --pp 2 --mbs 1 --ep 16,4 --etp 1 --recompute full",
                      &r, &o, &err) == 0,
               "%s", err.msg);
     CHECK(r.ntrials == 2 && r.trials[0].status == ORR_TRIAL_INVALID && strstr(r.trials[0].reason, "divisible by ep"));

@@ -697,7 +697,7 @@ static void test_bad_resolve(void)
     /* Megatron-Core's account_for_embedding/loss_in_pipeline_split: 94 layers + 2 over 32 x 3 virtual
      * stages, one each, the first and the last none */
     RESOLVE_FAIL("--model", "qwen3-235b-a22b", "--gpu", "H100", "--gpus", "256", "--tp", "2", "--sp", "--pp", "32",
-                 "--vpp", "3", "--ep", "8", "--gbs", "2048", "--account-for-embedding-in-pipeline-split",
+                 "--vpp", "3", "--ep", "8", "--etp", "1", "--gbs", "2048", "--account-for-embedding-in-pipeline-split",
                  "--account-for-loss-in-pipeline-split");
     CHECK_MSG(rc_ == 0, "%s", err.msg);
     if (rc_ == 0) {

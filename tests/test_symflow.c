@@ -339,7 +339,10 @@ static void test_rotated_equals_unrotated(void)
         {"--gpu H100 --cluster dgx-h100 --tp 8 --pp 2 --dp 2 --vpp 2 --sp --gbs 16 --gpus 32 --net packet", 1},
         /* MoE dispatch (an all-to-all over TP x EP, 8 GPUs a server) beside the TP rings: not rotated
          * (rotated, the guard saw 188 overlaps and the job ran twice) */
-        {"--model mixtral-8x7b --gpu H100 --cluster dgx-h100 --tp 8 --sp --dp 2 --ep 2 --gbs 8 --gpus 16 --seq 1024", 0},
+        {"--model mixtral-8x7b --gpu H100 --cluster dgx-h100 --tp 8 --sp --dp 2 --ep 2 --etp 1 --gbs 8 --gpus 16 --seq 1024", 0},
+        /* Megatron's default etp (the tp, 8): each server's 8 GPUs split the experts and the dispatch
+         * crosses the servers (EP 2): rotated, without overlaps */
+        {"--model mixtral-8x7b --gpu H100 --cluster dgx-h100 --tp 8 --sp --dp 2 --ep 2 --gbs 8 --gpus 16 --seq 1024", 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char flags[400];

@@ -261,7 +261,9 @@ typedef struct e2e_row {
 } e2e_row;
 
 /* The ModelZoo's Qwen3-235B config (model_configs/benchmarking/Qwen3-235B-A22B.yaml) and the MoE report's
- * run of the same layout: the embedding and the loss each counted as a layer of the pipeline split. */
+ * run of the same layout: the embedding and the loss each counted as a layer of the pipeline split. The
+ * Qwen3-235B rows run --etp 1: the ModelZoo table's ETP column (1 in every row; row 105 is the layout of
+ * rows 36-37), where Megatron-Core's default would be the tp. */
 #define ACCOUNT_FOR "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"
 /* The ModelZoo config's ENV_VARS: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. */
 #define MODELZOO ACCOUNT_FOR " --expandable-segments"
@@ -271,14 +273,14 @@ static void end_to_end(void)
     csv t;
     if (csv_load(&t, ORRERY_VALIDATION_DIR "/moe/moe_public.csv") < 0) exit(1);
     static const e2e_row rows[] = {
-        {36, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
+        {36, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --etp 1 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
                                 "--moe-dispatcher deepep --dist-opt --attention cudnn " MODELZOO, "ModelZoo, cross-node EP", 0},
-        {37, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
+        {37, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --etp 1 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
                                 "--moe-dispatcher deepep --dist-opt --attention cudnn --overlap-moe-expert-parallel-comm " MODELZOO,
          "ModelZoo, +1F1B EP overlap", 0},
-        {39, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 32 --vpp 3 --ep 8 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
+        {39, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 32 --vpp 3 --ep 8 --etp 1 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
                                 "--moe-dispatcher alltoall --dist-opt --attention cudnn " MODELZOO, "ModelZoo, intra-node EP", 0},
-        {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --mbs 1 --gbs 2048 "
+        {40, "qwen3-235b-a22b", "--gpus 256 --tp 4 --sp --pp 8 --vpp 4 --ep 8 --etp 1 --mbs 1 --gbs 2048 "
                                 "--moe-dispatcher deepep --dist-opt --attention cudnn " MODELZOO, "ModelZoo, intra-node EP, TP4", 0},
         {55, "deepseek-v3", "--gpus 256 --pp 4 --vpp 8 --ep 64 --mbs 1 --gbs 512 --lbs 8 --recompute full "
                             "--moe-dispatcher deepep --framework automodel --moe-routing round-robin", "AutoModel", 0},
@@ -289,7 +291,7 @@ static void end_to_end(void)
         {59, "gpt-oss-20b", "--gpus 8 --ep 8 --mbs 2 --gbs 256 --recompute full --moe-dispatcher deepep "
                             "--framework automodel --moe-routing round-robin",
          "AutoModel, EP8 from its yaml", 0},
-        {105, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
+        {105, "qwen3-235b-a22b", "--gpus 256 --tp 2 --sp --pp 8 --vpp 4 --ep 32 --etp 1 --mbs 1 --gbs 2048 --recompute selective --recompute-modules layernorm,moe_act "
                                  "--moe-dispatcher deepep --dist-opt --attention cudnn --overlap-moe-expert-parallel-comm " ACCOUNT_FOR,
          "Megatron-Core MoE report (v0.16), 1F1B EP overlap", 0},
         {60, "gpt-oss-120b", "--gpus 64 --ep 64 --mbs 2 --gbs 512 --moe-dispatcher deepep --framework automodel "

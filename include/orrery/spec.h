@@ -140,7 +140,10 @@ typedef struct orr_spec {
                            * eager ("compiling loss function causes CUDA errors") */
     /* Mixture of experts (docs/spec.md "MoE"): Megatron-Core's parallel folding, the experts laid out
      * as etp x ep x edp over the same tp x cp x dp GPUs of a pipeline stage (edp derived). */
-    uint32_t ep, etp;     /* expert-parallel and expert-tensor-parallel degrees (default 1) */
+    uint32_t ep;          /* expert-parallel degree (default 1) */
+    uint32_t etp_given;   /* --etp / parallel.etp; 0: not given (orr_spec_resolve sets etp) */
+    uint32_t etp;         /* resolve: expert-tensor-parallel degree, etp_given or the framework's default:
+                           * Megatron-Core's --expert-tensor-parallel-size None is the tp; 1 elsewhere */
     uint32_t edp;         /* resolve: expert data parallelism tp*cp*dp / (ep*etp) */
     orr_moe_dispatcher moe_dispatcher; /* default alltoall */
     orr_moe_routing moe_routing;       /* default random */

@@ -45,6 +45,7 @@ static void config_json(const orr_spec *s, orr_buf *b)
         orr_recompute_modules_format(s->recompute_modules, m, sizeof m);
         orr_buf_printf(b, ", \"recompute_modules\": \"%s\"", m);
     }
+    if (s->model.experts) orr_buf_printf(b, ", \"ep\": %u, \"etp\": %u, \"edp\": %u", s->ep, s->etp, s->edp);
     if (s->precision == ORR_FP8) orr_buf_printf(b, ", \"fp8_recipe\": \"%s\"", orr_fp8_recipe_name(s->fp8_recipe));
     if (s->framework == ORR_FW_MEGATRON_FSDP)
         orr_buf_printf(b, ", \"data_parallel_sharding_strategy\": \"%s\"", orr_fsdp_strategy_name(s->fsdp_strategy));
@@ -68,7 +69,9 @@ static void describe(const orr_spec *s, char *title, size_t cap, orr_buf *config
     if (s->vpp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " VPP%u", s->vpp);
     if (s->cp > 1 && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " CP%u", s->cp);
     if (s->fsdp && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " FSDP%u", s->fsdp);
-    if (s->zero && n > 0 && (size_t)n < sizeof par) snprintf(par + n, sizeof par - (size_t)n, " ZeRO-%u", s->zero);
+    if (s->zero && n > 0 && (size_t)n < sizeof par) n += snprintf(par + n, sizeof par - (size_t)n, " ZeRO-%u", s->zero);
+    if (s->model.experts && n > 0 && (size_t)n < sizeof par) /* the expert layout (etp may be the default) */
+        snprintf(par + n, sizeof par - (size_t)n, orr_fw_fsdp2(s->framework) ? " EP%u" : " EP%u ETP%u", s->ep, s->etp);
     char prec[24];
     snprintf(prec, sizeof prec, "%s%s%s", orr_dtype_name(s->precision), s->precision == ORR_FP8 ? " " : "",
              s->precision == ORR_FP8 ? orr_fp8_recipe_name(s->fp8_recipe) : "");

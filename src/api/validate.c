@@ -354,6 +354,9 @@ static int mbridge_moe_row(const set_def *d, const orr_csv *t, int r, orr_spec *
     if (mbridge_common(d, t, r, s, name, q235 ? "Qwen3-235B" : q30 ? "Qwen3-30B" : "GPT-OSS-120B", err) < 0)
         return -1;
     s->ep = csv_u32(t, r, "ep");
+    /* the Qwen3 configs' WorkloadBaseConfig sets expert_tensor_parallel_size=1 (Megatron-Core's default
+     * would be the tp: 2 for Qwen3-235B); GPT-OSS runs at TP 1 */
+    s->etp_given = 1;
     s->dist_opt = 1;
     s->grad_reduce_bf16 = 1;
     /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: set by the DGX Cloud launcher from v0.3.0 and for

@@ -99,7 +99,8 @@ static const flag_def flags[] = {
     {"--reshard-after-forward", F_RESHARD, NULL, "on (off with pp > 1)", "FSDP: free unsharded parameters after forward", P},
     {"--no-reshard-after-forward", F_NO_RESHARD, NULL, NULL, "FSDP: keep unsharded parameters until backward", P},
     {"--ep", F_EP, COUNT, "1", "expert-parallel degree (MoE models): the experts split over ep ranks", P},
-    {"--etp", F_ETP, COUNT, "1", "expert-tensor-parallel degree (MoE models): each expert split over etp ranks", P},
+    {"--etp", F_ETP, COUNT, "tp under megatron (Megatron-Core's), else 1",
+     "expert-tensor-parallel degree (MoE models): each expert split over etp ranks", P},
     {"--fp8-allgather", F_FP8_AG, NULL, "off", "FSDP: all-gather linear weights in float8 (--precision fp8)", P},
     {"--bf16-params", F_BF16_PARAMS, NULL, "off (fp32)",
      "FSDP: parameters, sharded gradients and Adam state in bf16 (a bf16 model, as NeMo AutoModel's)", P},
@@ -450,7 +451,7 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
             if (strcasecmp(val, orr_fsdp_strategy_name((orr_fsdp_strategy)x)) == 0)
                 return s->fsdp_strategy = (orr_fsdp_strategy)x, s->fsdp_strategy_set = 1, 0;
         return bad_value(f, val, err);
-    case F_ETP: return parse_count(f, val, &s->etp, err);
+    case F_ETP: return parse_count(f, val, &s->etp_given, err);
     case F_MOE_DISPATCHER:
         for (int k = ORR_MOE_ALLTOALL; k <= ORR_MOE_DEEPEP; k++)
             if (strcasecmp(val, orr_moe_dispatcher_name((orr_moe_dispatcher)k)) == 0)

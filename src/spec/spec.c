@@ -47,7 +47,7 @@ void orr_spec_init(orr_spec *s)
     orr_topo_spec_default(&s->topo, NULL);
     s->cp = 1;
     s->ep = 1;
-    s->etp = 1;
+    s->etp = 1; /* until resolve: etp_given or the framework's default */
     s->moe_imbalance = 1.0;
     s->reshard_after_forward = -1; /* not given: orr_spec_reshard_after_forward */
     s->caching_allocator = 1;
@@ -161,7 +161,7 @@ int orr_framework_parse(const char *name, orr_framework *out)
 static const orr_yfield parallel_fields[] = {
     SF("tp", ORR_YF_U32, tp), SF("pp", ORR_YF_U32, pp), SF("dp", ORR_YF_U32, dp), SF("vpp", ORR_YF_U32, vpp),
     SF("sp", ORR_YF_BOOL, sp), SF("dist_opt", ORR_YF_BOOL, dist_opt), SF("cp", ORR_YF_U32, cp),
-    SF("fsdp", ORR_YF_U32, fsdp), SF("ep", ORR_YF_U32, ep), SF("etp", ORR_YF_U32, etp),
+    SF("fsdp", ORR_YF_U32, fsdp), SF("ep", ORR_YF_U32, ep), SF("etp", ORR_YF_U32, etp_given),
     {.key = "zero", .type = ORR_YF_U32, .offset = offsetof(orr_spec, zero), .min = 0, .max = 3},
     SF("reshard_after_forward", ORR_YF_BOOL, reshard_after_forward), SF("fp8_allgather", ORR_YF_BOOL, fp8_allgather),
     SF("bf16_params", ORR_YF_BOOL, bf16_params), SF("plain_experts", ORR_YF_BOOL, plain_experts),
@@ -990,6 +990,14 @@ static int resolve_moe_loads(orr_spec *s, orr_err *err)
     return 0;
 }
 
+/* How an error names the etp: the flag given, or resolve_moe's default. */
+static const char *etp_named(const orr_spec *s, char *buf, size_t cap)
+{
+    if (s->etp_given) snprintf(buf, cap, "--etp %u (parallel.etp)", s->etp);
+    else snprintf(buf, cap, "etp %u (not given: Megatron-Core's default, the tp; --etp 1 keeps each expert whole)", s->etp);
+    return buf;
+}
+
 /* The checks both MoE layouts share, once ep and etp fit: expert and shared-expert widths, the load
  * file and imbalance, MLA without CP. */
 static int resolve_moe_common(orr_spec *s, orr_err *err)
@@ -997,8 +1005,9 @@ static int resolve_moe_common(orr_spec *s, orr_err *err)
     const orr_model *m = &s->model;
     if (m->experts % s->ep)
         return orr_fail(err, "--ep %u (parallel.ep): the model's experts (%u) must be divisible by ep", s->ep, m->experts);
+    char en[128];
     if (m->expert_ffn % s->etp)
-        return orr_fail(err, "--etp %u (parallel.etp): the model's expert_ffn (%u) must be divisible by etp", s->etp,
+        return orr_fail(err, "%s: the model's expert_ffn (%u) must be divisible by etp", etp_named(s, en, sizeof en),
                         m->expert_ffn);
     if (m->shared_expert_ffn % s->tp)
         return orr_fail(err, "--tp %u (parallel.tp): the model's shared_expert_ffn (%u) must be divisible by tp", s->tp,
@@ -1066,6 +1075,11 @@ static int resolve_moe_a2a_overlap(const orr_spec *s, orr_err *err)
 static int resolve_moe(orr_spec *s, orr_err *err)
 {
     const orr_model *m = &s->model;
+    /* Megatron-Core's --expert-tensor-parallel-size defaults to None, which TransformerConfig turns
+     * into tensor_model_parallel_size (megatron/training/arguments.py, _add_moe_args): the experts
+     * are split like the dense layers unless told otherwise. TorchTitan and AutoModel do not split
+     * them (resolve_moe_fsdp refuses etp > 1). */
+    s->etp = s->etp_given ? s->etp_given : m->experts && orr_fw_megatron(s->framework) ? s->tp : 1;
     uint64_t stage = (uint64_t)s->tp * s->cp * s->dp, ex = (uint64_t)s->ep * s->etp;
     s->edp = 0;
     if (!m->experts) {
@@ -1083,10 +1097,11 @@ static int resolve_moe(orr_spec *s, orr_err *err)
                              "megatron, torchtitan or automodel (FSDP2 + EP) only (%s's expert parallelism is not "
                              "modelled yet)", orr_framework_name(s->framework), m->name, orr_framework_name(s->framework));
     if (orr_fw_fsdp2(s->framework)) return resolve_moe_fsdp(s, err);
+    char en[128];
     if (stage % ex)
-        return orr_fail(err, "--ep %u --etp %u (parallel.ep, parallel.etp): ep*etp (%llu) must divide the GPUs of a "
-                             "pipeline stage, tp*cp*dp = %u*%u*%u = %llu (Megatron-Core folds the experts' etp x ep x "
-                             "edp over them)", s->ep, s->etp, (unsigned long long)ex, s->tp, s->cp, s->dp,
+        return orr_fail(err, "--ep %u (parallel.ep) with %s: ep*etp (%llu) must divide the GPUs of a pipeline stage, "
+                             "tp*cp*dp = %u*%u*%u = %llu (Megatron-Core folds the experts' etp x ep x edp over them)",
+                        s->ep, etp_named(s, en, sizeof en), (unsigned long long)ex, s->tp, s->cp, s->dp,
                         (unsigned long long)stage);
     if (s->tp > 1 && !s->sp)
         return orr_fail(err, "--tp %u (parallel.tp): an MoE model with tensor parallelism needs --sp (Megatron-Core "
