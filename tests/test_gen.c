@@ -502,6 +502,90 @@ static double alloc_bytes(const orr_workload *w, const char *name, uint32_t laye
     return -1;
 }
 
+/* A GPT-style block (LayerNorm, learned positions, an ungated GELU MLP) under eager autograd keeps the
+ * norms' inputs and outputs 8h, q, k and v 6h (MHA), the attention output 2h, fc1's output (GELU's
+ * input) and GELU's output (fc2's input) 2 x 2f: 32h per token at f = 4h; no rotary copies. */
+static void test_gpt_autograd(void)
+{
+    orr_spec s;
+    orr_err err;
+    CHECK_MSG(spec_from_text(&s, "t.yaml", "model: {base: gpt3-1.3b, dropout: 0}\n",
+                             "--framework torchtitan --gpu H100 --gpus 8 --fsdp 8 --mbs 1 --seq 2048 --recompute none",
+                             &err) == 0, "%s", err.msg);
+    orr_workload *w = gen(&s);
+    if (w) {
+        double per = alloc_bytes(w, "alloc_activations", 1) / (2048.0 * 2048.0);
+        CHECK_MSG(per == 32.0, "GPT block keeps %.3f h per token, want 32", per);
+    }
+    orr_workload_free(w);
+    orr_spec_free(&s);
+}
+
+/* TorchTitan's layer SAC (selective_ac_option "3"): the rank's 3rd, 6th, ... block in model order,
+ * counted over its pipeline chunks, is recomputed whole and keeps only its input; the others keep
+ * what --recompute none keeps and re-run nothing. PP 2 x 2 virtual stages of 8 layers: rank 0 holds
+ * layers 0-1 and 4-5 (the 1st to 4th blocks it wraps), so layer 4 alone is recomputed. */
+static void test_layer_sac(void)
+{
+    orr_spec s, none, full;
+    orr_err err;
+    const char *base = "--framework torchtitan --gpu H100 --gpus 4 --fsdp 2 --pp 2 --vpp 2 --mbs 1 --gbs 4 --seq 1024";
+    char f[256];
+    snprintf(f, sizeof f, "%s --recompute selective --selective-ac-option 3", base);
+    const char *yaml = "model: {base: llama3-8b, layers: 8}\n";
+    int ok = spec_from_text(&s, "t.yaml", yaml, f, &err) == 0;
+    snprintf(f, sizeof f, "%s --recompute none", base);
+    ok = ok && spec_from_text(&none, "t.yaml", yaml, f, &err) == 0;
+    snprintf(f, sizeof f, "%s --recompute full", base);
+    ok = ok && spec_from_text(&full, "t.yaml", yaml, f, &err) == 0;
+    CHECK_MSG(ok, "%s", err.msg);
+    if (!ok) return;
+    orr_workload *w = gen(&s), *wn = gen(&none), *wf = gen(&full);
+    if (w && wn && wf) {
+        const uint32_t layers[] = {0, 1, 4, 5};
+        for (size_t i = 0; i < 4; i++) {
+            uint32_t l = layers[i];
+            const orr_workload *want = l == 4 ? wf : wn;
+            double a = alloc_bytes(w, "alloc_activations", l), b = alloc_bytes(want, "alloc_activations", l);
+            CHECK_MSG(a > 0 && a == b, "layer %u keeps %.0f B, want %.0f (%s)", l, a, b, l == 4 ? "full" : "none");
+            double rc = layer_counts(w, 0, l, 0).gemm_flops[ORR_PHASE_RECOMPUTE],
+                   rw = layer_counts(want, 0, l, 0).gemm_flops[ORR_PHASE_RECOMPUTE];
+            CHECK_MSG(rc == rw, "layer %u: %.3g recomputed GEMM FLOPs, want %.3g", l, rc, rw);
+        }
+        CHECK(layer_counts(w, 0, 4, 0).gemm_flops[ORR_PHASE_RECOMPUTE] > 0);
+    }
+    orr_workload_free(w);
+    orr_workload_free(wn);
+    orr_workload_free(wf);
+    orr_spec_free(&s);
+    orr_spec_free(&none);
+    orr_spec_free(&full);
+    /* the option is TorchTitan's, read in mode selective only */
+    static const struct { const char *flags, *msg; } bad[] = {
+        {"--framework megatron --gpus 8 --recompute selective --selective-ac-option 2",
+         "--selective-ac-option N (training.selective_ac_option) with"},
+        {"--framework torchtitan --gpus 8 --recompute full --selective-ac-option 2", "in mode selective only"},
+        {"--framework torchtitan --gpus 8 --recompute selective --selective-ac-option 0", "--selective-ac-option"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(f, sizeof f, "--gpu H100 %s", bad[i].flags);
+        int rc = spec_from_text(&s, "t.yaml", "model: llama3-8b\n", f, &err);
+        CHECK_MSG(rc != 0 && strstr(err.msg, bad[i].msg), "%s -> %s", bad[i].flags, rc ? err.msg : "accepted");
+        orr_spec_free(&s);
+    }
+    /* YAML: training.selective_ac_option, op or an integer */
+    CHECK(spec_from_text(&s, "t.yaml", "model: llama3-8b\ntraining: {recompute: selective, selective_ac_option: 2}\n",
+                         "--framework torchtitan --gpu H100 --gpus 8", &err) == 0 && s.sac_every == 2);
+    orr_spec_free(&s);
+    CHECK(spec_from_text(&s, "t.yaml", "model: llama3-8b\ntraining: {recompute: selective, selective_ac_option: op}\n",
+                         "--framework torchtitan --gpu H100 --gpus 8", &err) == 0 && s.sac_every == 0);
+    orr_spec_free(&s);
+    CHECK(spec_from_text(&s, "t.yaml", "model: llama3-8b\ntraining: {recompute: selective, selective_ac_option: x2}\n",
+                         "--framework torchtitan --gpu H100 --gpus 8", &err) != 0 &&
+          strstr(err.msg, "expected op or a positive integer"));
+    orr_spec_free(&s);
+}
+
 static void test_dtensor_sp(void)
 {
     double act[2];
@@ -1213,6 +1297,8 @@ int main(void)
     test_schedules_complete_and_symmetry();
     test_dp_buckets();
     test_eager_torch();
+    test_layer_sac();
+    test_gpt_autograd();
     test_uneven_split();
     test_dtensor_sp();
     test_context_parallel();

@@ -140,6 +140,9 @@ int main(void)
                               "--pp", spp, "--cp", scp, "--fsdp", sfsdp, "--mbs", smbs, "--gbs", sgbs, "--seq", sseq,
                               "--recompute", rc};
         for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) argv[n++] = base[i];
+        /* "selective layer": TorchTitan's layer SAC at its default selective_ac_option "2" (the 2024
+         * docs/performance.md runs); the other selective rows say op */
+        if (strstr(ac, "selective") && strstr(ac, "layer")) argv[n++] = "--selective-ac-option", argv[n++] = "2";
         if (tp > 1) argv[n++] = "--sp";
         if (strcasecmp(csv_get(&t, r, "torch_compile"), "True") == 0) argv[n++] = "--compile";
         /* TorchTitan of 2024 left the loss eager under compile (train.py: "TODO: compiling loss

@@ -160,6 +160,9 @@ typedef struct orr_spec {
     uint32_t nmoe_loads;
     double moe_loads[ORR_MOE_LOADS_MAX];
     orr_recompute recompute;
+    uint32_t sac_every;   /* torchtitan --selective-ac-option N with --recompute selective: every N-th block of
+                           * a rank checkpointed whole, the others keeping everything (layer SAC); 0: "op",
+                           * per-op SAC */
     uint32_t recompute_modules; /* ORR_RCM_* (--recompute-modules); resolve: core_attn when megatron's
                                  * selective recompute names none, 0 otherwise */
     orr_dtype precision;  /* bf16 / fp16 / fp8 */

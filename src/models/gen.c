@@ -681,13 +681,17 @@ static void rotary_bf16(gen *G, const ctx *c, const char *x, double n, int backw
     }
 }
 
+/* Whether the model rotates q and k: the Llama-style models (RMSNorm) do; the GPT-style ones (LayerNorm)
+ * add learned or no position embeddings. */
+static int rope(const gen *G) { return G->s->model.rmsnorm; }
+
 /* Rotary embeddings on q and k (Llama-style models): one fused kernel, or eagerly per tensor an fp32
  * copy (6 B), the complex multiply (8 B) and the cast back (6 B), forward and backward alike; with
  * GQA repeat_kv copies k and v out to all heads (4 B per element of q each), and the backward sums
  * the copies' gradients back (2 B per element of q and of kv each). */
 static void rotary(gen *G, const ctx *c, int backward)
 {
-    if (!G->s->model.rmsnorm) return;
+    if (!rope(G)) return;
     double M = gen_tokens(G), t = G->T, q = M * G->a * G->hd / t, kv = M * G->g * G->hd / t;
     if (!eager(G)) {
         gen_memop(G, c, backward ? "rotary_bwd" : "rotary", ORR_CLS_ELEMENTWISE, 2.0 * (q + kv) * G->act_B,
@@ -780,7 +784,7 @@ static int dtensor_sp_keeps_gathered(const gen *G)
  * q, kv and f; SP shards the rest):
  *   none, eager:    norm inputs and outputs 8h (the outputs all-gathered, h each instead of h/t, when
  *                   dtensor_sp_keeps_gathered); rotary's fp32 copies of q and k 4(q + kv) (none with
- *                   recipe.rope_bf16: its products save cos and sin only); bf16 q, k,
+ *                   recipe.rope_bf16: its products save cos and sin only; none without rope); bf16 q, k,
  *                   v 2(q + 2kv); attention output 2q; w1, w3 outputs, silu output and the product 8f
  *   none, compiled: the fused rotary and SwiGLU keep bf16 only: 8h + 2(q + 2kv) + 2q + 4f + 2f
  *   selective (per-op SAC: every other matmul output, the attention output, the block input):
@@ -795,8 +799,11 @@ double gen_autograd_layer_bytes(const gen *G, orr_recompute rc)
     if (rc == ORR_RECOMPUTE_FULL) per_token = 2.0 * hs;
     else if (rc == ORR_RECOMPUTE_SELECTIVE) per_token = 2.0 * hs + (q + 2.0 * kv + 2.0 * hs + 2.0 * f) + 2.0 * q;
     else if (G->s->compile) per_token = norms + 2.0 * (q + 2.0 * kv) + 2.0 * q + 6.0 * f;
-    else per_token = norms + (G->rp->rope_bf16 ? 0.0 : 4.0 * (q + kv)) + 2.0 * (q + 2.0 * kv) + 2.0 * q + 8.0 * f;
-    if (!G->gated) per_token -= (rc == ORR_RECOMPUTE_FULL ? 0.0 : 2.0 * f); /* one up projection */
+    else per_token = norms + (G->rp->rope_bf16 || !rope(G) ? 0.0 : 4.0 * (q + kv)) + 2.0 * (q + 2.0 * kv) + 2.0 * q +
+                     8.0 * f;
+    /* an ungated MLP (fc1, its activation, fc2): eager, fc1's output and the activation's, 4f where
+     * the gated one keeps 8f; compiled or per-op, one up projection less */
+    if (!G->gated) per_token -= rc == ORR_RECOMPUTE_FULL ? 0.0 : rc == ORR_RECOMPUTE_NONE && !G->s->compile ? 4.0 * f : 2.0 * f;
     return per_token * gen_tokens(G);
 }
 
@@ -807,9 +814,6 @@ static double layer_saved(const gen *G, orr_recompute rc)
     int qk = rc == ORR_RECOMPUTE_NONE || (rc == ORR_RECOMPUTE_SELECTIVE && !G->rp->per_op_sac);
     return G->rp->layer_saved_bytes(G, rc) + (qk ? qk_norm_saved_bytes(G) : 0);
 }
-
-/* Bytes one layer keeps for its backward, per rank, under the configured recomputation. */
-double gen_layer_activation_bytes(const gen *G) { return layer_saved(G, G->s->recompute); }
 
 uint32_t gen_rc_modules(const gen *G, orr_recompute rc)
 {
@@ -827,7 +831,7 @@ static double layer_kept_bytes(const gen *G, uint32_t layer, orr_recompute rc)
 /* Bytes a recomputed layer re-creates for its backward (all it would keep minus what it kept). */
 static double layer_recompute_bytes(const gen *G, uint32_t layer)
 {
-    orr_recompute rc = G->s->recompute;
+    orr_recompute rc = gen_layer_rc(G, layer);
     if (rc == ORR_RECOMPUTE_NONE) return 0;
     double full = layer_kept_bytes(G, layer, ORR_RECOMPUTE_NONE) + moe_layer_saved_bytes(G, layer, ORR_RECOMPUTE_NONE);
     double kept = layer_kept_bytes(G, layer, rc) + moe_layer_saved_bytes(G, layer, rc);
@@ -948,9 +952,9 @@ static void layer_bwd(gen *G, const ctx *c)
     gemm(G, c, "proj_wgrad", G->attn_out / t, G->h, M);
     /* Megatron's core_attn recompute re-runs the attention core, fused or not (attention.py's
      * _checkpointed_attention_forward); the per-op recipes' selective recompute the unfused one */
-    int per_op_unfused = G->s->recompute == ORR_RECOMPUTE_SELECTIVE && G->rp->per_op_sac &&
-                         G->s->attention == ORR_ATTN_UNFUSED;
-    if ((gen_rc_modules(G, G->s->recompute) & ORR_RCM_CORE_ATTN) || per_op_unfused) {
+    orr_recompute lrc = gen_layer_rc(G, c->layer);
+    int per_op_unfused = lrc == ORR_RECOMPUTE_SELECTIVE && G->rp->per_op_sac && G->s->attention == ORR_ATTN_UNFUSED;
+    if ((gen_rc_modules(G, lrc) & ORR_RCM_CORE_ATTN) || per_op_unfused) {
         ctx rc = *c;
         rc.phase = ORR_PHASE_RECOMPUTE;
         attention(G, &rc, 0);
@@ -973,7 +977,7 @@ static void embedding_fwd(gen *G, const ctx *c)
     /* vocab-parallel embedding: partial rows are summed over TP (reduce-scatter with SP) */
     uint32_t e = tp_coll(G, c, "tp_embedding", G->sp ? ORR_COLL_REDUCESCATTER : ORR_COLL_ALLREDUCE, hidden_bytes(G), 0);
     tp_join(G, e);
-    if (!G->s->model.rmsnorm)
+    if (!rope(G)) /* learned position embeddings */
         gen_memop(G, c, "position_embedding_add", ORR_CLS_ELEMENTWISE, 3.0 * local_tokens(G) * G->h * G->act_B, 0);
     residual(G, c, "embedding_dropout");
 }
@@ -1115,6 +1119,24 @@ static uint32_t chunk_layers(const gen *G, uint32_t c) { return G->stage_layers[
 /* Global index of the first layer of model chunk c on this rank's stage. */
 static uint32_t chunk_first_layer(const gen *G, uint32_t c) { return G->stage_first[c * G->P + G->pp_r]; }
 static int chunk_has_embedding(const gen *G, uint32_t c) { return G->pp_r == 0 && c == 0; }
+
+/* TorchTitan's apply_ac with an integer selective_ac_option N wraps a block in checkpoint_wrapper when
+ * ptd_checkpoint_wrapper._count, a class attribute counted up over every block it is applied to in the
+ * process (the rank's model parts in order, each's layers in order), is a multiple of N. */
+orr_recompute gen_layer_rc(const gen *G, uint32_t layer)
+{
+    if (G->s->recompute != ORR_RECOMPUTE_SELECTIVE || !G->s->sac_every) return G->s->recompute;
+    uint64_t count = 0;
+    for (uint32_t c = 0; c < G->V; c++) {
+        uint32_t first = chunk_first_layer(G, c), n = chunk_layers(G, c);
+        if (layer >= first && layer - first < n) {
+            count += layer - first + 1;
+            break;
+        }
+        count += n;
+    }
+    return count % G->s->sac_every == 0 ? ORR_RECOMPUTE_FULL : ORR_RECOMPUTE_NONE;
+}
 static int chunk_has_head(const gen *G, uint32_t c) { return G->pp_r == G->P - 1 && c == G->V - 1; }
 
 /* Parameters of a layer per rank reduced over the data-parallel group: a dense layer's split by tp, or
@@ -1131,7 +1153,7 @@ static double layer_linear_params_local(const gen *G)
 }
 static double embedding_params_local(const gen *G)
 {
-    return G->vocab * G->h / G->T + (G->s->model.rmsnorm ? 0.0 : G->sq * G->h);
+    return G->vocab * G->h / G->T + (rope(G) ? 0.0 : G->sq * G->h);
 }
 /* The LM head's own parameters on the last stage: untied, or a tied copy when PP > 1. */
 static double head_params_local(const gen *G)
@@ -1603,7 +1625,7 @@ static void fwd_step(gen *G, uint32_t c, uint32_t mb)
         wait_param_gather(G, c, mb, 1, cx.layer);
         layer_fwd(G, &cx);
         gen_mem_op(G, &cx, ORR_OP_ALLOC, S_COMPUTE, "alloc_activations", act_buf(G, c, li, mb),
-                   layer_kept_bytes(G, cx.layer, G->s->recompute), ORR_MEM_ACT);
+                   layer_kept_bytes(G, cx.layer, gen_layer_rc(G, cx.layer)), ORR_MEM_ACT);
         moe_save_activations(G, &cx, G->moe_buf_base + act_buf(G, c, li, mb));
         if (G->rp->shards_params) {
             G->unit_fwd_ev[unit_id(G, c, 0, li)] = gen_record(G, S_COMPUTE);
@@ -1642,15 +1664,16 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         uint32_t rbuf = UINT32_MAX;
         double rbytes = layer_recompute_bytes(G, cx.layer);
         if (rbytes > 0) rbuf = gen_mem_alloc(G, &cx, S_COMPUTE, "recomputed_activations", rbytes, ORR_MEM_ACT);
-        if (G->s->recompute == ORR_RECOMPUTE_FULL) {
+        orr_recompute lrc = gen_layer_rc(G, cx.layer);
+        if (lrc == ORR_RECOMPUTE_FULL) {
             ctx rc = cx;
             rc.phase = ORR_PHASE_RECOMPUTE;
             layer_fwd(G, &rc);
-        } else if (G->s->recompute == ORR_RECOMPUTE_SELECTIVE && G->rp->per_op_sac) {
+        } else if (lrc == ORR_RECOMPUTE_SELECTIVE && G->rp->per_op_sac) {
             ctx rc = cx;
             rc.phase = ORR_PHASE_RECOMPUTE;
             sac_recompute(G, &rc);
-        } else if (gen_rc_modules(G, G->s->recompute)) {
+        } else if (gen_rc_modules(G, lrc)) {
             ctx rc = cx;
             rc.phase = ORR_PHASE_RECOMPUTE;
             module_recompute(G, &rc);
@@ -1661,7 +1684,7 @@ static void bwd_step(gen *G, uint32_t c, uint32_t mb)
         gen_mem_free(G, &cx, S_COMPUTE, gbuf);
         gen_mem_free(G, &cx, S_COMPUTE, rbuf);
         gen_mem_op(G, &cx, ORR_OP_FREE, S_COMPUTE, "free_activations", act_buf(G, c, k, mb),
-                   layer_kept_bytes(G, cx.layer, G->s->recompute), ORR_MEM_ACT);
+                   layer_kept_bytes(G, cx.layer, lrc), ORR_MEM_ACT);
         moe_free_activations(G, &cx, G->moe_buf_base + act_buf(G, c, k, mb));
         after_bwd_element(G, c, mb, 0, 0, cx.layer);
         if (last_mb(G, mb)) moe_expert_grad_reduce(G, &cx);

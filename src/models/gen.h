@@ -243,8 +243,10 @@ double gen_rank_shard_bytes(const gen *G, double bytes_per_param);
  * group each is sharded over (at most cap); and how many there can be at most. */
 uint32_t gen_param_tensors(const gen *G, double *out, double *shard, uint32_t cap);
 uint32_t gen_param_tensor_count(const gen *G);
-/* The layer's saved bytes of the recipe under the configured recomputation. */
-double gen_layer_activation_bytes(const gen *G);
+/* The recomputation of global layer `layer` on this rank: the spec's, except under TorchTitan's
+ * layer-level selective AC (--selective-ac-option N), where the rank's N-th, 2N-th, ... block is
+ * recomputed whole and the others are not at all. */
+orr_recompute gen_layer_rc(const gen *G, uint32_t layer);
 /* What recomputation rc re-runs of a Megatron layer (ORR_RCM_*): under selective the spec's
  * recompute_modules (core_attn when it names none: Megatron-Core's default); 0 otherwise and for the
  * recipes with per-op checkpointing (recipe.per_op_sac), which have no modules. */

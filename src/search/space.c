@@ -217,6 +217,8 @@ int search_trial_spec(const search_base *b, const orr_trial *t, const char *net,
     if (orr_spec_apply_flags(s, argc, argv, err)) return -1;
     /* the job's --recompute-modules hold for the trials that recompute selectively under Megatron */
     if (s->recompute != ORR_RECOMPUTE_SELECTIVE || !orr_fw_megatron(s->framework)) s->recompute_modules = 0;
+    /* and its --selective-ac-option for those under TorchTitan */
+    if (s->recompute != ORR_RECOMPUTE_SELECTIVE || s->framework != ORR_FW_TORCHTITAN) s->sac_every = 0;
     return orr_spec_resolve(s, err);
 }
 

@@ -17,7 +17,7 @@
 
 typedef enum flag_id {
     F_MODEL, F_GPU, F_CLUSTER, F_GPUS, F_GPUS_PER_NODE, F_TP, F_PP, F_DP, F_VPP, F_SP, F_NO_SP,
-    F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_RECOMPUTE_MODULES, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_FP8_RECIPE,
+    F_MBS, F_GBS, F_LBS, F_SEQ, F_RECOMPUTE, F_SAC_OPTION, F_RECOMPUTE_MODULES, F_DIST_OPT, F_NO_DIST_OPT, F_PRECISION, F_FP8_RECIPE,
     F_JSON, F_TRACE,
     F_HTML,
     F_TP_COMM_OVERLAP, F_NO_TP_COMM_OVERLAP, F_NO_P2P_OVERLAP, F_NO_ASYNC_TP_AR, F_NO_ACT_FUSION, F_NO_SYMMETRY, F_LAUNCH_US, F_ATTENTION,
@@ -113,6 +113,9 @@ static const flag_def flags[] = {
      "torchtitan/automodel with pp > 1: sequences per DP rank in one pipeline schedule step", P},
     {"--seq", F_SEQ, COUNT, "the model's seq", "sequence length, tokens", P},
     {"--recompute", F_RECOMPUTE, "none, selective or full", "none", "activation recomputation", P},
+    {"--selective-ac-option", F_SAC_OPTION, "op or a positive integer N", "op",
+     "torchtitan with --recompute selective: TorchTitan's activation_checkpoint.selective_ac_option, per-op SAC "
+     "or every N-th block checkpointed whole (layer SAC)", P},
     {"--recompute-modules", F_RECOMPUTE_MODULES,
      "comma-separated core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj", "core_attn",
      "megatron with --recompute selective: what is recomputed (Megatron-Core's recompute_modules)", P},
@@ -398,6 +401,9 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_PP_LAYERS: return parse_pp_layers(f, val, s, err);
     case F_PP_ACCOUNT_EMB: s->pp_account_embedding = 1; return 0;
     case F_PP_ACCOUNT_LOSS: s->pp_account_loss = 1; return 0;
+    case F_SAC_OPTION:
+        if (strcasecmp(val, "op") == 0) return s->sac_every = 0, 0;
+        return parse_count(f, val, &s->sac_every, err);
     case F_RECOMPUTE_MODULES: return parse_recompute_modules(f, val, s, err);
     case F_MBS: return parse_count(f, val, &s->mbs, err);
     case F_GBS: return parse_count(f, val, &s->gbs, err);

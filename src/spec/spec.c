@@ -177,7 +177,8 @@ static const orr_yfield training_fields[] = {
     SF("mbs", ORR_YF_U32, mbs), SF("gbs", ORR_YF_U32, gbs), SF("seq", ORR_YF_U32, seq), SF("lbs", ORR_YF_U32, lbs),
 };
 /* training: keys that are enums, read by hand in apply_section */
-static const char *const training_enums[] = {"recompute", "recompute_modules", "precision", "fp8_recipe", NULL};
+static const char *const training_enums[] = {"recompute", "recompute_modules", "selective_ac_option", "precision",
+                                             "fp8_recipe", NULL};
 /* options: keys that are enums */
 static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing",
                                             "data_parallel_sharding_strategy", NULL};
@@ -278,6 +279,19 @@ static int read_recompute_modules(orr_spec *s, const orr_ynode *n, orr_err *err)
     return 0;
 }
 
+/* training.selective_ac_option: TorchTitan's "op" or a positive integer N (every N-th block). */
+static int read_sac_option(orr_spec *s, const orr_ynode *n, orr_err *err)
+{
+    if (n->kind == ORR_YSCALAR && strlen(n->str) == n->len && strcasecmp(n->str, "op") == 0) return s->sac_every = 0, 0;
+    char *end = NULL;
+    unsigned long v = n->kind == ORR_YSCALAR && strlen(n->str) == n->len && n->str[0] >= '1' && n->str[0] <= '9'
+                          ? strtoul(n->str, &end, 10)
+                          : 0;
+    if (!end || *end || v > UINT32_MAX) return orr_y_fail(n, err, "expected op or a positive integer");
+    s->sac_every = (uint32_t)v;
+    return 0;
+}
+
 /* Reads one of the sections parallel:, training:, options: (extra: keys read by hand, or NULL) */
 static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f, size_t nf,
                          const char *const *extra, orr_err *err)
@@ -290,6 +304,8 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
             s->recompute = (orr_recompute)idx;
         } else if (strcmp(c->key, "recompute_modules") == 0) {
             if (read_recompute_modules(s, c, err)) return -1;
+        } else if (strcmp(c->key, "selective_ac_option") == 0) {
+            if (read_sac_option(s, c, err)) return -1;
         } else if (strcmp(c->key, "attention") == 0) {
             if (orr_y_choice(c, attention_names, 3, &idx, err)) return -1;
             s->attention = (orr_attention)idx;
@@ -626,6 +642,9 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
                              "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
     if (fw == ORR_FW_TORCHTITAN) return 0;
+    if (s->sac_every)
+        return foreign_option(s, ORR_FW_TORCHTITAN, "--selective-ac-option N (training.selective_ac_option)",
+                              "layer-level selective activation checkpointing is TorchTitan's", err);
     if (fw == ORR_FW_AUTOMODEL) {
         /* AutoModel compiles only its fused expert activation (always modelled so); the model itself is not
          * torch.compile-d by its benchmark recipes. */
@@ -1268,6 +1287,10 @@ static int resolve_recompute_modules(orr_spec *s, orr_err *err)
                         a2a_overlap_opt);
     if (!m && s->recompute == ORR_RECOMPUTE_SELECTIVE && orr_fw_megatron(s->framework))
         s->recompute_modules = ORR_RCM_CORE_ATTN;
+    if (s->sac_every && s->recompute != ORR_RECOMPUTE_SELECTIVE)
+        return orr_fail(err, "--selective-ac-option %u (training.selective_ac_option) with --recompute %s "
+                             "(training.recompute): TorchTitan reads the option in mode selective only",
+                        s->sac_every, orr_recompute_name(s->recompute));
     return 0;
 }
 
