@@ -9,6 +9,7 @@
 #include "orrery/estimate.h"
 #include "orrery/orrery.h"
 
+#include <math.h>
 #include <string.h>
 
 static orr_spec base_spec(void)
@@ -519,6 +520,82 @@ static void test_gpt_autograd(void)
     }
     orr_workload_free(w);
     orr_spec_free(&s);
+}
+
+/* The bytes of the first allocation named `name` and of the first kernel named `kname` on rank 0. */
+static double named_bytes(const orr_workload *w, orr_op_kind kind, const char *name)
+{
+    const orr_rank *r = &w->ranks[0];
+    for (size_t i = 0; i < r->nops; i++)
+        if (r->ops[i].kind == kind && strcmp(w->names[r->ops[i].name], name) == 0) return (double)r->ops[i].bytes;
+    return -1;
+}
+
+/* Megatron-Core's precision-aware optimizer (Transformer Engine's FusedAdam): the state per parameter
+ * is the master copy (16-bit remainders of bf16 parameters by default, store_param_remainders; fp32
+ * for fp16 training; 2 B in fp16) and the two moments in their dtypes; the Adam step reads and writes
+ * it all, reads the gradient in main_grads_dtype and writes the bf16 parameter (reading it too with
+ * remainders). One GPU, so the distributed optimizer's shard is everything. */
+static void test_precision_aware_optimizer(void)
+{
+    static const struct {
+        const char *flags;
+        double state_B, step_B;
+    } cases[] = {
+        {"", 12, 30},
+        {"--use-precision-aware-optimizer", 10, 28},
+        {"--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --main-grads-dtype bf16", 6, 18},
+        {"--use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype fp8 --exp-avg-sq-dtype fp16", 5, 16},
+        {"--use-precision-aware-optimizer --precision fp16", 12, 30},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char f[320];
+        snprintf(f, sizeof f, "--gpu H100 --gpus 1 --dist-opt --mbs 1 --gbs 1 --seq 1024 %s", cases[i].flags);
+        orr_spec s;
+        orr_err err;
+        if (spec_from_text(&s, "t.yaml", "model: {base: llama3-8b, layers: 2}\n", f, &err)) {
+            CHECK_MSG(0, "%s: %s", f, err.msg);
+            orr_spec_free(&s);
+            continue;
+        }
+        orr_workload *w = gen(&s);
+        if (w) {
+            double P = 0, state = named_bytes(w, ORR_OP_ALLOC, "optimizer_state"), step = 0;
+            const orr_rank *r = &w->ranks[0];
+            for (size_t k = 0; k < r->nops; k++)
+                if (r->ops[k].kind == ORR_OP_KERNEL && strcmp(w->names[r->ops[k].name], "adam_step") == 0) {
+                    step += (double)r->ops[k].bytes;
+                    P += r->ops[k].flops / 12.0;
+                }
+            CHECK_MSG(P > 0 && fabs(state / P - cases[i].state_B) < 1e-6 && fabs(step / P - cases[i].step_B) < 1e-6,
+                      "%s: state %.4f B, step %.4f B per parameter; want %.0f, %.0f", cases[i].flags, state / P,
+                      step / P, cases[i].state_B, cases[i].step_B);
+        }
+        orr_workload_free(w);
+        orr_spec_free(&s);
+    }
+    /* YAML keys; the dtypes without the optimizer, and the optimizer without --dist-opt, are errors */
+    orr_spec s;
+    orr_err err;
+    CHECK(spec_from_text(&s, "t.yaml",
+                         "model: llama3-8b\nparallel: {dist_opt: true}\noptions: {use_precision_aware_optimizer: true, "
+                         "exp_avg_dtype: bf16, exp_avg_sq_dtype: fp8}\n",
+                         "--gpu H100 --gpus 8", &err) == 0 &&
+          s.opt_dtype[ORR_OPT_EXP_AVG] == ORR_BF16 && s.opt_dtype[ORR_OPT_EXP_AVG_SQ] == ORR_FP8);
+    orr_spec_free(&s);
+    static const struct { const char *yaml, *flags, *msg; } bad[] = {
+        {"model: llama3-8b\noptions: {main_params_dtype: bf16}\n", "", "options.main_params_dtype"},
+        {"model: llama3-8b\n", "--dist-opt --exp-avg-dtype bf16", "can only be fp32 without --use-precision-aware"},
+        {"model: llama3-8b\n", "--use-precision-aware-optimizer", "needs --dist-opt"},
+        {"model: llama3-8b\n", "--framework torchtitan --use-precision-aware-optimizer", "framework megatron's"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char f[200];
+        snprintf(f, sizeof f, "--gpu H100 --gpus 8 %s", bad[i].flags);
+        int rc = spec_from_text(&s, "t.yaml", bad[i].yaml, f, &err);
+        CHECK_MSG(rc != 0 && strstr(err.msg, bad[i].msg), "%s %s -> %s", bad[i].yaml, f, rc ? err.msg : "accepted");
+        orr_spec_free(&s);
+    }
 }
 
 /* TorchTitan's layer SAC (selective_ac_option "3"): the rank's 3rd, 6th, ... block in model order,
@@ -1299,6 +1376,7 @@ int main(void)
     test_eager_torch();
     test_layer_sac();
     test_gpt_autograd();
+    test_precision_aware_optimizer();
     test_uneven_split();
     test_dtensor_sp();
     test_context_parallel();

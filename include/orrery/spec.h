@@ -59,6 +59,10 @@ typedef enum orr_fsdp_strategy {
     ORR_FSDP_OPTIM_GRADS_PARAMS, ORR_FSDP_NO_SHARD, ORR_FSDP_OPTIM, ORR_FSDP_OPTIM_GRADS
 } orr_fsdp_strategy;
 
+/* The optimizer's tensors whose dtype Megatron-Core's precision-aware optimizer sets
+ * (OptimizerConfig main_params_dtype, exp_avg_dtype, exp_avg_sq_dtype, main_grads_dtype). */
+typedef enum orr_opt_state { ORR_OPT_MAIN_PARAMS, ORR_OPT_EXP_AVG, ORR_OPT_EXP_AVG_SQ, ORR_OPT_MAIN_GRADS, ORR_OPT_STATES } orr_opt_state;
+
 /* The training framework whose recipe the workload generator follows (what it saves for the
  * backward, how it shards and reduces, its loss path, its schedules and defaults); chosen by the
  * spec's `framework:` key or --framework, never guessed from other options (docs/spec.md). */
@@ -185,6 +189,10 @@ typedef struct orr_spec {
     int fsdp_strategy_set;     /* given (an error under any other framework) */
     int fp8_param_gather;      /* megatron: --fp8-param-gather, the linear layers' parameters kept in FP8
                                 * (Transformer Engine Float8Tensor) and gathered in FP8 */
+    int precision_aware_opt;   /* megatron: --use-precision-aware-optimizer (Transformer Engine's FusedAdam:
+                                * the optimizer's tensors in opt_dtype, bf16 parameters' fp32 master copy
+                                * as 16-bit remainders, store_param_remainders) */
+    orr_dtype opt_dtype[ORR_OPT_STATES]; /* --main-params-dtype ... (default fp32, all of them) */
     orr_attention attention;   /* attention kernels (default flash) */
     double bucket_params;      /* DDP bucket size in parameters (Megatron: max(40M, 1M*dp)) */
     int64_t launch_ps;         /* host time to launch one kernel or collective */
@@ -323,6 +331,12 @@ const char *orr_fsdp_strategy_name(orr_fsdp_strategy x);
 const char *orr_framework_name(orr_framework f);
 /* The framework of a name (case ignored); -1 if none. */
 int orr_framework_parse(const char *name, orr_framework *out);
+/* The spec key of an optimizer tensor whose dtype the precision-aware optimizer sets
+ * ("main_params_dtype", ...), the dtypes Megatron-LM accepts for it ("fp32 or fp16", ...), and the
+ * dtype of a name among those; -1 if it is not one of them. */
+const char *orr_opt_state_key(orr_opt_state st);
+const char *orr_opt_state_choices(orr_opt_state st);
+int orr_opt_dtype_parse(orr_opt_state st, const char *name, orr_dtype *out);
 const char *orr_attention_name(orr_attention a);
 const char *orr_moe_dispatcher_name(orr_moe_dispatcher d);
 const char *orr_moe_routing_name(orr_moe_routing r);

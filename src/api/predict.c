@@ -46,6 +46,11 @@ static void config_json(const orr_spec *s, orr_buf *b)
         orr_buf_printf(b, ", \"recompute_modules\": \"%s\"", m);
     }
     if (s->model.experts) orr_buf_printf(b, ", \"ep\": %u, \"etp\": %u, \"edp\": %u", s->ep, s->etp, s->edp);
+    if (s->precision_aware_opt) {
+        orr_buf_puts(b, ", \"use_precision_aware_optimizer\": true");
+        for (int st = 0; st < ORR_OPT_STATES; st++)
+            orr_buf_printf(b, ", \"%s\": \"%s\"", orr_opt_state_key((orr_opt_state)st), orr_dtype_name(s->opt_dtype[st]));
+    }
     if (s->precision == ORR_FP8) orr_buf_printf(b, ", \"fp8_recipe\": \"%s\"", orr_fp8_recipe_name(s->fp8_recipe));
     if (s->framework == ORR_FW_MEGATRON_FSDP)
         orr_buf_printf(b, ", \"data_parallel_sharding_strategy\": \"%s\"", orr_fsdp_strategy_name(s->fsdp_strategy));

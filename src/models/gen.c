@@ -2133,6 +2133,24 @@ static void param_gather_prefetch(gen *G)
         }
 }
 
+/* Megatron-Core's precision-aware optimizer keeps a bf16 parameter's fp32 master copy as the 16
+ * bits the parameter lacks (OptimizerConfig.store_param_remainders, on by default from Transformer
+ * Engine 2.1): with fp32 master parameters and parameters held in bf16. */
+static int param_remainders(const gen *G)
+{
+    const orr_spec *s = G->s;
+    return s->precision_aware_opt && s->opt_dtype[ORR_OPT_MAIN_PARAMS] == ORR_FP32 &&
+           (s->precision == ORR_BF16 || (orr_dtype_is_narrow(s->precision) && !s->fp8_param_gather));
+}
+
+double gen_optim_state_B(const gen *G)
+{
+    const orr_spec *s = G->s;
+    if (!s->precision_aware_opt) return 12.0;
+    double main = param_remainders(G) ? 2.0 : orr_dtype_bytes(s->opt_dtype[ORR_OPT_MAIN_PARAMS]);
+    return main + orr_dtype_bytes(s->opt_dtype[ORR_OPT_EXP_AVG]) + orr_dtype_bytes(s->opt_dtype[ORR_OPT_EXP_AVG_SQ]);
+}
+
 #define GEN_MAX_ADAM_LAUNCHES 1024u /* optimizer_step: multi-tensor-apply launches at most */
 
 static void optimizer_step(gen *G)
@@ -2159,13 +2177,18 @@ static void optimizer_step(gen *G)
      * half-precision copy (2 B): 30 bytes per parameter, in multi-tensor-apply launches of ~50M; at
      * most GEN_MAX_ADAM_LAUNCHES of them (5.1e10 parameters on one GPU, 600 GB of optimizer state, no
      * GPU holds: a hostile model's launches would otherwise be billions of ops, and beyond 2^32 the
-     * count's conversion undefined). */
+     * count's conversion undefined). The precision-aware optimizer reads and writes its state in its
+     * dtypes (gen_optim_state_B), reads the gradients in main_grads_dtype and, with remainders, reads
+     * the bf16 parameter too. */
+    double state_B = gen_optim_state_B(G);
+    double grad_B = G->s->precision_aware_opt ? orr_dtype_bytes(G->s->opt_dtype[ORR_OPT_MAIN_GRADS]) : 4.0;
+    double step_B = 2.0 * state_B + grad_B + 2.0 + (param_remainders(G) ? 2.0 : 0.0);
     double nl = ceil(local / 5e7);
     uint32_t launches = nl < 1.0 ? 1u : nl > GEN_MAX_ADAM_LAUNCHES ? GEN_MAX_ADAM_LAUNCHES : (uint32_t)nl;
     uint32_t tmp0 = UINT32_MAX;
     if (G->rp->optimizer_temps) G->rp->optimizer_temps(G, &cx, 1, &tmp0);
     for (uint32_t i = 0; i < launches; i++)
-        gen_memop(G, &cx, "adam_step", ORR_CLS_OPTIMIZER, local / launches * 30.0, local / launches * 12.0);
+        gen_memop(G, &cx, "adam_step", ORR_CLS_OPTIMIZER, local / launches * step_B, local / launches * 12.0);
     if (G->rp->optimizer_temps) G->rp->optimizer_temps(G, &cx, 0, &tmp0);
     if (G->dist && G->R > 1 && !G->overlap_pg)
         for (size_t i = G->nbk; i-- > 0;)

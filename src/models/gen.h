@@ -243,6 +243,9 @@ double gen_rank_shard_bytes(const gen *G, double bytes_per_param);
  * group each is sharded over (at most cap); and how many there can be at most. */
 uint32_t gen_param_tensors(const gen *G, double *out, double *shard, uint32_t cap);
 uint32_t gen_param_tensor_count(const gen *G);
+/* Optimizer state per parameter, bytes: fp32 master copy and Adam's moments (12 B), or what
+ * Megatron-Core's precision-aware optimizer keeps. */
+double gen_optim_state_B(const gen *G);
 /* The recomputation of global layer `layer` on this rank: the spec's, except under TorchTitan's
  * layer-level selective AC (--selective-ac-option N), where the rank's N-th, 2N-th, ... block is
  * recomputed whole and the others are not at all. */

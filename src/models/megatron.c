@@ -81,7 +81,8 @@ static double rank_linear_params(const gen *G)
 
 /* Model params in the training dtype, the main-gradient buffer (fp32; bf16 with
  * --grad-reduce-in-bf16; fp16 for fp16), fp32 master params and Adam moments (12 B per parameter,
- * sharded over dp x cp by the distributed optimizer). Under FP8 Transformer Engine keeps, across
+ * sharded over dp x cp by the distributed optimizer; less with the precision-aware optimizer,
+ * gen_optim_state_B). Under FP8 Transformer Engine keeps, across
  * micro-batches and iterations, an FP8 copy of every linear weight and its FP8 transpose (the
  * "weight_fp8" / "weight_t_fp8" workspaces cached on the first micro-batch): 2 B per linear
  * parameter. With --fp8-param-gather the weights themselves are FP8 tensors (1 B, with their 1 B
@@ -95,7 +96,7 @@ static void persistent_memory(gen *G)
     gen_persistent_buffers(G, &cx, param_bytes, G->grad_B * P);
     /* MoE: the routed experts' state is sharded over the expert-data-parallel group */
     double Pe = moe_rank_expert_params(G);
-    double optim = 12.0 * ((P - Pe) / (G->dist ? G->R : 1.0) + Pe / (G->dist ? G->EDP : 1.0));
+    double optim = gen_optim_state_B(G) * ((P - Pe) / (G->dist ? G->R : 1.0) + Pe / (G->dist ? G->EDP : 1.0));
     gen_mem_alloc(G, &cx, S_COMPUTE, "optimizer_state", optim, ORR_MEM_OPTIM);
 }
 

@@ -29,7 +29,7 @@ typedef enum flag_id {
     F_NIC_GBPS, F_NICS_PER_NODE, F_NVLINK_GBPS,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MOE_ROUTING, F_MOE_CAPACITY, F_MOE_IMBALANCE, F_MOE_SHARED_OVERLAP, F_MOE_A2A_OVERLAP,
     F_FSDP_STRATEGY,
-    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_LIVE, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
+    F_FRAMEWORK, F_GRAD_BF16, F_FP8_PARAM, F_PRECISION_AWARE, F_MAIN_PARAMS_DT, F_EXP_AVG_DT, F_EXP_AVG_SQ_DT, F_MAIN_GRADS_DT, F_QUIET, F_TRACE_DIR, F_KERNEL_DB, F_LIB_DIR, F_NO_DEDUP, F_NO_HOST_TIME, F_LIVE, F_TOKENS, F_PROFILE, F_PROFILE_EMULATED, F_EMU_ROUTING,
     F_VARIABILITY, F_VARIABILITY_SEED, F_HW_PROFILE
 } flag_id;
 
@@ -137,6 +137,17 @@ static const flag_def flags[] = {
     {"--grad-reduce-in-bf16", F_GRAD_BF16, NULL, "off (fp32)", "megatron: gradient buffer and reduction in bf16", P},
     {"--fp8-param-gather", F_FP8_PARAM, NULL, "off",
      "megatron: linear weights kept and all-gathered in FP8 (--precision fp8 --dist-opt)", P},
+    {"--use-precision-aware-optimizer", F_PRECISION_AWARE, NULL, "off",
+     "megatron with --dist-opt: Transformer Engine's FusedAdam keeps the optimizer's tensors in the dtypes below and "
+     "a bf16 parameter's fp32 master copy as 16-bit remainders", P},
+    {"--main-params-dtype", F_MAIN_PARAMS_DT, "fp32 or fp16", "fp32",
+     "megatron, precision-aware optimizer: the master parameters' dtype", P},
+    {"--exp-avg-dtype", F_EXP_AVG_DT, "fp32, fp16, bf16 or fp8", "fp32",
+     "megatron, precision-aware optimizer: Adam's first moment's dtype", P},
+    {"--exp-avg-sq-dtype", F_EXP_AVG_SQ_DT, "fp32, fp16, bf16 or fp8", "fp32",
+     "megatron, precision-aware optimizer: Adam's second moment's dtype", P},
+    {"--main-grads-dtype", F_MAIN_GRADS_DT, "fp32 or bf16", "fp32",
+     "megatron, precision-aware optimizer: the dtype of the gradients the optimizer reads", P},
     {"--moe-dispatcher", F_MOE_DISPATCHER, "alltoall, allgather or deepep", "alltoall",
      "MoE token dispatcher: all-to-all with permute kernels, all-gather, or DeepEP's fused one", P},
     {"--moe-routing", F_MOE_ROUTING, "random or round-robin", "random",
@@ -416,6 +427,17 @@ static int apply_flag(orr_spec *s, const flag_def *f, const char *val, uint32_t 
     case F_JSON: s->json = 1; return 0;
     case F_QUIET: s->quiet = 1; return 0;
     case F_GRAD_BF16: s->grad_reduce_bf16 = 1; return 0;
+    case F_PRECISION_AWARE: s->precision_aware_opt = 1; return 0;
+    case F_MAIN_PARAMS_DT:
+    case F_EXP_AVG_DT:
+    case F_EXP_AVG_SQ_DT:
+    case F_MAIN_GRADS_DT: {
+        orr_opt_state st = f->id == F_MAIN_PARAMS_DT ? ORR_OPT_MAIN_PARAMS
+                         : f->id == F_EXP_AVG_DT     ? ORR_OPT_EXP_AVG
+                         : f->id == F_EXP_AVG_SQ_DT  ? ORR_OPT_EXP_AVG_SQ
+                                                     : ORR_OPT_MAIN_GRADS;
+        return orr_opt_dtype_parse(st, val, &s->opt_dtype[st]) ? bad_value(f, val, err) : 0;
+    }
     case F_FP8_PARAM: s->fp8_param_gather = 1; return 0;
     case F_TP_COMM_OVERLAP: s->tp_comm_overlap = 1; return 0;
     case F_NO_TP_COMM_OVERLAP: s->tp_comm_overlap = 0; return 0;

@@ -154,6 +154,35 @@ int orr_framework_parse(const char *name, orr_framework *out)
     return -1;
 }
 
+/* Megatron-LM's --main-params-dtype, --exp-avg-dtype, --exp-avg-sq-dtype and --main-grads-dtype: the
+ * dtypes each accepts (megatron/training/arguments.py) as bits of orr_dtype. */
+static const struct {
+    const char *key, *flag, *choices;
+    unsigned allowed;
+} opt_states[ORR_OPT_STATES] = {
+    [ORR_OPT_MAIN_PARAMS] = {"main_params_dtype", "--main-params-dtype", "fp32 or fp16", 1u << ORR_FP32 | 1u << ORR_FP16},
+    [ORR_OPT_EXP_AVG] = {"exp_avg_dtype", "--exp-avg-dtype", "fp32, fp16, bf16 or fp8",
+                         1u << ORR_FP32 | 1u << ORR_FP16 | 1u << ORR_BF16 | 1u << ORR_FP8},
+    [ORR_OPT_EXP_AVG_SQ] = {"exp_avg_sq_dtype", "--exp-avg-sq-dtype", "fp32, fp16, bf16 or fp8",
+                            1u << ORR_FP32 | 1u << ORR_FP16 | 1u << ORR_BF16 | 1u << ORR_FP8},
+    [ORR_OPT_MAIN_GRADS] = {"main_grads_dtype", "--main-grads-dtype", "fp32 or bf16", 1u << ORR_FP32 | 1u << ORR_BF16},
+};
+
+const char *orr_opt_state_key(orr_opt_state st) { return (unsigned)st < ORR_OPT_STATES ? opt_states[st].key : "?"; }
+const char *orr_opt_state_choices(orr_opt_state st)
+{
+    return (unsigned)st < ORR_OPT_STATES ? opt_states[st].choices : "?";
+}
+
+int orr_opt_dtype_parse(orr_opt_state st, const char *name, orr_dtype *out)
+{
+    if ((unsigned)st >= ORR_OPT_STATES) return -1;
+    for (int d = 0; d < ORR_DTYPE_COUNT; d++)
+        if ((opt_states[st].allowed >> d & 1u) && strcasecmp(name, orr_dtype_name((orr_dtype)d)) == 0)
+            return *out = (orr_dtype)d, 0;
+    return -1;
+}
+
 /* ---- The spec file ---- */
 
 #define SF(k, t, m) {.key = k, .type = t, .offset = offsetof(orr_spec, m), .min = 1}
@@ -180,8 +209,9 @@ static const orr_yfield training_fields[] = {
 static const char *const training_enums[] = {"recompute", "recompute_modules", "selective_ac_option", "precision",
                                              "fp8_recipe", NULL};
 /* options: keys that are enums */
-static const char *const options_enums[] = {"attention", "moe_dispatcher", "moe_routing",
-                                            "data_parallel_sharding_strategy", NULL};
+static const char *const options_enums[] = {"attention",          "moe_dispatcher",   "moe_routing",
+                                            "data_parallel_sharding_strategy", "main_params_dtype", "exp_avg_dtype",
+                                            "exp_avg_sq_dtype",   "main_grads_dtype", NULL};
 static const char *const dispatcher_names[] = {"alltoall", "allgather", "deepep"};
 static const char *const routing_names[] = {"random", "round-robin"}; /* index = orr_moe_routing */
 
@@ -194,6 +224,7 @@ static const orr_yfield options_fields[] = {
     SF("async_tensor_model_parallel_allreduce", ORR_YF_BOOL, async_tp_allreduce),
     SF("grad_reduce_in_bf16", ORR_YF_BOOL, grad_reduce_bf16),
     SF("fp8_param_gather", ORR_YF_BOOL, fp8_param_gather),
+    SF("use_precision_aware_optimizer", ORR_YF_BOOL, precision_aware_opt),
     SF("symmetry", ORR_YF_BOOL, symmetry),
     SF("compile", ORR_YF_BOOL, compile),
     SF("compile_loss", ORR_YF_BOOL, compile_loss),
@@ -279,6 +310,19 @@ static int read_recompute_modules(orr_spec *s, const orr_ynode *n, orr_err *err)
     return 0;
 }
 
+/* options.main_params_dtype and the other precision-aware optimizer dtypes; 0 for another key. */
+static int read_opt_dtype(orr_spec *s, const orr_ynode *n, orr_err *err)
+{
+    for (int st = 0; st < ORR_OPT_STATES; st++) {
+        if (strcmp(n->key, orr_opt_state_key((orr_opt_state)st)) != 0) continue;
+        if (n->kind != ORR_YSCALAR || strlen(n->str) != n->len ||
+            orr_opt_dtype_parse((orr_opt_state)st, n->str, &s->opt_dtype[st]))
+            return orr_y_fail(n, err, "expected %s", orr_opt_state_choices((orr_opt_state)st));
+        return 0;
+    }
+    return 0;
+}
+
 /* training.selective_ac_option: TorchTitan's "op" or a positive integer N (every N-th block). */
 static int read_sac_option(orr_spec *s, const orr_ynode *n, orr_err *err)
 {
@@ -306,6 +350,8 @@ static int apply_section(orr_spec *s, const orr_ynode *sec, const orr_yfield *f,
             if (read_recompute_modules(s, c, err)) return -1;
         } else if (strcmp(c->key, "selective_ac_option") == 0) {
             if (read_sac_option(s, c, err)) return -1;
+        } else if (read_opt_dtype(s, c, err)) {
+            return -1;
         } else if (strcmp(c->key, "attention") == 0) {
             if (orr_y_choice(c, attention_names, 3, &idx, err)) return -1;
             s->attention = (orr_attention)idx;
@@ -638,6 +684,18 @@ static int resolve_foreign_options(orr_spec *s, orr_err *err)
         return orr_fail(err, "--data-parallel-sharding-strategy (options.data_parallel_sharding_strategy): expected "
                              "no_shard, optim, optim_grads or optim_grads_params");
     if (fw == ORR_FW_MEGATRON_FSDP) s->dist_opt = 1; /* Megatron-FSDP forces --use-distributed-optimizer */
+    for (int st = 0; st < ORR_OPT_STATES && !s->precision_aware_opt; st++)
+        if (s->opt_dtype[st] != ORR_FP32)
+            return orr_fail(err, "%s %s (options.%s): can only be fp32 without --use-precision-aware-optimizer "
+                                 "(Megatron-Core's OptimizerConfig)", opt_states[st].flag,
+                            orr_dtype_name(s->opt_dtype[st]), opt_states[st].key);
+    if (s->precision_aware_opt && fw != ORR_FW_MEGATRON)
+        return orr_fail(err, "--use-precision-aware-optimizer (options.use_precision_aware_optimizer) with %s: "
+                             "modelled with framework megatron's distributed optimizer only",
+                        orr_framework_name(fw));
+    if (s->precision_aware_opt && !s->dist_opt)
+        return orr_fail(err, "--use-precision-aware-optimizer (options.use_precision_aware_optimizer): needs "
+                             "--dist-opt (Megatron-Core supports it with the distributed optimizer only)");
     if (s->fp8_param_gather && (s->precision != ORR_FP8 || !s->dist_opt))
         return orr_fail(err, "--fp8-param-gather (options.fp8_param_gather): needs --precision fp8 and --dist-opt "
                              "(Megatron-LM gathers FP8 parameters from the distributed optimizer's shards)");
