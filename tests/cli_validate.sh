@@ -15,7 +15,7 @@
     && sed '/^$/q' "$TMP/v.txt" | cmp -s - "$TMP/v2.txt" && ok || bad "validate DIR --set megatron-h100"
 "$ORR" validate --set kernels-h100 > "$TMP/v3.txt" 2>&1 && sed -n '/^Kernels measured/,$p' "$TMP/v.txt" | cmp -s - "$TMP/v3.txt" \
     && ok || bad "validate --set kernels-h100"
-[ "$("$ORR" validate --set list | wc -l)" -eq 12 ] && ok || bad "validate --set list"
+[ "$("$ORR" validate --set list | wc -l)" -eq 13 ] && ok || bad "validate --set list"
 
 # bad arguments (expect_error, tests/check.sh)
 expect_error 'nowhere' validate "$TMP/nowhere"

@@ -24,6 +24,7 @@ typedef enum orr_valid_set {
     ORR_VALID_DEEPSPEED,     /* deepspeed_published.csv: DeepSpeed ZeRO-3 on Azure A100 (held out) */
     ORR_VALID_MBRIDGE_H100,  /* megatron_bridge_h100_perf_summary.csv: Megatron-Bridge 25.09-26.06 (held out) */
     ORR_VALID_MBRIDGE_MOE_H100, /* the same file's MoE rows, NeMo 26.02-26.06 (held out) */
+    ORR_VALID_DGXC_H100,     /* dgxc_h100_nemo.csv: DGX Cloud benchmarking recipes, NeMo 24.09 (held out) */
     ORR_VALID_SET_COUNT
 } orr_valid_set;
 

@@ -381,6 +381,63 @@ static int mbridge_moe_row(const set_def *d, const orr_csv *t, int r, orr_spec *
     return 0;
 }
 
+/* NVIDIA's DGX Cloud benchmarking recipes (NVIDIA/dgxc-benchmarking v25.01, NeMo 24.09 on H100; the
+ * CSV's columns come from each recipe's yaml with configure.sh's overrides, data/validation/README.md):
+ * NeMo's Megatron-Core GPT with distributed_fused_adam (the distributed optimizer, bf16 gradient
+ * reduction), SP and userbuffers TP overlap where the config turns them on, FP8 hybrid with delayed
+ * scaling and FP8 weights (fp8_params) on the FP8 rows. The models: Llama 3.1 8B and 70B from the
+ * catalog; 405B as the recipe builds it (16 query groups, GPT-2's 50,257-token vocabulary, and 7, 21 or 42
+ * layers for the 32-, 96- and 192-GPU proxies); Nemotron-4 15B and 340B from their shapes (LayerNorm,
+ * an ungated MLP whose squared ReLU is taken as a GELU of the same shapes, no biases, untied; the partial
+ * rotary embedding is not modelled). The 340B recipe's optimizer state is bf16 (dtype: bf16), taken as
+ * the precision-aware optimizer's bf16 moments. */
+static int dgxc_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
+{
+    (void)d, (void)skip;
+    orr_model *m = &s->model;
+    const char *base = orr_csv_get(t, r, "catalog_base");
+    if (base[0]) {
+        if (orr_catalog_model(base, m, err) < 0) return -1;
+    } else {
+        memset(m, 0, sizeof *m);
+        m->hidden = csv_u32(t, r, "hidden");
+        m->heads = csv_u32(t, r, "heads");
+        m->ffn = csv_u32(t, r, "ffn");
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+    }
+    snprintf(m->name, sizeof m->name, "%.30s %.8s", orr_csv_get(t, r, "model"), orr_csv_get(t, r, "precision"));
+    if (csv_u32(t, r, "num_layers")) m->layers = csv_u32(t, r, "num_layers");
+    if (csv_u32(t, r, "kv_heads")) m->kv_heads = csv_u32(t, r, "kv_heads");
+    if (csv_u32(t, r, "vocab")) m->vocab = csv_u32(t, r, "vocab");
+    m->seq = csv_u32(t, r, "seq_len");
+    if (common(t, r, s, "H100-SXM", "dgx-h100", err) < 0) return -1;
+    s->cp = csv_u32(t, r, "cp");
+    s->vpp = csv_u32(t, r, "vp") ? csv_u32(t, r, "vp") : 1; /* "null": no interleaving */
+    s->mbs = csv_u32(t, r, "mbs");
+    s->gbs = csv_u32(t, r, "gbs");
+    s->seq = m->seq;
+    s->sp = s->tp > 1;
+    s->tp_comm_overlap = csv_u32(t, r, "tp_comm_overlap") && s->tp > 1;
+    s->dist_opt = 1;
+    s->grad_reduce_bf16 = 1;
+    s->recompute = strncmp(orr_csv_get(t, r, "recompute"), "selective", 9) == 0 ? ORR_RECOMPUTE_SELECTIVE
+                                                                               : ORR_RECOMPUTE_NONE;
+    /* The kernels' level by the software's date (docs/models.md "Attention kernels"): NeMo 24.09 is a 2024
+     * release, predicted at FlashAttention-2's level as NeMo 24.07 and Megatron-Core r0.8.0 are, whichever
+     * backend the recipe picks (the `attention` column: cuDNN's but 340B's) */
+    s->attention = d->attention;
+    if (strcmp(orr_csv_get(t, r, "precision"), "FP8") == 0) {
+        s->precision = ORR_FP8;
+        s->fp8_recipe = ORR_FP8_DELAYED;
+        s->fp8_param_gather = csv_u32(t, r, "fp8_params") != 0;
+    }
+    if (strcmp(orr_csv_get(t, r, "optimizer_state_dtype"), "bf16") == 0) {
+        s->precision_aware_opt = 1;
+        s->opt_dtype[ORR_OPT_EXP_AVG] = s->opt_dtype[ORR_OPT_EXP_AVG_SQ] = ORR_BF16;
+    }
+    return 0;
+}
+
 /* The playbook's DP scaling figure states no model, sequence or micro-batch: nothing to predict. */
 static int nanotron_dp_row(const set_def *d, const orr_csv *t, int r, orr_spec *s, const char **skip, orr_err *err)
 {
@@ -515,6 +572,18 @@ static const set_def sets[ORR_VALID_SET_COUNT] = {
         "25.09/25.11 rows, Qwen3-30B of 26.02 and 26.02.01 (dispatcher unknown; the table's layout disagrees with the "
         "config) and DeepSeek-V3 (MTP layout) not predicted",
         0, M_TOKENS, "tokens_per_sec_per_gpu", mbridge_moe_row, 0, 0, NULL, ORR_ATTN_CUDNN},
+    [ORR_VALID_DGXC_H100] = {
+        "dgxc_h100_nemo.csv", "DGX Cloud benchmarking recipes, H100 (dgxc-benchmarking v25.01, NeMo 24.09)",
+        "tokens/s per GPU (the README's printed total over the GPUs)",
+        "each recipe's yaml with configure.sh's overrides: distributed optimizer (distributed_fused_adam), bf16 "
+        "gradient reduction, SP and TP comm overlap where the config sets them (70B, 405B, Nemotron-4), no "
+        "recompute but Nemotron-4 340B's selective; FP8 rows: hybrid delayed scaling with FP8 weights; attention at "
+        "FlashAttention-2's level, as every 2024 release (the recipes run cuDNN's fused attention but 340B's "
+        "FlashAttention); 405B as the recipe builds "
+        "it (16 query groups, vocabulary 50,257; 7/21/42-layer proxies on 32/96/192 GPUs); Nemotron-4's squared "
+        "ReLU as an ungated GELU MLP of the same shapes, its partial rotary not modelled; 340B's bf16 optimizer "
+        "state as the precision-aware optimizer's bf16 moments",
+        0, M_TOKENS, "tokens_per_s_per_gpu", dgxc_row, 0, 0, NULL, ORR_ATTN_FLASH},
 };
 
 const char *orr_valid_set_name(orr_valid_set set)
@@ -522,7 +591,7 @@ const char *orr_valid_set_name(orr_valid_set set)
     static const char *const names[ORR_VALID_SET_COUNT] = {"megatron-h100", "selene-a100", "nemo-h100",
                                                             "llama3-fp8", "megatron-2020", "nanotron-tp",
                                                             "nanotron-dp", "deepspeed-azure", "mbridge-h100",
-                                                            "mbridge-moe-h100"};
+                                                            "mbridge-moe-h100", "dgxc-h100"};
     return (unsigned)set < ORR_VALID_SET_COUNT ? names[set] : "?";
 }
 
