@@ -869,7 +869,8 @@ static int resolve_sizes(orr_spec *s, orr_err *err)
     uint32_t gpn = s->cluster.gpus_per_node;
     if (s->gpus > gpn && s->gpus % gpn)
         return orr_fail(err, "--gpus %u (gpus): must be a multiple of --gpus-per-node (%u, cluster.gpus_per_node) "
-                             "or fewer than it", s->gpus, gpn);
+                             "or fewer than it (a job that uses N GPUs of each node or NVLink domain: --gpus-per-node "
+                             "N)", s->gpus, gpn);
     uint64_t per_step = (uint64_t)s->mbs * s->dp;
     if (s->gbs == 0) {
         if (per_step > UINT32_MAX) return orr_fail(err, "--mbs %u (training.mbs): mbs*dp is too large", s->mbs);
