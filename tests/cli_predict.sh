@@ -154,6 +154,18 @@ open(sys.argv[2],'w').write('\n'.join(x['flags'] for x in f) + '\n')
 while read -r fix; do
     "$ORR" predict $base $fix | grep -q "verdict: fits" && ok || bad "fix '$fix' does not fit"
 done < "$TMP/fixes.txt"
+# a job that took predict's default global batch (mbs*dp) and TorchTitan's layer SAC: its fixes name the
+# batch they keep and leave the layer SAC option when they change the recompute mode, so each applies as is
+base2="--framework torchtitan --model llama3-8b --gpu H100 --gpus 8 --fsdp 8 --mbs 4 --seq 8192 --recompute selective --selective-ac-option 2"
+"$ORR" predict $base2 --json | python3 -c "
+import json,sys
+f=json.load(sys.stdin)['memory']['fits_with']
+assert f and all('--gbs 32' in x['flags'] for x in f), f
+open(sys.argv[1],'w').write('\n'.join(x['flags'] for x in f) + '\n')
+" "$TMP/fixes2.txt" && ok || bad "fits_with without --gbs"
+while read -r fix; do
+    "$ORR" predict $base2 $fix | grep -q "verdict: fits" && ok || bad "fix '$fix' does not fit"
+done < "$TMP/fixes2.txt"
 "$ORR" predict --model llama3-8b --gpu H100 --gpus 8 --gbs 64 --seq 4096 --dist-opt --json \
     | python3 -c "import json,sys; m=json.load(sys.stdin)['memory']; assert m['fits_with'] is None" && ok || bad "fits_with on a job that fits"
 "$ORR" predict --model llama3-405b --gpu H100 --gpus 8 --gbs 8 --seq 4096 > "$TMP/oom2.txt" 2>&1

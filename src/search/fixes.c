@@ -98,6 +98,10 @@ static void diff(const orr_spec *cur, const orr_spec *s, fix_cand *c)
     if (s->vpp != cur->vpp) put_flag(c, "--vpp %u", s->vpp);
     if (s->mbs != cur->mbs) put_flag(c, "--mbs %u", s->mbs);
     if (s->recompute != cur->recompute) put_flag(c, "--recompute %s", orr_recompute_name(s->recompute));
+    if (s->sac_every != cur->sac_every) { /* leaving TorchTitan's layer SAC: part of the recompute change */
+        put_flag(c, "--selective-ac-option op");
+        c->changes--;
+    }
     if (s->zero != cur->zero) put_flag(c, "--zero %u", s->zero);
     if (orr_fw_fsdp2(s->framework) && s->fsdp != cur->fsdp) put_flag(c, "--fsdp %u", s->fsdp);
     if (!s->dist_opt != !cur->dist_opt) put_flag(c, s->dist_opt ? "--dist-opt" : "--no-dist-opt");
@@ -122,6 +126,13 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
     if (spec_path) rc = orr_spec_load_file(&b.s, spec_path, err);
     else if (spec_text) rc = orr_spec_load_text(&b.s, "spec", spec_text, strlen(spec_text), err);
     if (rc == 0) rc = orr_spec_apply_flags(&b.s, argc, argv, err);
+    /* the job's global batch when it took predict's default (mbs*dp): kept by every candidate, and named
+     * in its flags, since with another mbs or dp the default would be another batch */
+    char gbs_flag[32] = "";
+    if (rc == 0 && !b.s.gbs) {
+        b.s.gbs = cur->gbs;
+        snprintf(gbs_flag, sizeof gbs_flag, " --gbs %u", cur->gbs);
+    }
     if (rc == 0) rc = search_base_finish(&b, cur->gpus, err);
     orr_search_opts o;
     orr_trial *t = NULL;
@@ -165,7 +176,7 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
             out->tried++;
             if (!p.r.mem.oom) {
                 orr_fit_fix *f = &fits[nfits++];
-                snprintf(f->flags, sizeof f->flags, "%s", c[i].flags);
+                snprintf(f->flags, sizeof f->flags, "%s%s", c[i].flags, gbs_flag);
                 f->changes = k;
                 f->iteration_s = p.r.iteration_s;
                 f->peak_bytes = p.r.mem.peak_reserved_bytes;
