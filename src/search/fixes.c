@@ -128,11 +128,8 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
     if (rc == 0) rc = orr_spec_apply_flags(&b.s, argc, argv, err);
     /* the job's global batch when it took predict's default (mbs*dp): kept by every candidate, and named
      * in its flags, since with another mbs or dp the default would be another batch */
-    char gbs_flag[32] = "";
-    if (rc == 0 && !b.s.gbs) {
-        b.s.gbs = cur->gbs;
-        snprintf(gbs_flag, sizeof gbs_flag, " --gbs %u", cur->gbs);
-    }
+    int name_gbs = rc == 0 && !b.s.gbs;
+    if (name_gbs) b.s.gbs = cur->gbs;
     if (rc == 0) rc = search_base_finish(&b, cur->gpus, err);
     orr_search_opts o;
     orr_trial *t = NULL;
@@ -156,6 +153,10 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
         fix_cand *k = &c[nc];
         k->trial = i;
         diff(cur, &s, k);
+        if (name_gbs) { /* not a change of its own */
+            put_flag(k, "--gbs %u", cur->gbs);
+            k->changes--;
+        }
         int dup = k->changes == 0 || k->changes > FIX_MAX_CHANGES;
         for (uint32_t j = 0; j < nc && !dup; j++) dup = strcmp(c[j].flags, k->flags) == 0;
         if (!dup && orr_search_memory_lower_bound(&s) <= orr_spec_alloc_capacity(&s)) nc++;
@@ -176,7 +177,7 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
             out->tried++;
             if (!p.r.mem.oom) {
                 orr_fit_fix *f = &fits[nfits++];
-                snprintf(f->flags, sizeof f->flags, "%s%s", c[i].flags, gbs_flag);
+                snprintf(f->flags, sizeof f->flags, "%s", c[i].flags);
                 f->changes = k;
                 f->iteration_s = p.r.iteration_s;
                 f->peak_bytes = p.r.mem.peak_reserved_bytes;
