@@ -303,6 +303,10 @@ int orr_spec_resolve_hardware(orr_spec *s, const char *default_gpu, orr_err *err
  * resolved again): FSDP2's reshard after forward, on without PP as TorchTitan sets it; the loss
  * compiled as the model is. */
 int orr_spec_reshard_after_forward(const orr_spec *s);
+/* The expert-tensor-parallel degree of s's MoE model under framework fw with tp: --etp when given,
+ * else Megatron-Core's default (its expert_tensor_parallel_size None becomes the tp), 1 elsewhere
+ * and for a dense model. resolve sets s->etp from it; search asks it for each trial's fw and tp. */
+uint32_t orr_spec_etp_for(const orr_spec *s, orr_framework fw, uint32_t tp);
 int orr_spec_compile_loss(const orr_spec *s);
 
 /* Frees what a spec holds on the heap (the jobs of a multi-job spec); the spec can be reused

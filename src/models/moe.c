@@ -656,9 +656,11 @@ double moe_layer_dense_mlp_bytes(const gen *G, uint32_t layer, orr_recompute rc)
 
 void moe_save_activations(gen *G, const ctx *c, uint32_t buf)
 {
-    if (!moe_is_moe_layer(G, c->layer) || gen_layer_rc(G, c->layer) == ORR_RECOMPUTE_FULL) return;
-    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "moe_activations", buf,
-               moe_layer_saved_bytes(G, c->layer, gen_layer_rc(G, c->layer)), ORR_MEM_ACT);
+    if (!moe_is_moe_layer(G, c->layer)) return;
+    orr_recompute rc = gen_layer_rc(G, c->layer);
+    if (rc == ORR_RECOMPUTE_FULL) return;
+    gen_mem_op(G, c, ORR_OP_ALLOC, S_COMPUTE, "moe_activations", buf, moe_layer_saved_bytes(G, c->layer, rc),
+               ORR_MEM_ACT);
 }
 
 void moe_free_activations(gen *G, const ctx *c, uint32_t buf)

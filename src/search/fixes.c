@@ -75,8 +75,9 @@ static void neighbourhood(const orr_spec *cur, const search_base *b, orr_search_
 }
 
 /* Appends one changed setting to a fix's flags. */
-static void put_flag(fix_cand *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put_flag(fix_cand *c, const char *fmt, ...)
+/* Appends a flag to c's; counted: one changed setting (else implied by another, or kept). */
+static void put_flag_as(fix_cand *c, int counted, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put_flag_as(fix_cand *c, int counted, const char *fmt, ...)
 {
     size_t n = strlen(c->flags);
     va_list ap;
@@ -84,8 +85,9 @@ static void put_flag(fix_cand *c, const char *fmt, ...)
     if (n && n + 1 < sizeof c->flags) c->flags[n++] = ' ', c->flags[n] = 0;
     vsnprintf(c->flags + n, sizeof c->flags - n, fmt, ap);
     va_end(ap);
-    c->changes++;
+    c->changes += counted != 0;
 }
+#define put_flag(c, ...) put_flag_as(c, 1, __VA_ARGS__)
 
 /* The settings of resolved spec s that differ from the job's, as predict's flags. */
 static void diff(const orr_spec *cur, const orr_spec *s, fix_cand *c)
@@ -98,10 +100,8 @@ static void diff(const orr_spec *cur, const orr_spec *s, fix_cand *c)
     if (s->vpp != cur->vpp) put_flag(c, "--vpp %u", s->vpp);
     if (s->mbs != cur->mbs) put_flag(c, "--mbs %u", s->mbs);
     if (s->recompute != cur->recompute) put_flag(c, "--recompute %s", orr_recompute_name(s->recompute));
-    if (s->sac_every != cur->sac_every) { /* leaving TorchTitan's layer SAC: part of the recompute change */
-        put_flag(c, "--selective-ac-option op");
-        c->changes--;
-    }
+    if (s->sac_every != cur->sac_every) /* leaving TorchTitan's layer SAC: part of the recompute change */
+        put_flag_as(c, 0, "--selective-ac-option op");
     if (s->zero != cur->zero) put_flag(c, "--zero %u", s->zero);
     if (orr_fw_fsdp2(s->framework) && s->fsdp != cur->fsdp) put_flag(c, "--fsdp %u", s->fsdp);
     if (!s->dist_opt != !cur->dist_opt) put_flag(c, s->dist_opt ? "--dist-opt" : "--no-dist-opt");
@@ -153,10 +153,7 @@ int orr_search_fixes(const char *spec_path, const char *spec_text, int argc, cha
         fix_cand *k = &c[nc];
         k->trial = i;
         diff(cur, &s, k);
-        if (name_gbs) { /* not a change of its own */
-            put_flag(k, "--gbs %u", cur->gbs);
-            k->changes--;
-        }
+        if (name_gbs) put_flag_as(k, 0, "--gbs %u", cur->gbs); /* kept, not changed */
         int dup = k->changes == 0 || k->changes > FIX_MAX_CHANGES;
         for (uint32_t j = 0; j < nc && !dup; j++) dup = strcmp(c[j].flags, k->flags) == 0;
         if (!dup && orr_search_memory_lower_bound(&s) <= orr_spec_alloc_capacity(&s)) nc++;

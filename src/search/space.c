@@ -73,12 +73,10 @@ static uint32_t default_parallel(const search_base *b, int ax, int is_auto, cons
                        * TorchTitan carves ep out of dp_shard x cp = gpus/(tp*pp) */
         orr_framework fw = (orr_framework)cur[ORR_AX_FRAMEWORK];
         uint32_t experts = b->s.model.experts;
-        /* etp as resolve_moe takes it: given, or Megatron-Core's default, the tp */
-        uint32_t etp = b->s.etp_given ? b->s.etp_given : orr_fw_megatron(fw) ? tp : 1;
+        uint32_t etp = orr_fw_fsdp2(fw) ? 1 : orr_spec_etp_for(&b->s, fw, tp); /* as resolve_moe takes it */
         uint64_t split = orr_fw_fsdp2(fw) ? (uint64_t)tp * pp : pp;
         if (!experts || gpus % split) return out[0] = 1, 1;
         uint32_t stage = (uint32_t)(gpus / split);
-        if (orr_fw_fsdp2(fw)) etp = 1;
         for (uint32_t e = 1; e <= experts && k < ORR_SEARCH_MAX_VALUES; e++)
             if (experts % e == 0 && stage % ((uint64_t)e * etp) == 0) out[k++] = e;
         return k ? k : (out[0] = 1, 1);

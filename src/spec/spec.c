@@ -76,6 +76,12 @@ int orr_spec_reshard_after_forward(const orr_spec *s)
     return s->reshard_after_forward >= 0 ? s->reshard_after_forward : s->pp == 1;
 }
 
+uint32_t orr_spec_etp_for(const orr_spec *s, orr_framework fw, uint32_t tp)
+{
+    if (s->etp_given) return s->etp_given;
+    return s->model.experts && orr_fw_megatron(fw) ? tp : 1;
+}
+
 int orr_spec_compile_loss(const orr_spec *s) { return s->compile_loss >= 0 ? s->compile_loss : s->compile; }
 
 const char *orr_attention_name(orr_attention a)
@@ -1157,7 +1163,7 @@ static int resolve_moe(orr_spec *s, orr_err *err)
      * into tensor_model_parallel_size (megatron/training/arguments.py, _add_moe_args): the experts
      * are split like the dense layers unless told otherwise. TorchTitan and AutoModel do not split
      * them (resolve_moe_fsdp refuses etp > 1). */
-    s->etp = s->etp_given ? s->etp_given : m->experts && orr_fw_megatron(s->framework) ? s->tp : 1;
+    s->etp = orr_spec_etp_for(s, s->framework, s->tp);
     uint64_t stage = (uint64_t)s->tp * s->cp * s->dp, ex = (uint64_t)s->ep * s->etp;
     s->edp = 0;
     if (!m->experts) {
